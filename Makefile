@@ -1,0 +1,38 @@
+# The two commands a newcomer needs: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+DEMO   ?= airline-tweets
+
+.PHONY: run test install install-test browser clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e .
+	touch $@
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+install-test: $(VENV)/.installed-test
+
+# Headless Chromium for the browser test: Debian's package where we are root; otherwise the test skips and says how.
+browser:
+	@if command -v chromium >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "Installing headless Chromium (Debian package) for the browser test"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || echo "Could not install chromium; the browser test will skip"; \
+	else echo "chromium not found and not root: the browser test will skip (install it with: sudo apt-get install chromium)"; fi
+
+run: install
+	$(VENV)/bin/textsdc dashboard --data $(DEMO)
+
+test: install-test browser
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf $(VENV) .pytest_cache

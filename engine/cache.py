@@ -1,0 +1,48 @@
+"""Fits cached on disk, keyed by the dataset's fingerprint and the method's parameters."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+
+import joblib
+
+from engine import __version__
+from engine.dataset import Dataset
+from engine.paths import cache_dir
+from engine.protect.base import Fitted, Progress, Protector, no_progress
+
+
+def fit_key(protector: Protector, dataset: Dataset) -> str:
+    payload = json.dumps(
+        {"textsdc": __version__, "method": protector.name, "params": protector.params(), "data": dataset.fingerprint},
+        sort_keys=True,
+        default=str,
+    )
+    return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+
+def fit_cached(protector: Protector, dataset: Dataset, progress: Progress = no_progress, use_cache: bool = True) -> Fitted:
+    """`protector.fit(dataset)`, loaded from the on-disk cache when the same fit was done before."""
+    if not use_cache:
+        return protector.fit(dataset, progress)
+    folder = cache_dir() / "fits"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{protector.name}-{fit_key(protector, dataset)}.joblib"
+    if path.exists():
+        try:
+            return joblib.load(path)
+        except Exception:  # a cache file from another library version: refit and overwrite
+            path.unlink(missing_ok=True)
+    fitted = protector.fit(dataset, progress)
+    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    os.close(fd)
+    try:
+        joblib.dump(fitted, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return fitted

@@ -1,0 +1,96 @@
+"""The tidy result of a sweep: every (knob, replicate, metric) value, summaries and per-record detail."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.metrics import MetricResult, metric_info
+from engine.protect.base import Knob
+
+
+def interval95(values: np.ndarray) -> tuple[float, float, float]:
+    """Mean and the central 95% range (2.5% and 97.5% quantiles) of values over replicates.
+
+    The range describes how much one release can differ from another at the same knob; with one replicate,
+    or a deterministic method, it collapses onto the mean.
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if v.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    return float(v.mean()), float(np.quantile(v, 0.025)), float(np.quantile(v, 0.975))
+
+
+@dataclass
+class SweepResult:
+    """Results of a knob grid × M replicates.
+
+    rows:     one row per (knob, replicate, metric): columns knob, replicate, metric, kind, value.
+    summary:  one row per (knob, metric): columns knob, metric, kind, mean, lo, hi.
+    baseline: metrics on the unprotected data, ids with the ``_confidential`` suffix.
+    details:  per-record detail of replicate 0 at each knob: ``details[knob][metric_id]`` is a DataFrame.
+    """
+
+    dataset: str
+    fingerprint: str
+    method: str
+    knob: Knob
+    grid: list[float]
+    replicates: int
+    seed: int
+    rows: pd.DataFrame
+    summary: pd.DataFrame
+    baseline: dict[str, MetricResult] = field(default_factory=dict)
+    details: dict[float, dict[str, pd.DataFrame]] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def metric_ids(self) -> list[str]:
+        return list(dict.fromkeys(self.rows["metric"]))
+
+    def metric_at(self, knob: float, metric: str) -> MetricResult:
+        """Mean and interval of one metric at one grid value."""
+        s = self.summary[(self.summary["knob"] == knob) & (self.summary["metric"] == metric)]
+        if s.empty:
+            raise KeyError(f"no result for {metric} at {self.knob.symbol}={knob}")
+        r = s.iloc[0]
+        detail = self.details.get(knob, {}).get(metric)
+        return MetricResult(metric, float(r["mean"]), detail=detail, lo=float(r["lo"]), hi=float(r["hi"]))
+
+    def metrics_at(self, knob: float) -> dict[str, MetricResult]:
+        return {m: self.metric_at(knob, m) for m in self.metric_ids}
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The `results.json` layout: rows, summary, baseline and provenance."""
+        return {
+            "dataset": self.dataset,
+            "fingerprint": self.fingerprint,
+            "method": self.method,
+            "knob": self.knob.to_dict(),
+            "grid": self.grid,
+            "replicates": self.replicates,
+            "seed": self.seed,
+            "rows": self.rows.to_dict(orient="records"),
+            "summary": self.summary.to_dict(orient="records"),
+            "baseline": {
+                k: {"value": v.value, "kind": metric_info(k).kind} for k, v in self.baseline.items()
+            },
+            "skipped": self.skipped,
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_json_dict(), indent=2, allow_nan=True)
+
+
+def summarize(rows: pd.DataFrame) -> pd.DataFrame:
+    """Mean and 95% interval over replicates for each (knob, metric)."""
+    out = []
+    for (knob, metric), g in rows.groupby(["knob", "metric"], sort=True):
+        mean, lo, hi = interval95(g["value"].to_numpy())
+        out.append({"knob": float(knob), "metric": metric, "kind": g["kind"].iloc[0], "mean": mean, "lo": lo, "hi": hi})
+    return pd.DataFrame(out, columns=["knob", "metric", "kind", "mean", "lo", "hi"])

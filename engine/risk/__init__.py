@@ -1,0 +1,1 @@
+"""Disclosure-risk measures: one module per family."""

@@ -1,0 +1,225 @@
+"""Column roles of a dataset: which column is the text, who wrote it, and the structured fields beside it.
+
+A schema is written as TOML::
+
+    text = "text"                 # required: the free-text column
+    author = "name"               # optional: one person, several records
+    document = "call_id"          # optional: records that are chunks of one document
+
+    [fields.airline]              # one table per structured field
+    kind = "categorical"          # categorical | count | continuous
+    role = "key"                  # sensitive (to be protected) | key (an intruder may know it) | other
+
+    [external]                    # optional: the intruder's external records (see `ExternalSpec`)
+    file = "external.csv"         # a second file, relative to the schema file ...
+    # ... or a rule that splits them off the release file:
+    # holdout_per_author = 1, min_records = 2, max_authors = 300, seed = 0
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal
+
+from engine.errors import ConfigError
+
+FieldKind = Literal["categorical", "count", "continuous"]
+FieldRole = Literal["sensitive", "key", "other"]
+FIELD_KINDS: tuple[str, ...] = ("categorical", "count", "continuous")
+FIELD_ROLES: tuple[str, ...] = ("sensitive", "key", "other")
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One structured field: its column name, its kind and its disclosure role."""
+
+    name: str
+    kind: FieldKind = "categorical"
+    role: FieldRole = "other"
+
+    def __post_init__(self) -> None:
+        if self.kind not in FIELD_KINDS:
+            raise ConfigError(
+                f"field '{self.name}': kind '{self.kind}' is not one of {', '.join(FIELD_KINDS)}"
+            )
+        if self.role not in FIELD_ROLES:
+            raise ConfigError(
+                f"field '{self.name}': role '{self.role}' is not one of {', '.join(FIELD_ROLES)}"
+            )
+
+
+@dataclass(frozen=True)
+class ExternalSpec:
+    """Where the intruder's external records come from.
+
+    Either ``file`` (a second file with the text column, the author column and optionally known fields)
+    or the hold-out rule: for up to ``max_authors`` authors with at least ``min_records`` records, move
+    ``holdout_per_author`` of their records (chosen with ``seed``) out of the release file into the
+    intruder's set.
+    """
+
+    file: str | None = None
+    holdout_per_author: int = 1
+    min_records: int = 2
+    max_authors: int = 300
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.holdout_per_author < 1:
+            raise ConfigError(f"external.holdout_per_author must be at least 1, got {self.holdout_per_author}")
+        if self.min_records < self.holdout_per_author + 1:
+            raise ConfigError(
+                "external.min_records must exceed holdout_per_author so every target keeps a released record "
+                f"(got min_records={self.min_records}, holdout_per_author={self.holdout_per_author})"
+            )
+        if self.max_authors < 1:
+            raise ConfigError(f"external.max_authors must be at least 1, got {self.max_authors}")
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Column roles of one dataset."""
+
+    text: str
+    author: str | None = None
+    document: str | None = None
+    fields: tuple[FieldSpec, ...] = field(default_factory=tuple)
+    external: ExternalSpec | None = None
+
+    def __post_init__(self) -> None:
+        names = [f.name for f in self.fields]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ConfigError(f"schema lists field(s) {', '.join(dup)} more than once")
+        for special in (self.text, self.author, self.document):
+            if special is not None and special in names:
+                raise ConfigError(f"column '{special}' cannot be both a role column and a structured field")
+
+    @property
+    def columns(self) -> list[str]:
+        """Every column the schema uses, text first."""
+        cols = [self.text]
+        cols += [c for c in (self.author, self.document) if c is not None]
+        cols += [f.name for f in self.fields]
+        return cols
+
+    def field(self, name: str) -> FieldSpec:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise ConfigError(f"no structured field named '{name}'; fields are: {', '.join(self.field_names) or 'none'}")
+
+    @property
+    def field_names(self) -> list[str]:
+        return [f.name for f in self.fields]
+
+    def fields_with_role(self, role: FieldRole) -> list[FieldSpec]:
+        return [f for f in self.fields if f.role == role]
+
+    def with_fields(self, fields: list[FieldSpec]) -> Schema:
+        return replace(self, fields=tuple(fields))
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"text": self.text}
+        if self.author:
+            d["author"] = self.author
+        if self.document:
+            d["document"] = self.document
+        d["fields"] = {f.name: {"kind": f.kind, "role": f.role} for f in self.fields}
+        if self.external is not None:
+            ext = self.external
+            d["external"] = (
+                {"file": ext.file}
+                if ext.file
+                else {
+                    "holdout_per_author": ext.holdout_per_author,
+                    "min_records": ext.min_records,
+                    "max_authors": ext.max_authors,
+                    "seed": ext.seed,
+                }
+            )
+        return d
+
+    def to_toml(self) -> str:
+        return dict_to_toml(self.to_dict())
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], source: str = "schema") -> Schema:
+        known = {"text", "author", "document", "fields", "external"}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; accepted: {', '.join(sorted(known))}")
+        if not isinstance(d.get("text"), str) or not d["text"]:
+            raise ConfigError(f"{source}: 'text' (the name of the free-text column) is required")
+        fields_raw = d.get("fields", {})
+        if not isinstance(fields_raw, dict):
+            raise ConfigError(f"{source}: 'fields' must be a table of [fields.NAME] entries")
+        fields = []
+        for name, spec in fields_raw.items():
+            if not isinstance(spec, dict):
+                raise ConfigError(f"{source}: [fields.{name}] must be a table with 'kind' and 'role'")
+            bad = sorted(set(spec) - {"kind", "role"})
+            if bad:
+                raise ConfigError(f"{source}: [fields.{name}] has unknown key(s) {', '.join(bad)}; accepted: kind, role")
+            fields.append(FieldSpec(name=name, kind=spec.get("kind", "categorical"), role=spec.get("role", "other")))
+        ext_raw = d.get("external")
+        external = None
+        if ext_raw is not None:
+            if not isinstance(ext_raw, dict):
+                raise ConfigError(f"{source}: [external] must be a table")
+            accepted = {"file", "holdout_per_author", "min_records", "max_authors", "seed"}
+            bad = sorted(set(ext_raw) - accepted)
+            if bad:
+                raise ConfigError(f"{source}: [external] has unknown key(s) {', '.join(bad)}; accepted: {', '.join(sorted(accepted))}")
+            external = ExternalSpec(**ext_raw)
+        return cls(
+            text=d["text"],
+            author=d.get("author") or None,
+            document=d.get("document") or None,
+            fields=tuple(fields),
+            external=external,
+        )
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Schema:
+        p = Path(path)
+        try:
+            raw = tomllib.loads(p.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"schema file {p} does not exist") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"schema file {p} is not valid TOML: {exc}") from None
+        return cls.from_dict(raw, source=str(p))
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    s = str(v).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{s}"'
+
+
+def _toml_key(k: str) -> str:
+    return k if k.replace("_", "").replace("-", "").isalnum() else _toml_value(k)
+
+
+def dict_to_toml(d: dict[str, Any]) -> str:
+    """Write the schema's nested dict as TOML (scalars first, then [table] and [fields.NAME] sections)."""
+    lines = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, dict)]
+    for k, v in d.items():
+        if not isinstance(v, dict):
+            continue
+        if k == "fields":
+            for name, spec in v.items():
+                lines.append("")
+                lines.append(f"[fields.{_toml_key(name)}]")
+                lines += [f"{kk} = {_toml_value(vv)}" for kk, vv in spec.items()]
+        else:
+            lines.append("")
+            lines.append(f"[{_toml_key(k)}]")
+            lines += [f"{_toml_key(kk)} = {_toml_value(vv)}" for kk, vv in v.items()]
+    return "\n".join(lines) + "\n"

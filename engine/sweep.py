@@ -1,0 +1,113 @@
+"""A knob grid × M replicates: fit once, release and measure many times, in parallel with joblib.
+
+Replicate m of a run with seed s draws from ``SeedSequence(s).spawn(M)[m]``, the same stream at every knob
+value, so differences along the knob are not blurred by different random draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+
+from engine.cache import fit_cached
+from engine.dataset import Dataset
+from engine.errors import ConfigError
+from engine.evaluate import Evaluator
+from engine.metrics import MetricResult, metric_info
+from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
+from engine.results import SweepResult, summarize
+
+
+def replicate_rng(seed: int, replicates: int, replicate: int) -> np.random.Generator:
+    """The generator of replicate ``replicate`` of ``replicates`` under ``seed``."""
+    if not 0 <= replicate < replicates:
+        raise ConfigError(f"replicate must be between 0 and {replicates - 1}, got {replicate}")
+    return np.random.default_rng(np.random.SeedSequence(seed).spawn(replicates)[replicate])
+
+
+def make_release(fitted: Fitted, value: float, seed: int, replicates: int = 1, replicate: int = 0) -> Release:
+    """One reproducible release: knob ``value``, replicate ``replicate`` of ``replicates`` under ``seed``."""
+    release = fitted.release(fitted.knob.validate(value), replicate_rng(seed, replicates, replicate))
+    return replace(release, seed=seed, replicate=replicate)
+
+
+def _measure(fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int, m: int):
+    release = make_release(fitted, value, seed, replicates, m)
+    return value, m, evaluator.evaluate(release)
+
+
+def check_replicates(replicates: int) -> int:
+    if not isinstance(replicates, (int, np.integer)) or replicates < 1 or replicates > 1000:
+        raise ConfigError(f"replicates must be a whole number from 1 to 1000, got {replicates!r}")
+    return int(replicates)
+
+
+def run_sweep(
+    dataset: Dataset,
+    protector: Protector,
+    grid: list[float] | None = None,
+    replicates: int = 1,
+    seed: int = 0,
+    jobs: int = 1,
+    progress: Progress = no_progress,
+    metrics: list[str] | None = None,
+    use_cache: bool = True,
+    fitted: Fitted | None = None,
+    evaluator: Evaluator | None = None,
+) -> SweepResult:
+    """Measure every knob value of ``grid`` (default: the knob's grid) over ``replicates`` releases.
+
+    A deterministic method gives the same release at every replicate, so it is measured once per knob value.
+    """
+    knob = protector.knob
+    values = [knob.validate(v) for v in (grid if grid is not None else knob.default_grid())]
+    if not values:
+        raise ConfigError("the knob grid is empty; give at least one value")
+    values = sorted(set(values))
+    replicates = 1 if protector.deterministic else check_replicates(replicates)
+    if fitted is None:
+        progress(0, 1, f"fitting {protector.title}")
+        fitted = fit_cached(protector, dataset, progress, use_cache=use_cache)
+    if evaluator is None:
+        evaluator = Evaluator(dataset, metrics, progress)
+    if not evaluator.available:
+        raise ConfigError("no metric applies to this dataset: " + "; ".join(f"{k} {v}" for k, v in evaluator.skipped.items()))
+    baseline = evaluator.baseline()
+
+    tasks = [(v, m) for v in values for m in range(replicates)]
+    total = len(tasks)
+    progress(0, total, "protecting and measuring")
+    runner = Parallel(n_jobs=jobs, return_as="generator")
+    rows, details = [], {}
+    results = runner(delayed(_measure)(fitted, evaluator, v, seed, replicates, m) for v, m in tasks)
+    for done, (v, m, measured) in enumerate(results, start=1):
+        for mid, res in measured.items():
+            rows.append({"knob": v, "replicate": m, "metric": mid, "kind": metric_info(mid).kind, "value": res.value})
+            if m == 0 and res.detail is not None:
+                details.setdefault(v, {})[mid] = res.detail
+        progress(done, total, "protecting and measuring")
+    table = pd.DataFrame(rows, columns=["knob", "replicate", "metric", "kind", "value"])
+    return SweepResult(
+        dataset=dataset.name,
+        fingerprint=dataset.fingerprint,
+        method=protector.name,
+        knob=knob,
+        grid=values,
+        replicates=replicates,
+        seed=seed,
+        rows=table,
+        summary=summarize(table),
+        baseline=baseline,
+        details=details,
+        skipped=dict(evaluator.skipped),
+    )
+
+
+def metrics_with_intervals(sweep: SweepResult, value: float) -> dict[str, MetricResult]:
+    """The metrics at one knob value (mean and interval over replicates) plus the unprotected baselines."""
+    out = sweep.metrics_at(value)
+    out.update(sweep.baseline)
+    return out

@@ -1,0 +1,1 @@
+"""Text processing: tokens, n-grams and named entities."""

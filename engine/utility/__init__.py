@@ -1,0 +1,1 @@
+"""Utility measures: one module per family."""

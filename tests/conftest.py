@@ -1,0 +1,67 @@
+"""Shared fixtures: a private cache folder for the whole run, and a tiny dataset with known structure."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from engine.dataset import Dataset
+from engine.schema import FieldSpec, Schema
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache(tmp_path_factory):
+    """Fits and the audit log go to a temporary folder, never the user's cache."""
+    folder = tmp_path_factory.mktemp("textsdc-cache")
+    old = os.environ.get("TEXTSDC_CACHE_DIR")
+    os.environ["TEXTSDC_CACHE_DIR"] = str(folder)
+    yield folder
+    if old is None:
+        os.environ.pop("TEXTSDC_CACHE_DIR", None)
+    else:
+        os.environ["TEXTSDC_CACHE_DIR"] = old
+
+
+def tiny_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Six authors, each with a signature hashtag and friend handle; one external text per author.
+
+    Apart from the signature identifiers every author writes the same words, so redacting handles and hashtags
+    (level 1) removes everything that tells the authors apart.
+    """
+    rows, ext = [], []
+    common = ["the flight was late again", "waiting at the gate now", "thanks for the help today", "my bag is lost"]
+    for i in range(6):
+        a = f"user{i}"
+        for j, words in enumerate(common):
+            rows.append({"text": f"@friend{i} {words} #tag{i}", "user": a, "airline": ["Delta", "United"][i % 2],
+                         "mood": ["good", "bad", "meh"][(i + j) % 3]})
+        ext.append({"text": f"#tag{i} hello @friend{i} see you soon", "user": a})
+    return pd.DataFrame(rows), pd.DataFrame(ext)
+
+
+@pytest.fixture
+def tiny_dataset() -> Dataset:
+    frame, ext = tiny_frames()
+    schema = Schema(
+        text="text", author="user",
+        fields=(FieldSpec("airline", "categorical", "key"), FieldSpec("mood", "categorical", "sensitive")),
+    )
+    return Dataset("tiny", frame, schema, ext, source="tests")
+
+
+@pytest.fixture
+def tiny_files(tmp_path) -> Path:
+    """The tiny dataset as data.csv + external.csv + schema.toml in a folder; returns the schema path."""
+    frame, ext = tiny_frames()
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    ext.to_csv(tmp_path / "external.csv", index=False)
+    (tmp_path / "schema.toml").write_text(
+        'text = "text"\nauthor = "user"\n\n[fields.airline]\nkind = "categorical"\nrole = "key"\n\n'
+        '[fields.mood]\nkind = "categorical"\nrole = "sensitive"\n\n[external]\nfile = "external.csv"\n'
+    )
+    return tmp_path / "schema.toml"

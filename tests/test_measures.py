@@ -1,0 +1,85 @@
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+from sklearn.feature_extraction.text import CountVectorizer
+
+from engine.errors import DataError
+from engine.evaluate import Evaluator
+from engine.protect import get_protector
+from engine.risk.attack import StyleAttack
+from engine.text.tokens import tokenize
+from engine.utility.ngram import ngram_cosine
+
+
+def hand_attack(weight_on: str | None) -> StyleAttack:
+    """One target 'A' whose classifier says positive exactly when the text contains ``weight_on``."""
+    vec = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None).fit(["alpha beta gamma"])
+    w = np.zeros((1, len(vec.vocabulary_)))
+    if weight_on:
+        w[0, vec.vocabulary_[weight_on]] = 1.0
+    return StyleAttack(vec, ["A"], sparse.csr_matrix(w), np.array([-0.5]))
+
+
+def test_eq4_share_of_each_authors_records_classified_as_the_target():
+    attack = hand_attack("alpha")
+    texts = ["alpha", "beta", "alpha gamma", "gamma", "gamma", "alpha"]
+    authors = ["A", "A", "A", "B", "B", "C"]
+    candidates, share = attack.scores(texts, authors)
+    assert candidates == ["A", "B", "C"]
+    np.testing.assert_allclose(share[0], [2 / 3, 0.0, 1.0])
+    res = attack.evaluate(texts, authors)
+    assert res.value == 0.0  # C has the top share: the guess is wrong
+    guess = res.detail[res.detail["is_guess"]]
+    assert list(guess["candidate"]) == ["C"]
+
+
+def test_ties_count_as_a_fair_share():
+    attack = hand_attack(None)  # nobody is ever classified positive: all three authors tie
+    res = attack.evaluate(["alpha", "beta", "gamma"], ["A", "B", "C"])
+    assert res.value == pytest.approx(1 / 3)
+    assert res.detail["n_tied"].iloc[0] == 3
+
+
+def test_hand_computed_cosines():
+    original = ["a b", "x y"]
+    released = ["a c", "x y"]
+    authors = pd.Series(["u1", "u2"])
+    uni = ngram_cosine(original, released, authors, 1)
+    bi = ngram_cosine(original, released, authors, 2)
+    assert uni.value == pytest.approx((0.5 + 1.0) / 2)
+    assert bi.value == pytest.approx((0.0 + 1.0) / 2)
+    assert list(uni.detail["cosine"]) == pytest.approx([0.5, 1.0])
+
+
+def test_without_authors_each_record_is_its_own_author():
+    res = ngram_cosine(["a b", "c"], ["a b", "d"], None, 1)
+    assert res.value == pytest.approx(0.5)
+
+
+def test_redaction_lowers_risk_and_utility_on_signature_identifiers(tiny_dataset):
+    ev = Evaluator(tiny_dataset)
+    fitted = get_protector("redact", use_ner=False).fit(tiny_dataset)
+    base = ev.evaluate(fitted.release(0, None))
+    red = ev.evaluate(fitted.release(1, None))
+    assert base["attack_identification_rate"].value == 1.0
+    assert red["attack_identification_rate"].value < 0.5
+    assert base["unigram_cosine"].value == 1.0 > red["unigram_cosine"].value
+    assert base["bigram_cosine"].value == 1.0 > red["bigram_cosine"].value
+
+
+def test_baseline_carries_the_confidential_suffix(tiny_dataset):
+    baseline = Evaluator(tiny_dataset).baseline()
+    assert set(baseline) == {"attack_identification_rate_confidential", "unigram_cosine_confidential", "bigram_cosine_confidential"}
+
+
+def test_attack_is_skipped_with_a_reason_without_external_texts(tiny_dataset):
+    tiny_dataset.external = None
+    ev = Evaluator(tiny_dataset)
+    assert "attack_identification_rate" not in ev.available
+    assert "external texts" in ev.skipped["attack_identification_rate"]
+
+
+def test_attack_needs_overlap_between_intruder_and_release():
+    with pytest.raises(DataError, match="none of the intruder's external authors"):
+        StyleAttack.train(["a", "b"], ["X", "Y"], ["A", "B"])

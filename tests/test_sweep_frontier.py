@@ -1,0 +1,77 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.errors import ConfigError
+from engine.frontier import frontier, pareto_mask, select_by_risk_threshold, select_by_tradeoff
+from engine.protect import get_protector
+from engine.results import interval95, summarize
+from engine.sweep import replicate_rng, run_sweep
+
+
+def test_pareto_mask_on_a_hand_example():
+    risk = np.array([0.1, 0.2, 0.3, 0.25])
+    util = np.array([0.5, 0.7, 0.9, 0.6])
+    # (0.25, 0.6) is beaten by (0.2, 0.7); the other three trade off.
+    assert list(pareto_mask(risk, util)) == [True, True, True, False]
+
+
+def summary_of(points):
+    rows = []
+    for knob, r, u in points:
+        rows += [{"knob": knob, "replicate": 0, "metric": "risk_m", "kind": "risk", "value": r},
+                 {"knob": knob, "replicate": 0, "metric": "util_m", "kind": "utility", "value": u}]
+    return summarize(pd.DataFrame(rows))
+
+
+def test_selection_rules():
+    s = summary_of([(0, 0.30, 1.0), (1, 0.20, 0.9), (2, 0.05, 0.5), (3, 0.0, 0.1)])
+    t = frontier(s, "risk_m", "util_m")
+    assert select_by_risk_threshold(t, 0.2).knob == 1
+    assert select_by_risk_threshold(t, 0.01).knob == 3
+    with pytest.raises(ConfigError, match="lowest risk reached is 0"):
+        select_by_risk_threshold(t, -0.1)
+    # risk − a·utility: a=0.1 → knob 3 (−0.01); a=0.5 → knob 1 (0.2 − 0.45 = −0.25); a=2 → knob 0 (−1.7)
+    assert select_by_tradeoff(t, 0.1).knob == 3
+    assert select_by_tradeoff(t, 0.5).knob == 1
+    assert select_by_tradeoff(t, 2.0).knob == 0
+    with pytest.raises(ConfigError, match="positive"):
+        select_by_tradeoff(t, 0)
+
+
+def test_interval_is_the_central_95_percent_of_replicates():
+    mean, lo, hi = interval95(np.arange(101.0))
+    assert (mean, lo, hi) == (50.0, 2.5, 97.5)
+
+
+def test_replicate_streams_are_the_seed_sequence_children():
+    a = replicate_rng(7, 3, 1).random(4)
+    b = np.random.default_rng(np.random.SeedSequence(7).spawn(3)[1]).random(4)
+    np.testing.assert_array_equal(a, b)
+    with pytest.raises(ConfigError, match="replicate must be between 0 and 2"):
+        replicate_rng(7, 3, 3)
+
+
+def test_sweep_is_tidy_deterministic_and_monotone(tiny_dataset):
+    calls = []
+    progress = lambda done, total, what: calls.append((done, total, what))
+    protector = get_protector("redact", use_ner=False)
+    a = run_sweep(tiny_dataset, protector, replicates=5, seed=3, progress=progress)
+    b = run_sweep(tiny_dataset, protector, replicates=5, seed=3)
+    pd.testing.assert_frame_equal(a.rows, b.rows)
+    assert a.replicates == 1  # a deterministic method is measured once per knob value
+    assert list(a.rows.columns) == ["knob", "replicate", "metric", "kind", "value"]
+    assert list(a.summary.columns) == ["knob", "metric", "kind", "mean", "lo", "hi"]
+    assert calls and calls[-1][0] == calls[-1][1]
+    risk = a.summary[a.summary.metric == "attack_identification_rate"].sort_values("knob")["mean"].to_numpy()
+    assert np.all(np.diff(risk) <= 1e-12)
+    assert risk[0] == a.baseline["attack_identification_rate_confidential"].value
+    assert "attack_identification_rate" in a.details[1.0]
+
+
+def test_sweep_refuses_bad_grids_and_replicates(tiny_dataset):
+    protector = get_protector("redact", use_ner=False)
+    with pytest.raises(ConfigError, match="out of range"):
+        run_sweep(tiny_dataset, protector, grid=[0, 9])
+    with pytest.raises(ConfigError, match="empty"):
+        run_sweep(tiny_dataset, protector, grid=[])
