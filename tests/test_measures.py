@@ -12,13 +12,13 @@ from engine.text.tokens import tokenize
 from engine.utility.ngram import ngram_cosine
 
 
-def hand_attack(weight_on: str | None) -> StyleAttack:
+def hand_attack(weight_on: str | None, intercept: float = -0.5) -> StyleAttack:
     """One target 'A' whose classifier says positive exactly when the text contains ``weight_on``."""
     vec = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None).fit(["alpha beta gamma"])
     w = np.zeros((1, len(vec.vocabulary_)))
     if weight_on:
         w[0, vec.vocabulary_[weight_on]] = 1.0
-    return StyleAttack(vec, ["A"], sparse.csr_matrix(w), np.array([-0.5]))
+    return StyleAttack(vec, ["A"], sparse.csr_matrix(w), np.array([intercept]))
 
 
 def test_eq4_share_of_each_authors_records_classified_as_the_target():
@@ -35,10 +35,17 @@ def test_eq4_share_of_each_authors_records_classified_as_the_target():
 
 
 def test_ties_count_as_a_fair_share():
-    attack = hand_attack(None)  # nobody is ever classified positive: all three authors tie
+    attack = hand_attack(None, intercept=0.5)  # every record is classified positive: all three authors tie
     res = attack.evaluate(["alpha", "beta", "gamma"], ["A", "B", "C"])
     assert res.value == pytest.approx(1 / 3)
     assert res.detail["n_tied"].iloc[0] == 3
+
+
+def test_no_positive_record_means_no_guess():
+    attack = hand_attack(None, intercept=-0.5)
+    res = attack.evaluate(["alpha", "beta", "gamma"], ["A", "B", "C"])
+    assert res.value == 0.0
+    assert res.detail["n_tied"].iloc[0] == 0 and not res.detail["is_guess"].any()
 
 
 def test_hand_computed_cosines():

@@ -9,7 +9,8 @@ Choices the paper leaves open, made here and stated: features are word unigrams 
 own texts, TF-IDF weighted with sub-linear term frequency (the vocabulary is the intruder's, so it does not
 depend on the release); each SVM uses balanced class weights because a target has few texts against many;
 when several authors share the top score the guess is a uniform draw among them, and we count its expected
-value (1/number tied if the target is among them) rather than drawing, which keeps the measure deterministic.
+value (1/number tied if the target is among them) rather than drawing, which keeps the measure deterministic;
+when no released record at all is classified as the target, the intruder has no evidence and makes no guess.
 """
 
 from __future__ import annotations
@@ -86,17 +87,17 @@ class StyleAttack:
         """The attack identification rate of one release, with per-target detail for the bars.
 
         The detail keeps, per target, the released authors with a positive score, the true author, and the
-        top-scoring guesses when at most ``max_tied`` tie; ``n_candidates``, ``n_tied`` and ``credit`` give
-        the rest (authors left out all have score 0).
+        top-scoring guesses when at most ``max_tied`` tie; ``n_candidates``, ``n_tied`` (0 = no guess) and
+        ``credit`` give the rest (authors left out all have score 0).
         """
         candidates, share = self.scores(texts, authors)
         cand = np.asarray(candidates, dtype=object)
         frames, credit = [], []
         for i, q in enumerate(self.targets):
             s = share[i]
-            top = np.isclose(s, s.max(), rtol=0, atol=1e-12)
+            top = np.isclose(s, s.max(), rtol=0, atol=1e-12) & (s.max() > 0)
             is_true = cand == q
-            c = float(top[is_true].any()) / top.sum()
+            c = float(top[is_true].any()) / max(int(top.sum()), 1)
             credit.append(c)
             keep = (s > 0) | is_true | (top if top.sum() <= max_tied else False)
             frames.append(pd.DataFrame({
