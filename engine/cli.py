@@ -132,6 +132,7 @@ def cmd_release(args) -> int:
         replicates=point.replicates, sweep=sweep,
         risk_metric=_first(point, "risk"), utility_metric=_first(point, "utility"),
         replay_command=replay_command(args, knob), audit_log=args.audit_log,
+        knob=protector.knob, method_title=protector.title,
     )
     print(f"{protector.title} at {protector.knob.symbol} = {protector.knob.format(knob)} on {dataset.name}")
     for mid, m in sorted(metrics.items()):

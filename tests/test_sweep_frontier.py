@@ -75,3 +75,25 @@ def test_sweep_refuses_bad_grids_and_replicates(tiny_dataset):
         run_sweep(tiny_dataset, protector, grid=[0, 9])
     with pytest.raises(ConfigError, match="empty"):
         run_sweep(tiny_dataset, protector, grid=[])
+
+
+def test_parallel_sweep_equals_serial(tiny_dataset):
+    protector = get_protector("redact", use_ner=False)
+    serial = run_sweep(tiny_dataset, protector, seed=1, jobs=1)
+    parallel = run_sweep(tiny_dataset, protector, seed=1, jobs=2)
+    pd.testing.assert_frame_equal(serial.rows, parallel.rows)
+
+
+def test_fits_are_cached_on_disk(tiny_dataset, _private_cache):
+    from engine.cache import fit_cached
+
+    protector = get_protector("redact", use_ner=False)
+    first = fit_cached(protector, tiny_dataset)
+    files = list((_private_cache / "fits").glob("redact-*.joblib"))
+    assert files
+    second = fit_cached(protector, tiny_dataset)
+    pd.testing.assert_frame_equal(first.spans, second.spans)
+    tiny_dataset.frame.loc[0, "text"] = "something else @x"
+    tiny_dataset.__dict__.pop("fingerprint", None)
+    fit_cached(protector, tiny_dataset)
+    assert len(list((_private_cache / "fits").glob("redact-*.joblib"))) == len(files) + 1

