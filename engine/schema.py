@@ -189,6 +189,8 @@ class Schema:
             raw = tomllib.loads(p.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"schema file {p} does not exist") from None
+        except OSError as exc:  # a folder, no permission, ...
+            raise ConfigError(f"schema file {p} cannot be read: {exc.strerror or exc}") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"schema file {p} is not valid TOML: {exc}") from None
         return cls.from_dict(raw, source=str(p))

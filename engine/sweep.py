@@ -67,7 +67,9 @@ def run_sweep(
     if not values:
         raise ConfigError("the knob grid is empty; give at least one value")
     values = sorted(set(values))
-    replicates = 1 if protector.deterministic else check_replicates(replicates)
+    replicates = check_replicates(replicates)
+    if protector.deterministic:
+        replicates = 1
     if fitted is None:
         progress(0, 1, f"fitting {protector.title}")
         fitted = fit_cached(protector, dataset, progress, use_cache=use_cache)

@@ -1,0 +1,50 @@
+"""The textsdc dashboard: `streamlit run dashboard/app.py -- --data NAME_OR_PATH` (or `textsdc dashboard`).
+
+Three pages read top to bottom: Data (load and map columns), Protect (method, knob, frontier, samples) and
+Export (write the chosen release with its report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts dashboard/, not the project, on the path
+    sys.path.insert(0, str(_ROOT))
+
+import streamlit as st  # noqa: E402
+
+from dashboard import state  # noqa: E402
+
+
+def data_argument(argv: list[str]) -> str:
+    """``--data NAME_OR_PATH`` from the arguments after ``--`` (default: the airline-tweets demo)."""
+    parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    parser.add_argument("--data", default=state.DEFAULT_SOURCE)
+    args, _ = parser.parse_known_args(argv)
+    return args.data or state.DEFAULT_SOURCE
+
+
+def main() -> None:
+    st.set_page_config(page_title="textsdc", layout="wide")
+    state.init_session(data_argument(sys.argv[1:]))
+    pages = [
+        st.Page("pages/data.py", title="Data", icon=":material/table:", url_path="data", default=True),
+        st.Page("pages/protect.py", title="Protect", icon=":material/tune:", url_path="protect"),
+        st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
+    ]
+    page = st.navigation(pages)
+    dataset = state.current_dataset()
+    with st.sidebar:
+        if dataset is not None:
+            counts = state.dataset_counts(dataset)
+            st.caption(f"Dataset in use: **{dataset.name}** · {counts['records']:,} records")
+        else:
+            st.caption("No dataset loaded yet")
+    page.run()
+
+
+if __name__ == "__main__":  # Streamlit runs the entry script as __main__; importing it draws nothing
+    main()

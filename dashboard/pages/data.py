@@ -1,0 +1,211 @@
+"""Data page: choose a demo or upload a file, map its columns to roles, load it, and preview what is in use."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+from engine.datasets import DemoInfo
+from engine.schema import FIELD_KINDS, FIELD_ROLES, ExternalSpec, Schema
+
+DEMO = "Demo dataset"
+UPLOAD = "Upload a file"
+NONE = "(none)"
+FILE_TYPES = ["csv", "tsv", "parquet", "jsonl", "ndjson"]
+FLASH = "data_flash"
+
+
+@dataclass
+class Source:
+    """The file chosen on this page (not yet necessarily the dataset in use)."""
+
+    id: str
+    table: pd.DataFrame
+    schema: Schema
+    demo: str | None = None
+    filename: str = ""
+    data: bytes = b""
+    encoding: str | None = None
+    external: tuple[str, bytes] | None = None
+
+
+def _demo_source() -> Source | None:
+    infos: list[DemoInfo] | None = state.guarded(state.demo_infos)
+    if not infos:
+        st.warning("No demo dataset is installed; upload a file instead.")
+        return None
+    by_name = {d.name: d for d in infos}
+    origin = state.current_origin()
+    start = origin.data if origin is not None and origin.kind == "demo" and origin.data in by_name else state.DEFAULT_SOURCE
+    st.session_state.setdefault("data_demo", start if start in by_name else infos[0].name)
+    name = st.selectbox(
+        "Demo dataset", list(by_name), format_func=lambda n: by_name[n].title, key="data_demo", persist_state="session",
+    )
+    info = by_name[name]
+    st.markdown(state.md_escape(info.description))
+    st.caption(
+        f"{info.n_records:,} records · {info.n_external:,} external records for the intruder · "
+        f"licence: {state.md_escape(info.licence)} · name: {state.md_escape(info.name)}"
+    )
+    table = state.guarded(lambda: state.demo_table(name))
+    if table is None:
+        return None
+    return Source(id=f"demo:{name}", table=table, schema=state.demo_schema(name), demo=name)
+
+
+def _upload_source() -> Source | None:
+    upload = st.file_uploader("Data file", type=FILE_TYPES, key="data_upload",
+                              help="CSV, TSV, Parquet or JSON Lines; one record per row, with a header row.")
+    encoding = st.text_input("Text encoding", key="data_encoding", value="utf-8", persist_state="session",
+                             help="Of CSV, TSV and JSON Lines files. Parquet files carry their own.")
+    st.caption("If the file was saved by Excel or an older program and does not load, try **latin-1** (or cp1252).")
+    external = st.file_uploader(
+        "Intruder's external texts (optional)", type=FILE_TYPES, key="data_external",
+        help="A second file with other texts by some of the same authors (the text and author columns): what an "
+             "intruder already holds. Without it, records can be held out of the data file instead.",
+    )
+    if upload is None:
+        st.info("Upload a data file to map its columns.")
+        return None
+    data = upload.getvalue()
+    enc = encoding.strip() or None
+    table = state.guarded(lambda: state.upload_table(upload.name, data, enc))
+    if table is None:
+        return None
+    schema = state.guarded(lambda: state.default_schema_for(table, None))
+    if schema is None:
+        return None
+    digest = hashlib.sha256(data).hexdigest()[:16]
+    return Source(
+        id=f"upload:{digest}", table=table, schema=schema, filename=upload.name, data=data, encoding=enc,
+        external=None if external is None else (external.name, external.getvalue()),
+    )
+
+
+def _pick(label: str, options: list[str], default: str | None, key: str, help: str) -> str:
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = default if default in options else options[0]
+    return st.selectbox(label, options, key=key, help=help, persist_state="session")
+
+
+def _external_rule(source: Source, author: str | None) -> tuple[ExternalSpec | None, bool]:
+    """The intruder's external records for the mapping, and whether the inputs are valid."""
+    spec = source.schema.external
+    if author is None:
+        st.caption("No author column: there are no external texts, so the identification attack is not measured.")
+        return None, True
+    if source.external is not None:
+        st.caption(f"The intruder's external texts come from the second file, {state.md_escape(source.external[0])}.")
+        return ExternalSpec(file=source.external[0]), True
+    if spec is not None and spec.file:
+        st.caption(f"The intruder's external texts come with the demo ({state.md_escape(spec.file)}).")
+        return spec, True
+    base = spec or ExternalSpec()
+    on = st.checkbox(
+        "Hold out records as the intruder's external texts", value=spec is not None or source.demo is None,
+        key=f"holdout::{source.id}",
+        help="Moves a few records of some authors out of the data into what the intruder holds, so the "
+             "identification attack can be measured.",
+    )
+    if not on:
+        return None, True
+    c1, c2, c3, c4 = st.columns(4)
+    per_author = c1.number_input("Records per author", 1, 100, base.holdout_per_author, key=f"ho_per::{source.id}")
+    min_records = c2.number_input("Authors with at least", 2, 1000, base.min_records, key=f"ho_min::{source.id}",
+                                  help="records are eligible")
+    max_authors = c3.number_input("At most this many authors", 1, 100_000, base.max_authors, key=f"ho_max::{source.id}")
+    seed = c4.number_input("Seed", 0, 2**31 - 1, base.seed, key=f"ho_seed::{source.id}")
+    rule = state.guarded(lambda: ExternalSpec(None, int(per_author), int(min_records), int(max_authors), int(seed)))
+    return rule, rule is not None
+
+
+def _mapping(source: Source) -> None:
+    st.subheader("Column roles")
+    columns = [str(c) for c in source.table.columns]
+    schema = source.schema
+    c1, c2, c3 = st.columns(3)
+    with c1:
+        text = _pick("Text column", columns, schema.text, f"map_text::{source.id}", "The free text to protect.")
+    with c2:
+        author = _pick("Author column", [NONE, *columns], schema.author or NONE, f"map_author::{source.id}",
+                       "Who wrote each record (one person, several records), or none.")
+    with c3:
+        document = _pick("Document column", [NONE, *columns], schema.document or NONE, f"map_document::{source.id}",
+                         "Records that are chunks of one document, or none.")
+    author_col = None if author == NONE else author
+    document_col = None if document == NONE else document
+    base = state.field_table(source.table, schema, {text, author, document})
+    st.caption("The other columns: their kind, and their role — sensitive (to be protected), key (an intruder "
+               "may know it), other, or drop (left out of the dataset).")
+    table_key = f"map_fields::{source.id}::" + hashlib.sha1("\x1f".join(base["column"]).encode()).hexdigest()[:10]
+    fields = st.data_editor(
+        base, key=table_key, hide_index=True, num_rows="fixed", disabled=["column"],
+        column_config={
+            "column": st.column_config.TextColumn("Column"),
+            "kind": st.column_config.SelectboxColumn("Kind", options=list(FIELD_KINDS), required=True),
+            "role": st.column_config.SelectboxColumn("Role", options=[*FIELD_ROLES, state.DROP], required=True),
+        },
+    )
+    external, ok = _external_rule(source, author_col)
+    if st.button("Use this data", type="primary", key=f"use::{source.id}", disabled=not ok):
+        loaded = state.guarded(lambda: _load(source, text, author_col, document_col, fields, external))
+        if loaded is not None:
+            state.use_dataset(*loaded)
+            counts = state.dataset_counts(loaded[0])
+            st.session_state[FLASH] = f"Loaded {loaded[0].name}: {counts['records']:,} records."
+            st.rerun()
+
+
+def _load(source: Source, text: str, author: str | None, document: str | None, fields: pd.DataFrame,
+          external: ExternalSpec | None):
+    schema = state.build_schema(text, author, document, fields, None if source.external else external)
+    if source.demo is not None:
+        dataset = state.load_demo_with_schema(source.demo, schema)
+        custom = schema != state.demo_schema(source.demo)
+        return dataset, state.Origin("demo", source.demo, None, custom)
+    dataset = state.load_upload(source.filename, source.data, schema, source.encoding,
+                                source.external if author else None)
+    return dataset, state.Origin("upload", source.filename, source.encoding, True)
+
+
+def _preview() -> None:
+    st.subheader("Dataset in use")
+    dataset = state.current_dataset()
+    if dataset is None:
+        st.info("No dataset is loaded yet: choose one above and press “Use this data”.")
+        return
+    counts = state.dataset_counts(dataset)
+    c1, c2, c3 = st.columns(3)
+    c1.metric("Records", f"{counts['records']:,}")
+    c2.metric("Authors", "—" if counts["authors"] is None else f"{counts['authors']:,}")
+    c3.metric("External records", f"{counts['external']:,}", help="The intruder's other texts by the same authors.")
+    schema = dataset.schema
+    roles = [f"text: {schema.text}", f"author: {schema.author or '—'}", f"document: {schema.document or '—'}"]
+    roles += [f"{f.name}: {f.kind}, {f.role}" for f in schema.fields]
+    st.caption(f"{state.md_escape(dataset.name)} · " + " · ".join(state.md_escape(r) for r in roles))
+    st.dataframe(dataset.frame.head(50), hide_index=True, key="data_preview")
+    st.download_button("Download the schema (TOML)", schema.to_toml(), file_name=f"{dataset.name}.schema.toml",
+                       mime="application/toml", on_click="ignore", key="data_schema_download")
+
+
+def render() -> None:
+    """The Data page."""
+    st.title("Data")
+    if error := st.session_state.get(state.STARTUP_ERROR):
+        st.error(error)
+    if flash := st.session_state.pop(FLASH, None):
+        st.success(flash)
+    st.session_state.setdefault("data_source", DEMO)
+    kind = st.radio("Source", [DEMO, UPLOAD], key="data_source", horizontal=True, persist_state="session")
+    source = _demo_source() if kind == DEMO else _upload_source()
+    if source is not None:
+        _mapping(source)
+    _preview()
+
+
+if __name__ == "__main__":
+    render()

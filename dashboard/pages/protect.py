@@ -1,0 +1,261 @@
+"""Protect page: pick a method, drag its knob, and watch risk, utility, the attack and sample texts move.
+
+The sweep over the knob's grid runs once per (dataset, method, replicates, seed); every slider move after that
+reads from the cache (no refit, no re-sweep).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import streamlit as st
+
+from dashboard import state
+from engine.dataset import Dataset
+from engine.figures import attack_bars_figure, cosine_by_author_figure, frontier_figure, metric_along_knob_figure
+from engine.metrics import MetricResult, metric_info
+from engine.protect import METHODS
+from engine.protect.base import Knob
+from engine.results import SweepResult
+
+ATTACK = "attack_identification_rate"
+MAX_SAMPLES = 10
+
+
+def _valid_choice(key: str, options: list, default) -> None:
+    """Reset a stored widget value that the current options no longer hold (another dataset or method)."""
+    if st.session_state.get(key) not in options:
+        st.session_state[key] = default if default in options else options[0]
+
+
+def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | None, str | None]:
+    risks, utilities = state.metric_ids(sweep, "risk"), state.metric_ids(sweep, "utility")
+    chosen: list[str | None] = []
+    for col, options, default, key, label in (
+        (risk_col, risks, state.DEFAULT_RISK, state.RISK_KEY, "Risk measure"),
+        (utility_col, utilities, state.DEFAULT_UTILITY, state.UTILITY_KEY, "Utility measure"),
+    ):
+        with col:
+            if not options:
+                st.selectbox(label, ["not measured"], disabled=True, key=f"{key}::none")
+                chosen.append(None)
+                continue
+            _valid_choice(key, options, default)
+            chosen.append(st.selectbox(label, options, format_func=state.metric_label, key=key, persist_state="session"))
+    return chosen[0], chosen[1]
+
+
+def _knob_slider(knob: Knob, grid: list[float], method: str) -> float:
+    """The knob's slider, built from its description; returns the current value."""
+    key = state.knob_key(method)
+    more = "higher" if knob.more_privacy == "higher" else "lower"
+    label = f"{knob.label} ({knob.symbol}) · {more} = more privacy"
+    default = state.nearest_grid_value(grid, knob.default)
+    if knob.integer or knob.grid or knob.scale == "log":
+        # Grid values, evenly spaced on the slider: a log-scale knob moves by equal ratios.
+        if st.session_state.get(key) not in grid:
+            st.session_state[key] = default
+        return float(st.select_slider(label, options=grid, format_func=knob.format, key=key, help=knob.help or None,
+                                      persist_state="session"))
+    steps = np.diff(grid)
+    step = float(steps[0]) if len(steps) and np.allclose(steps, steps[0]) else None
+    stored = st.session_state.get(key)
+    if not isinstance(stored, float) or not knob.low <= stored <= knob.high:
+        st.session_state[key] = float(default)
+    return float(st.slider(label, float(knob.low), float(knob.high), step=step, key=key, help=knob.help or None,
+                           persist_state="session"))
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResult | None) -> None:
+    info = metric_info(mid)
+    delta, colour = None, "off"
+    if base is not None and not math.isnan(base.value) and not math.isnan(m.value):
+        d = m.value - base.value
+        delta = f"{d:+.3f} vs unprotected"
+        colour = "off" if abs(d) < 5e-4 else ("inverse" if info.better == "lower" else "normal")
+    if sweep.replicates > 1 and m.lo is not None and m.hi is not None:
+        interval = f"95% interval over {sweep.replicates} replicates: {_fmt(m.lo)} to {_fmt(m.hi)}"
+    else:
+        interval = "One release per setting, so no interval (deterministic method or M = 1)"
+    better = "lower is better" if info.better == "lower" else "higher is better"
+    st.metric(info.label, _fmt(m.value), delta, delta_color=colour, help=f"{info.meaning}\n\n{interval}.",
+              border=True)
+    st.caption(f"{info.kind.capitalize()}, {better}. {info.meaning} {interval}.")
+
+
+def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> None:
+    """One card per measure at the current knob, side by side: value, change from the unprotected data,
+    interval over replicates and what the measure means."""
+    ids = sweep.metric_ids
+    for mid, col in zip(ids, st.columns(max(len(ids), 1))):
+        with col:
+            _metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential"))
+
+
+def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:
+    """The steward's rule; returns the knob value it picks (None if it picks none)."""
+    rule = st.radio("Rule", ["threshold", "tradeoff"], horizontal=True, key="choose_rule", persist_state="session",
+                    format_func=lambda r: "Maximum risk" if r == "threshold" else "Trade-off slope")
+    if rule == "threshold":
+        risks = sweep.summary[sweep.summary["metric"] == risk]["mean"].dropna()
+        start = float(math.ceil(float(risks.median()) * 1000) / 1000) if len(risks) else 0.1
+        limit = st.number_input(f"Highest acceptable {metric_info(risk).label.lower()}", min_value=0.0,
+                                value=start, step=0.005, format="%.3f", key=f"choose_max::{risk}")
+        choice = state.guarded(lambda: state.risk_utility_choice(sweep, risk, utility, "threshold", float(limit)))
+    else:
+        a = st.number_input("Risk accepted per unit of utility (a)", min_value=0.001, value=1.0, step=0.1,
+                            format="%.3f", key="choose_slope",
+                            help="The frontier point tangent to risk = c + a·utility (Greve & Sablica, Eq. 2.8).")
+        choice = state.guarded(lambda: state.risk_utility_choice(sweep, risk, utility, "tradeoff", float(a)))
+    if choice is None:
+        return None
+    st.markdown(f"Suggested: **{state.md_escape(state.knob_text(knob, choice.knob))}** — "
+                f"{state.md_escape(choice.why)}.")
+    st.button("Use this knob", key="choose_use", on_click=_set_knob, args=(method, choice.knob))
+    return choice.knob
+
+
+def _set_knob(method: str, value: float) -> None:
+    st.session_state[state.knob_key(method)] = float(value)
+
+
+def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float) -> None:
+    detail = sweep.details.get(at, {}).get(ATTACK)
+    if detail is None or detail.empty:
+        return
+    st.subheader("Who the intruder picks out")
+    targets = sorted(map(str, detail["target"].unique()))
+    key = f"targets::{dataset.fingerprint[:12]}::{method}"
+    stored = st.session_state.get(key)
+    if not isinstance(stored, list) or any(t not in targets for t in stored):
+        st.session_state[key] = state.default_targets(detail)
+    chosen = st.multiselect("Targets", targets, key=key, max_selections=8, persist_state="session",
+                            help="People the intruder holds other texts of. Each panel shows, for every released "
+                                 "user, the share of their records the intruder's classifier assigns to the target.")
+    if not chosen:
+        st.info("Choose one or more targets to see the intruder's scores.")
+        return
+    st.plotly_chart(attack_bars_figure(detail, chosen), key="attack_bars")
+    st.caption("Per-target detail of replicate 0 at this setting.")
+
+
+def _utility_detail(sweep: SweepResult, utility: str | None, at: float) -> None:
+    detail = sweep.details.get(at, {}).get(utility) if utility else None
+    if detail is None or "cosine" not in detail.columns:
+        return
+    with st.expander("Utility per author"):
+        st.plotly_chart(cosine_by_author_figure(detail, metric_info(utility).label), key="cosine_by_author")
+
+
+def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, knob: Knob) -> None:
+    st.subheader("Sample protected records")
+    release = state.guarded(lambda: state.get_release(dataset, method, value, seed, replicates))
+    samples = state.guarded(lambda: state.sample_records(dataset, method, seed, replicates, MAX_SAMPLES))
+    if release is None or samples is None:
+        return
+    for text in release.info.values():
+        if isinstance(text, str) and text:
+            st.caption(f"At {state.md_escape(state.knob_text(knob, value))}: {state.md_escape(text)}")
+    changed = state.changed_records(dataset, release, samples)
+    if not changed:
+        st.info(f"No sample record is changed at {state.knob_text(knob, value)}.")
+        return
+    st.caption(f"{len(changed)} records changed at this setting; the same records at every setting. "
+               "Red: what was removed; green: what replaced it.")
+    st.html(state.SAMPLE_CSS)
+    for record in changed[:MAX_SAMPLES]:
+        st.markdown(state.sample_html(dataset, release, record), unsafe_allow_html=True)
+
+
+def render() -> None:
+    """The Protect page."""
+    st.title("Protect")
+    dataset = state.current_dataset()
+    if dataset is None:
+        st.info("No dataset is loaded yet.")
+        st.page_link("pages/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+        return
+    counts = state.dataset_counts(dataset)
+    st.caption(f"Dataset: {state.md_escape(dataset.name)} · {counts['records']:,} records")
+
+    methods = state.method_names()
+    _valid_choice(state.METHOD_KEY, methods, state.DEFAULT_METHOD)
+    c_method, c_risk, c_utility = st.columns([2, 1, 1])
+    with c_method:
+        method = st.selectbox("Protection method", methods, format_func=lambda m: METHODS[m].title,
+                              key=state.METHOD_KEY, persist_state="session")
+        st.caption(state.md_escape(METHODS[method].description))
+    protector = METHODS[method]
+    with st.expander("Replicates and seed"):
+        st.session_state.setdefault(state.REPLICATES_KEY, 1)
+        st.session_state.setdefault(state.SEED_KEY, 0)
+        replicates = int(st.number_input("Replicates (M protected releases per knob value)", min_value=1,
+                                         max_value=20, step=1, key=state.REPLICATES_KEY, persist_state="session"))
+        seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=state.SEED_KEY,
+                                   persist_state="session"))
+        if protector.deterministic:
+            st.caption("This method is deterministic: every replicate is the same release, so it is measured once "
+                       "per setting.")
+    replicates = state.effective_replicates(method, replicates)
+
+    progress_area = st.empty()
+    sweep = state.guarded(lambda: state.get_sweep(dataset, method, replicates, seed,
+                                                  state.progress_reporter(progress_area)))
+    progress_area.empty()
+    if sweep is None:
+        return
+    risk, utility = _measure_pickers(sweep, c_risk, c_utility)
+    for mid, why in sweep.skipped.items():
+        st.caption(f"Not measured: {state.md_escape(state.metric_label(mid))} — {state.md_escape(why)}.")
+
+    knob = sweep.knob
+    value = _knob_slider(knob, sweep.grid, method)
+    at = state.nearest_grid_value(sweep.grid, value)
+    metrics = state.metrics_at(sweep, value)
+    st.caption(f"Current knob: {state.md_escape(state.knob_text(knob, value))}")
+    if not np.isclose(at, value):
+        st.caption(f"Measures are shown at the nearest measured setting, {state.md_escape(state.knob_text(knob, at))}.")
+    point = " · ".join(
+        f"{what} {_fmt(metrics[m].value)}" for what, m in (("Risk", risk), ("Utility", utility)) if m is not None
+    )
+    if point:
+        names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)
+        st.caption(f"{point} ({state.md_escape(names)})")
+
+    _metric_cards(sweep, metrics)
+    left, right = st.columns([3, 1], gap="large")
+    chosen_knob = None
+    with right:
+        if risk is not None and utility is not None:
+            with st.container(border=True):
+                st.markdown("**Choose for me**")
+                chosen_knob = _choose_for_me(sweep, risk, utility, knob, method)
+    with left:
+        if risk is not None and utility is not None:
+            st.plotly_chart(frontier_figure(sweep, risk, utility, current=at, chosen=chosen_knob), key="frontier")
+        else:
+            for mid in sweep.metric_ids:
+                st.plotly_chart(metric_along_knob_figure(sweep, mid, current=value), key=f"along::{mid}")
+            if risk is None:
+                st.info("No risk measure applies to this dataset, so there is no risk–utility frontier; "
+                        "the reasons are listed above.")
+
+    state.set_choice(state.Chosen(
+        fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
+        replicates=sweep.replicates, risk=risk, utility=utility, sweep=sweep,
+    ))
+    st.page_link("pages/export.py", label=f"Export the release at {state.knob_text(knob, value)}",
+                 icon=":material/download:")
+
+    _attack_section(sweep, dataset, method, at)
+    _utility_detail(sweep, utility, at)
+    _samples(dataset, method, value, seed, sweep.replicates, knob)
+
+
+if __name__ == "__main__":
+    render()

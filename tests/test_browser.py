@@ -1,0 +1,143 @@
+"""The dashboard in a real headless Chromium: start the server, open Protect, move the knob, see it all move.
+
+Needs Debian's chromium (or any `chromium` on PATH) and the playwright Python package; skips otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[1]
+INSTALL_HINT = "install chromium: apt-get install chromium; the Makefile does this when run as root"
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+    "--disable-sync", "--no-first-run", "--disable-quic",
+]
+SWEEP_TIMEOUT_MS = 240_000
+MOVE_TIMEOUT_MS = 60_000
+
+
+def chromium_path() -> str | None:
+    if Path("/usr/bin/chromium").is_file():
+        return "/usr/bin/chromium"
+    return shutil.which("chromium")
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, server: subprocess.Popen, log: Path, timeout: float = 90.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            pytest.fail(f"the dashboard exited with status {server.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.5)
+    pytest.fail(f"the dashboard did not answer {url} within {timeout:.0f} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture
+def playwright_api():
+    """Playwright's sync API and the Chromium to drive, or a skip saying how to get them."""
+    executable = chromium_path()
+    if executable is None:
+        pytest.skip(f"no chromium found; {INSTALL_HINT}")
+    try:
+        from playwright import sync_api
+    except ImportError:
+        pytest.skip(f"the playwright Python package is not installed (pip install playwright); {INSTALL_HINT}")
+    return sync_api, executable
+
+
+@pytest.fixture
+def dashboard(playwright_api, tmp_path):
+    """The dashboard as `textsdc dashboard` runs it, on a free local port; yields its URL."""
+    port = free_port()
+    log = tmp_path / "streamlit.log"
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    cmd = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "dashboard" / "app.py"),
+        "--server.port", str(port), "--server.address", "127.0.0.1", "--server.headless", "true",
+        "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+        "--", "--data", "airline-tweets",
+    ]
+    with log.open("wb") as out:
+        server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", server, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait(timeout=10)
+
+
+def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
+    sync_api, executable = playwright_api
+    expect = sync_api.expect
+
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page.goto(dashboard)
+            expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Protect").click()
+            knob_caption = page.locator('[data-testid="stCaptionContainer"]', has_text="Current knob:")
+            expect(knob_caption).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
+            first_sample = page.locator(".textsdc-protected").first
+            expect(first_sample).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+
+            caption_before = knob_caption.inner_text().strip()
+            sample_before = first_sample.inner_text().strip()
+            assert caption_before == "Current knob: level = 1"
+            assert "[HANDLE]" in sample_before
+
+            thumb = page.get_by_role("slider").first
+            thumb.focus()
+            thumb.press("ArrowRight")
+            expect(knob_caption).to_have_text("Current knob: level = 2", timeout=MOVE_TIMEOUT_MS)
+            expect(first_sample).not_to_have_text(sample_before, timeout=MOVE_TIMEOUT_MS)
+            assert page.locator(".js-plotly-plot").count() >= 1
+            expect(page.locator('[data-testid="stMetric"]').first).to_be_visible()
+            assert not page.locator('[data-testid="stException"]').count()
+
+            # Let the figures finish drawing, then keep a picture of the page.
+            page.wait_for_timeout(1500)
+            # Streamlit scrolls inside its main block, so grow the window to the content to picture all of it.
+            height = page.evaluate(
+                "() => Math.max(...[...document.querySelectorAll('[data-testid=\"stMain\"], body')]"
+                ".map(e => e.scrollHeight))"
+            )
+            page.set_viewport_size({"width": 1500, "height": min(max(int(height), 1100), 8000)})
+            page.wait_for_timeout(1000)
+            shot = tmp_path / "protect.png"
+            page.screenshot(path=str(shot), full_page=True)
+            assert shot.stat().st_size > 10_000
+        finally:
+            browser.close()

@@ -1,0 +1,219 @@
+"""The dashboard driven headlessly with Streamlit's AppTest: the real app, its navigation and its pages.
+
+The fit, the Evaluator and the sweeps are shared by every test of the run: in memory through Streamlit's
+process-wide resource cache and on disk through the session's private cache folder (tests/conftest.py). The
+first Protect test pays for the spaCy fit of airline-tweets (about 25 s); the others reuse it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+from html import unescape
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import state
+from dashboard.app import data_argument
+from engine.cli import main as cli_main
+
+APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
+TIMEOUT = 240
+
+
+@pytest.fixture(autouse=True)
+def _plain_argv(monkeypatch):
+    """The app reads ``--data`` from sys.argv; under pytest that holds pytest's own arguments."""
+    monkeypatch.setattr(sys, "argv", ["app.py"])
+
+
+def start(argv: list[str] | None = None) -> AppTest:
+    if argv is not None:
+        sys.argv = ["app.py", *argv]
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def go(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.caption]
+
+
+def caption_starting(at: AppTest, prefix: str) -> str:
+    hits = [c for c in captions(at) if c.startswith(prefix)]
+    assert hits, f"no caption starting {prefix!r} in {captions(at)}"
+    return hits[0]
+
+
+def protected_samples(at: AppTest) -> list[str]:
+    """The protected side of each sample record, as plain text."""
+    out = []
+    for m in at.markdown:
+        found = re.search(r'<div class="textsdc-protected">(.*?)</div>', m.value)
+        if found:
+            out.append(unescape(re.sub(r"<[^>]+>", "", found.group(1).replace("<br>", "\n"))))
+    return out
+
+
+def by_label(widgets, label: str):
+    hits = [w for w in widgets if w.label == label]
+    assert hits, f"no widget labelled {label!r} among {[w.label for w in widgets]}"
+    return hits[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_data_argument_reads_data_after_the_double_dash():
+    assert data_argument([]) == "airline-tweets"
+    assert data_argument(["--data", "nyc-airbnb"]) == "nyc-airbnb"
+    assert data_argument(["-q", "tests", "--data", "x.csv", "--other"]) == "x.csv"
+
+
+def test_app_starts_on_the_default_demo_and_previews_it():
+    at = start()
+    dataset = at.session_state[state.DATASET]
+    assert dataset.name == "airline-tweets"
+    assert not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Records"] == f"{dataset.n_records:,}"
+    assert metrics["External records"] == "300"
+    preview = at.dataframe[-1].value
+    assert len(preview) == 50 and list(preview.columns) == list(dataset.frame.columns)
+    # The demo picker shows the demos by title, the mapping is the demo's own.
+    assert at.selectbox(key="data_demo").value == "airline-tweets"
+    assert by_label(at.selectbox, "Text column").value == "text"
+    assert by_label(at.selectbox, "Author column").value == "name"
+
+
+def test_unknown_startup_data_is_a_message_and_a_demo_can_still_be_loaded():
+    at = start(["--data", "no-such-demo"])
+    assert state.DATASET not in at.session_state
+    assert any("neither a file nor a demo" in e.value for e in at.error)
+    by_label(at.button, "Use this data").click().run()
+    assert not at.exception
+    assert at.session_state[state.DATASET].name == "airline-tweets"
+    assert any("Loaded airline-tweets" in s.value for s in at.success)
+
+
+GOOD_CSV = "text,user,rating\n" + "".join(
+    f"Review number {j} by person {i}: the hotel room was clean and the staff friendly,u{i},{(i + j) % 5 + 1}\n"
+    for i in range(8)
+    for j in range(3)
+)
+
+
+def test_bad_upload_shows_the_error_in_place_and_keeps_the_dataset():
+    at = start()
+    at.radio(key="data_source").set_value("Upload a file").run()
+    assert not at.exception
+    # Latin-1 bytes read as UTF-8: a DataError naming the byte, shown as st.error; the demo stays in use.
+    at.file_uploader(key="data_upload").set_value(("reviews.csv", "text,user\ncafé au lait,a\n".encode("latin-1"), "text/csv")).run()
+    assert not at.exception
+    errors = [e.value for e in at.error]
+    assert any("is not valid UTF-8 text" in e and "latin-1" in e for e in errors), errors
+    assert at.session_state[state.DATASET].name == "airline-tweets"
+
+    # A readable file, but a numeric column chosen as the text: the load fails at "Use this data".
+    at.file_uploader(key="data_upload").set_value(("reviews.csv", GOOD_CSV.encode(), "text/csv")).run()
+    assert not at.error
+    assert by_label(at.selectbox, "Text column").value == "text"
+    assert by_label(at.selectbox, "Author column").value == "user"
+    by_label(at.selectbox, "Text column").set_value("rating").run()
+    by_label(at.button, "Use this data").click().run()
+    assert not at.exception
+    assert any("holds numbers" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state[state.DATASET].name == "airline-tweets"
+
+    # Put right, the upload loads, with one record of each author held out as the intruder's texts.
+    by_label(at.selectbox, "Text column").set_value("text").run()
+    by_label(at.button, "Use this data").click().run()
+    assert not at.exception and not at.error
+    dataset = at.session_state[state.DATASET]
+    assert dataset.name == "reviews" and dataset.n_records == 16 and len(dataset.external) == 8
+    assert at.session_state[state.ORIGIN].kind == "upload"
+    assert {m.label: m.value for m in at.metric}["Records"] == "16"
+
+
+def test_export_without_a_choice_points_to_protect():
+    at = go(start(), "export")
+    assert any("Nothing is chosen yet" in i.value for i in at.info)
+
+
+@pytest.mark.slow
+def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache():
+    at = go(start(), "protect")
+    assert not at.error and not at.warning, [e.value for e in [*at.error, *at.warning]]
+    assert caption_starting(at, "Current knob:") == "Current knob: level = 1"
+    point = caption_starting(at, "Risk ")
+    assert re.match(r"Risk \d\.\d{3} · Utility \d\.\d{3}", point)
+    cards = {m.label: m for m in at.metric}
+    assert {"Attack identification rate", "Word (unigram) similarity", "Word-pair (bigram) similarity"} <= set(cards)
+    assert cards["Attack identification rate"].value == f"{at.session_state[state.CHOICE].sweep.metric_at(1.0, 'attack_identification_rate').value:.3f}"
+    assert "vs unprotected" in cards["Word (unigram) similarity"].delta
+    samples = protected_samples(at)
+    assert 1 <= len(samples) <= 10 and "[HANDLE]" in samples[0]
+    assert at.multiselect(key=next(k for k in at.session_state if k.startswith("targets::"))).value
+    sweep = at.session_state[state.CHOICE].sweep
+
+    at.select_slider(key=state.knob_key("redact")).set_value(3.0).run()
+    assert not at.exception and not at.error and not at.warning
+    assert caption_starting(at, "Current knob:") == "Current knob: level = 3"
+    assert caption_starting(at, "Risk ") != point
+    moved = protected_samples(at)
+    assert moved[0] != samples[0]
+    assert at.session_state[state.CHOICE].sweep is sweep  # read from the cache: no re-sweep
+    assert at.session_state[state.CHOICE].knob == 3.0
+
+    # "Choose for me": the trade-off rule picks a knob and "Use this knob" moves the slider there.
+    at.radio(key="choose_rule").set_value("tradeoff").run()
+    at.number_input(key="choose_slope").set_value(1.0).run()
+    suggested = [m.value for m in at.markdown if m.value.startswith("Suggested:")]
+    assert suggested, [m.value for m in at.markdown]
+    level = int(re.search(r"level = (\d)", suggested[0]).group(1))
+    at.button(key="choose_use").click().run()
+    assert not at.exception and not at.warning
+    assert caption_starting(at, "Current knob:") == f"Current knob: level = {level}"
+
+
+@pytest.mark.slow
+def test_export_writes_the_bundle(tmp_path):
+    at = go(go(start(), "protect"), "export")
+    assert not at.error, [e.value for e in at.error]
+    out = tmp_path / "bundle"
+    by_label(at.text_input, "Output folder").set_value(str(out)).run()
+    command = at.code[0].value
+    assert command.startswith("textsdc release --data airline-tweets --method redact --knob 1 ")
+    assert "--with-frontier" in command and str(out) in command
+    at.button(key="export_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["knob"]["value"] == 1.0 and manifest["method"]["name"] == "redact"
+    assert manifest["replay"] == command
+    assert (out / "report.html").exists() and (out / "release.csv").exists()
+    files = at.dataframe[-1].value
+    assert set(files["file"]) >= {"manifest.json", "report.html", "release.csv"}
+    assert files.set_index("file").loc["report.html", "SHA-256"] == manifest["files"]["report.html"]
+    assert at.download_button(key="export_zip") is not None
+    assert any("Wrote" in s.value for s in at.success)
+
+    # The command shown replays the same release from the CLI, byte for byte.
+    args = shlex.split(command)[1:]
+    replay = tmp_path / "replay"
+    args[args.index("--out") + 1] = str(replay)
+    assert cli_main(args) == 0
+    again = json.loads((replay / "manifest.json").read_text())
+    for name in ("release.csv", "release.parquet", "changes.csv"):
+        assert again["files"][name] == manifest["files"][name], name
+    assert again["metrics"] == manifest["metrics"]

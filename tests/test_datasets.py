@@ -1,0 +1,587 @@
+"""Loading, validation, schema inference, external records and the demo registry (engine/datasets.py).
+
+Every fixture file is written to tmp_path; nothing here reads ../shared/data except the make_demos check, which
+skips when that folder is absent.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import engine.datasets as ds_mod
+from engine.datasets import (
+    DEMOS_DIR,
+    MISSING_CATEGORY,
+    DemoInfo,
+    demo_names,
+    infer_schema,
+    is_demo,
+    list_demos,
+    load_dataset,
+    read_table,
+    require_records,
+    split_external,
+    validate,
+)
+from engine.errors import ConfigError, DataError
+from engine.schema import ExternalSpec, FieldSpec, Schema
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+DEMOS = ["airline-tweets", "nyc-airbnb", "clothing-reviews", "earnings-calls", "twitter-profiles"]
+
+GOOD_CSV = (
+    "text,user,airline,stars,price\n"
+    "the flight was late again,ann,Delta,3,10.5\n"
+    "lost my bag at the gate,bob,United,1,20\n"
+    "great crew and a smooth landing,ann,United,5,30.25\n"
+    "wifi did not work the whole way,cat,Delta,2,5\n"
+)
+GOOD_SCHEMA = Schema(
+    text="text",
+    author="user",
+    fields=(
+        FieldSpec("airline", "categorical", "key"),
+        FieldSpec("stars", "count", "sensitive"),
+        FieldSpec("price", "continuous", "other"),
+    ),
+)
+
+
+def write(folder: Path, name: str, content: str | bytes) -> Path:
+    path = folder / name
+    path.write_bytes(content if isinstance(content, bytes) else content.encode("utf-8"))
+    return path
+
+
+def good_frame() -> pd.DataFrame:
+    return pd.read_csv(io.StringIO(GOOD_CSV))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading: files, formats, encodings
+
+
+def test_loads_a_csv_with_its_schema_types_and_column_order(tmp_path):
+    frame = good_frame()
+    frame.insert(0, "note", ["n1", "n2", "n3", "n4"])  # a column the schema does not use
+    path = tmp_path / "d.csv"
+    frame.to_csv(path, index=False)
+    ds = load_dataset(path, GOOD_SCHEMA)
+    assert list(ds.frame.columns) == ["text", "user", "airline", "stars", "price"]
+    assert isinstance(ds.frame.index, pd.RangeIndex) and ds.n_records == 4
+    assert ds.frame["stars"].dtype == np.int64 and ds.frame["price"].dtype == np.float64
+    assert all(isinstance(v, str) for col in ("text", "user", "airline") for v in ds.frame[col])
+    assert ds.name == "d" and ds.source == str(path.resolve()) and ds.external is None
+
+
+@pytest.mark.parametrize("fmt", ["tsv", "jsonl", "ndjson", "parquet"])
+def test_loads_every_accepted_format(tmp_path, fmt):
+    frame = good_frame()
+    path = tmp_path / f"d.{fmt}"
+    if fmt == "tsv":
+        frame.to_csv(path, sep="\t", index=False)
+    elif fmt == "parquet":
+        frame.to_parquet(path)
+    else:
+        frame.to_json(path, orient="records", lines=True)
+    ds = load_dataset(path, GOOD_SCHEMA)
+    assert ds.frame["price"].tolist() == [10.5, 20.0, 30.25, 5.0]
+    assert ds.frame["stars"].tolist() == [3, 1, 5, 2]
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(DataError, match=r"nope\.csv does not exist"):
+        load_dataset(tmp_path / "nope.csv")
+
+
+def test_directory_instead_of_file(tmp_path):
+    (tmp_path / "folder.csv").mkdir()
+    with pytest.raises(DataError, match=r"folder\.csv is a folder, not a data file"):
+        load_dataset(tmp_path / "folder.csv")
+
+
+def test_unreadable_file(tmp_path, monkeypatch):
+    path = write(tmp_path, "locked.csv", GOOD_CSV)
+    path.chmod(0)
+    try:
+        if os.access(path, os.R_OK):  # running as root: permissions do not bind, so simulate them
+            monkeypatch.setattr(ds_mod, "_readable", lambda p: False)
+        with pytest.raises(DataError, match=r"locked\.csv cannot be read: permission denied"):
+            load_dataset(path)
+    finally:
+        path.chmod(0o644)
+
+
+def test_empty_file(tmp_path):
+    path = write(tmp_path, "empty.csv", b"")
+    with pytest.raises(DataError, match=r"empty\.csv is empty \(0 bytes\)"):
+        load_dataset(path)
+
+
+def test_header_only(tmp_path):
+    path = write(tmp_path, "header.csv", "text,user\n")
+    with pytest.raises(DataError, match=r"header\.csv has a header but no data rows"):
+        load_dataset(path)
+
+
+def test_blank_jsonl(tmp_path):
+    path = write(tmp_path, "blank.jsonl", "\n\n")
+    with pytest.raises(DataError, match=r"blank\.jsonl has no records"):
+        load_dataset(path)
+
+
+def test_wrong_encoding_names_byte_and_line_and_latin1_loads(tmp_path):
+    content = "text,kind\nplain words here,a\nun café très bon,b\n".encode("latin-1")
+    path = write(tmp_path, "latin.csv", content)
+    with pytest.raises(DataError) as err:
+        load_dataset(path)
+    msg = str(err.value)
+    assert "latin.csv is not valid UTF-8" in msg
+    assert "byte 0xE9 at line 3, column 7 (byte offset 35 from the start)" in msg
+    assert "--encoding latin-1 (or cp1252)" in msg
+    ds = load_dataset(path, encoding="latin-1")
+    assert ds.frame["text"].tolist() == ["plain words here", "un café très bon"]
+
+
+def test_wrong_encoding_in_jsonl(tmp_path):
+    path = write(tmp_path, "latin.jsonl", '{"text": "caf\xe9 au lait is nice"}\n'.encode("latin-1"))
+    with pytest.raises(DataError, match=r"latin\.jsonl is not valid UTF-8 text: byte 0xE9 at line 1, column 14 "):
+        load_dataset(path)
+    assert load_dataset(path, encoding="cp1252").frame["text"][0] == "café au lait is nice"
+
+
+def test_decode_error_position_does_not_depend_on_chunking(tmp_path):
+    # valid multi-byte characters straddle chunk boundaries before the bad byte on line 3
+    content = "ünïcode ok\nmore ✓ text\nab".encode() + b"\xff" + "\nrest".encode()
+    path = write(tmp_path, "x.csv", content)
+    expected = (content.index(b"\xff"), 3, 3, "0xFF")
+    for size in range(1, len(content) + 2):
+        assert ds_mod._locate_decode_error(path, "utf-8-sig", chunk_size=size) == expected, size
+    truncated = write(tmp_path, "t.csv", "ok\nend é".encode()[:-1])
+    assert ds_mod._locate_decode_error(truncated, "utf-8-sig", chunk_size=3)[:3] == (len(b"ok\nend "), 2, 5)
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    path = write(tmp_path, "bom.csv", b"\xef\xbb\xbf" + GOOD_CSV.encode())
+    assert list(read_table(path).columns)[0] == "text"
+    assert load_dataset(path, GOOD_SCHEMA, encoding="utf-8").n_records == 4
+
+
+def test_unknown_encoding_name(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    with pytest.raises(ConfigError, match="unknown text encoding 'klingon'"):
+        load_dataset(path, encoding="klingon")
+
+
+def test_csv_row_with_too_many_fields(tmp_path):
+    path = write(tmp_path, "ragged.csv", "text,user\nfine words,ann\nsurplus, field,bob\n")
+    with pytest.raises(DataError, match=r"ragged\.csv is not well-formed CSV: row 2 \(line 3\) has 3 fields but the header has 2"):
+        load_dataset(path)
+
+
+def test_csv_first_row_with_too_many_fields_is_not_read_as_an_index(tmp_path):
+    path = write(tmp_path, "ragged.csv", "text,user\nsurplus, field,bob\nfine words,ann\n")
+    with pytest.raises(DataError, match=r"row 1 \(line 2\) has 3 fields"):
+        load_dataset(path)
+
+
+def test_malformed_jsonl_names_the_line(tmp_path):
+    path = write(tmp_path, "bad.jsonl", '{"text": "fine words here"}\n{"text": "broken\n')
+    with pytest.raises(DataError, match=r"bad\.jsonl: line 2 is not valid JSON"):
+        load_dataset(path)
+
+
+def test_jsonl_line_that_is_not_an_object(tmp_path):
+    path = write(tmp_path, "list.jsonl", '{"text": "fine words here"}\n[1, 2]\n')
+    with pytest.raises(DataError, match=r"list\.jsonl: line 2 holds a JSON list, not an object"):
+        load_dataset(path)
+
+
+def test_corrupt_parquet(tmp_path):
+    path = write(tmp_path, "broken.parquet", b"PAR1 this is not really parquet PAR1")
+    with pytest.raises(DataError, match=r"broken\.parquet is not a readable Parquet file"):
+        load_dataset(path)
+
+
+def test_unsupported_extension(tmp_path):
+    path = write(tmp_path, "sheet.xlsx", b"not a csv")
+    with pytest.raises(DataError, match=r"extension '\.xlsx' is not supported; accepted: \.csv, \.tsv, \.parquet, \.jsonl, \.ndjson"):
+        load_dataset(path)
+
+
+def test_file_larger_than_the_limit(tmp_path, monkeypatch):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    monkeypatch.setattr(ds_mod, "MAX_FILE_BYTES", 100)
+    with pytest.raises(DataError, match=r"d\.csv is 0\.0 MB, larger than the limit of 0\.0 MB.*TEXTSDC_MAX_FILE_MB"):
+        load_dataset(path)
+
+
+@pytest.mark.parametrize(
+    "name, content, dup",
+    [
+        ("dup.csv", "text,a,a\nsome words,1,2\n", "a"),
+        ("dup.tsv", "text\tb\tb\nsome words\t1\t2\n", "b"),
+        ("dup.jsonl", '{"text": "some words", "c": 1, "c": 2}\n', "c"),
+    ],
+)
+def test_duplicated_column_names(tmp_path, name, content, dup):
+    path = write(tmp_path, name, content)
+    with pytest.raises(DataError, match=rf"'{dup}' (appears|more than once)"):
+        load_dataset(path)
+
+
+def test_duplicated_column_names_in_a_frame():
+    frame = pd.DataFrame([["words", 1, 2]], columns=["text", "a", "a"])
+    with pytest.raises(DataError, match=r"mem: the column name 'a' appears more than once"):
+        validate(frame, Schema(text="text"), "mem")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Validation against the schema
+
+
+def test_missing_schema_column_suggests_close_match(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    schema = Schema(text="txt", author="user")
+    with pytest.raises(DataError) as err:
+        load_dataset(path, schema)
+    msg = str(err.value)
+    assert "d.csv has no column 'txt' (the schema's text column); did you mean 'text'?" in msg
+    assert "the file's columns are: text, user, airline, stars, price" in msg
+
+
+def test_missing_field_column_names_its_role(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    schema = Schema(text="text", fields=(FieldSpec("Airline"),))
+    with pytest.raises(DataError, match=r"no column 'Airline' \(the schema's structured field\); did you mean 'airline'"):
+        load_dataset(path, schema)
+
+
+def test_text_column_of_numbers(tmp_path):
+    path = write(tmp_path, "d.csv", "code,text\n12,a\n7,b\n")
+    with pytest.raises(
+        DataError,
+        match=r"column 'code' was chosen as the text column but holds numbers \(first value '12'\); choose a column of free text",
+    ):
+        load_dataset(path, Schema(text="code"))
+
+
+def test_text_column_of_numbers_in_a_typed_frame():
+    frame = pd.DataFrame({"n": [1.5, 2.5], "t": ["a", "b"]})
+    with pytest.raises(DataError, match=r"column 'n' was chosen as the text column but holds numbers \(first value 1\.5\)"):
+        validate(frame, Schema(text="n"), "frame")
+
+
+def test_text_column_of_lists(tmp_path):
+    path = write(tmp_path, "d.jsonl", '{"s": ["a", "b"], "t": "x"}\n{"s": ["c"], "t": "y"}\n')
+    with pytest.raises(DataError, match=r"column 's' was chosen as the text column but holds non-text values"):
+        load_dataset(path, Schema(text="s"))
+
+
+def test_some_empty_texts_become_empty_strings_but_all_empty_is_an_error(tmp_path):
+    ok = write(tmp_path, "some.csv", 'text,k\n"",a\nwords,b\n')
+    assert load_dataset(ok, Schema(text="text")).frame["text"].tolist() == ["", "words"]
+    bad = write(tmp_path, "none.csv", "text,k\n,a\n ,b\n")
+    with pytest.raises(DataError, match=r"none\.csv: the text column 'text' is empty in every row"):
+        load_dataset(bad, Schema(text="text"))
+
+
+def test_constant_field(tmp_path):
+    path = write(tmp_path, "d.csv", "text,airline\nsome words,Delta\nmore words,Delta\n")
+    with pytest.raises(
+        DataError, match=r"d\.csv: constant column 'airline' \(every row holds 'Delta'\).*drop it or choose another field"
+    ):
+        load_dataset(path, Schema(text="text", fields=(FieldSpec("airline"),)))
+
+
+def test_missing_categorical_values_become_a_category(tmp_path):
+    path = write(tmp_path, "d.csv", "text,airline\nsome words,Delta\nmore words,\nNA,NA\n")
+    ds = load_dataset(path, Schema(text="text", fields=(FieldSpec("airline"),)))
+    assert ds.frame["airline"].tolist() == ["Delta", MISSING_CATEGORY, "NA"]
+    assert ds.frame["text"].tolist()[2] == "NA"  # only empty cells are missing
+
+
+def test_categorical_numbers_keep_their_written_form(tmp_path):
+    path = write(tmp_path, "d.csv", "text,zip\na b,02134\nc d,10001\n")
+    assert load_dataset(path, Schema(text="text", fields=(FieldSpec("zip"),))).frame["zip"].tolist() == ["02134", "10001"]
+
+
+@pytest.mark.parametrize(
+    "value, problem",
+    [
+        ("-3", r"'-3' is negative"),
+        ("1.5", r"'1\.5' is not a whole number"),
+        ("many", r"'many' is not a number"),
+        ("", r"the value is missing"),
+    ],
+)
+def test_bad_count_values(tmp_path, value, problem):
+    path = write(tmp_path, "d.csv", f"text,stars\nfirst text,1\nsecond text,2\nthird text,{value}\n")
+    schema = Schema(text="text", fields=(FieldSpec("stars", "count"),))
+    with pytest.raises(
+        DataError,
+        match=rf"d\.csv: column 'stars' \(a count field\), row 3: {problem}; accepted: a whole number ≥ 0 "
+        r"\(rows are counted from 1 at the first record; a header line is not counted\)",
+    ):
+        load_dataset(path, schema)
+
+
+def test_whole_floats_are_accepted_as_counts(tmp_path):
+    path = write(tmp_path, "d.csv", "text,stars\na,1.0\nb,2\n")
+    assert load_dataset(path, Schema(text="text", fields=(FieldSpec("stars", "count"),))).frame["stars"].tolist() == [1, 2]
+
+
+@pytest.mark.parametrize(
+    "value, problem", [("cheap", r"'cheap' is not a number"), ("", "the value is missing"), ("inf", "'inf' is not a finite number")]
+)
+def test_bad_continuous_values(tmp_path, value, problem):
+    path = write(tmp_path, "d.csv", f"text,price\nfirst,1.5\nsecond,{value}\n")
+    schema = Schema(text="text", fields=(FieldSpec("price", "continuous"),))
+    with pytest.raises(DataError, match=rf"column 'price' \(a continuous field\), row 2: {problem}; accepted: a finite number"):
+        load_dataset(path, schema)
+
+
+def test_missing_author_is_an_error(tmp_path):
+    path = write(tmp_path, "d.csv", "text,user\nfirst,ann\nsecond,\n")
+    with pytest.raises(DataError, match=r"column 'user' \(the author column\) has no value in row 2"):
+        load_dataset(path, Schema(text="text", author="user"))
+
+
+def test_one_row_table_loads_and_require_records(tmp_path):
+    path = write(tmp_path, "one.csv", "text,airline,stars\njust one record,Delta,3\n")
+    ds = load_dataset(path, Schema(text="text", fields=(FieldSpec("airline"), FieldSpec("stars", "count"))))
+    assert ds.n_records == 1
+    require_records(ds, 1, "anything")
+    with pytest.raises(DataError, match=r"^the style attack needs at least 2 records, the dataset has 1$"):
+        require_records(ds, 2, "the style attack")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Schema files, inference, external records
+
+
+def test_schema_beside_the_file_is_used(tmp_path):
+    path = write(tmp_path, "reviews.csv", GOOD_CSV)
+    write(tmp_path, "reviews.schema.toml", GOOD_SCHEMA.to_toml())
+    assert load_dataset(path).schema == GOOD_SCHEMA
+
+
+def test_schema_path_that_is_a_folder(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    with pytest.raises(ConfigError, match=r"schema file .* cannot be read"):
+        load_dataset(path, tmp_path)
+
+
+def test_toml_schema_round_trip_with_external_file(tmp_path):
+    data_dir, schema_dir = tmp_path / "data", tmp_path / "config"
+    data_dir.mkdir(), schema_dir.mkdir()
+    path = write(data_dir, "d.csv", GOOD_CSV)
+    write(schema_dir, "intruder.csv", "text,user,airline\nanother text by ann,ann,Delta\nzed writes,zed,United\n")
+    schema = Schema(text="text", author="user", fields=GOOD_SCHEMA.fields, external=ExternalSpec(file="intruder.csv"))
+    schema_path = write(schema_dir, "schema.toml", schema.to_toml())
+    assert Schema.from_toml(schema_path) == schema
+    ds = load_dataset(path, schema_path)  # the external file is relative to the schema file's folder
+    assert ds.schema == schema
+    assert list(ds.external.columns) == ["text", "user", "airline"]
+    assert ds.external["user"].tolist() == ["ann", "zed"]
+    assert isinstance(ds.external.index, pd.RangeIndex)
+
+
+def test_external_file_relative_to_data_for_schema_objects(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    write(tmp_path, "ext.csv", "text,user\nanother text by bob,bob\n")
+    schema = Schema(text="text", author="user", external=ExternalSpec(file="ext.csv"))
+    assert load_dataset(path, schema).external["user"].tolist() == ["bob"]
+
+
+def test_external_file_without_shared_authors(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    write(tmp_path, "ext.csv", "text,user\nsomeone else,zed\n")
+    schema = Schema(text="text", author="user", external=ExternalSpec(file="ext.csv"))
+    with pytest.raises(DataError, match=r"ext\.csv: none of the external authors \(for example 'zed'\) appears"):
+        load_dataset(path, schema)
+
+
+def test_external_file_without_author_column(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    write(tmp_path, "ext.csv", "text,who\nsomeone else,zed\n")
+    schema = Schema(text="text", author="user", external=ExternalSpec(file="ext.csv"))
+    with pytest.raises(DataError, match=r"ext\.csv has no column 'user' \(the schema's author column\)"):
+        load_dataset(path, schema)
+
+
+def holdout_frame() -> pd.DataFrame:
+    rows = [{"text": f"text {a} {i}", "user": a, "city": "AB"[i % 2], "mood": "xyz"[i % 3]}
+            for a, n in [("a", 5), ("b", 1), ("c", 3), ("d", 4), ("e", 2), ("f", 6)] for i in range(n)]
+    return pd.DataFrame(rows)
+
+
+def test_holdout_rule_is_deterministic_and_moves_exactly_the_asked_records():
+    frame = holdout_frame()
+    schema = Schema(text="text", author="user", fields=(FieldSpec("city", role="key"), FieldSpec("mood", role="sensitive")),
+                    external=ExternalSpec(holdout_per_author=2, min_records=3, max_authors=3, seed=7))
+    release, external = split_external(frame, schema)
+    release2, external2 = split_external(frame, schema)
+    pd.testing.assert_frame_equal(release, release2)
+    pd.testing.assert_frame_equal(external, external2)
+    assert list(external.columns) == ["text", "user", "city"]  # the intruder knows key fields, not sensitive ones
+    counts = external["user"].value_counts()
+    assert len(counts) == 3 and set(counts.index) <= {"a", "c", "d", "f"} and (counts == 2).all()
+    assert len(release) + len(external) == len(frame)
+    assert set(external["text"]).isdisjoint(release["text"])
+    assert isinstance(release.index, pd.RangeIndex) and isinstance(external.index, pd.RangeIndex)
+    other_seed = split_external(frame, schema, ExternalSpec(holdout_per_author=2, min_records=3, max_authors=3, seed=8))
+    assert len(other_seed[1]) == 6
+
+
+def test_holdout_rule_applied_by_load_dataset(tmp_path):
+    path = tmp_path / "d.csv"
+    holdout_frame().to_csv(path, index=False)
+    schema = Schema(text="text", author="user", fields=(FieldSpec("city", role="key"),),
+                    external=ExternalSpec(holdout_per_author=1, min_records=2, max_authors=300, seed=0))
+    ds = load_dataset(path, schema)
+    assert len(ds.external) == 5 and ds.n_records == 21 - 5
+    assert set(ds.external["user"]) == {"a", "c", "d", "e", "f"}
+
+
+def test_holdout_rule_needs_an_author():
+    schema = Schema(text="text", external=ExternalSpec())
+    with pytest.raises(ConfigError, match="needs an author column"):
+        split_external(holdout_frame(), schema)
+
+
+def test_holdout_rule_with_no_eligible_author():
+    schema = Schema(text="text", author="user", external=ExternalSpec(min_records=10))
+    with pytest.raises(DataError, match="no author has at least 10 records"):
+        split_external(holdout_frame(), schema)
+
+
+def test_infer_schema_picks_text_author_and_kinds():
+    n = 30
+    frame = pd.DataFrame({
+        "id": [f"r{i}" for i in range(n)],
+        "title": ["a somewhat longer title than the body has"] * (n - 1) + ["x"],
+        "Review Text": [f"a short review, number {i}" + "!" * (i % 5) for i in range(n)],
+        "User_ID": [f"u{i % 7}" for i in range(n)],
+        "stars": [1 + i % 5 for i in range(n)],
+        "helpful": list(range(0, 3 * n, 3)),
+        "delta": list(range(-n, 0)),
+        "price": [0.5 + i for i in range(n)],
+        "verified": [i % 2 == 0 for i in range(n)],
+        "source": ["web"] * n,
+    })
+    schema = infer_schema(frame)
+    assert schema.text == "Review Text"  # preferred name, mean length ≥ 20, though 'title' is longer
+    assert schema.author == "User_ID"
+    kinds = {f.name: f.kind for f in schema.fields}
+    assert kinds == {"id": "categorical", "title": "categorical", "stars": "categorical", "helpful": "count",
+                     "delta": "continuous", "price": "continuous", "verified": "categorical"}
+    assert all(f.role == "other" for f in schema.fields) and "source" not in kinds
+
+
+def test_infer_schema_without_preferred_names_takes_the_longest_strings():
+    frame = pd.DataFrame({"k": ["a", "b", "a"], "body_of_work": ["long words here", "more long words", "x y z"],
+                          "document": ["d1", "d1", "d2"]})
+    schema = infer_schema(frame)
+    assert (schema.text, schema.author, schema.document) == ("body_of_work", None, "document")
+
+
+def test_inferred_schema_loads_a_csv_whose_numbers_are_strings(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    ds = load_dataset(path)
+    assert (ds.schema.text, ds.schema.author) == ("text", "user")
+    assert {f.name: f.kind for f in ds.schema.fields} == {"airline": "categorical", "stars": "categorical",
+                                                          "price": "continuous"}
+
+
+def test_infer_schema_without_any_text():
+    with pytest.raises(DataError, match="no column holds free text"):
+        infer_schema(pd.DataFrame({"a": [1, 2], "b": [0.5, 1.5]}))
+
+
+def test_fingerprint_is_stable_and_sensitive_to_values(tmp_path):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    a, b = load_dataset(path, GOOD_SCHEMA), load_dataset(path, GOOD_SCHEMA)
+    assert a.fingerprint == b.fingerprint
+    changed = write(tmp_path, "e.csv", GOOD_CSV.replace("20\n", "21\n"))
+    assert load_dataset(changed, GOOD_SCHEMA).fingerprint != a.fingerprint
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Demos
+
+
+def test_demo_registry():
+    assert demo_names() == sorted(DEMOS)
+    infos = list_demos()
+    assert [d.name for d in infos] == sorted(DEMOS)
+    for d in infos:
+        assert isinstance(d, DemoInfo) and d.title and d.description and d.licence != "unknown"
+        assert d.path == DEMOS_DIR / d.name and d.n_records > 0
+        assert (d.path / "README.md").is_file()
+        assert sum(p.stat().st_size for p in d.path.iterdir()) <= 2 * 1024 * 1024
+    assert is_demo("airline-tweets") and not is_demo("no-such-demo")
+
+
+def test_unknown_demo_name_lists_the_demos():
+    with pytest.raises(DataError, match=r"'airline-tweet' is neither a file nor a demo dataset; demo datasets are: airline-tweets, "):
+        load_dataset("airline-tweet")
+
+
+@pytest.mark.parametrize("name", DEMOS)
+def test_every_demo_loads_with_its_schema(name):
+    ds = load_dataset(name)
+    assert ds.name == name and ds.source == name and ds.n_records > 0
+    assert list(ds.frame.columns) == ds.schema.columns
+    assert isinstance(ds.frame.index, pd.RangeIndex)
+    for col in [ds.schema.text, ds.schema.author, ds.schema.document]:
+        if col is not None:
+            assert pd.api.types.is_string_dtype(ds.frame[col]) and isinstance(ds.frame[col].iloc[0], str)
+    expected = {"categorical": pd.api.types.is_string_dtype, "count": lambda s: s.dtype == np.int64,
+                "continuous": lambda s: s.dtype == np.float64}
+    for f in ds.schema.fields:
+        assert expected[f.kind](ds.frame[f.name]), (name, f.name, ds.frame[f.name].dtype)
+    info = next(d for d in list_demos() if d.name == name)
+    assert info.n_records == ds.n_records
+    assert info.n_external == (0 if ds.external is None else len(ds.external))
+
+
+def test_airline_demo_has_external_records_by_released_authors():
+    ds = load_dataset("airline-tweets")
+    assert ds.schema.external == ExternalSpec(file="external.csv")
+    assert len(ds.external) == 300 and ds.external["name"].nunique() == 300
+    assert set(ds.external["name"]) <= set(ds.frame["name"])
+    assert list(ds.external.columns) == ["text", "name", "airline", "user_timezone"]
+    assert ds.frame["user_timezone"].nunique() == 9
+
+
+def _load_make_demos():
+    spec = importlib.util.spec_from_file_location("make_demos", ROOT / "scripts" / "make_demos.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the class is created
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(spec.name, None)
+    return module
+
+
+def test_make_demos_reproduces_the_shipped_assets(tmp_path, capsys):
+    if not (SHARED_DATA / "SOURCES.md").is_file():
+        pytest.skip(f"the raw data folder {SHARED_DATA} is absent (it is not part of the repository)")
+    assert _load_make_demos().main(["--data", str(SHARED_DATA), "--out", str(tmp_path)]) == 0
+    built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
+    shipped = sorted(p.relative_to(DEMOS_DIR) for p in DEMOS_DIR.rglob("*") if p.is_file())
+    assert built == shipped
+    for rel in built:
+        assert (tmp_path / rel).read_bytes() == (DEMOS_DIR / rel).read_bytes(), rel
+    assert "total" in capsys.readouterr().out
