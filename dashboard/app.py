@@ -2,6 +2,10 @@
 
 Three pages read top to bottom: Data (load and map columns), Protect (method, knob, frontier, samples) and
 Export (write the chosen release with its report).
+
+The page scripts live in ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the entry script
+as an old-style multipage app, and a bookmarked address such as ``/protect`` would then run the page without
+this script's navigation and session set-up.
 """
 
 from __future__ import annotations
@@ -31,9 +35,9 @@ def main() -> None:
     st.set_page_config(page_title="textsdc", layout="wide")
     state.init_session(data_argument(sys.argv[1:]))
     pages = [
-        st.Page("pages/data.py", title="Data", icon=":material/table:", url_path="data", default=True),
-        st.Page("pages/protect.py", title="Protect", icon=":material/tune:", url_path="protect"),
-        st.Page("pages/export.py", title="Export", icon=":material/download:", url_path="export"),
+        st.Page("views/data.py", title="Data", icon=":material/table:", url_path="data", default=True),
+        st.Page("views/protect.py", title="Protect", icon=":material/tune:", url_path="protect"),
+        st.Page("views/export.py", title="Export", icon=":material/download:", url_path="export"),
     ]
     page = st.navigation(pages)
     dataset = state.current_dataset()

@@ -139,5 +139,11 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             shot = tmp_path / "protect.png"
             page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000
+
+            # A bookmarked page address opens that page inside the app, with its navigation and dataset.
+            page.goto(f"{dashboard}/export")
+            expect(page.get_by_role("heading", name="Export")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            expect(page.locator('[data-testid="stSidebarNav"] a', has_text="Protect")).to_be_visible()
+            expect(page.get_by_text("Dataset in use:")).to_be_visible()
         finally:
             browser.close()

@@ -41,7 +41,7 @@ def start(argv: list[str] | None = None) -> AppTest:
 
 
 def go(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(f"views/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 

@@ -178,7 +178,7 @@ def render() -> None:
     dataset = state.current_dataset()
     if dataset is None:
         st.info("No dataset is loaded yet.")
-        st.page_link("pages/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
         return
     counts = state.dataset_counts(dataset)
     st.caption(f"Dataset: {state.md_escape(dataset.name)} · {counts['records']:,} records")
@@ -249,7 +249,7 @@ def render() -> None:
         fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
         replicates=sweep.replicates, risk=risk, utility=utility, sweep=sweep,
     ))
-    st.page_link("pages/export.py", label=f"Export the release at {state.knob_text(knob, value)}",
+    st.page_link("views/export.py", label=f"Export the release at {state.knob_text(knob, value)}",
                  icon=":material/download:")
 
     _attack_section(sweep, dataset, method, at)

@@ -55,7 +55,7 @@ def render() -> None:
     chosen = state.get_choice(dataset)
     if dataset is None or chosen is None:
         st.info("Nothing is chosen yet: pick a method and a knob setting on the Protect page first.")
-        st.page_link("pages/protect.py", label="Go to Protect", icon=":material/tune:")
+        st.page_link("views/protect.py", label="Go to Protect", icon=":material/tune:")
         return
     _facts(chosen)
     origin = state.current_origin()
