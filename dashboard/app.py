@@ -1,7 +1,8 @@
 """The textsdc dashboard: `streamlit run dashboard/app.py -- --data NAME_OR_PATH` (or `textsdc dashboard`).
 
-Three pages read top to bottom: Data (load and map columns), Protect (method, knob, frontier, samples) and
-Export (write the chosen release with its report).
+Four pages read top to bottom: Data (load and map columns), Protect text (redaction: knob, frontier, samples),
+Synthesize fields (the GLM λ and CART α synthesizers of sensitive fields) and Export (write the chosen release
+with its report).
 
 The page scripts live in ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the entry script
 as an old-style multipage app, and a bookmarked address such as ``/protect`` would then run the page without
@@ -36,7 +37,8 @@ def main() -> None:
     state.init_session(data_argument(sys.argv[1:]))
     pages = [
         st.Page("views/data.py", title="Data", icon=":material/table:", url_path="data", default=True),
-        st.Page("views/protect.py", title="Protect", icon=":material/tune:", url_path="protect"),
+        st.Page("views/protect.py", title="Protect text", icon=":material/tune:", url_path="protect"),
+        st.Page("views/synthesize.py", title="Synthesize fields", icon=":material/casino:", url_path="synthesize"),
         st.Page("views/export.py", title="Export", icon=":material/download:", url_path="export"),
     ]
     page = st.navigation(pages)

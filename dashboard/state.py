@@ -21,7 +21,7 @@ import threading
 import time
 import zipfile
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -33,7 +33,7 @@ from engine.cache import fit_cached
 from engine.dataset import Dataset
 from engine.datasets import DEMOS_DIR, DemoInfo, infer_schema, is_demo, list_demos, load_dataset, read_table
 from engine.errors import ConfigError, TextsdcError
-from engine.evaluate import Evaluator
+from engine.evaluate import Evaluator, MeasureOptions
 from engine.export import ExportResult, export_release
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.metrics import METRICS, MetricResult, metric_info
@@ -122,12 +122,12 @@ def _fit_slot(fingerprint: str, method: str, params: str) -> _Slot:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def _evaluator_slot(fingerprint: str) -> _Slot:
+def _evaluator_slot(fingerprint: str, fields: tuple[str, ...], options: str) -> _Slot:
     return _Slot()
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)
-def _sweep_slot(fingerprint: str, method: str, params: str, grid: tuple[float, ...], replicates: int, seed: int) -> _Slot:
+def _sweep_slot(fingerprint: str, method: str, params: str, replicates: int, seed: int, options: str) -> _Slot:
     return _Slot()
 
 
@@ -363,60 +363,74 @@ def dataset_counts(dataset: Dataset) -> dict[str, int | None]:
 # Fitting, measuring, releasing
 
 
-def method_names() -> list[str]:
-    return list(METHODS)
+def method_names(changes: str = "text") -> list[str]:
+    """Registered methods that change the text (``"text"``) or synthesize fields (``"fields"``)."""
+    return [m for m, cls in METHODS.items() if cls.changes == changes]
 
 
-def protector(method: str) -> Protector:
-    return get_protector(method)
+def protector(method: str, params: dict | None = None) -> Protector:
+    """The method with the steward's parameters (fields to synthesize, vendor keywords, ...)."""
+    return get_protector(method, **(params or {}))
 
 
-def get_fitted(dataset: Dataset, method: str, progress: Progress = no_progress) -> Fitted:
+def _options_key(options: MeasureOptions | None) -> str:
+    return repr(options or MeasureOptions())
+
+
+def get_fitted(dataset: Dataset, method: str, progress: Progress = no_progress, params: dict | None = None) -> Fitted:
     """The fitted protector (memory, then the engine's disk cache, then a fit)."""
-    p = get_protector(method)
+    p = protector(method, params)
     slot = _fit_slot(dataset.fingerprint, method, _params(p))
     return slot.get(lambda: fit_cached(p, dataset, progress))
 
 
-def get_evaluator(dataset: Dataset, progress: Progress = no_progress) -> Evaluator:
-    """The Evaluator of a dataset with every metric that applies (the intruder's classifiers trained once)."""
-    return _evaluator_slot(dataset.fingerprint).get(lambda: Evaluator(dataset, None, progress))
+def get_evaluator(dataset: Dataset, progress: Progress = no_progress, fields: tuple[str, ...] = (),
+                  options: MeasureOptions | None = None) -> Evaluator:
+    """The Evaluator of a dataset for a method that changes the text (no ``fields``) or synthesizes ``fields``,
+    with every metric that applies (the intruder's classifiers, distances and topics prepared once)."""
+    slot = _evaluator_slot(dataset.fingerprint, tuple(fields), _options_key(options))
+    return slot.get(lambda: Evaluator(dataset, None, progress, fields=list(fields), options=options))
 
 
 def effective_replicates(method: str, replicates: int) -> int:
     """A deterministic method gives the same release every time, so it is measured once per knob value."""
-    return 1 if get_protector(method).deterministic else int(replicates)
+    return 1 if METHODS[method].deterministic else int(replicates)
 
 
-def _sweep_slot_for(dataset: Dataset, method: str, replicates: int, seed: int) -> tuple[_Slot, Protector, list[float], int]:
-    p = get_protector(method)
-    grid = [float(v) for v in p.knob.default_grid()]
+def _sweep_slot_for(dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None,
+                    options: MeasureOptions | None) -> tuple[_Slot, Protector, int]:
+    p = protector(method, params)
     reps = effective_replicates(method, replicates)
-    return _sweep_slot(dataset.fingerprint, method, _params(p), tuple(grid), reps, int(seed)), p, grid, reps
+    return _sweep_slot(dataset.fingerprint, method, _params(p), reps, int(seed), _options_key(options)), p, reps
 
 
-def sweep_ready(dataset: Dataset, method: str, replicates: int, seed: int) -> bool:
-    return _sweep_slot_for(dataset, method, replicates, seed)[0].filled
+def sweep_ready(dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None = None,
+                options: MeasureOptions | None = None) -> bool:
+    return _sweep_slot_for(dataset, method, replicates, seed, params, options)[0].filled
 
 
-def get_sweep(dataset: Dataset, method: str, replicates: int, seed: int, progress: Progress = no_progress) -> SweepResult:
-    """The sweep over the knob's default grid; computed once per (dataset, method, grid, replicates, seed)."""
-    slot, p, grid, reps = _sweep_slot_for(dataset, method, replicates, seed)
+def get_sweep(dataset: Dataset, method: str, replicates: int, seed: int, progress: Progress = no_progress,
+              params: dict | None = None, options: MeasureOptions | None = None) -> SweepResult:
+    """The sweep over the fitted knob's grid; computed once per (dataset, method and parameters, replicates,
+    seed, measure options)."""
+    slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
 
     def compute() -> SweepResult:
-        fitted = get_fitted(dataset, method, progress)
-        evaluator = get_evaluator(dataset, progress)
-        return run_sweep(dataset, p, grid, reps, int(seed), progress=progress, fitted=fitted, evaluator=evaluator)
+        fitted = get_fitted(dataset, method, progress, params)
+        evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options)
+        return run_sweep(dataset, p, None, reps, int(seed), progress=progress, fitted=fitted, evaluator=evaluator)
 
     return slot.get(compute)
 
 
-def get_release(dataset: Dataset, method: str, value: float, seed: int, replicates: int) -> Release:
+def get_release(dataset: Dataset, method: str, value: float, seed: int, replicates: int,
+                params: dict | None = None) -> Release:
     """Replicate 0 of the release at knob ``value`` (the one the sweep's per-record detail describes)."""
-    p = get_protector(method)
-    value = p.knob.validate(value)
+    p = protector(method, params)
+    fitted = get_fitted(dataset, method, params=params)
+    value = fitted.snap(value)
     slot = _release_slot(dataset.fingerprint, method, _params(p), float(value), int(seed), int(replicates))
-    return slot.get(lambda: make_release(get_fitted(dataset, method), value, int(seed), int(replicates)))
+    return slot.get(lambda: make_release(fitted, value, int(seed), int(replicates)))
 
 
 def _protected_columns(dataset: Dataset, release: Release) -> list[str]:
@@ -438,7 +452,8 @@ def sample_records(dataset: Dataset, method: str, seed: int, replicates: int, n:
     p = get_protector(method)
 
     def compute() -> list[int]:
-        releases = [get_release(dataset, method, v, seed, replicates) for v in p.knob.default_grid()]
+        grid = get_fitted(dataset, method).knob.default_grid()
+        releases = [get_release(dataset, method, v, seed, replicates) for v in grid]
         cols = _protected_columns(dataset, releases[0])
         original = _joined(dataset.frame, cols)
         table = pd.concat([_joined(r.data, cols) for r in releases], axis=1, ignore_index=True)
@@ -522,6 +537,8 @@ class Chosen:
     risk: str | None
     utility: str | None
     sweep: SweepResult
+    params: dict = field(default_factory=dict)
+    options: MeasureOptions | None = None
 
 
 def set_choice(chosen: Chosen) -> None:
@@ -541,7 +558,7 @@ def get_choice(dataset: Dataset | None) -> Chosen | None:
 
 
 def default_export_dir(chosen: Chosen) -> str:
-    knob = get_protector(chosen.method).knob
+    knob = METHODS[chosen.method].knob
     return f"./exports/{chosen.dataset}-{chosen.method}-{knob.format(chosen.knob)}"
 
 
@@ -569,9 +586,21 @@ def replay_command(dataset: Dataset, origin: Origin | None, chosen: Chosen, out_
         replicate=0,
         seed=chosen.seed,
         out=out_dir,
+        **replay_options(chosen),
     )
     command = cli_replay(args, chosen.knob)
     return command + (" --with-frontier" if with_frontier else "")
+
+
+def replay_options(chosen: Chosen) -> dict[str, Any]:
+    """The method parameters and measure options of a choice as the CLI's option values."""
+    params, o = chosen.params, chosen.options or MeasureOptions()
+    joined = (lambda v: ",".join(v) if v else None)
+    return {
+        "fields": joined(params.get("fields")), "vendor_keywords": joined(params.get("vendor_keywords")),
+        "posterior": params.get("posterior"), "posterior_draws": params.get("posterior_draws"),
+        "projections": o.projections, "topics": o.topics, "level": o.prevalence_level,
+    }
 
 
 def export_chosen(
@@ -585,18 +614,18 @@ def export_chosen(
     """Write the chosen release with its manifest and report (ConfigError / DataError as the engine raises)."""
     if not out_dir.strip():
         raise ConfigError("give an output folder for the export")
-    p = get_protector(chosen.method)
-    value = p.knob.validate(chosen.knob)
+    p = protector(chosen.method, chosen.params)
+    fitted = get_fitted(dataset, chosen.method, progress, chosen.params)
+    value = fitted.snap(chosen.knob)
     sweep = chosen.sweep
-    if any(np.isclose(value, g) for g in sweep.grid):
+    if any(np.isclose(value, g, rtol=1e-9, atol=0) for g in sweep.grid):
         metrics = metrics_with_intervals(sweep, nearest_grid_value(sweep.grid, value))
     else:  # a value between grid points: measure it exactly, as the CLI does
-        point = run_sweep(
-            dataset, p, [value], chosen.replicates, chosen.seed, progress=progress,
-            fitted=get_fitted(dataset, chosen.method, progress), evaluator=get_evaluator(dataset, progress),
-        )
+        evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), chosen.options)
+        point = run_sweep(dataset, p, [value], chosen.replicates, chosen.seed, progress=progress, fitted=fitted,
+                          evaluator=evaluator)
         metrics = metrics_with_intervals(point, value)
-    release = get_release(dataset, chosen.method, value, chosen.seed, chosen.replicates)
+    release = get_release(dataset, chosen.method, value, chosen.seed, chosen.replicates, chosen.params)
     return export_release(
         Path(out_dir).expanduser(),
         dataset=dataset,
@@ -608,8 +637,9 @@ def export_chosen(
         risk_metric=chosen.risk,
         utility_metric=chosen.utility,
         replay_command=replay_command(dataset, origin, chosen, out_dir, with_frontier),
-        knob=p.knob,
+        knob=fitted.knob,
         method_title=p.title,
+        point=sweep,
     )
 
 

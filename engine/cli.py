@@ -36,15 +36,69 @@ def _progress_bar(desc: str):
     return update
 
 
-def _parse_grid(text: str | None) -> list[float] | None:
+def _parse_grid(text: str | None) -> list[float] | str | None:
     if text is None:
         return None
     from engine.errors import ConfigError
 
+    if text.strip() == "path":
+        return "path"
     try:
         return [float(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise ConfigError(f"--grid must be numbers separated by commas (e.g. 0,1,2), got {text!r}") from None
+        raise ConfigError(
+            f"--grid must be numbers separated by commas (e.g. 0,1,2) or 'path' (every λ or α fitted), got {text!r}"
+        ) from None
+
+
+def _names(text: str | None) -> list[str]:
+    return [v.strip() for v in (text or "").split(",") if v.strip()]
+
+
+# Options that configure a method, and the methods that take them.
+METHOD_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "fields": ("--fields", ("glm", "cart")),
+    "vendor_keywords": ("--vendor-keywords", ("glm", "cart")),
+    "posterior": ("--posterior", ("glm",)),
+    "posterior_draws": ("--posterior-draws", ("glm",)),
+}
+
+
+def method_params(args) -> dict:
+    """Keyword arguments of the chosen method from the command line; an option the method does not take is
+    a ConfigError naming the methods that do."""
+    from engine.errors import ConfigError
+
+    given = {
+        "fields": _names(args.fields) or None,
+        "vendor_keywords": _names(args.vendor_keywords) or None,
+        "posterior": args.posterior,
+        "posterior_draws": args.posterior_draws,
+    }
+    params = {}
+    for key, value in given.items():
+        if value is None:
+            continue
+        flag, methods = METHOD_OPTIONS[key]
+        if args.method not in methods:
+            raise ConfigError(f"{flag} does not apply to method '{args.method}'; it applies to: {', '.join(methods)}")
+        params[key] = value
+    return params
+
+
+def measure_options(args):
+    from engine.evaluate import MeasureOptions
+
+    return MeasureOptions(
+        projections=args.projections, topics=args.topics, prevalence_level=args.level,
+        vendor_keywords=tuple(_names(args.vendor_keywords)),
+    )
+
+
+def _protector(args):
+    from engine.protect import get_protector
+
+    return get_protector(args.method, **method_params(args))
 
 
 def _load(args):
@@ -71,29 +125,47 @@ def cmd_datasets(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from engine.protect import get_protector
+    from engine.atomic import atomic_write_text
     from engine.sweep import run_sweep
 
     dataset = _load(args)
-    protector = get_protector(args.method)
+    protector = _protector(args)
     result = run_sweep(
         dataset, protector, grid=_parse_grid(args.grid), replicates=args.replicates, seed=args.seed,
         jobs=args.jobs, progress=_progress_bar("sweep"), use_cache=not args.no_cache,
+        options=measure_options(args),
     )
     out = Path(args.out)
-    from engine.atomic import atomic_write_text
-
+    payload = result.to_json_dict()
+    choice = _pmse_choice(result)
+    if choice is not None:
+        payload["choice"] = {"rule": "pmse_ratio_closest_to_1", "best": choice.best, "high": choice.high,
+                             "low": choice.low, "pmse_ratio": choice.ratio, "why": choice.why}
     out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, result.to_json())
+    atomic_write_text(out, json.dumps(payload, indent=2, allow_nan=True))
     table = result.summary.pivot(index="knob", columns="metric", values="mean")
+    table.index = [result.knob.format(k) for k in table.index]
+    table.index.name = result.knob.symbol
     print(f"{protector.title} on {dataset.name}: mean over {result.replicates} replicate(s)")
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     for k, v in result.baseline.items():
         print(f"{k}: {v.value:.4f}")
     for k, why in result.skipped.items():
         print(f"not measured: {k} ({why})")
+    if choice is not None:
+        sym = result.knob.symbol
+        print(f"{sym}* = {result.knob.format(choice.best)} (mean pMSE ratio {choice.ratio:.3f}, closest to 1); "
+              f"comparison points {sym}h = {result.knob.format(choice.high)}, {sym}l = {result.knob.format(choice.low)}")
     print(f"wrote {out}")
     return 0
+
+
+def _pmse_choice(result):
+    from engine.frontier import select_by_pmse_ratio
+
+    if "pmse_ratio" not in result.metric_ids:
+        return None
+    return select_by_pmse_ratio(result.summary, result.knob.more_privacy, result.knob.symbol)
 
 
 def replay_command(args, knob: float) -> str:
@@ -102,39 +174,56 @@ def replay_command(args, knob: float) -> str:
         parts += ["--schema", args.schema]
     if args.encoding:
         parts += ["--encoding", args.encoding]
-    parts += ["--method", args.method, "--knob", f"{knob:g}", "--replicates", str(args.replicates),
+    parts += ["--method", args.method]
+    for flag, value in (("--fields", getattr(args, "fields", None)),
+                        ("--vendor-keywords", getattr(args, "vendor_keywords", None)),
+                        ("--posterior", getattr(args, "posterior", None)),
+                        ("--posterior-draws", getattr(args, "posterior_draws", None)),
+                        ("--projections", _non_default(args, "projections", 20)),
+                        ("--topics", _non_default(args, "topics", 5)),
+                        ("--level", getattr(args, "level", None))):
+        if value is not None:
+            parts += [flag, str(value)]
+    parts += ["--knob", f"{knob:.10g}", "--replicates", str(args.replicates),
               "--replicate", str(args.replicate), "--seed", str(args.seed), "--out", args.out]
     return shlex.join(parts)
 
 
+def _non_default(args, name: str, default):
+    value = getattr(args, name, None)
+    return None if value is None or value == default else value
+
+
 def cmd_release(args) -> int:
+    from engine.cache import fit_cached
+    from engine.evaluate import Evaluator
     from engine.export import export_release
-    from engine.protect import get_protector
     from engine.sweep import make_release, metrics_with_intervals, run_sweep
 
     dataset = _load(args)
-    protector = get_protector(args.method)
-    knob = protector.knob.validate(protector.knob.default if args.knob is None else args.knob)
+    protector = _protector(args)
+    if args.knob is not None:
+        protector.knob.validate(args.knob)  # the method's general range, before the costly fit
     progress = _progress_bar("release")
-    from engine.cache import fit_cached
-
     fitted = fit_cached(protector, dataset, progress, use_cache=not args.no_cache)
+    knob = fitted.snap(fitted.knob.default if args.knob is None else args.knob)
+    evaluator = Evaluator(dataset, None, progress, fields=fitted.synthesized_fields, options=measure_options(args))
     point = run_sweep(dataset, protector, grid=[knob], replicates=args.replicates, seed=args.seed,
-                      jobs=args.jobs, progress=progress, fitted=fitted)
+                      jobs=args.jobs, progress=progress, fitted=fitted, evaluator=evaluator)
     sweep = None
     if args.with_frontier:
         sweep = run_sweep(dataset, protector, replicates=args.replicates, seed=args.seed, jobs=args.jobs,
-                          progress=progress, fitted=fitted)
+                          progress=progress, fitted=fitted, evaluator=evaluator)
     release = make_release(fitted, knob, args.seed, point.replicates, min(args.replicate, point.replicates - 1))
     metrics = metrics_with_intervals(point, knob)
     result = export_release(
         args.out, dataset=dataset, release=release, metrics=metrics, method_params=protector.params(),
-        replicates=point.replicates, sweep=sweep,
+        replicates=point.replicates, sweep=sweep, point=point,
         risk_metric=_first(point, "risk"), utility_metric=_first(point, "utility"),
         replay_command=replay_command(args, knob), audit_log=args.audit_log,
-        knob=protector.knob, method_title=protector.title,
+        knob=fitted.knob, method_title=protector.title,
     )
-    print(f"{protector.title} at {protector.knob.symbol} = {protector.knob.format(knob)} on {dataset.name}")
+    print(f"{protector.title} at {fitted.knob.symbol} = {fitted.knob.format(knob)} on {dataset.name}")
     for mid, m in sorted(metrics.items()):
         print(f"  {mid}: {m.value:.4f}")
     for name, path in result.files.items():
@@ -171,7 +260,19 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--data", required=True, help="a demo name (see `textsdc datasets`) or a CSV/Parquet/JSONL file")
         sp.add_argument("--schema", help="a schema TOML file (default: the demo's, or inferred)")
         sp.add_argument("--encoding", help="text encoding of the file (default UTF-8), e.g. latin-1")
-        sp.add_argument("--method", required=True, help="protection method, e.g. redact")
+        sp.add_argument("--method", required=True, help="protection method: redact, glm or cart")
+        sp.add_argument("--fields", help="glm, cart: the categorical fields to synthesize, in order, separated by "
+                                         "commas (default: the sensitive categorical fields)")
+        sp.add_argument("--vendor-keywords", help="glm, cart: words left out of the text features, separated by "
+                                                  "commas (e.g. the vendor's name)")
+        sp.add_argument("--posterior", choices=["mode", "bootstrap"],
+                        help="glm: the posterior mode (default) or Bayesian-bootstrap draws of the coefficients")
+        sp.add_argument("--posterior-draws", type=int, help="glm: number of bootstrap refits (default 20)")
+        sp.add_argument("--projections", type=int, default=20,
+                        help="synthesis measures: random projections of the text for the pMSE (default 20)")
+        sp.add_argument("--topics", type=int, default=5, help="synthesis measures: topics of the topic model (default 5)")
+        sp.add_argument("--level", help="synthesis measures: FIELD=LEVEL whose topic-prevalence coefficient is "
+                                        "followed (default: the least frequent level of the first field)")
         sp.add_argument("--replicates", type=int, default=1, help="M releases per knob value (default 1)")
         sp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
         sp.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1; -1 = all cores)")
@@ -179,13 +280,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("sweep", help="measure risk and utility along the knob grid")
     data_args(s)
-    s.add_argument("--grid", help="knob values separated by commas (default: the method's grid)")
+    s.add_argument("--grid", help="knob values separated by commas, or 'path' for every λ or α the method fits "
+                                  "(default: the method's grid)")
     s.add_argument("--out", required=True, help="results JSON file to write")
     s.set_defaults(func=cmd_sweep)
 
     r = sub.add_parser("release", help="protect at one knob value and export the release with manifest and report")
     data_args(r)
-    r.add_argument("--knob", type=float, help="knob value (default: the method's default)")
+    r.add_argument("--knob", type=float, help="knob value, e.g. the λ* a sweep printed (default: the method's default)")
     r.add_argument("--replicate", type=int, default=0, help="which replicate to export (default 0)")
     r.add_argument("--with-frontier", action="store_true", help="also sweep the grid to draw the frontier in the report")
     r.add_argument("--audit-log", help="SQLite audit log (default: in the textsdc cache folder)")

@@ -1,48 +1,135 @@
-"""Which measures apply to a dataset, and measuring one release with all of them.
+"""Which measures apply to a dataset and a method, and measuring one release with all of them.
 
-What does not depend on the release (the intruder's trained classifiers) is prepared once in `Evaluator`.
+Everything that does not depend on the release is prepared once in `Evaluator`: the intruder's classifiers,
+the writing-style distances of the identification risk, the random projections of the pMSE and the topic
+model. Measures of the text apply to methods that change the text; measures of synthesized fields to
+methods that change fields (``fields`` names them).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
 import pandas as pd
 
 from engine.dataset import Dataset
 from engine.errors import ConfigError
 from engine.metrics import METRICS, MetricResult
 from engine.protect.base import Progress, Release, no_progress
+from engine.protect.synthesis import FieldLevels
 from engine.risk.attack import StyleAttack
+from engine.risk.identification import IdentificationRisk
+from engine.text.features import synthesis_counts
+from engine.utility.cells import cell_differences
 from engine.utility.ngram import ngram_cosine
+from engine.utility.pmse import propensity_score, random_projections
+from engine.utility.topics import TopicModel, content_correlation, prevalence, prevalence_ratio
 
 TEXT_METRICS = ["attack_identification_rate", "unigram_cosine", "bigram_cosine"]
+FIELD_METRICS = [
+    "identification_probability", "confidential_value_rate", "topic_content_correlation", "pmse_ratio", "pmse",
+    "cell_difference_1way", "cell_difference_2way", "topic_prevalence_ratio",
+]
+_PMSE = {"pmse", "pmse_ratio"}
+_TOPICS = {"topic_content_correlation", "topic_prevalence_ratio"}
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """Settings of the measures: pMSE projections (Schneider et al. 2023 use 20 of 10 dimensions), topics of
+    the topic model (5), the field level whose topic-prevalence coefficient is followed ("FIELD=LEVEL"; default
+    the least frequent level of the first synthesized field), the seed of projections and topics, and vendor
+    keywords left out of the topic model's words (as the synthesizers leave them out)."""
+
+    projections: int = 20
+    projection_dim: int = 10
+    topics: int = 5
+    prevalence_level: str | None = None
+    seed: int = 0
+    vendor_keywords: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.projections <= 200:
+            raise ConfigError(f"pMSE projections must be from 1 to 200, got {self.projections}")
+        if not 1 <= self.projection_dim <= 100:
+            raise ConfigError(f"pMSE projection dimension must be from 1 to 100, got {self.projection_dim}")
+        if not 2 <= self.topics <= 50:
+            raise ConfigError(f"topics must be from 2 to 50, got {self.topics}")
 
 
 class Evaluator:
-    """Measures releases of one dataset; ``available`` lists the metrics that apply, ``skipped`` says why not."""
+    """Measures releases of one dataset; ``available`` lists the metrics that apply, ``skipped`` says why not.
 
-    def __init__(self, dataset: Dataset, metrics: list[str] | None = None, progress: Progress = no_progress) -> None:
+    Parameters
+    ----------
+    dataset : the confidential data.
+    metrics : metric ids to measure; default the text measures, or the field measures when ``fields`` is given.
+    fields : the fields a method synthesizes, in order (empty for methods that change the text).
+    options : settings of the pMSE and topic measures.
+    """
+
+    def __init__(self, dataset: Dataset, metrics: Sequence[str] | None = None, progress: Progress = no_progress,
+                 fields: Sequence[str] = (), options: MeasureOptions | None = None) -> None:
         self.dataset = dataset
-        requested = list(metrics) if metrics else list(TEXT_METRICS)
+        self.fields = list(fields)
+        self.options = options or MeasureOptions()
+        requested = list(metrics) if metrics else list(FIELD_METRICS if self.fields else TEXT_METRICS)
         unknown = [m for m in requested if m not in METRICS]
         if unknown:
             raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(sorted(METRICS))}")
         self.skipped: dict[str, str] = {}
         self.attack: StyleAttack | None = None
+        self.identification: IdentificationRisk | None = None
+        self.projections: list[np.ndarray] = []
+        self.topics: TopicModel | None = None
+        self.levels: list[FieldLevels] = []
+        self.prevalence_choice: tuple[str, str] | None = None
+        self._confidential_prevalence: pd.DataFrame | None = None
+        schema = dataset.schema
+
+        field_metrics = [m for m in requested if m in FIELD_METRICS]
+        if field_metrics and not self.fields:
+            for m in field_metrics:
+                self.skipped[m] = "measures synthesized fields; this method leaves every field as it is"
+        if self.fields:
+            self.levels = [FieldLevels.of(f, dataset.frame[f]) for f in self.fields]
         if "attack_identification_rate" in requested:
-            reason = self._attack_unavailable()
+            reason = self._external_unavailable()
             if reason:
                 self.skipped["attack_identification_rate"] = reason
             else:
-                ext, schema = dataset.external, dataset.schema
+                ext = dataset.external
                 self.attack = StyleAttack.train(
-                    ext[schema.text].astype(str).tolist(),
-                    ext[schema.author].astype(str).tolist(),
-                    dataset.authors.astype(str).tolist(),
-                    progress=progress,
+                    ext[schema.text].astype(str).tolist(), ext[schema.author].astype(str).tolist(),
+                    dataset.authors.astype(str).tolist(), progress=progress,
                 )
+        if "identification_probability" in requested and self.fields:
+            reason = self._external_unavailable()
+            if reason:
+                self.skipped["identification_probability"] = reason
+            else:
+                ext = dataset.external
+                match = list(dict.fromkeys([*self.fields, *(f.name for f in schema.fields_with_role("key"))]))
+                self.identification = IdentificationRisk.prepare(
+                    dataset.texts.astype(str).tolist(), dataset.authors.astype(str).tolist(),
+                    ext[schema.text].astype(str).tolist(), ext[schema.author].astype(str).tolist(),
+                    dataset.frame, match, progress,
+                )
+        if self.fields and _PMSE & set(requested):
+            progress(0, 1, "projecting the text for the pMSE")
+            counts = synthesis_counts(dataset.texts.astype(str).tolist())
+            self.projections = random_projections(counts.matrix, self.options.projections,
+                                                  self.options.projection_dim, self.options.seed)
+        if self.fields and _TOPICS & set(requested):
+            self.topics = TopicModel.fit(dataset.texts.astype(str).tolist(), self.options.topics, self.options.seed,
+                                         self.options.vendor_keywords, progress=progress)
+            self.prevalence_choice = self._prevalence_level()
+            self._confidential_prevalence = prevalence(self.topics, dataset.frame, self.fields, self._level_names())
         self.available = [m for m in requested if m not in self.skipped]
 
-    def _attack_unavailable(self) -> str | None:
+    def _external_unavailable(self) -> str | None:
         d = self.dataset
         if d.schema.author is None:
             return "needs an author column (who wrote each record)"
@@ -50,22 +137,90 @@ class Evaluator:
             return "needs the intruder's external texts (a second file, or a hold-out rule in the schema)"
         return None
 
+    def _level_names(self) -> dict[str, tuple[str, ...]]:
+        return {lv.name: lv.levels for lv in self.levels}
+
+    def _prevalence_level(self) -> tuple[str, str]:
+        levels = self._level_names()
+        spec = self.options.prevalence_level
+        if spec is None:
+            first = self.levels[0]
+            return first.name, first.levels[-1]
+        field, sep, level = spec.partition("=")
+        if not sep or field not in levels:
+            raise ConfigError(
+                f"topic prevalence level {spec!r} must be FIELD=LEVEL with FIELD one of the synthesized fields "
+                f"({', '.join(levels)})"
+            )
+        if level not in levels[field][1:]:
+            raise ConfigError(
+                f"level {level!r} of {field} has no coefficient; choose one of {', '.join(levels[field][1:])} "
+                f"({levels[field][0]!r}, the most frequent, is the reference)"
+            )
+        return field, level
+
     def evaluate(self, release: Release | pd.DataFrame) -> dict[str, MetricResult]:
         """All available metrics of one release (or of a frame laid out like the dataset)."""
         data = release.data if isinstance(release, Release) else release
+        out: dict[str, MetricResult] = {}
+        self._text_metrics(data, out)
+        if self.fields:
+            self._field_metrics(data, release, out)
+        return {m: out[m] for m in self.available if m in out}
+
+    def _text_metrics(self, data: pd.DataFrame, out: dict[str, MetricResult]) -> None:
         schema = self.dataset.schema
+        wanted = [m for m in TEXT_METRICS if m in self.available]
+        if not wanted:
+            return
         original = self.dataset.texts.astype(str).tolist()
         released = data[schema.text].astype(str).tolist()
         authors = None if schema.author is None else data[schema.author].astype(str).reset_index(drop=True)
-        out: dict[str, MetricResult] = {}
-        for m in self.available:
-            if m == "attack_identification_rate":
-                out[m] = self.attack.evaluate(released, authors.tolist())
-            elif m == "unigram_cosine":
-                out[m] = ngram_cosine(original, released, authors, 1)
-            elif m == "bigram_cosine":
-                out[m] = ngram_cosine(original, released, authors, 2)
-        return out
+        if "attack_identification_rate" in wanted:
+            out["attack_identification_rate"] = self.attack.evaluate(released, authors.tolist())
+        if "unigram_cosine" in wanted:
+            out["unigram_cosine"] = ngram_cosine(original, released, authors, 1)
+        if "bigram_cosine" in wanted:
+            out["bigram_cosine"] = ngram_cosine(original, released, authors, 2)
+
+    def _field_metrics(self, data: pd.DataFrame, release: Release | pd.DataFrame, out: dict[str, MetricResult]) -> None:
+        conf = [lv.codes for lv in self.levels]
+        syn = [lv.encode(data[lv.name]) for lv in self.levels]
+        k = [lv.n_levels for lv in self.levels]
+        if self.identification is not None:
+            out["identification_probability"] = self.identification.evaluate(data)
+        out["confidential_value_rate"] = self._kept(data, release)
+        if self.projections:
+            results = [propensity_score(Z, conf, syn, k) for Z in self.projections]
+            per = pd.DataFrame({"projection": np.arange(1, len(results) + 1),
+                                "pmse": [r.pmse for r in results], "pmse_ratio": [r.ratio for r in results],
+                                "parameters": [r.n_parameters for r in results]})
+            out["pmse"] = MetricResult("pmse", float(per["pmse"].mean()), detail=per)
+            out["pmse_ratio"] = MetricResult("pmse_ratio", float(per["pmse_ratio"].mean()), detail=per)
+        categorical = [f.name for f in self.dataset.schema.fields if f.kind == "categorical"]
+        out.update(cell_differences(self.dataset.frame, data, self.fields, categorical))
+        if self.topics is not None:
+            out["topic_content_correlation"] = content_correlation(
+                self.topics, [(lv.name, lv.levels, c, s) for lv, c, s in zip(self.levels, conf, syn)])
+            field, level = self.prevalence_choice
+            synthetic = prevalence(self.topics, data, self.fields, self._level_names())
+            out["topic_prevalence_ratio"] = prevalence_ratio(self._confidential_prevalence, synthetic, field, level)
+
+    def _kept(self, data: pd.DataFrame, release: Release | pd.DataFrame) -> MetricResult:
+        """Share of synthesized values equal to the confidential ones; per record and field the values and,
+        when the synthesizer reports it, the probability it gave the confidential value (Table 6)."""
+        detail = release.info.get("field_detail") if isinstance(release, Release) else None
+        if detail is None:
+            parts = []
+            for lv in self.levels:
+                parts.append(pd.DataFrame({
+                    "record": np.arange(len(data)), "field": lv.name,
+                    "original": self.dataset.frame[lv.name].astype(str).to_numpy(),
+                    "synthetic": data[lv.name].astype(str).to_numpy(),
+                }))
+            detail = pd.concat(parts, ignore_index=True)
+        same = (detail["original"].astype(str) == detail["synthetic"].astype(str)).to_numpy()
+        return MetricResult("confidential_value_rate", float(same.mean()), detail=detail)
 
     def baseline(self) -> dict[str, MetricResult]:
         """The measures on the unprotected data, with ids suffixed ``_confidential``."""

@@ -151,8 +151,12 @@ def export_release(
     samples: int = 8,
     knob: Knob | None = None,
     method_title: str = "",
+    point: SweepResult | None = None,
 ) -> ExportResult:
     """Write the release bundle into ``out_dir`` and log the export; see the module docstring.
+
+    ``point`` is the measurement at the released knob (it carries the model size along the knob for the
+    report); ``sweep`` the optional measurement along the whole grid.
 
     Returns
     -------
@@ -183,6 +187,7 @@ def export_release(
             dataset=dataset, release=release, metrics=metrics, method_params=method_params,
             replicates=replicates, sweep=sweep, risk_metric=risk_metric, utility_metric=utility_metric,
             replay_command=replay_command, samples=samples, method_title=method_title, knob=knob,
+            complexity=next((r.complexity for r in (point, sweep) if r is not None and r.complexity is not None), None),
         )
         files[REPORT_HTML] = out / REPORT_HTML
         atomic_write_text(files[REPORT_HTML], report)

@@ -190,7 +190,7 @@ def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | N
         title=dict(text=_plain(info.label), font=dict(size=15)),
         xaxis=dict(title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
                    type="log" if knob.scale == "log" else "linear"),
-        yaxis_title=_plain(info.label) + (" (lower is better)" if info.better == "lower" else " (higher is better)"),
+        yaxis_title=f"{_plain(info.label)} ({info.better_text})",
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
     return fig

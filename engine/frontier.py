@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import ConfigError
+from engine.metrics import metric_info
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,11 @@ class Choice:
 
 
 def risk_utility_table(summary: pd.DataFrame, risk: str, utility: str) -> pd.DataFrame:
-    """One row per knob value with the mean risk and mean utility (and their intervals)."""
+    """One row per knob value with the mean risk and mean utility (and their intervals).
+
+    ``utility_score`` is the utility turned so that larger is better (a lower-is-better measure negated, a
+    ratio whose ideal is 1 as −|ratio − 1|); frontiers and choices use it, figures show ``utility``.
+    """
     have = set(summary["metric"])
     for m, what in ((risk, "risk"), (utility, "utility")):
         if m not in have:
@@ -34,7 +39,13 @@ def risk_utility_table(summary: pd.DataFrame, risk: str, utility: str) -> pd.Dat
     r = summary[summary["metric"] == risk].set_index("knob")[["mean", "lo", "hi"]]
     u = summary[summary["metric"] == utility].set_index("knob")[["mean", "lo", "hi"]]
     t = r.add_prefix("risk_").join(u.add_prefix("utility_"), how="inner").reset_index()
-    return t.rename(columns={"risk_mean": "risk", "utility_mean": "utility"})
+    t = t.rename(columns={"risk_mean": "risk", "utility_mean": "utility"})
+    try:
+        info = metric_info(utility)
+    except ConfigError:  # a measure outside the registry: taken as higher-is-better
+        info = None
+    t["utility_score"] = t["utility"] if info is None else [info.goodness(v) for v in t["utility"]]
+    return t
 
 
 def pareto_mask(risk: np.ndarray, utility: np.ndarray) -> np.ndarray:
@@ -52,7 +63,7 @@ def pareto_mask(risk: np.ndarray, utility: np.ndarray) -> np.ndarray:
 def frontier(summary: pd.DataFrame, risk: str, utility: str) -> pd.DataFrame:
     """The risk–utility table with a boolean column ``pareto`` marking the frontier."""
     t = risk_utility_table(summary, risk, utility)
-    t["pareto"] = pareto_mask(t["risk"].to_numpy(), t["utility"].to_numpy())
+    t["pareto"] = pareto_mask(t["risk"].to_numpy(), t["utility_score"].to_numpy())
     return t
 
 
@@ -62,10 +73,11 @@ def select_by_risk_threshold(table: pd.DataFrame, max_risk: float) -> Choice:
     if ok.empty:
         lowest = table["risk"].min()
         raise ConfigError(f"no knob value has risk ≤ {max_risk:g}; the lowest risk reached is {lowest:.3g}")
-    best = ok.sort_values(["utility", "risk"], ascending=[False, True]).iloc[0]
+    score = "utility_score" if "utility_score" in ok else "utility"
+    best = ok.sort_values([score, "risk"], ascending=[False, True]).iloc[0]
     return Choice(
         float(best["knob"]), float(best["risk"]), float(best["utility"]), "risk threshold",
-        f"highest utility ({best['utility']:.3g}) among knob values whose risk is at most {max_risk:g}",
+        f"best utility ({best['utility']:.3g}) among knob values whose risk is at most {max_risk:g}",
     )
 
 
@@ -78,10 +90,41 @@ def select_by_tradeoff(table: pd.DataFrame, a: float) -> Choice:
     if not a > 0:
         raise ConfigError(f"trade-off slope a must be positive (risk accepted per unit of utility), got {a}")
     f = table[table["pareto"]] if "pareto" in table else table
-    score = f["risk"] - a * f["utility"]
+    score = f["risk"] - a * f["utility_score" if "utility_score" in f else "utility"]
     best = f.loc[score.idxmin()]
     c = float(score.min())
     return Choice(
         float(best["knob"]), float(best["risk"]), float(best["utility"]), "linear trade-off",
         f"tangent to risk = {c:.3g} + {a:g}·utility: no other frontier point has lower risk − {a:g}·utility",
+    )
+
+
+@dataclass(frozen=True)
+class PmseChoice:
+    """The knob whose mean pMSE ratio is closest to 1, and the comparison points above and below it."""
+
+    best: float
+    high: float
+    low: float
+    ratio: float
+    table: pd.DataFrame
+    why: str
+
+
+def select_by_pmse_ratio(summary: pd.DataFrame, more_privacy: str = "higher", symbol: str = "λ") -> PmseChoice:
+    """Schneider, Hu, Mankad & Bale (2023), Section 5.3: λ* (or α*) is the knob value whose mean pMSE ratio
+    over the M synthetic datasets is closest to 1 (a ratio below 1 over-fits, above 1 under-fits); λʰ and λˡ
+    are the highest and the lowest knob values evaluated, the more and the less private comparison points.
+    """
+    r = summary[summary["metric"] == "pmse_ratio"].dropna(subset=["mean"]).sort_values("knob")
+    if r.empty:
+        raise ConfigError("the pMSE ratio was not measured, so λ* cannot be chosen; include the pmse_ratio metric")
+    best = r.loc[(r["mean"] - 1.0).abs().idxmin()]
+    hi_knob, lo_knob = float(r["knob"].max()), float(r["knob"].min())
+    return PmseChoice(
+        best=float(best["knob"]), high=hi_knob, low=lo_knob, ratio=float(best["mean"]),
+        table=r[["knob", "mean", "lo", "hi"]].reset_index(drop=True),
+        why=(f"its mean pMSE ratio ({float(best['mean']):.3g}) is the closest to 1 of the values measured; smaller "
+             f"{symbol} over-fit (ratio below 1: the synthetic values copy the confidential ones), larger {symbol} "
+             "under-fit (ratio above 1: the text's information is lost)"),
     )

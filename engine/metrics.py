@@ -16,13 +16,28 @@ CONFIDENTIAL_SUFFIX = "_confidential"
 
 @dataclass(frozen=True)
 class MetricInfo:
+    """What a metric means. ``better`` is "lower", "higher" or "one" (closest to 1 is best, as for a ratio to
+    its expectation under a good synthesizer)."""
+
     id: str
     kind: Literal["risk", "utility"]
-    better: Literal["lower", "higher"]
+    better: Literal["lower", "higher", "one"]
     label: str
     meaning: str
     low: float = 0.0
     high: float = 1.0
+
+    @property
+    def better_text(self) -> str:
+        return {"lower": "lower is better", "higher": "higher is better", "one": "closer to 1 is better"}[self.better]
+
+    def goodness(self, value: float) -> float:
+        """``value`` turned so that larger is always better (for frontiers and choices)."""
+        if self.better == "higher":
+            return value
+        if self.better == "lower":
+            return -value
+        return -abs(value - 1.0)
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,56 @@ METRICS: dict[str, MetricInfo] = {
             "bigram_cosine", "utility", "higher", "Word-pair (bigram) similarity",
             "Average over authors of the cosine similarity between each author's counts of adjacent word pairs "
             "in the original and in the release. 1 = word order and vocabulary kept exactly.",
+        ),
+        MetricInfo(
+            "identification_probability", "risk", "lower", "Identification probability",
+            "Average probability that an intruder who knows a target's field values and holds another text by "
+            "them puts on the target's own record: first keeping the records whose released fields match, then "
+            "weighting them by writing-style similarity (Schneider et al. 2023, Eqs. 7–9). 1/number of records "
+            "would be a blind guess.",
+        ),
+        MetricInfo(
+            "confidential_value_rate", "risk", "lower", "Confidential values kept",
+            "Share of synthesized field values that equal the confidential value (over records and synthesized "
+            "fields). 1 = nothing changed; the share that random sampling from the field's distribution would "
+            "keep is the sum of its squared level shares.",
+        ),
+        MetricInfo(
+            "pmse_ratio", "utility", "one", "pMSE ratio",
+            "Propensity-score mean squared error of telling synthetic from confidential records (text by random "
+            "projection, fields and their interactions), divided by its expectation when both come from the same "
+            "distribution (Snoke et al. 2018). About 1 = good synthesis; below 1 = over-fit to the confidential "
+            "values; above 1 = under-fit. Mean over the projections.", high=float("inf"),
+        ),
+        MetricInfo(
+            "pmse", "utility", "lower", "pMSE",
+            "Propensity-score mean squared error: how well a logistic regression tells synthetic from "
+            "confidential records. 0 = indistinguishable (which also happens when nothing was changed).",
+            high=0.25,
+        ),
+        MetricInfo(
+            "cell_difference_1way", "utility", "lower", "One-way cell differences",
+            "Sum over the levels of each synthesized field of |synthetic count − confidential count| / "
+            "confidential count (Schneider et al. 2023, Table 2). 0 = the field's distribution kept exactly.",
+            high=float("inf"),
+        ),
+        MetricInfo(
+            "cell_difference_2way", "utility", "lower", "Two-way cell differences",
+            "The same summed relative differences over the cells of every two-way table that involves a "
+            "synthesized field. 0 = every cross-tabulation kept exactly.", high=float("inf"),
+        ),
+        MetricInfo(
+            "topic_content_correlation", "utility", "higher", "Topic content correlation",
+            "Correlation, over the vocabulary, between the words each field level uses within each topic in the "
+            "confidential and in the synthetic data, averaged over levels and topics (Schneider et al. 2023, "
+            "Eqs. 4–5). 1 = what each level says about each topic is kept.", low=-1.0,
+        ),
+        MetricInfo(
+            "topic_prevalence_ratio", "utility", "one", "Topic prevalence ratio",
+            "For the chosen field level, its regression coefficient on each topic's share in the synthetic data "
+            "divided by the confidential one, averaged over topics (Schneider et al. 2023, Table 5). 1 = how much "
+            "that level talks about each topic is kept; below 1 = shrunk towards no relation.",
+            low=float("-inf"), high=float("inf"),
         ),
     ]
 }

@@ -28,6 +28,7 @@ from engine.figures import (
 from engine.metrics import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.protect.base import Knob, Release
 from engine.results import SweepResult
+from engine.synthesis_report import synthesis_samples, synthesis_sections
 
 CONFIDENTIAL_NOTICE = "Internal review document: contains excerpts of the confidential data. Do not publish."
 
@@ -113,7 +114,7 @@ def _summary(dataset: Dataset, release: Release, metrics: Mapping[str, MetricRes
         base = metrics.get(mid + CONFIDENTIAL_SUFFIX)
         if base is not None and _isnum(base.value):
             s += f", against {_num(base.value)} on the unprotected data"
-        parts.append(s + f"; {'lower' if info.better == 'lower' else 'higher'} is better.")
+        parts.append(s + f"; {info.better_text}.")
     return "<p>" + " ".join(parts) + "</p>"
 
 
@@ -126,7 +127,7 @@ def _metrics_table(metrics: Mapping[str, MetricResult]) -> str:
         interval = f"{_num(m.lo)} – {_num(m.hi)}" if _isnum(m.lo) and _isnum(m.hi) else "—"
         base = metrics.get(mid + CONFIDENTIAL_SUFFIX)
         rows.append(
-            f"<tr><td>{_e(info.label)}</td><td>{_e(info.kind)}, {_e(info.better)} is better</td>"
+            f"<tr><td>{_e(info.label)}</td><td>{_e(info.kind)}, {_e(info.better_text)}</td>"
             f'<td class="num">{_num(m.value)}</td><td class="num">{interval}</td>'
             f'<td class="num">{_num(base.value) if base is not None else "—"}</td><td>{_e(info.meaning)}</td></tr>'
         )
@@ -145,6 +146,8 @@ def _field_changes(dataset: Dataset, release: Release, record: int, rows: pd.Dat
 
 
 def _samples(dataset: Dataset, release: Release, samples: int) -> str:
+    if "field_detail" in release.info:
+        return synthesis_samples(dataset, release, samples)
     text_col = dataset.schema.text
     ch = release.changes
     if ch is None or samples <= 0:
@@ -190,6 +193,8 @@ def _figures(release: Release, metrics: Mapping[str, MetricResult], sweep: Sweep
         d = m.detail
         if d is None or mid.endswith(CONFIDENTIAL_SUFFIX):
             continue
+        if "replicate" in d.columns and {"target", "candidate"} <= set(d.columns):
+            d = d[d["replicate"] == d["replicate"].min()]
         if {"target", "candidate", "score", "is_true", "is_guess"} <= set(d.columns):
             out.append(f"<h2>How the attack went: {_e(metric_info(mid).label)}</h2>")
             out.append(_figure_html(attack_bars_figure(d), f"fig-attack-{mid}"))
@@ -225,8 +230,11 @@ def render_report(
     samples: int = 8,
     method_title: str = "",
     knob: Knob | None = None,
+    complexity: pd.DataFrame | None = None,
 ) -> str:
-    """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes)."""
+    """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes).
+
+    ``complexity`` is the model size along the knob of a synthesizer (non-zero coefficients, splits)."""
     knob = knob or (sweep.knob if sweep is not None else None)
     facts = [
         ("Dataset", dataset.name), ("Source", dataset.source or "—"), ("Fingerprint", dataset.fingerprint),
@@ -247,6 +255,9 @@ def render_report(
         if unchanged else ""
     )
     figures = _figures(release, metrics, sweep, risk_metric, utility_metric)
+    if "field_detail" in release.info:
+        figures += synthesis_sections(release=release, metrics=metrics, sweep=sweep, complexity=complexity,
+                                      knob=knob, figure=_figure_html)
     plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
     title = f"textsdc report: {dataset.name}"
     return "\n".join([

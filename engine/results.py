@@ -33,7 +33,9 @@ class SweepResult:
     rows:     one row per (knob, replicate, metric): columns knob, replicate, metric, kind, value.
     summary:  one row per (knob, metric): columns knob, metric, kind, mean, lo, hi.
     baseline: metrics on the unprotected data, ids with the ``_confidential`` suffix.
-    details:  per-record detail of replicate 0 at each knob: ``details[knob][metric_id]`` is a DataFrame.
+    details:  per-record detail at each knob: ``details[knob][metric_id]`` is a DataFrame with a
+              ``replicate`` column (use `detail` to pick one replicate).
+    complexity: model size along the knob (columns knob, field, size, what) for methods that report it.
     """
 
     dataset: str
@@ -48,6 +50,14 @@ class SweepResult:
     baseline: dict[str, MetricResult] = field(default_factory=dict)
     details: dict[float, dict[str, pd.DataFrame]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    complexity: pd.DataFrame | None = None
+
+    def detail(self, knob: float, metric: str, replicate: int | None = None) -> pd.DataFrame | None:
+        """Per-record detail of ``metric`` at grid value ``knob`` (every replicate, or one)."""
+        d = self.details.get(knob, {}).get(metric)
+        if d is None or replicate is None or "replicate" not in d.columns:
+            return d
+        return d[d["replicate"] == replicate].reset_index(drop=True)
 
     @property
     def metric_ids(self) -> list[str]:
@@ -59,7 +69,7 @@ class SweepResult:
         if s.empty:
             raise KeyError(f"no result for {metric} at {self.knob.symbol}={knob}")
         r = s.iloc[0]
-        detail = self.details.get(knob, {}).get(metric)
+        detail = self.detail(knob, metric)
         return MetricResult(metric, float(r["mean"]), detail=detail, lo=float(r["lo"]), hi=float(r["hi"]))
 
     def metrics_at(self, knob: float) -> dict[str, MetricResult]:
@@ -81,6 +91,7 @@ class SweepResult:
                 k: {"value": v.value, "kind": metric_info(k).kind} for k, v in self.baseline.items()
             },
             "skipped": self.skipped,
+            "complexity": None if self.complexity is None else self.complexity.to_dict(orient="records"),
         }
 
     def to_json(self) -> str:

@@ -15,7 +15,7 @@ from joblib import Parallel, delayed
 from engine.cache import fit_cached
 from engine.dataset import Dataset
 from engine.errors import ConfigError
-from engine.evaluate import Evaluator
+from engine.evaluate import Evaluator, MeasureOptions
 from engine.metrics import MetricResult, metric_info
 from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
 from engine.results import SweepResult, summarize
@@ -48,7 +48,7 @@ def check_replicates(replicates: int) -> int:
 def run_sweep(
     dataset: Dataset,
     protector: Protector,
-    grid: list[float] | None = None,
+    grid: list[float] | str | None = None,
     replicates: int = 1,
     seed: int = 0,
     jobs: int = 1,
@@ -57,24 +57,32 @@ def run_sweep(
     use_cache: bool = True,
     fitted: Fitted | None = None,
     evaluator: Evaluator | None = None,
+    options: MeasureOptions | None = None,
 ) -> SweepResult:
-    """Measure every knob value of ``grid`` (default: the knob's grid) over ``replicates`` releases.
+    """Measure every knob value of ``grid`` over ``replicates`` releases.
 
-    A deterministic method gives the same release at every replicate, so it is measured once per knob value.
+    ``grid`` is a list of knob values, ``"path"`` for every value the fit prepared (the whole λ or α path),
+    or None for the knob's default grid. A deterministic method gives the same release at every replicate,
+    so it is measured once per knob value. Per-record detail is kept for every replicate (column
+    ``replicate``).
     """
-    knob = protector.knob
-    values = [knob.validate(v) for v in (grid if grid is not None else knob.default_grid())]
-    if not values:
-        raise ConfigError("the knob grid is empty; give at least one value")
-    values = sorted(set(values))
     replicates = check_replicates(replicates)
     if protector.deterministic:
         replicates = 1
+    if isinstance(grid, str) and grid != "path":
+        raise ConfigError(f"grid must be knob values or 'path', got {grid!r}")
+    if grid is not None and not isinstance(grid, str):
+        grid = [protector.knob.validate(v) for v in grid]  # the method's general range, before the costly fit
+        if not grid:
+            raise ConfigError("the knob grid is empty; give at least one value")
     if fitted is None:
         progress(0, 1, f"fitting {protector.title}")
         fitted = fit_cached(protector, dataset, progress, use_cache=use_cache)
+    knob = fitted.knob
+    raw = fitted.path_grid() if grid == "path" else (knob.default_grid() if grid is None else grid)
+    values = sorted({knob.validate(v) for v in raw})
     if evaluator is None:
-        evaluator = Evaluator(dataset, metrics, progress)
+        evaluator = Evaluator(dataset, metrics, progress, fields=fitted.synthesized_fields, options=options)
     if not evaluator.available:
         raise ConfigError("no metric applies to this dataset: " + "; ".join(f"{k} {v}" for k, v in evaluator.skipped.items()))
     baseline = evaluator.baseline()
@@ -88,8 +96,8 @@ def run_sweep(
     for done, (v, m, measured) in enumerate(results, start=1):
         for mid, res in measured.items():
             rows.append({"knob": v, "replicate": m, "metric": mid, "kind": metric_info(mid).kind, "value": res.value})
-            if m == 0 and res.detail is not None:
-                details.setdefault(v, {})[mid] = res.detail
+            if res.detail is not None:
+                details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
         progress(done, total, "protecting and measuring")
     table = pd.DataFrame(rows, columns=["knob", "replicate", "metric", "kind", "value"])
     return SweepResult(
@@ -103,9 +111,16 @@ def run_sweep(
         rows=table,
         summary=summarize(table),
         baseline=baseline,
-        details=details,
+        details={v: {mid: pd.concat(parts, ignore_index=True) for mid, parts in d.items()} for v, d in details.items()},
         skipped=dict(evaluator.skipped),
+        complexity=fitted_complexity(fitted),
     )
+
+
+def fitted_complexity(fitted: Fitted) -> pd.DataFrame | None:
+    """Model size along the knob (non-zero coefficients, splits) when the method reports it."""
+    complexity = getattr(fitted, "complexity", None)
+    return complexity() if callable(complexity) else None
 
 
 def metrics_with_intervals(sweep: SweepResult, value: float) -> dict[str, MetricResult]:

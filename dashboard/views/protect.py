@@ -82,7 +82,7 @@ def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResu
         interval = f"95% interval over {sweep.replicates} replicates: {_fmt(m.lo)} to {_fmt(m.hi)}"
     else:
         interval = "One release per setting, so no interval (deterministic method or M = 1)"
-    better = "lower is better" if info.better == "lower" else "higher is better"
+    better = info.better_text
     st.metric(info.label, _fmt(m.value), delta, delta_color=colour, help=f"{info.meaning}\n\n{interval}.",
               border=True)
     st.caption(f"{info.kind.capitalize()}, {better}. {info.meaning} {interval}.")
@@ -125,7 +125,7 @@ def _set_knob(method: str, value: float) -> None:
 
 
 def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float) -> None:
-    detail = sweep.details.get(at, {}).get(ATTACK)
+    detail = sweep.detail(at, ATTACK, replicate=0)
     if detail is None or detail.empty:
         return
     st.subheader("Who the intruder picks out")
@@ -145,7 +145,7 @@ def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float
 
 
 def _utility_detail(sweep: SweepResult, utility: str | None, at: float) -> None:
-    detail = sweep.details.get(at, {}).get(utility) if utility else None
+    detail = sweep.detail(at, utility, replicate=0) if utility else None
     if detail is None or "cosine" not in detail.columns:
         return
     with st.expander("Utility per author"):

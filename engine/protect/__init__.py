@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from engine.errors import ConfigError
 from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.cart import CARTSynthesizer
+from engine.protect.glm import GLMSynthesizer
 from engine.protect.redact import Redaction
 
 METHODS: dict[str, type[Protector]] = {
     Redaction.name: Redaction,
+    GLMSynthesizer.name: GLMSynthesizer,
+    CARTSynthesizer.name: CARTSynthesizer,
 }
 
 

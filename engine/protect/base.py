@@ -30,7 +30,8 @@ class Knob:
     """The single privacy knob of a method.
 
     ``more_privacy`` says which direction of the knob protects more: ``"higher"`` (k, r, redaction level,
-    λ) or ``"lower"`` (ε, α).
+    λ, α) or ``"lower"`` (ε). A knob whose range depends on the data (λ) is described once more by the fitted
+    method (`Fitted.knob`), with the range and grid of that data.
     """
 
     name: str
@@ -51,6 +52,12 @@ class Knob:
             v = float(value)
         except (TypeError, ValueError):
             raise ConfigError(f"{self.label} ({self.symbol}) must be a number, got {value!r}") from None
+        if not math.isnan(v) and self.scale == "log" and not self.integer:
+            # A value printed with a few digits may fall a hair outside the range it was read from.
+            if self.low * (1 - 1e-5) <= v < self.low:
+                v = self.low
+            elif self.high < v <= self.high * (1 + 1e-5):
+                v = self.high
         if math.isnan(v) or v < self.low or v > self.high:
             raise ConfigError(
                 f"{self.label} ({self.symbol}) = {value!r} is out of range; accepted: {self._fmt(self.low)} to {self._fmt(self.high)}"
@@ -106,10 +113,33 @@ class Release:
 
 
 class Fitted(ABC):
-    """What a method learned from one dataset; `release` is cheap and may be called many times."""
+    """What a method learned from one dataset; `release` is cheap and may be called many times.
+
+    ``knob`` is the method's knob as it applies to this data (its range and grid may depend on the data).
+    """
 
     method: str
     knob: Knob
+
+    @property
+    def synthesized_fields(self) -> list[str]:
+        """The structured fields a release replaces (none for methods that change only the text)."""
+        return []
+
+    def path_grid(self) -> list[float]:
+        """Every knob value the fit prepared (the whole λ or α path); by default the knob's grid."""
+        return self.knob.default_grid()
+
+    def snap(self, value: float, rel: float = 1e-6) -> float:
+        """``value`` validated, and replaced by the path value it rounds from (a λ printed with six digits
+        names the path point it was printed from, so the release is the one the sweep measured)."""
+        v = self.knob.validate(value)
+        path = np.asarray(self.path_grid(), dtype=float)
+        if len(path):
+            i = int(np.argmin(np.abs(path - v)))
+            if abs(path[i] - v) <= rel * max(abs(path[i]), 1e-300):
+                return float(path[i])
+        return v
 
     @abstractmethod
     def release(self, value: float, rng: np.random.Generator) -> Release:
@@ -124,6 +154,8 @@ class Protector(ABC):
     description: str
     knob: Knob
     deterministic: bool = False
+    changes: Literal["text", "fields"] = "text"
+    """What a release replaces: the text, or structured fields (the dashboard gives each its own page)."""
 
     def params(self) -> dict[str, Any]:
         """The parameters that, with the dataset's fingerprint, identify a fit (the cache key)."""

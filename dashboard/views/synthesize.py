@@ -1,0 +1,255 @@
+"""Synthesize page: replace sensitive categorical fields by draws from a model of each field given the text.
+
+Choose and order the fields and the method (shrinkage GLM, knob λ; CART, knob α), drag the knob on its log
+scale, and read what the paper reads: model size along the knob, the pMSE ratio and the λ* it recommends,
+identification probabilities per target against the unprotected data, cell differences, topic content and
+prevalence, and sample records with their confidential and synthetic values. The sweep over the knob's grid
+runs once per setting; moving the slider reads from the cache.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+from engine.dataset import Dataset
+from engine.evaluate import MeasureOptions
+from engine.frontier import PmseChoice, select_by_pmse_ratio
+from engine.metrics import MetricResult, metric_info
+from engine.protect import METHODS
+from engine.results import SweepResult
+from engine.synthesis_figures import (
+    cell_difference_figure,
+    complexity_figure,
+    content_correlation_figure,
+    identification_bars_figure,
+    pmse_ratio_figure,
+    prevalence_figure,
+)
+from engine.utility.topics import prevalence_intervals
+
+METHOD_KEY = "synth_method"
+FIELDS_KEY = "synth_fields"
+CARDS = ["identification_probability", "confidential_value_rate", "pmse_ratio", "topic_content_correlation",
+         "cell_difference_2way"]
+SAMPLE_ROWS = 30
+
+
+def knob_key(method: str, fingerprint: str) -> str:
+    return f"synth_knob::{method}::{fingerprint[:12]}"
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
+
+
+def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | None:
+    categorical = [f.name for f in dataset.schema.fields if f.kind == "categorical"]
+    if not categorical:
+        st.info("This dataset has no categorical field to synthesize. Mark one as categorical on the Data page.")
+        return None
+    methods = state.method_names("fields")
+    c1, c2 = st.columns([1, 2])
+    with c1:
+        if st.session_state.get(METHOD_KEY) not in methods:
+            st.session_state[METHOD_KEY] = methods[0]
+        method = st.radio("Synthesizer", methods, key=METHOD_KEY, format_func=lambda m: METHODS[m].title,
+                          persist_state="session")
+        st.caption(state.md_escape(METHODS[method].description))
+    with c2:
+        sensitive = [f.name for f in dataset.schema.fields if f.kind == "categorical" and f.role == "sensitive"]
+        key = f"{FIELDS_KEY}::{dataset.fingerprint[:12]}"
+        stored = st.session_state.get(key)
+        if not isinstance(stored, list) or any(f not in categorical for f in stored):
+            st.session_state[key] = sensitive or categorical[:1]
+        fields = st.multiselect(
+            "Fields to synthesize, in order", categorical, key=key, persist_state="session",
+            help="The first field is modelled on the text alone; each later one on the text and the fields before "
+                 "it (confidential values to fit, synthetic values to draw). Fields not chosen stay as they are.",
+        )
+        st.caption("Order: " + (" → ".join(state.md_escape(f) for f in fields) if fields else "choose at least one field"))
+    with st.expander("Replicates, measures and seed"):
+        a, b, c, d = st.columns(4)
+        st.session_state.setdefault("synth_replicates", 3)
+        st.session_state.setdefault("synth_seed", 0)
+        st.session_state.setdefault("synth_projections", 5)
+        st.session_state.setdefault("synth_topics", 5)
+        replicates = int(a.number_input("Synthetic datasets M", 1, 20, step=1, key="synth_replicates",
+                                        persist_state="session",
+                                        help="Releases per knob value; the paper uses 20. Measures are averaged over them."))
+        seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key="synth_seed", persist_state="session"))
+        projections = int(c.number_input("pMSE projections", 1, 50, step=1, key="synth_projections",
+                                         persist_state="session",
+                                         help="Random projections of the text for the pMSE ratio; the paper uses 20."))
+        topics = int(d.number_input("Topics", 2, 20, step=1, key="synth_topics", persist_state="session"))
+        level_options = ["(default)"] + [
+            f"{f}={v}" for f in fields for v in _levels(dataset, f)[1:]
+        ]
+        level = st.selectbox("Field level whose topic prevalence is followed", level_options, key="synth_level",
+                             help="The paper follows the low-rating coefficient. The most frequent level of each "
+                                  "field is the reference.")
+        keywords = st.text_input("Vendor keywords to leave out of the text features (commas)", key="synth_keywords",
+                                 persist_state="session")
+    if not fields:
+        st.info("Choose at least one field to synthesize.")
+        return None
+    vendor = [k.strip() for k in keywords.split(",") if k.strip()]
+    params = {"fields": list(fields)}
+    if vendor:
+        params["vendor_keywords"] = vendor
+    options = MeasureOptions(projections=projections, topics=topics, vendor_keywords=tuple(vendor),
+                             prevalence_level=None if level == "(default)" else level)
+    return method, params, options, replicates, seed
+
+
+def _levels(dataset: Dataset, field: str) -> list[str]:
+    counts = dataset.frame[field].astype(str).value_counts()
+    return sorted(counts.index, key=lambda v: (-counts[v], v))
+
+
+def _slider(sweep: SweepResult, method: str, fingerprint: str, best: float | None) -> float:
+    knob = sweep.knob
+    key = knob_key(method, fingerprint)
+    if st.session_state.get(key) not in sweep.grid:
+        st.session_state[key] = best if best in sweep.grid else state.nearest_grid_value(sweep.grid, knob.default)
+    more = "higher" if knob.more_privacy == "higher" else "lower"
+    return float(st.select_slider(f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy", sweep.grid,
+                                  format_func=knob.format, key=key, help=knob.help or None))
+
+
+def _use_best(method: str, fingerprint: str, value: float) -> None:
+    st.session_state[knob_key(method, fingerprint)] = value
+
+
+def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
+    ids = [m for m in CARDS if m in metrics]
+    for mid, col in zip(ids, st.columns(max(len(ids), 1))):
+        info, m = metric_info(mid), metrics[mid]
+        base = metrics.get(mid + "_confidential")
+        delta = None if base is None or math.isnan(base.value) else f"{m.value - base.value:+.3f} vs unprotected"
+        colour = "inverse" if info.better == "lower" else ("normal" if info.better == "higher" else "off")
+        interval = (f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
+                    if replicates > 1 else "One synthetic dataset per setting")
+        col.metric(info.label, _fmt(m.value), delta, delta_color=colour, border=True,
+                   help=f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}.")
+
+
+def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict) -> None:
+    st.subheader("Sample records")
+    release = state.guarded(lambda: state.get_release(dataset, method, value, seed, replicates, params))
+    if release is None:
+        return
+    d = release.info["field_detail"]
+    wide = d.pivot(index="record", columns="field")
+    table = pd.DataFrame({"row": wide.index + 1,
+                          "text": dataset.frame[dataset.schema.text].iloc[wide.index].astype(str).to_numpy()})
+    for f in dict.fromkeys(d["field"]):
+        table[f"{f}: confidential"] = wide[("original", f)].to_numpy()
+        table[f"{f}: released"] = wide[("synthetic", f)].to_numpy()
+        table[f"{f}: P(confidential)"] = wide[("p_original", f)].to_numpy()
+    only_changed = st.toggle("Only records whose released value differs", key="synth_only_changed")
+    if only_changed:
+        changed = (wide["original"] != wide["synthetic"]).any(axis=1).to_numpy()
+        table = table[changed]
+    st.caption(f"Replicate 0 at this setting; P(confidential) is the probability the synthesizer gave the "
+               f"confidential value (Schneider et al. 2023, Table 6). {len(table):,} records.")
+    pcols = {c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
+             for c in table.columns if c.endswith("P(confidential)")}
+    st.dataframe(table.head(500), hide_index=True, key="synth_samples",
+                 column_config={"text": st.column_config.TextColumn("text", width="large"), **pcols})
+
+
+def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
+    knob = sweep.knob
+    metrics = state.metrics_at(sweep, at)
+    left, right = st.columns(2)
+    with left:
+        if sweep.complexity is not None:
+            st.plotly_chart(complexity_figure(sweep.complexity, knob, current=at,
+                                              best=None if choice is None else choice.best), key="synth_complexity")
+    with right:
+        if "pmse_ratio" in sweep.metric_ids:
+            st.plotly_chart(pmse_ratio_figure(sweep, choice, current=at), key="synth_pmse")
+    ident = sweep.detail(at, "identification_probability")
+    if ident is not None:
+        base = sweep.baseline.get("identification_probability_confidential")
+        st.plotly_chart(identification_bars_figure(ident, None if base is None else base.detail,
+                                                   title=f"Identification probability per target at "
+                                                         f"{knob.symbol} = {knob.format(at)}"),
+                        key="synth_identification")
+    elif "identification_probability" in sweep.skipped:
+        st.caption(f"Identification probability not measured: {state.md_escape(sweep.skipped['identification_probability'])}.")
+    left, right = st.columns(2)
+    with left:
+        one, two = sweep.detail(at, "cell_difference_1way"), sweep.detail(at, "cell_difference_2way")
+        if one is not None or two is not None:
+            st.plotly_chart(cell_difference_figure(one, two), key="synth_cells")
+    with right:
+        content = sweep.detail(at, "topic_content_correlation")
+        if content is not None:
+            st.plotly_chart(content_correlation_figure(content), key="synth_content")
+    prev = sweep.detail(at, "topic_prevalence_ratio")
+    base = sweep.baseline.get("topic_prevalence_ratio_confidential")
+    if prev is not None and base is not None and base.detail is not None:
+        conf = base.detail[base.detail["chosen"]] if "chosen" in base.detail.columns else base.detail
+        st.plotly_chart(prevalence_figure(conf, prevalence_intervals(prev)), key="synth_prevalence")
+    if "topic_prevalence_ratio" in metrics:
+        m = metrics["topic_prevalence_ratio"]
+        st.caption(f"Average ratio of the synthetic to the confidential prevalence coefficient: {_fmt(m.value)} "
+                   "(Table 5; 1 = kept, below 1 = shrunk).")
+
+
+def render() -> None:
+    """The Synthesize page."""
+    st.title("Synthesize fields")
+    dataset = state.current_dataset()
+    if dataset is None:
+        st.info("No dataset is loaded yet.")
+        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+        return
+    st.caption(f"Dataset: {state.md_escape(dataset.name)} · {dataset.n_records:,} records · the text is released "
+               "unchanged; the chosen fields are replaced by synthetic values.")
+    settings = _settings(dataset)
+    if settings is None:
+        return
+    method, params, options, replicates, seed = settings
+    progress_area = st.empty()
+    sweep = state.guarded(lambda: state.get_sweep(dataset, method, replicates, seed,
+                                                  state.progress_reporter(progress_area), params, options))
+    progress_area.empty()
+    if sweep is None:
+        return
+    knob = sweep.knob
+    choice = None
+    if "pmse_ratio" in sweep.metric_ids:
+        choice = state.guarded(lambda: select_by_pmse_ratio(sweep.summary, knob.more_privacy, knob.symbol))
+    if choice is not None:
+        c1, c2 = st.columns([4, 1])
+        c1.info(f"Recommended: **{state.md_escape(knob.symbol)}\\* = {knob.format(choice.best)}** — "
+                f"{state.md_escape(choice.why)}.")
+        c2.button(f"Use {knob.symbol}*", key="synth_use_best", on_click=_use_best,
+                  args=(method, dataset.fingerprint, choice.best))
+    value = _slider(sweep, method, dataset.fingerprint, None if choice is None else choice.best)
+    st.caption(f"Current knob: {state.md_escape(state.knob_text(knob, value))}")
+    metrics = state.metrics_at(sweep, value)
+    _cards(metrics, sweep.replicates)
+    for mid, why in sweep.skipped.items():
+        st.caption(f"Not measured: {state.md_escape(state.metric_label(mid))} — {state.md_escape(why)}.")
+    state.set_choice(state.Chosen(
+        fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
+        replicates=sweep.replicates, risk=next((m for m in state.metric_ids(sweep, "risk")), None),
+        utility="topic_content_correlation" if "topic_content_correlation" in sweep.metric_ids
+        else next((m for m in state.metric_ids(sweep, "utility")), None),
+        sweep=sweep, params=params, options=options,
+    ))
+    st.page_link("views/export.py", label=f"Export the release at {state.knob_text(knob, value)}",
+                 icon=":material/download:")
+    _figures(sweep, value, choice)
+    _samples(dataset, method, value, seed, sweep.replicates, params)
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,197 @@
+"""Numeric features of text: the word counts a synthesizer conditions on, and the stylometric features an
+intruder matches writing style with (Schneider, Hu, Mankad & Bale, 2023, Section 5.1).
+
+Two feature sets, as the paper keeps them apart:
+
+- `synthesis_counts`: word counts after lower-casing and removing numbers, punctuation, white space and
+  user-given vendor keywords (the "term normalization" of Section 5.1). Used by the synthesizers and the
+  utility measures.
+- `stylometric_features`: the full set used to measure disclosure risk, where case, digits and punctuation are
+  kept because they are predictive of authorship: raw word frequencies, the 13 punctuation marks
+  ``! . ? # @ $ % & , ; : ( )``, frequencies of function words, letters a–z (ignoring case), digits 0–9, the
+  number of words, the number of words mixing upper- and lower-case letters, the number of words of each
+  length 1–30, Yule's K and the Flesch–Kincaid grade level.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import CountVectorizer
+
+PUNCTUATION_MARKS: tuple[str, ...] = ("!", ".", "?", "#", "@", "$", "%", "&", ",", ";", ":", "(", ")")
+
+# English function words: articles, pronouns, prepositions, conjunctions, auxiliary and modal verbs,
+# quantifiers and common adverbs of degree — words chosen by habit rather than by topic.
+FUNCTION_WORDS: tuple[str, ...] = tuple(sorted(set("""
+a about above across after afterwards again against all almost alone along already also although always am
+among amongst an and another any anybody anyone anything anywhere are around as at be became because been
+before beforehand behind being below beside besides between beyond both but by can cannot could did do does
+doing done down during each either else enough even ever every everybody everyone everything except few for
+former formerly from further had has have having he her here hers herself him himself his how however i if in
+indeed inside instead into is it its itself just least less like many may me might mine more moreover most
+mostly much must my myself near neither never nevertheless next no nobody none noone nor not nothing now
+of off often on once one only onto or other others otherwise our ours ourselves out outside over own per
+perhaps quite rather same several shall she should since so some somebody someone something sometimes
+somewhat still such than that the their theirs them themselves then there thereafter therefore these they
+this those though through throughout thus till to together too toward towards under unless until up upon us
+very via was we well were what whatever when whenever where whereas wherever whether which while who whoever
+whole whom whose why will with within without would yet you your yours yourself yourselves
+""".split())))
+
+MAX_WORD_LENGTH = 30
+_NORMALIZE_DROP = re.compile(r"[0-9]+|[^\w\s]|_", re.UNICODE)
+_APOSTROPHES = re.compile(r"['’]")
+_WORD = re.compile(r"[A-Za-z]+")
+_VOWEL_GROUPS = re.compile(r"[aeiouy]+")
+_SENTENCE_END = re.compile(r"[.!?]+")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Word counts for synthesis (Section 5.1, term normalization)
+
+
+def normalize_for_synthesis(text: str, vendor_keywords: frozenset[str] = frozenset()) -> list[str]:
+    """Lower-cased words with numbers, punctuation and white space removed and vendor keywords dropped.
+
+    Apostrophes are removed inside words ("don't" → "dont"); every other punctuation mark separates words.
+    """
+    lowered = _APOSTROPHES.sub("", str(text).lower())
+    words = _NORMALIZE_DROP.sub(" ", lowered).split()
+    return [w for w in words if w not in vendor_keywords]
+
+
+@dataclass
+class WordCounts:
+    """A documents × words count matrix and the vocabulary it was built with."""
+
+    matrix: sparse.csr_matrix
+    vocabulary: np.ndarray
+    vendor_keywords: tuple[str, ...] = ()
+
+    def transform(self, texts: Iterable[str]) -> sparse.csr_matrix:
+        """Counts of this vocabulary in other texts (words outside it are ignored)."""
+        vec = CountVectorizer(
+            analyzer=lambda t: normalize_for_synthesis(t, frozenset(self.vendor_keywords)),
+            vocabulary={w: i for i, w in enumerate(self.vocabulary)},
+        )
+        return vec.transform(list(texts)).astype(np.float64).tocsr()
+
+
+def synthesis_counts(texts: Sequence[str], vendor_keywords: Iterable[str] = (), min_df: int = 1) -> WordCounts:
+    """Word counts of ``texts`` after the term normalization of Schneider et al. (2023), Section 5.1.
+
+    ``vendor_keywords`` are normalized the same way and every word of them is removed (e.g. "Virgin America"
+    removes "virgin" and "america"); ``min_df`` drops words found in fewer documents. Every text may be empty; the vocabulary may not.
+    """
+    keywords = tuple(sorted({w for k in vendor_keywords for w in normalize_for_synthesis(k)}))
+    vec = CountVectorizer(analyzer=lambda t: normalize_for_synthesis(t, frozenset(keywords)), min_df=min_df)
+    try:
+        matrix = vec.fit_transform(list(texts))
+    except ValueError:  # no word at all survives normalization
+        return WordCounts(sparse.csr_matrix((len(texts), 0)), np.array([], dtype=object), keywords)
+    return WordCounts(matrix.astype(np.float64).tocsr(), vec.get_feature_names_out(), keywords)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Stylometric features for disclosure risk (Section 5.1)
+
+
+def count_syllables(word: str) -> int:
+    """Syllables of an English word by the vowel-group rule: groups of vowels, a silent final e dropped, at least 1."""
+    w = word.lower()
+    groups = len(_VOWEL_GROUPS.findall(w))
+    if w.endswith("e") and not w.endswith(("le", "ee", "ye")) and groups > 1:
+        groups -= 1
+    return max(groups, 1)
+
+
+def yules_k(words: Sequence[str]) -> float:
+    """Yule's characteristic K = 10⁴ · (Σᵢ i²·Vᵢ − N) / N², Vᵢ = number of word types used i times, N = tokens.
+
+    0 for a text of fewer than two words (no repetition can be measured).
+    """
+    n = len(words)
+    if n < 2:
+        return 0.0
+    freq_of_freq = Counter(Counter(w.lower() for w in words).values())
+    s2 = sum(i * i * v for i, v in freq_of_freq.items())
+    return 1e4 * (s2 - n) / (n * n)
+
+
+def flesch_kincaid_grade(text: str, words: Sequence[str]) -> float:
+    """Flesch–Kincaid grade level (Kincaid et al., 1975): 0.39·words/sentences + 11.8·syllables/words − 15.59.
+
+    Syllables are counted by `count_syllables`; a text without sentence-ending punctuation is one sentence;
+    a text without words has grade 0.
+    """
+    if not words:
+        return 0.0
+    sentences = max(len([s for s in _SENTENCE_END.split(text) if s.strip()]), 1)
+    syllables = sum(count_syllables(w) for w in words)
+    return 0.39 * len(words) / sentences + 11.8 * syllables / len(words) - 15.59
+
+
+def style_feature_names() -> list[str]:
+    """Names of the non-vocabulary stylometric features, in column order."""
+    names = [f"punct:{p}" for p in PUNCTUATION_MARKS]
+    names += [f"function:{w}" for w in FUNCTION_WORDS]
+    names += [f"letter:{c}" for c in "abcdefghijklmnopqrstuvwxyz"]
+    names += [f"digit:{d}" for d in "0123456789"]
+    names += ["words", "mixed_case_words"]
+    names += [f"word_length:{i}" for i in range(1, MAX_WORD_LENGTH + 1)]
+    names += ["yules_k", "flesch_kincaid_grade"]
+    return names
+
+
+def style_vector(text: str) -> np.ndarray:
+    """The non-vocabulary stylometric features of one text (see `style_feature_names`)."""
+    text = str(text)
+    tokens = text.split()
+    words = _WORD.findall(text)
+    lower = text.lower()
+    out = [text.count(p) for p in PUNCTUATION_MARKS]
+    lw = Counter(w.lower() for w in words)
+    out += [lw.get(w, 0) for w in FUNCTION_WORDS]
+    out += [lower.count(c) for c in "abcdefghijklmnopqrstuvwxyz"]
+    out += [text.count(d) for d in "0123456789"]
+    out.append(len(tokens))
+    out.append(sum(1 for w in words if not w.isupper() and not w.islower()))
+    lengths = Counter(len(w) for w in words)
+    out += [lengths.get(i, 0) for i in range(1, MAX_WORD_LENGTH + 1)]
+    out.append(yules_k(words))
+    out.append(flesch_kincaid_grade(text, words))
+    return np.asarray(out, dtype=np.float64)
+
+
+@dataclass
+class StyleFeatures:
+    """Stylometric features of a set of texts: raw word counts (sparse) beside the dense style block."""
+
+    words: sparse.csr_matrix
+    style: np.ndarray
+
+    @property
+    def n_features(self) -> int:
+        return self.words.shape[1] + self.style.shape[1]
+
+
+def stylometric_features(texts: Sequence[str], vocabulary_texts: Sequence[str] | None = None) -> StyleFeatures:
+    """Section 5.1's full feature set for ``texts``; the word vocabulary comes from ``vocabulary_texts``
+    (default: the texts themselves). Words are white-space separated tokens kept as written (case, digits and
+    punctuation included), because for risk "these items ... can be predictive of authorship".
+    """
+    vec = CountVectorizer(analyzer=str.split, lowercase=False)
+    source = list(vocabulary_texts) if vocabulary_texts is not None else list(texts)
+    try:
+        vec.fit(source)
+        words = vec.transform([str(t) for t in texts]).astype(np.float64).tocsr()
+    except ValueError:
+        words = sparse.csr_matrix((len(texts), 0))
+    style = np.vstack([style_vector(t) for t in texts]) if len(texts) else np.zeros((0, len(style_feature_names())))
+    return StyleFeatures(words, style)
