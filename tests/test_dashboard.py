@@ -217,3 +217,58 @@ def test_export_writes_the_bundle(tmp_path):
     for name in ("release.csv", "release.parquet", "changes.csv"):
         assert again["files"][name] == manifest["files"][name], name
     assert again["metrics"] == manifest["metrics"]
+
+
+def sample_table(at: AppTest):
+    hits = [d.value for d in at.dataframe if "airline_sentiment: released" in d.value.columns]
+    assert hits, "no table of sample records"
+    return hits[0]
+
+
+@pytest.mark.slow
+def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path):
+    at = start()
+    at.session_state["synth_replicates"] = 2
+    at.session_state["synth_projections"] = 3
+    at.session_state["synth_topics"] = 4
+    go(at, "synthesize")
+    assert not at.error and not at.warning, [e.value for e in [*at.error, *at.warning]]
+    chosen = at.session_state[state.CHOICE]
+    assert chosen.method == "glm" and chosen.params == {"fields": ["airline_sentiment"]}
+    sweep = chosen.sweep
+    assert sweep.knob.symbol == "λ" and len(sweep.grid) == 12
+    assert any("Recommended: **λ\\* = " in i.value for i in at.info), [i.value for i in at.info]
+    cards = {m.label: m for m in at.metric}
+    assert {"Identification probability", "pMSE ratio", "Topic content correlation"} <= set(cards)
+    assert {"synth_complexity", "synth_pmse", "synth_identification", "synth_cells", "synth_content",
+            "synth_prevalence"} <= {c.key for c in at.get("plotly_chart")}
+    samples = sample_table(at)
+    assert {"airline_sentiment: confidential", "airline_sentiment: released",
+            "airline_sentiment: P(confidential)"} <= set(samples.columns)
+
+    # "Use λ*" moves the slider to the recommendation; moving the slider reads from the cache.
+    at.button(key="synth_use_best").click().run()
+    key = next(k for k in at.session_state if str(k).startswith("synth_knob::glm::"))
+    from engine.frontier import select_by_pmse_ratio
+
+    best = select_by_pmse_ratio(sweep.summary).best
+    assert at.select_slider(key=key).value == best
+    at.select_slider(key=key).set_value(sweep.grid[0]).run()
+    assert not at.exception and not at.error
+    after = at.session_state[state.CHOICE]
+    assert after.sweep is sweep and after.knob == sweep.grid[0]
+    moved = sample_table(at)
+    assert not moved["airline_sentiment: P(confidential)"].equals(samples["airline_sentiment: P(confidential)"])
+
+    # The choice goes to Export, with the fields and measure settings in the replay command.
+    go(at, "export")
+    out = tmp_path / "glm"
+    by_label(at.text_input, "Output folder").set_value(str(out)).run()
+    command = at.code[0].value
+    assert "--method glm --fields airline_sentiment --projections 3 --topics 4" in command
+    at.button(key="export_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["method"]["name"] == "glm" and manifest["knob"]["symbol"] == "λ"
+    assert manifest["knob"]["value"] == sweep.grid[0]
+    assert "identification_probability" in manifest["metrics"]

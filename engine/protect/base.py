@@ -130,7 +130,7 @@ class Fitted(ABC):
         """Every knob value the fit prepared (the whole λ or α path); by default the knob's grid."""
         return self.knob.default_grid()
 
-    def snap(self, value: float, rel: float = 1e-6) -> float:
+    def snap(self, value: float, rel: float = 5e-5) -> float:
         """``value`` validated, and replaced by the path value it rounds from (a λ printed with six digits
         names the path point it was printed from, so the release is the one the sweep measured)."""
         v = self.knob.validate(value)

@@ -1,0 +1,182 @@
+"""Measures of synthesized fields on hand-computed examples: text features, identification probability (Eqs.
+7–9), pMSE, cell differences, combining rules, topic measures and the λ* rule."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from engine.errors import ConfigError
+from engine.frontier import select_by_pmse_ratio
+from engine.risk.identification import IdentificationRisk, standardized_l1_distances
+from engine.text.features import (
+    count_syllables,
+    flesch_kincaid_grade,
+    normalize_for_synthesis,
+    style_feature_names,
+    style_vector,
+    stylometric_features,
+    synthesis_counts,
+    yules_k,
+)
+from engine.utility.cells import cell_differences
+from engine.utility.combining import combine_partial_synthesis
+from engine.utility.pmse import propensity_score
+from engine.utility.topics import TopicModel, content_correlation, prevalence, prevalence_ratio
+
+# --- text features ------------------------------------------------------------------------------------------
+
+
+def test_normalization_for_synthesis_follows_section_5_1():
+    words = normalize_for_synthesis("Don't FLY @United 2x!! #fail", frozenset({"united"}))
+    assert words == ["dont", "fly", "x", "fail"]
+    counts = synthesis_counts(["Great rates, great service", "Virgin America was late"], ["Virgin America"])
+    assert "virgin" not in counts.vocabulary and "america" not in counts.vocabulary
+    assert counts.matrix[0, list(counts.vocabulary).index("great")] == 2
+
+
+def test_yules_k_flesch_kincaid_and_syllables_on_hand_computed_examples():
+    # a×3, b×1, c×1: N = 5, Σ i²Vᵢ = 1·2 + 9·1 = 11, K = 10⁴·(11 − 5)/25 = 2400.
+    assert yules_k(["a", "b", "a", "c", "a"]) == pytest.approx(2400.0)
+    assert yules_k(["one"]) == 0.0
+    # Six one-syllable words in two sentences: 0.39·3 + 11.8·1 − 15.59.
+    text = "The cat sat. The dog ran."
+    assert flesch_kincaid_grade(text, text.replace(".", "").split()) == pytest.approx(0.39 * 3 + 11.8 - 15.59)
+    assert [count_syllables(w) for w in ("table", "make", "insurance", "a")] == [2, 1, 3, 1]
+
+
+def test_style_vector_counts_the_paper_s_features():
+    v = dict(zip(style_feature_names(), style_vector("Hi!! I paid $40 (twice) for McDonalds")))
+    assert v["punct:!"] == 2 and v["punct:$"] == 1 and v["punct:("] == 1 and v["punct:)"] == 1
+    assert v["digit:4"] == 1 and v["digit:0"] == 1
+    assert v["words"] == 7 and v["mixed_case_words"] == 2  # "Hi", "McDonalds"
+    assert v["function:i"] == 1 and v["function:for"] == 1
+    assert v["word_length:9"] == 1 and v["letter:d"] == 3
+    assert len(style_feature_names()) == 13 + len([n for n in style_feature_names() if n.startswith("function:")]) + 26 + 10 + 2 + 30 + 2
+
+
+# --- identification probability -----------------------------------------------------------------------------
+
+
+def dense_distances(released, intruder):
+    """Eq. 8 the slow way: whole vectors, each standardized by its own mean and standard deviation."""
+    def std(f):
+        full = np.hstack([f.words.toarray(), f.style])
+        return (full - full.mean(axis=1, keepdims=True)) / full.std(axis=1, keepdims=True)
+
+    a, b = std(released), std(intruder)
+    return np.abs(b[:, None, :] - a[None, :, :]).sum(axis=2)
+
+
+TEXTS = ["I love the rates here!", "Terrible claims service, never again.", "Rates are fine; service slow.",
+         "LOVE this company :)"]
+
+
+def test_standardized_l1_distance_matches_the_dense_formula():
+    external = ["i love rates", "claims were terrible"]
+    vocab = TEXTS + external
+    r, z = stylometric_features(TEXTS, vocab), stylometric_features(external, vocab)
+    assert np.allclose(standardized_l1_distances(r, z), dense_distances(r, z))
+
+
+def test_identification_probability_is_eq_9_on_the_records_that_match():
+    frame = pd.DataFrame({"text": TEXTS, "user": ["a", "b", "c", "d"], "state": ["NM", "NM", "GA", "NM"]})
+    risk = IdentificationRisk.prepare(frame["text"], frame["user"], ["I love the low rates"], ["a"], frame, ["state"])
+    vocab = TEXTS + ["I love the low rates"]
+    d = dense_distances(stylometric_features(TEXTS, vocab), stylometric_features(["I love the low rates"], vocab))[0]
+    s = 1 / d
+    # Confidential: the intruder knows a's state (NM) and keeps records 0, 1 and 3 (Eq. 7), then Eq. 9.
+    result = risk.evaluate(frame)
+    assert result.value == pytest.approx(s[0] / (s[0] + s[1] + s[3]))
+    assert result.detail["first_stage_matches"].iloc[0] == 3
+    # A release that moves record 1 to GA leaves fewer look-alikes: the risk rises.
+    moved = frame.assign(state=["NM", "GA", "GA", "NM"])
+    assert risk.evaluate(moved).value == pytest.approx(s[0] / (s[0] + s[3]))
+    # A release that moves the target's own record out of NM protects it completely.
+    assert risk.evaluate(frame.assign(state=["GA", "NM", "GA", "NM"])).value == 0.0
+
+
+# --- pMSE ---------------------------------------------------------------------------------------------------
+
+
+def test_pmse_is_zero_when_nothing_changes_and_the_null_ratio_is_about_one():
+    rng = np.random.default_rng(0)
+    n = 1500
+    Z = rng.standard_normal((n, 4))
+    conf = rng.integers(0, 3, n)
+    same = propensity_score(Z, [conf], [conf.copy()], [3])
+    assert same.pmse == pytest.approx(0.0, abs=1e-12) and same.ratio == pytest.approx(0.0, abs=1e-9)
+    # Synthetic values drawn from the same distribution, independently of the text: the ratio is 1 on average.
+    ratios = [propensity_score(Z, [conf], [np.random.default_rng(s).integers(0, 3, n)], [3]).ratio for s in range(40)]
+    assert 0.85 < np.mean(ratios) < 1.15
+    k = 1 + 4 + 2 + 2 * 4
+    assert same.n_parameters == k
+    # Synthetic values that ignore a strong relation to the text are easy to tell apart: ratio far above 1.
+    tied = (Z[:, 0] > 0).astype(int) + (Z[:, 1] > 0).astype(int)
+    shuffled = np.random.default_rng(1).permutation(tied)
+    assert propensity_score(Z, [tied], [shuffled], [3]).ratio > 5
+
+
+# --- cell differences, combining rules ----------------------------------------------------------------------
+
+
+def test_cell_differences_on_a_hand_computed_table():
+    conf = pd.DataFrame({"f": ["a", "a", "b"], "g": ["x", "y", "y"]})
+    syn = pd.DataFrame({"f": ["a", "b", "b"], "g": ["x", "y", "y"]})
+    out = cell_differences(conf, syn, ["f"], ["f", "g"])
+    # One-way: a (1 − 2)/2 = −0.5, b (2 − 1)/1 = 1 → 1.5.
+    assert out["cell_difference_1way"].value == pytest.approx(1.5)
+    # Two-way f × g: (a,x) 0, (a,y) (0 − 1)/1, (b,y) (2 − 1)/1 → 2.
+    assert out["cell_difference_2way"].value == pytest.approx(2.0)
+
+
+def test_combining_rules_for_partially_synthetic_data():
+    c = combine_partial_synthesis(np.array([1.0, 2.0, 3.0]), np.array([0.5, 0.5, 0.5]))
+    # q̄ = 2, b = 1, ū = .5, T = ū + b/M = .8333, ν = (M − 1)(1 + ū/(b/M))² = 2·2.5² = 12.5.
+    assert c.estimate == 2.0 and c.variance == pytest.approx(0.5 + 1 / 3) and c.df == pytest.approx(12.5)
+    half = stats.t.ppf(0.975, 12.5) * np.sqrt(0.5 + 1 / 3)
+    assert (c.lo, c.hi) == pytest.approx((2 - half, 2 + half))
+    one = combine_partial_synthesis(np.array([2.0]), np.array([0.25]))
+    assert (one.lo, one.hi) == pytest.approx((2 - 1.959964 * 0.5, 2 + 1.959964 * 0.5), rel=1e-5)
+
+
+# --- topics ------------------------------------------------------------------------------------------------
+
+
+def topic_texts(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    a = ["claim", "accident", "doctor", "driver", "repair", "damage"]
+    b = ["rates", "discount", "cheap", "price", "savings", "easy"]
+    rating = rng.choice(["low", "high"], n)
+    texts = [" ".join(rng.choice(a if r == "low" else b, 6)) + " " + " ".join(rng.choice(a + b, 2)) for r in rating]
+    return texts, pd.DataFrame({"rating": rating})
+
+
+def test_topic_measures_are_perfect_when_the_fields_are_kept():
+    texts, frame = topic_texts()
+    model = TopicModel.fit(texts, n_topics=2, seed=0)
+    levels = {"rating": ("high", "low")}
+    conf = prevalence(model, frame, ["rating"], levels)
+    assert prevalence_ratio(conf, conf, "rating", "low").value == pytest.approx(1.0)
+    codes = (frame["rating"] == "low").to_numpy().astype(int)
+    same = content_correlation(model, [("rating", ("high", "low"), codes, codes)])
+    assert same.value == pytest.approx(1.0)
+    # Shuffling the ratings breaks the relation: the prevalence coefficient shrinks towards 0.
+    shuffled = frame.assign(rating=np.random.default_rng(1).permutation(frame["rating"].to_numpy()))
+    ratio = prevalence_ratio(conf, prevalence(model, shuffled, ["rating"], levels), "rating", "low").value
+    assert abs(ratio) < 0.3
+    # The "low" topic is the one the low ratings talk about.
+    low_topic = int(conf.loc[conf["estimate"].idxmax(), "topic"])
+    assert set(model.top_words(3)[low_topic - 1]) <= {"claim", "accident", "doctor", "driver", "repair", "damage"}
+
+
+# --- the λ* rule -----------------------------------------------------------------------------------------------
+
+
+def test_lambda_star_is_the_knob_with_mean_pmse_ratio_closest_to_one():
+    summary = pd.DataFrame({"knob": [0.001, 0.01, 0.05, 0.2], "metric": "pmse_ratio", "kind": "utility",
+                            "mean": [0.1, 0.8, 1.3, 3.0], "lo": np.nan, "hi": np.nan})
+    choice = select_by_pmse_ratio(summary)
+    assert (choice.best, choice.high, choice.low) == (0.01, 0.2, 0.001)
+    with pytest.raises(ConfigError, match="pMSE ratio was not measured"):
+        select_by_pmse_ratio(summary.assign(metric="other"))
