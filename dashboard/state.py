@@ -34,7 +34,7 @@ from engine.dataset import Dataset
 from engine.datasets import DEMOS_DIR, DemoInfo, infer_schema, is_demo, list_demos, load_dataset, read_table
 from engine.errors import ConfigError, TextsdcError
 from engine.evaluate import Evaluator, MeasureOptions
-from engine.export import ExportResult, export_release
+from engine.export import ExportResult, export_release, file_sha256
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.metrics import METRICS, MetricResult, metric_info
 from engine.paths import cache_dir
@@ -641,14 +641,6 @@ def export_chosen(
         method_title=p.title,
         point=sweep,
     )
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def zip_bundle(result: ExportResult) -> bytes:

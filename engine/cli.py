@@ -204,6 +204,9 @@ def cmd_release(args) -> int:
     protector = _protector(args)
     if args.knob is not None:
         protector.knob.validate(args.knob)  # the method's general range, before the costly fit
+    from engine.evaluate import check_options
+
+    check_options(dataset, protector.check(dataset), measure_options(args))
     progress = _progress_bar("release")
     fitted = fit_cached(protector, dataset, progress, use_cache=not args.no_cache)
     knob = fitted.snap(fitted.knob.default if args.knob is None else args.knob)

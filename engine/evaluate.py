@@ -59,6 +59,32 @@ class MeasureOptions:
             raise ConfigError(f"topics must be from 2 to 50, got {self.topics}")
 
 
+def prevalence_level(levels: Sequence[FieldLevels], spec: str | None) -> tuple[str, str]:
+    """The (field, level) whose topic-prevalence coefficient is followed: ``spec`` "FIELD=LEVEL", or by
+    default the least frequent level of the first synthesized field. ConfigError names what is accepted."""
+    by_name = {lv.name: lv.levels for lv in levels}
+    if spec is None:
+        return levels[0].name, levels[0].levels[-1]
+    field, sep, level = spec.partition("=")
+    if not sep or field not in by_name:
+        raise ConfigError(
+            f"topic prevalence level {spec!r} must be FIELD=LEVEL with FIELD one of the synthesized fields "
+            f"({', '.join(by_name)})"
+        )
+    if level not in by_name[field][1:]:
+        raise ConfigError(
+            f"level {level!r} of {field} has no coefficient; choose one of {', '.join(by_name[field][1:])} "
+            f"({by_name[field][0]!r}, the most frequent, is the reference)"
+        )
+    return field, level
+
+
+def check_options(dataset: Dataset, fields: Sequence[str], options: MeasureOptions | None) -> None:
+    """Check measure settings against the data before anything costly is fitted."""
+    if options is not None and options.prevalence_level is not None and fields:
+        prevalence_level([FieldLevels.of(f, dataset.frame[f]) for f in fields], options.prevalence_level)
+
+
 class Evaluator:
     """Measures releases of one dataset; ``available`` lists the metrics that apply, ``skipped`` says why not.
 
@@ -125,7 +151,7 @@ class Evaluator:
         if self.fields and _TOPICS & set(requested):
             self.topics = TopicModel.fit(dataset.texts.astype(str).tolist(), self.options.topics, self.options.seed,
                                          self.options.vendor_keywords, progress=progress)
-            self.prevalence_choice = self._prevalence_level()
+            self.prevalence_choice = prevalence_level(self.levels, self.options.prevalence_level)
             self._confidential_prevalence = prevalence(self.topics, dataset.frame, self.fields, self._level_names())
         self.available = [m for m in requested if m not in self.skipped]
 
@@ -139,25 +165,6 @@ class Evaluator:
 
     def _level_names(self) -> dict[str, tuple[str, ...]]:
         return {lv.name: lv.levels for lv in self.levels}
-
-    def _prevalence_level(self) -> tuple[str, str]:
-        levels = self._level_names()
-        spec = self.options.prevalence_level
-        if spec is None:
-            first = self.levels[0]
-            return first.name, first.levels[-1]
-        field, sep, level = spec.partition("=")
-        if not sep or field not in levels:
-            raise ConfigError(
-                f"topic prevalence level {spec!r} must be FIELD=LEVEL with FIELD one of the synthesized fields "
-                f"({', '.join(levels)})"
-            )
-        if level not in levels[field][1:]:
-            raise ConfigError(
-                f"level {level!r} of {field} has no coefficient; choose one of {', '.join(levels[field][1:])} "
-                f"({levels[field][0]!r}, the most frequent, is the reference)"
-            )
-        return field, level
 
     def evaluate(self, release: Release | pd.DataFrame) -> dict[str, MetricResult]:
         """All available metrics of one release (or of a frame laid out like the dataset)."""

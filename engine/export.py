@@ -80,7 +80,8 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in blocks."""
     h = hashlib.sha256()
     with path.open("rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -214,7 +215,7 @@ def export_release(
         "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
         "sweep": None if sweep is None else {"grid": sweep.grid, "replicates": sweep.replicates, "seed": sweep.seed},
         "replay": replay_command,
-        "files": {name: _sha256(path) for name, path in sorted(files.items())},
+        "files": {name: file_sha256(path) for name, path in sorted(files.items())},
     })
     text = json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     files[MANIFEST_JSON] = out / MANIFEST_JSON

@@ -15,7 +15,7 @@ from joblib import Parallel, delayed
 from engine.cache import fit_cached
 from engine.dataset import Dataset
 from engine.errors import ConfigError
-from engine.evaluate import Evaluator, MeasureOptions
+from engine.evaluate import Evaluator, MeasureOptions, check_options
 from engine.metrics import MetricResult, metric_info
 from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
 from engine.results import SweepResult, summarize
@@ -76,6 +76,7 @@ def run_sweep(
         if not grid:
             raise ConfigError("the knob grid is empty; give at least one value")
     if fitted is None:
+        check_options(dataset, protector.check(dataset), options)
         progress(0, 1, f"fitting {protector.title}")
         fitted = fit_cached(protector, dataset, progress, use_cache=use_cache)
     knob = fitted.knob

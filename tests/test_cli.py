@@ -68,6 +68,13 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
         (["release", "--method", "redact", "--knob", "7"], "out of range; accepted: 0 to 4"),
         (["sweep", "--method", "redact", "--grid", "0,a"], "--grid must be numbers"),
         (["sweep", "--method", "redact", "--replicates", "0"], "replicates must be a whole number from 1 to 1000"),
+        (["sweep", "--method", "redact", "--fields", "mood"], "--fields does not apply to method 'redact'; it applies to: glm, cart"),
+        (["sweep", "--method", "glm", "--fields", "nope"], "no structured field named 'nope'; categorical fields are: airline, mood"),
+        (["sweep", "--method", "glm", "--grid", "every"], "or 'path' (every λ or α fitted)"),
+        (["release", "--method", "glm", "--knob", "-1"], "Shrinkage (λ) = -1.0 is out of range"),
+        (["release", "--method", "cart", "--knob", "0.5"], "Complexity (α) = 0.5 is out of range; accepted: 1e-08 to 0.09"),
+        (["sweep", "--method", "glm", "--level", "mood"], "must be FIELD=LEVEL with FIELD one of the synthesized fields (mood)"),
+        (["sweep", "--method", "glm", "--projections", "0"], "pMSE projections must be from 1 to 200"),
     ],
 )
 def test_user_errors_print_one_line_and_exit_2(capsys, tiny_files, tmp_path, argv, message):
@@ -81,6 +88,18 @@ def test_user_errors_print_one_line_and_exit_2(capsys, tiny_files, tmp_path, arg
 def test_missing_file_is_a_one_line_error(capsys, tmp_path):
     code, _, err = run(capsys, "sweep", "--data", str(tmp_path / "none.csv"), "--method", "redact", "--out", str(tmp_path / "r.json"))
     assert code == 2 and "none.csv" in err and err.count("\n") == 1
+
+
+def test_glm_sweep_over_the_whole_path_on_small_files(capsys, tiny_files, tmp_path):
+    out = tmp_path / "glm.json"
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files)]
+    code, stdout, err = run(capsys, "sweep", *data, "--method", "glm", "--grid", "path", "--projections", "2",
+                            "--topics", "2", "--out", str(out))
+    assert code == 0, err
+    res = json.loads(out.read_text())
+    assert len(res["grid"]) == 100 and res["knob"]["symbol"] == "λ"
+    assert {r["field"] for r in res["complexity"]} == {"mood"}
+    assert res["choice"]["rule"] == "pmse_ratio_closest_to_1" and "λ* = " in stdout
 
 
 @pytest.mark.slow

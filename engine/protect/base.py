@@ -161,6 +161,11 @@ class Protector(ABC):
         """The parameters that, with the dataset's fingerprint, identify a fit (the cache key)."""
         return {}
 
+    def check(self, dataset: Any) -> list[str]:
+        """Raise a ConfigError / DataError now if the parameters cannot apply to ``dataset`` (before a fit);
+        returns the fields a release will replace (none for methods that change only the text)."""
+        return []
+
     @abstractmethod
     def fit(self, dataset: Any, progress: Progress = no_progress) -> Fitted:
         """Do everything that does not depend on the knob."""

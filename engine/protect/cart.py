@@ -189,6 +189,11 @@ class CARTSynthesizer(Protector):
         return {"fields": self.fields, "vendor_keywords": list(self.vendor_keywords), "seed": self.seed,
                 "min_split": self.min_split, "min_leaf": self.min_leaf}
 
+    def check(self, dataset: Dataset) -> list[str]:
+        names = resolve_fields(dataset, self.fields)
+        field_levels(dataset, names)
+        return names
+
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedCART:
         names = resolve_fields(dataset, self.fields)
         levels = field_levels(dataset, names)

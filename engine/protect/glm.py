@@ -150,6 +150,11 @@ class GLMSynthesizer(Protector):
             "seed": self.seed if self.posterior == "bootstrap" else None,
         }
 
+    def check(self, dataset: Dataset) -> list[str]:
+        names = resolve_fields(dataset, self.fields)
+        field_levels(dataset, names)
+        return names
+
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedGLM:
         names = resolve_fields(dataset, self.fields)
         levels = field_levels(dataset, names)

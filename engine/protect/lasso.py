@@ -15,7 +15,9 @@ max |x̃ⱼᵀ(yₖ − ȳₖ)|/W — down to ``lambda_min_ratio``·λmax on a l
 proximal-gradient method (FISTA with backtracking and gradient restart; Beck & Teboulle 2009, O'Donoghue &
 Candès 2015), warm-started from the previous solution, on a working set: the ever-active columns plus the
 sequential strong set (Tibshirani et al. 2012), with a KKT check over all columns after each λ and a re-solve
-when a column violates it. Centring is implicit (the sparse matrix is never densified), and the linear
+when a column violates it. Each λ starts from the previous two solutions extrapolated linearly in log λ (the
+path is piecewise smooth; the first proximal step zeroes what should be zero), which roughly halves the
+iterations. Centring is implicit (the sparse matrix is never densified), and the linear
 predictor is kept class-major so each step costs one sparse product each way.
 """
 
@@ -108,7 +110,12 @@ def softmax(eta: np.ndarray) -> np.ndarray:
     return z
 
 
+# Tuning of the solver, measured in benchmarks/bench_glm_path.py: the smallest Hessian-diagonal step metric
+# as a share of the largest; how far each λ's start is extrapolated from the previous two solutions (1 =
+# linearly in log λ); how fast the step size is allowed to grow back after each iteration.
 FLOOR = 1e-2
+EXTRAPOLATE = 1.0
+DECAY = 0.9
 
 
 def _log_sum_exp(eta: np.ndarray, axis: int = 1) -> np.ndarray:
@@ -136,6 +143,7 @@ class _Problem:
         self.n, self.p = X.shape
         self.K = n_classes
         self.y = y
+        self.rows = np.arange(self.n)
         self.w = w
         # Class-major (K × n): reductions over the few classes then run along long contiguous rows.
         self.Yt = np.zeros((n_classes, self.n))
@@ -182,23 +190,31 @@ class _WorkingSet:
         floor = FLOOR * max(float(D.max(initial=0.0)), float(Db.max()), 1e-12)
         return np.maximum(D, floor), np.maximum(Db, floor)
 
-    def grad(self, Rt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def grad_stacked(self, Rt: np.ndarray) -> np.ndarray:
+        """The gradient for the coefficients (m rows) with the intercepts' below it, (m + 1) × K."""
         s = Rt.sum(axis=1)
-        G = (np.asarray(self.At @ np.ascontiguousarray(Rt.T)) - np.outer(self.mu, s)) * self.inv_sd[:, None]
-        return G, s
+        out = np.empty((len(self.cols) + 1, Rt.shape[0]))
+        G = out[:-1]
+        G[:] = np.asarray(self.At @ np.ascontiguousarray(Rt.T))
+        G -= np.outer(self.mu, s)
+        G *= self.inv_sd[:, None]
+        out[-1] = s
+        return out
 
 
-def _loss_and_residual(eta: np.ndarray, prob: _Problem) -> tuple[float, np.ndarray]:
-    """Weighted mean negative log-likelihood and the weighted residual w·(P − Y), both class-major."""
+def _loss_and_residual(eta: np.ndarray, prob: _Problem, residual: bool = True) -> tuple[float, np.ndarray | None]:
+    """Weighted mean negative log-likelihood and (unless ``residual`` is False) the weighted residual
+    w·(P − Y), both class-major. Each pass over the K × n array counts, so the true class is gathered and
+    scattered rather than multiplied in."""
     m = eta.max(axis=0)
     P = eta - m
     np.exp(P, out=P)
     total = P.sum(axis=0)
-    lse = m + np.log(total)
-    loss = float(prob.w @ lse) - float((eta * prob.Yt).sum(axis=0) @ prob.w)
-    P /= total
-    P -= prob.Yt
-    P *= prob.w
+    loss = float(prob.w @ (m + np.log(total))) - float(eta[prob.y, prob.rows] @ prob.w)
+    if not residual:
+        return loss, None
+    P *= prob.w / total
+    P[prob.y, prob.rows] -= prob.w
     return loss, P
 
 
@@ -209,57 +225,59 @@ def _objective_from_residual(R: np.ndarray, prob: _Problem) -> float:
     return float(-(prob.w[pos] @ np.log(np.maximum(p_true, 1e-300))))
 
 
-def _soft(x: np.ndarray, t: float) -> np.ndarray:
-    return np.sign(x) * np.maximum(np.abs(x) - t, 0.0)
-
-
 def _fista(prob: _Problem, ws: _WorkingSet, lam: float, B: np.ndarray, b: np.ndarray, L: float,
            tol: float, max_iter: int) -> tuple[np.ndarray, np.ndarray, float, int, np.ndarray]:
     """Minimize the objective over the working set from (B, b). Returns B, b, L, iterations, residual w(P−Y).
 
-    The steps are taken in the metric of the Hessian's diagonal at the warm start (a per-coefficient step
-    size, with the soft-threshold scaled to match), which evens out rare and common words; backtracking on
-    L keeps the quadratic model an upper bound. Stops when the proximal-gradient residual L·d·|x⁺ − y|
-    (zero exactly at the optimum) falls below ``tol`` everywhere.
+    The coefficients and the intercepts are kept as one (m + 1) × K array, the intercepts in the last row
+    with no penalty. Steps are taken in the metric of the Hessian's diagonal at the warm start (a
+    per-coefficient step size, with the soft-threshold scaled to match), which evens out rare and common
+    words; backtracking on L keeps the quadratic model an upper bound. Stops when the proximal-gradient
+    residual L·d·|x⁺ − y| (zero exactly at the optimum) falls below ``tol`` everywhere.
     """
-    x_B, x_b = B, b
-    eta_x = ws.eta(x_B, x_b)
-    y_B, y_b, eta_y = x_B, x_b, eta_x
+    m = B.shape[0]
+    x = np.vstack([B, b[None, :]])
+    eta_x = ws.eta(x[:m], x[m])
+    y, eta_y = x, eta_x
     f_y, R_y = _loss_and_residual(eta_y, prob)
     D_B, D_b = ws.hessian_diagonal(R_y, prob)
+    D = np.vstack([D_B, D_b[None, :]])
+    inv_D = 1.0 / D
+    penalty = np.full((m + 1, 1), lam)
+    penalty[m] = 0.0
     t = 1.0
     it = 0
     for it in range(1, max_iter + 1):
-        g_B, g_b = ws.grad(R_y)
+        g = ws.grad_stacked(R_y)
         while True:
-            n_B = _soft(y_B - g_B / (L * D_B), lam / (L * D_B))
-            n_b = y_b - g_b / (L * D_b)
-            eta_n = ws.eta(n_B, n_b)
-            f_n, R_n = _loss_and_residual(eta_n, prob)
-            d_B, d_b = n_B - y_B, n_b - y_b
-            quad = (f_y + float((g_B * d_B).sum() + g_b @ d_b)
-                    + 0.5 * L * float((D_B * d_B * d_B).sum() + D_b @ (d_b * d_b)))
-            if f_n <= quad + 1e-12 * abs(f_y):
+            step = inv_D / L
+            z = y - g * step
+            thr = penalty * step
+            n = z - np.clip(z, -thr, thr)
+            eta_n = ws.eta(n[:m], n[m])
+            f_n, _ = _loss_and_residual(eta_n, prob, residual=False)
+            d = n - y
+            Dd = D * d
+            if f_n <= f_y + float((g * d).sum()) + 0.5 * L * float((Dd * d).sum()) + 1e-12 * abs(f_y):
                 break
             L *= 2.0
-        residual = L * max(float(np.abs(D_B * d_B).max(initial=0.0)), float(np.abs(D_b * d_b).max(initial=0.0)))
+        residual = L * float(np.abs(Dd).max(initial=0.0))
         # Gradient restart: drop the momentum when it points uphill.
-        if float((D_B * (y_B - n_B) * (n_B - x_B)).sum() + (D_b * (y_b - n_b)) @ (n_b - x_b)) > 0:
+        if float((Dd * (n - x)).sum()) < 0:
             t = 1.0
         t_next = 0.5 * (1.0 + math.sqrt(1.0 + 4.0 * t * t))
         beta = (t - 1.0) / t_next
-        prev_B, prev_b, prev_eta = x_B, x_b, eta_x
-        x_B, x_b, eta_x = n_B, n_b, eta_n
+        prev, prev_eta = x, eta_x
+        x, eta_x = n, eta_n
         if residual <= tol:
-            return x_B, x_b, L, it, R_n
-        y_B = x_B + beta * (x_B - prev_B)
-        y_b = x_b + beta * (x_b - prev_b)
+            return x[:m], x[m], L, it, _loss_and_residual(eta_x, prob)[1]
+        y = x + beta * (x - prev)
         eta_y = eta_x + beta * (eta_x - prev_eta)  # η is linear in (B, b): no extra product
         f_y, R_y = _loss_and_residual(eta_y, prob)
         t = t_next
-        L *= 0.9  # let the step grow again where the curvature is smaller
+        L *= DECAY  # let the step grow again where the curvature is smaller
     _, R_x = _loss_and_residual(eta_x, prob)
-    return x_B, x_b, L, it, R_x
+    return x[:m], x[m], L, it, R_x
 
 
 def lambda_max(X: sparse.spmatrix, y: np.ndarray, n_classes: int, sample_weight: np.ndarray | None = None,
@@ -306,7 +324,7 @@ def fit_lasso_path(
     sample_weight: np.ndarray | None = None,
     center: np.ndarray | None = None,
     scale: np.ndarray | None = None,
-    tol: float = 1e-5,
+    tol: float = 1e-4,
     max_iter: int = 20_000,
     progress: Progress = no_progress,
     what: str = "fitting the λ path",
@@ -322,7 +340,9 @@ def fit_lasso_path(
     sample_weight : observation weights (a Bayesian-bootstrap draw, for example); default equal weights.
     center, scale : standardization to use instead of the (weighted) column means and standard deviations,
         so that several fits share one penalty scale.
-    tol : stop each λ when the proximal-gradient residual is below ``tol``·λmax.
+    tol : stop each λ when the proximal-gradient residual is below ``tol``·λmax. The default reaches
+        glmnet's default accuracy: along the benchmark paths (benchmarks/results_glm_path.json) our
+        objective is lower than glmnet's (thresh 1e-7) on average and at worst higher by 4e-8 of its value.
 
     Returns
     -------
@@ -370,6 +390,7 @@ def fit_lasso_path(
     L = 0.25
     prev_lam = lam_max
     R = R0
+    B_prev = b_prev = None
     abs_tol = tol * max(lam_max, 1e-12)
     for l, lam in enumerate(lambdas):
         if l % 5 == 0:
@@ -383,11 +404,19 @@ def fit_lasso_path(
             strong = (np.abs(G).max(axis=1) >= 2 * lam - prev_lam) & prob.varies
             work = ever | strong
             total_it = 0
+            # Warm start extrapolated along the path (the solution moves smoothly in log λ between changes
+            # of the active set); the first proximal step puts any coefficient that should be zero back to 0.
+            start_B, start_b = B_full, b
+            if B_prev is not None:
+                start_B = B_full + EXTRAPOLATE * (B_full - B_prev)
+                start_b = b + EXTRAPOLATE * (b - b_prev)
+            B_prev, b_prev = B_full.copy(), b.copy()
             while True:
                 cols = np.flatnonzero(work)
                 if len(cols):
                     ws = _WorkingSet(prob, cols)
-                    Bw, b, L, it, R = _fista(prob, ws, lam, B_full[cols], b, L, abs_tol, max_iter)
+                    Bw, b, L, it, R = _fista(prob, ws, lam, start_B[cols], start_b, L, abs_tol, max_iter)
+                    start_B, start_b = B_full, b
                     total_it += it
                     B_full[:] = 0.0
                     B_full[cols] = Bw
@@ -412,3 +441,22 @@ def fit_lasso_path(
         shape=(len(lambdas), p * K),
     )
     return LassoPath(lambdas, coef, intercepts, c, s, K, iters, objs)
+
+
+def kkt_violation(X: sparse.spmatrix, y: np.ndarray, path: LassoPath, l: int,
+                  sample_weight: np.ndarray | None = None) -> float:
+    """The largest violation of the lasso optimality conditions at path point ``l``, relative to λmax: 0 at
+    the exact solution (for benchmarks and checks of a reference fit)."""
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    w = _weights(sample_weight, X.shape[0])
+    prob = _Problem(X, np.asarray(y), path.n_classes, w, path.center, path.scale, path.scale > 0)
+    lam = float(path.lambdas[l])
+    eta = path.linear_predictor(X, lam).T
+    _, Rt = _loss_and_residual(np.ascontiguousarray(eta), prob)
+    G = prob.full_gradient(Rt)
+    B = path.coef[l].toarray().reshape(-1, path.n_classes)
+    zero = B == 0
+    worst = max(float(np.maximum(np.abs(G[zero]) - lam, 0).max(initial=0.0)),
+                float(np.abs(G[~zero] + lam * np.sign(B[~zero])).max(initial=0.0)),
+                float(np.abs(Rt.sum(axis=1)).max()))
+    return worst / float(path.lambdas[0])
