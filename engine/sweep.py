@@ -21,6 +21,9 @@ from engine.protect.base import Fitted, Progress, Protector, Release, no_progres
 from engine.results import SweepResult, summarize
 
 
+MAX_DETAIL_ROWS = 20_000
+
+
 def replicate_rng(seed: int, replicates: int, replicate: int) -> np.random.Generator:
     """The generator of replicate ``replicate`` of ``replicates`` under ``seed``."""
     if not 0 <= replicate < replicates:
@@ -62,9 +65,10 @@ def run_sweep(
     """Measure every knob value of ``grid`` over ``replicates`` releases.
 
     ``grid`` is a list of knob values, ``"path"`` for every value the fit prepared (the whole λ or α path),
-    or None for the knob's default grid. A deterministic method gives the same release at every replicate,
-    so it is measured once per knob value. Per-record detail is kept for every replicate (column
-    ``replicate``).
+    or None for the knob's default grid; a value printed from the path (λ* with six digits) is taken as that
+    path value. A deterministic method gives the same release at every replicate, so it is measured once per
+    knob value. Detail is kept for every replicate (column ``replicate``) where it has at most
+    `MAX_DETAIL_ROWS` rows, otherwise for replicate 0.
     """
     replicates = check_replicates(replicates)
     if protector.deterministic:
@@ -81,7 +85,7 @@ def run_sweep(
         fitted = fit_cached(protector, dataset, progress, use_cache=use_cache)
     knob = fitted.knob
     raw = fitted.path_grid() if grid == "path" else (knob.default_grid() if grid is None else grid)
-    values = sorted({knob.validate(v) for v in raw})
+    values = sorted({fitted.snap(v) for v in raw})
     if evaluator is None:
         evaluator = Evaluator(dataset, metrics, progress, fields=fitted.synthesized_fields, options=options)
     if not evaluator.available:
@@ -97,7 +101,9 @@ def run_sweep(
     for done, (v, m, measured) in enumerate(results, start=1):
         for mid, res in measured.items():
             rows.append({"knob": v, "replicate": m, "metric": mid, "kind": metric_info(mid).kind, "value": res.value})
-            if res.detail is not None:
+            # Per-record detail (one row per record) is kept for replicate 0 only: M copies of it would hold
+            # the data M times over; detail per target, cell or topic is small and kept for every replicate.
+            if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
                 details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
         progress(done, total, "protecting and measuring")
     table = pd.DataFrame(rows, columns=["knob", "replicate", "metric", "kind", "value"])

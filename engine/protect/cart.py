@@ -18,7 +18,7 @@ from rpart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -144,7 +144,7 @@ def weakest_link_alphas(left: np.ndarray, right: np.ndarray, counts: np.ndarray)
 
 @dataclass
 class FittedCART(SequentialFitted):
-    trees: list[PrunableTree] = None
+    trees: list[PrunableTree] = field(default_factory=list)
     method: str = "cart"
 
     def field_probabilities(self, j: int, X: sparse.csr_matrix, value: float, draw: int) -> np.ndarray:

@@ -20,7 +20,7 @@ The λ path is fitted once per field (`engine.protect.lasso`): one grid for all 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -65,8 +65,8 @@ def path_knob(lambdas: np.ndarray) -> Knob:
 class FittedGLM(SequentialFitted):
     """Per field, the λ path (or one path per posterior draw) on the shared grid ``lambdas``."""
 
-    paths: list[list[LassoPath]] = None  # paths[draw][field]
-    lambdas: np.ndarray = None
+    paths: list[list[LassoPath]] = field(default_factory=list)  # paths[draw][field]
+    lambdas: np.ndarray = field(default_factory=lambda: np.zeros(0))
     method: str = "glm"
 
     @property
