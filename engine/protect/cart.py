@@ -27,8 +27,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from engine.dataset import Dataset
 from engine.errors import ConfigError
-from engine.protect.base import Knob, Progress, Protector, no_progress
-from engine.protect.synthesis import SequentialFitted, design, field_levels, resolve_fields
+from engine.protect.base import Knob, Progress, no_progress
+from engine.protect.synthesis import FieldSynthesizer, SequentialFitted, design, field_levels, resolve_fields
 from engine.text.features import synthesis_counts
 
 ALPHA_PATH = tuple(float(v) for v in np.geomspace(1e-8, 0.09, 100))
@@ -163,7 +163,7 @@ class FittedCART(SequentialFitted):
         return pd.DataFrame(rows, columns=["knob", "field", "size", "what"])
 
 
-class CARTSynthesizer(Protector):
+class CARTSynthesizer(FieldSynthesizer):
     """Sequential CART synthesis of sensitive categorical fields given the text (knob α)."""
 
     name = "cart"
@@ -174,7 +174,6 @@ class CARTSynthesizer(Protector):
         "is released unchanged."
     )
     knob = CART_KNOB
-    changes = "fields"
 
     def __init__(self, fields: Sequence[str] | None = None, vendor_keywords: Sequence[str] = (), seed: int = 0,
                  min_split: int = 20, min_leaf: int = 7) -> None:
@@ -188,11 +187,6 @@ class CARTSynthesizer(Protector):
     def params(self) -> dict:
         return {"fields": self.fields, "vendor_keywords": list(self.vendor_keywords), "seed": self.seed,
                 "min_split": self.min_split, "min_leaf": self.min_leaf}
-
-    def check(self, dataset: Dataset) -> list[str]:
-        names = resolve_fields(dataset, self.fields)
-        field_levels(dataset, names)
-        return names
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedCART:
         names = resolve_fields(dataset, self.fields)

@@ -28,9 +28,9 @@ from scipy import sparse
 
 from engine.dataset import Dataset
 from engine.errors import ConfigError
-from engine.protect.base import Knob, Progress, Protector, no_progress
+from engine.protect.base import Knob, Progress, no_progress
 from engine.protect.lasso import LassoPath, fit_lasso_path, lambda_max, standardize_columns
-from engine.protect.synthesis import SequentialFitted, design, field_levels, resolve_fields
+from engine.protect.synthesis import FieldSynthesizer, SequentialFitted, design, field_levels, resolve_fields
 from engine.text.features import synthesis_counts
 
 POSTERIORS = ("mode", "bootstrap")
@@ -102,7 +102,7 @@ class FittedGLM(SequentialFitted):
         return out.reindex(out["coefficient"].abs().sort_values(ascending=False).index).reset_index(drop=True)
 
 
-class GLMSynthesizer(Protector):
+class GLMSynthesizer(FieldSynthesizer):
     """Sequential shrinkage-GLM synthesis of sensitive categorical fields given the text (knob λ)."""
 
     name = "glm"
@@ -114,7 +114,6 @@ class GLMSynthesizer(Protector):
         "The text is released unchanged."
     )
     knob = GLM_KNOB
-    changes = "fields"
 
     def __init__(
         self,
@@ -149,11 +148,6 @@ class GLMSynthesizer(Protector):
             "posterior_draws": self.posterior_draws if self.posterior == "bootstrap" else None,
             "seed": self.seed if self.posterior == "bootstrap" else None,
         }
-
-    def check(self, dataset: Dataset) -> list[str]:
-        names = resolve_fields(dataset, self.fields)
-        field_levels(dataset, names)
-        return names
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedGLM:
         names = resolve_fields(dataset, self.fields)

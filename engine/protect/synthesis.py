@@ -19,7 +19,7 @@ from scipy import sparse
 
 from engine.dataset import Dataset
 from engine.errors import ConfigError, DataError
-from engine.protect.base import Fitted, Knob, Release
+from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.text.features import WordCounts
 
 FIELD_DETAIL_COLUMNS = ["record", "field", "original", "synthetic", "p_original"]
@@ -179,3 +179,15 @@ class SequentialFitted(Fitted):
             protected_columns=tuple(lv.name for lv in self.fields), changes=None,
             info={"field_detail": field_detail, "posterior_draw": draw},
         )
+
+
+class FieldSynthesizer(Protector):
+    """A protector that replaces categorical fields (given in ``fields``, in order) and leaves the text."""
+
+    changes = "fields"
+    fields: list[str] | None = None
+
+    def check(self, dataset: Dataset) -> list[str]:
+        names = resolve_fields(dataset, self.fields)
+        field_levels(dataset, names)
+        return names
