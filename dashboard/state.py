@@ -34,7 +34,7 @@ from engine.dataset import Dataset
 from engine.datasets import DEMOS_DIR, DemoInfo, infer_schema, is_demo, list_demos, load_dataset, read_table
 from engine.errors import ConfigError, TextsdcError
 from engine.evaluate import Evaluator, MeasureOptions
-from engine.export import ExportResult, export_release, file_sha256
+from engine.export import ExportResult, export_release
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.metrics import METRICS, MetricResult, metric_info
 from engine.paths import cache_dir

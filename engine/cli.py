@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from engine.errors import TextsdcError
+from engine.measure_options import MeasureOptions
 
 
 def _progress_bar(desc: str):
@@ -55,13 +56,13 @@ def _names(text: str | None) -> list[str]:
     return [v.strip() for v in (text or "").split(",") if v.strip()]
 
 
-# Options that configure a method, and the methods that take them.
-METHOD_OPTIONS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "fields": ("--fields", ("glm", "cart")),
-    "vendor_keywords": ("--vendor-keywords", ("glm", "cart")),
-    "posterior": ("--posterior", ("glm",)),
-    "posterior_draws": ("--posterior-draws", ("glm",)),
-}
+def _methods_taking(parameter: str) -> list[str]:
+    """Registered methods whose constructor takes ``parameter``."""
+    import inspect
+
+    from engine.protect import METHODS
+
+    return [m for m, cls in METHODS.items() if parameter in inspect.signature(cls.__init__).parameters]
 
 
 def method_params(args) -> dict:
@@ -79,16 +80,14 @@ def method_params(args) -> dict:
     for key, value in given.items():
         if value is None:
             continue
-        flag, methods = METHOD_OPTIONS[key]
+        flag, methods = "--" + key.replace("_", "-"), _methods_taking(key)
         if args.method not in methods:
             raise ConfigError(f"{flag} does not apply to method '{args.method}'; it applies to: {', '.join(methods)}")
         params[key] = value
     return params
 
 
-def measure_options(args):
-    from engine.evaluate import MeasureOptions
-
+def measure_options(args) -> MeasureOptions:
     return MeasureOptions(
         projections=args.projections, topics=args.topics, prevalence_level=args.level,
         vendor_keywords=tuple(_names(args.vendor_keywords)),
@@ -165,7 +164,7 @@ def _pmse_choice(result):
 
     if "pmse_ratio" not in result.metric_ids:
         return None
-    return select_by_pmse_ratio(result.summary, result.knob.more_privacy, result.knob.symbol)
+    return select_by_pmse_ratio(result.summary, result.knob.symbol)
 
 
 def replay_command(args, knob: float) -> str:
@@ -179,8 +178,8 @@ def replay_command(args, knob: float) -> str:
                         ("--vendor-keywords", getattr(args, "vendor_keywords", None)),
                         ("--posterior", getattr(args, "posterior", None)),
                         ("--posterior-draws", getattr(args, "posterior_draws", None)),
-                        ("--projections", _non_default(args, "projections", 20)),
-                        ("--topics", _non_default(args, "topics", 5)),
+                        ("--projections", _non_default(args, "projections", MeasureOptions.projections)),
+                        ("--topics", _non_default(args, "topics", MeasureOptions.topics)),
                         ("--level", getattr(args, "level", None))):
         if value is not None:
             parts += [flag, str(value)]
@@ -271,9 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--posterior", choices=["mode", "bootstrap"],
                         help="glm: the posterior mode (default) or Bayesian-bootstrap draws of the coefficients")
         sp.add_argument("--posterior-draws", type=int, help="glm: number of bootstrap refits (default 20)")
-        sp.add_argument("--projections", type=int, default=20,
+        sp.add_argument("--projections", type=int, default=MeasureOptions.projections,
                         help="synthesis measures: random projections of the text for the pMSE (default 20)")
-        sp.add_argument("--topics", type=int, default=5, help="synthesis measures: topics of the topic model (default 5)")
+        sp.add_argument("--topics", type=int, default=MeasureOptions.topics, help="synthesis measures: topics of the topic model (default 5)")
         sp.add_argument("--level", help="synthesis measures: FIELD=LEVEL whose topic-prevalence coefficient is "
                                         "followed (default: the least frequent level of the first field)")
         sp.add_argument("--replicates", type=int, default=1, help="M releases per knob value (default 1)")

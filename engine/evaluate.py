@@ -9,13 +9,13 @@ methods that change fields (``fields`` names them).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from engine.dataset import Dataset
 from engine.errors import ConfigError
+from engine.measure_options import MeasureOptions
 from engine.metrics import METRICS, MetricResult
 from engine.protect.base import Progress, Release, no_progress
 from engine.protect.synthesis import FieldLevels
@@ -34,29 +34,6 @@ FIELD_METRICS = [
 ]
 _PMSE = {"pmse", "pmse_ratio"}
 _TOPICS = {"topic_content_correlation", "topic_prevalence_ratio"}
-
-
-@dataclass(frozen=True)
-class MeasureOptions:
-    """Settings of the measures: pMSE projections (Schneider et al. 2023 use 20 of 10 dimensions), topics of
-    the topic model (5), the field level whose topic-prevalence coefficient is followed ("FIELD=LEVEL"; default
-    the least frequent level of the first synthesized field), the seed of projections and topics, and vendor
-    keywords left out of the topic model's words (as the synthesizers leave them out)."""
-
-    projections: int = 20
-    projection_dim: int = 10
-    topics: int = 5
-    prevalence_level: str | None = None
-    seed: int = 0
-    vendor_keywords: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        if not 1 <= self.projections <= 200:
-            raise ConfigError(f"pMSE projections must be from 1 to 200, got {self.projections}")
-        if not 1 <= self.projection_dim <= 100:
-            raise ConfigError(f"pMSE projection dimension must be from 1 to 100, got {self.projection_dim}")
-        if not 2 <= self.topics <= 50:
-            raise ConfigError(f"topics must be from 2 to 50, got {self.topics}")
 
 
 def prevalence_level(levels: Sequence[FieldLevels], spec: str | None) -> tuple[str, str]:

@@ -111,7 +111,7 @@ class PmseChoice:
     why: str
 
 
-def select_by_pmse_ratio(summary: pd.DataFrame, more_privacy: str = "higher", symbol: str = "λ") -> PmseChoice:
+def select_by_pmse_ratio(summary: pd.DataFrame, symbol: str = "λ") -> PmseChoice:
     """Schneider, Hu, Mankad & Bale (2023), Section 5.3: λ* (or α*) is the knob value whose mean pMSE ratio
     over the M synthetic datasets is closest to 1 (a ratio below 1 over-fits, above 1 under-fits); λʰ and λˡ
     are the highest and the lowest knob values evaluated, the more and the less private comparison points.

@@ -97,8 +97,8 @@ METRICS: dict[str, MetricInfo] = {
         MetricInfo(
             "pmse_ratio", "utility", "one", "pMSE ratio",
             "Propensity-score mean squared error of telling synthetic from confidential records (text by random "
-            "projection, fields and their interactions), divided by its expectation when both come from the same "
-            "distribution (Snoke et al. 2018). About 1 = good synthesis; below 1 = over-fit to the confidential "
+            "projection, fields and their interactions), divided by its mean when both come from the same distribution "
+            "(Snoke et al. 2018; the null mean as derived in engine/utility/pmse.py). About 1 = good synthesis; below 1 = over-fit to the confidential "
             "values; above 1 = under-fit. Mean over the projections.", high=float("inf"),
         ),
         MetricInfo(

@@ -60,7 +60,7 @@ def synthesis_sections(
     out: list[str] = []
     choice = None
     if sweep is not None and "pmse_ratio" in sweep.metric_ids:
-        choice = select_by_pmse_ratio(sweep.summary, sweep.knob.more_privacy, sweep.knob.symbol)
+        choice = select_by_pmse_ratio(sweep.summary, sweep.knob.symbol)
     if complexity is not None and len(complexity) and knob is not None:
         out.append(f"<h2>The synthesizer along {_e(knob.symbol)}</h2>")
         out.append(figure(complexity_figure(complexity, knob, current=release.knob,

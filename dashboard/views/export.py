@@ -9,7 +9,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from dashboard import state
-from engine.export import MANIFEST_JSON, REPORT_HTML
+from engine.export import MANIFEST_JSON, REPORT_HTML, file_sha256
 from engine.protect import METHODS
 
 
@@ -32,7 +32,7 @@ def _show_result(exported: dict) -> None:
     listed = result.manifest.get("files", {})
     rows = []
     for name, path in sorted(result.files.items()):
-        sha = listed.get(name) or state.file_sha256(path)
+        sha = listed.get(name) or file_sha256(path)
         rows.append({"file": name, "bytes": path.stat().st_size if path.exists() else None, "SHA-256": sha})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="export_files")
     st.caption(f"The SHA-256 of {MANIFEST_JSON} is recorded in the audit log (row {result.audit_row_id}); the "

@@ -225,7 +225,7 @@ def render() -> None:
     knob = sweep.knob
     choice = None
     if "pmse_ratio" in sweep.metric_ids:
-        choice = state.guarded(lambda: select_by_pmse_ratio(sweep.summary, knob.more_privacy, knob.symbol))
+        choice = state.guarded(lambda: select_by_pmse_ratio(sweep.summary, knob.symbol))
     if choice is not None:
         c1, c2 = st.columns([4, 1])
         c1.info(f"Recommended: **{state.md_escape(knob.symbol)}\\* = {knob.format(choice.best)}** — "
