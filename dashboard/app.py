@@ -1,8 +1,8 @@
 """The textsdc dashboard: `streamlit run dashboard/app.py -- --data NAME_OR_PATH` (or `textsdc dashboard`).
 
-Four pages read top to bottom: Data (load and map columns), Protect text (redaction: knob, frontier, samples),
-Synthesize fields (the GLM λ and CART α synthesizers of sensitive fields) and Export (write the chosen release
-with its report).
+Five pages read top to bottom: Data (load and map columns), Protect text (redaction: knob, frontier, samples),
+Synthesize fields (the GLM λ and CART α synthesizers of categorical fields), Counts and amounts (the Bayesian λ
+and CART α synthesizers of a count and an amount) and Export (write the chosen release with its report).
 
 The page scripts live in ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the entry script
 as an old-style multipage app, and a bookmarked address such as ``/protect`` would then run the page without
@@ -39,6 +39,7 @@ def main() -> None:
         st.Page("views/data.py", title="Data", icon=":material/table:", url_path="data", default=True),
         st.Page("views/protect.py", title="Protect text", icon=":material/tune:", url_path="protect"),
         st.Page("views/synthesize.py", title="Synthesize fields", icon=":material/casino:", url_path="synthesize"),
+        st.Page("views/counts.py", title="Counts and amounts", icon=":material/bar_chart:", url_path="counts"),
         st.Page("views/export.py", title="Export", icon=":material/download:", url_path="export"),
     ]
     page = st.navigation(pages)

@@ -137,6 +137,12 @@ def _release_slot(fingerprint: str, method: str, params: str, value: float, seed
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
+def _replicates_slot(fingerprint: str, method: str, params: str, value: float, seed: int, replicates: int,
+                     k: int) -> _Slot:
+    return _Slot()
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
 def _samples_slot(fingerprint: str, method: str, params: str, seed: int, replicates: int) -> _Slot:
     return _Slot()
 
@@ -363,9 +369,11 @@ def dataset_counts(dataset: Dataset) -> dict[str, int | None]:
 # Fitting, measuring, releasing
 
 
-def method_names(changes: str = "text") -> list[str]:
-    """Registered methods that change the text (``"text"``) or synthesize fields (``"fields"``)."""
-    return [m for m, cls in METHODS.items() if cls.changes == changes]
+def method_names(changes: str = "text", kinds: tuple[str, ...] = ()) -> list[str]:
+    """Registered methods that change the text (``"text"``) or synthesize fields (``"fields"``), and of those
+    the ones that synthesize fields of one of ``kinds`` (categorical, count, continuous)."""
+    return [m for m, cls in METHODS.items()
+            if cls.changes == changes and (not kinds or set(kinds) & set(cls.field_kinds))]
 
 
 def protector(method: str, params: dict | None = None) -> Protector:
@@ -431,6 +439,17 @@ def get_release(dataset: Dataset, method: str, value: float, seed: int, replicat
     value = fitted.snap(value)
     slot = _release_slot(dataset.fingerprint, method, _params(p), float(value), int(seed), int(replicates))
     return slot.get(lambda: make_release(fitted, value, int(seed), int(replicates)))
+
+
+def get_replicate_releases(dataset: Dataset, method: str, value: float, seed: int, replicates: int,
+                           params: dict | None = None, k: int = 3) -> list[Release]:
+    """The first ``k`` of the M synthetic datasets at knob ``value`` (to overlay several, as Guo & Hu do)."""
+    p = protector(method, params)
+    fitted = get_fitted(dataset, method, params=params)
+    value = fitted.snap(value)
+    k = max(1, min(int(k), int(replicates)))
+    slot = _replicates_slot(dataset.fingerprint, method, _params(p), float(value), int(seed), int(replicates), k)
+    return slot.get(lambda: [make_release(fitted, value, int(seed), int(replicates), r) for r in range(k)])
 
 
 def _protected_columns(dataset: Dataset, release: Release) -> list[str]:
@@ -599,7 +618,11 @@ def replay_options(chosen: Chosen) -> dict[str, Any]:
     return {
         "fields": joined(params.get("fields")), "vendor_keywords": joined(params.get("vendor_keywords")),
         "posterior": params.get("posterior"), "posterior_draws": params.get("posterior_draws"),
-        "projections": o.projections, "topics": o.topics, "level": o.prevalence_level,
+        "count_field": params.get("count_field"), "continuous_field": params.get("continuous_field"),
+        "predictors": joined(params.get("predictors")), "lower": params.get("lower"), "upper": params.get("upper"),
+        "chains": params.get("chains"), "draws": params.get("draws"),
+        "projections": o.projections, "topics": o.topics, "level": o.prevalence_level, "clusters": o.clusters,
+        "uncertainty_field": o.uncertainty_field,
     }
 
 

@@ -75,6 +75,13 @@ def method_params(args) -> dict:
         "vendor_keywords": _names(args.vendor_keywords) or None,
         "posterior": args.posterior,
         "posterior_draws": args.posterior_draws,
+        "count_field": args.count_field,
+        "continuous_field": args.continuous_field,
+        "predictors": _names(args.predictors) or None,
+        "lower": args.lower,
+        "upper": args.upper,
+        "chains": args.chains,
+        "draws": args.draws,
     }
     params = {}
     for key, value in given.items():
@@ -90,7 +97,8 @@ def method_params(args) -> dict:
 def measure_options(args) -> MeasureOptions:
     return MeasureOptions(
         projections=args.projections, topics=args.topics, prevalence_level=args.level,
-        vendor_keywords=tuple(_names(args.vendor_keywords)),
+        vendor_keywords=tuple(_names(args.vendor_keywords)), clusters=args.clusters,
+        uncertainty_field=args.uncertainty_field,
     )
 
 
@@ -125,14 +133,21 @@ def cmd_datasets(args) -> int:
 
 def cmd_sweep(args) -> int:
     from engine.atomic import atomic_write_text
+    from engine.cache import fit_cached
+    from engine.evaluate import check_options
     from engine.sweep import run_sweep
 
     dataset = _load(args)
     protector = _protector(args)
+    grid = _parse_grid(args.grid)
+    if isinstance(grid, list):
+        grid = [protector.knob.validate(v) for v in grid]  # before the costly fit
+    check_options(dataset, protector.check(dataset), measure_options(args))
+    progress = _progress_bar("sweep")
+    fitted = fit_cached(protector, dataset, progress, use_cache=not args.no_cache)
     result = run_sweep(
-        dataset, protector, grid=_parse_grid(args.grid), replicates=args.replicates, seed=args.seed,
-        jobs=args.jobs, progress=_progress_bar("sweep"), use_cache=not args.no_cache,
-        options=measure_options(args),
+        dataset, protector, grid=grid, replicates=args.replicates, seed=args.seed,
+        jobs=args.jobs, progress=progress, fitted=fitted, options=measure_options(args),
     )
     out = Path(args.out)
     payload = result.to_json_dict()
@@ -140,6 +155,12 @@ def cmd_sweep(args) -> int:
     if choice is not None:
         payload["choice"] = {"rule": "pmse_ratio_closest_to_1", "best": choice.best, "high": choice.high,
                              "low": choice.low, "pmse_ratio": choice.ratio, "why": choice.why}
+    curves = uncertainty_curves(result)
+    if curves is not None:
+        payload["intruder_uncertainty"] = curves.to_dict(orient="records")
+    diagnostics = _diagnostics(fitted, result)
+    if diagnostics is not None:
+        payload["mcmc_diagnostics"] = diagnostics.to_dict(orient="records")
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(payload, indent=2, allow_nan=True))
     table = result.summary.pivot(index="knob", columns="metric", values="mean")
@@ -155,8 +176,49 @@ def cmd_sweep(args) -> int:
         sym = result.knob.symbol
         print(f"{sym}* = {result.knob.format(choice.best)} (mean pMSE ratio {choice.ratio:.3f}, closest to 1); "
               f"comparison points {sym}h = {result.knob.format(choice.high)}, {sym}l = {result.knob.format(choice.low)}")
+    if curves is not None:
+        at = result.knob.default if result.knob.default in result.grid else result.grid[0]
+        table = curves[curves["knob"] == at].groupby(["data", "S"])[["emr", "tmr", "fmr", "unique_matches"]].mean()
+        print(f"Intruder uncertainty S (Guo & Hu, Eq. 11) at {result.knob.symbol} = {result.knob.format(at)}, mean over "
+              "replicates:")
+        print(table.unstack("data").to_string(float_format=lambda v: f"{v:.4f}"))
+    if diagnostics is not None:
+        poor = diagnostics[diagnostics["poor"]]
+        worst = diagnostics["rhat"].max()
+        print(f"MCMC: largest split R-hat {worst:.3f}, smallest effective sample size {diagnostics['ess'].min():.0f}"
+              + ("" if poor.empty else f"; {len(poor)} parameter(s) poorly mixed: "
+                 + ", ".join(f"{r.parameter} at {result.knob.symbol}={result.knob.format(r.knob)}"
+                             for r in poor.head(5).itertuples())))
     print(f"wrote {out}")
     return 0
+
+
+def uncertainty_curves(result):
+    """EMR, TMR, FMR and unique matches against the intruder's uncertainty S (Guo & Hu, Section 4.3), for
+    every knob value and replicate, and on the confidential data (``data`` column)."""
+    import pandas as pd
+
+    parts = []
+    for knob, details in result.details.items():
+        d = details.get("emr")
+        if d is not None and "S" in d.columns:
+            parts.append(d.assign(knob=knob, data="synthetic"))
+    base = result.baseline.get("emr_confidential")
+    if not parts:
+        return None
+    if base is not None and base.detail is not None and "S" in base.detail.columns:
+        parts += [base.detail.assign(knob=k, data="confidential", replicate=0) for k in result.grid]
+    cols = ["data", "knob", "replicate", "S", "emr", "tmr", "fmr", "unique_matches"]
+    return pd.concat(parts, ignore_index=True)[cols]
+
+
+def _diagnostics(fitted, result):
+    """Split R-hat and effective sample sizes of a posterior-sampling method along its grid (None otherwise)."""
+    import pandas as pd
+
+    if not hasattr(fitted, "posterior"):
+        return None
+    return pd.concat([fitted.posterior(v).diagnostics.assign(knob=v) for v in result.grid], ignore_index=True)
 
 
 def _pmse_choice(result):
@@ -178,6 +240,15 @@ def replay_command(args, knob: float) -> str:
                         ("--vendor-keywords", getattr(args, "vendor_keywords", None)),
                         ("--posterior", getattr(args, "posterior", None)),
                         ("--posterior-draws", getattr(args, "posterior_draws", None)),
+                        ("--count-field", getattr(args, "count_field", None)),
+                        ("--continuous-field", getattr(args, "continuous_field", None)),
+                        ("--predictors", getattr(args, "predictors", None)),
+                        ("--lower", getattr(args, "lower", None)),
+                        ("--upper", getattr(args, "upper", None)),
+                        ("--chains", getattr(args, "chains", None)),
+                        ("--draws", getattr(args, "draws", None)),
+                        ("--clusters", _non_default(args, "clusters", MeasureOptions.clusters)),
+                        ("--uncertainty-field", getattr(args, "uncertainty_field", None)),
                         ("--projections", _non_default(args, "projections", MeasureOptions.projections)),
                         ("--topics", _non_default(args, "topics", MeasureOptions.topics)),
                         ("--level", getattr(args, "level", None))):
@@ -262,9 +333,24 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--data", required=True, help="a demo name (see `textsdc datasets`) or a CSV/Parquet/JSONL file")
         sp.add_argument("--schema", help="a schema TOML file (default: the demo's, or inferred)")
         sp.add_argument("--encoding", help="text encoding of the file (default UTF-8), e.g. latin-1")
-        sp.add_argument("--method", required=True, help="protection method: redact, glm or cart")
-        sp.add_argument("--fields", help="glm, cart: the categorical fields to synthesize, in order, separated by "
-                                         "commas (default: the sensitive categorical fields)")
+        sp.add_argument("--method", required=True, help="protection method: redact, glm, cart or count-bayes")
+        sp.add_argument("--fields", help="glm, cart: the fields to synthesize, in order, separated by commas "
+                                         "(glm: categorical; cart: categorical, count or continuous; default: the "
+                                         "sensitive categorical fields, else the sensitive count/continuous ones)")
+        sp.add_argument("--count-field", help="count-bayes: the count field to synthesize (default: the first "
+                                              "sensitive count field)")
+        sp.add_argument("--continuous-field", help="count-bayes: the amount to synthesize after the count, by a "
+                                                   "log-linear model (default: the first sensitive continuous field)")
+        sp.add_argument("--predictors", help="count-bayes, cart: structured fields that predict the synthesized "
+                                             "ones, separated by commas (default: the key fields)")
+        sp.add_argument("--lower", type=int, help="count-bayes: lower bound of the count (default 0)")
+        sp.add_argument("--upper", type=int, help="count-bayes: upper bound of the count (default: its largest value)")
+        sp.add_argument("--chains", type=int, help="count-bayes: MCMC chains per λ (default 2)")
+        sp.add_argument("--draws", type=int, help="count-bayes: MCMC draws per chain after warm-up (default 500)")
+        sp.add_argument("--clusters", type=int, default=MeasureOptions.clusters,
+                        help="count and amount measures: clusters of the cluster utility Uc (default 20)")
+        sp.add_argument("--uncertainty-field", help="count and amount measures: the key count the intruder knows "
+                                                    "with noise of level S (default: the first un-synthesized key count)")
         sp.add_argument("--vendor-keywords", help="glm, cart: words left out of the text features, separated by "
                                                   "commas (e.g. the vendor's name)")
         sp.add_argument("--posterior", choices=["mode", "bootstrap"],

@@ -17,6 +17,7 @@ from engine.dataset import Dataset
 from engine.errors import ConfigError
 from engine.measure_options import MeasureOptions
 from engine.metrics import METRICS, MetricResult
+from engine.numeric_measures import NUMERIC_METRICS, NumericMeasures, uncertainty_field
 from engine.protect.base import Progress, Release, no_progress
 from engine.protect.synthesis import FieldLevels
 from engine.risk.attack import StyleAttack
@@ -56,10 +57,21 @@ def prevalence_level(levels: Sequence[FieldLevels], spec: str | None) -> tuple[s
     return field, level
 
 
+def _kinds(dataset: Dataset, fields: Sequence[str]) -> tuple[list[str], list[str]]:
+    """The synthesized fields split into categorical and numeric (count or continuous) ones."""
+    categorical = [f for f in fields if dataset.schema.field(f).kind == "categorical"]
+    return categorical, [f for f in fields if f not in categorical]
+
+
 def check_options(dataset: Dataset, fields: Sequence[str], options: MeasureOptions | None) -> None:
     """Check measure settings against the data before anything costly is fitted."""
-    if options is not None and options.prevalence_level is not None and fields:
-        prevalence_level([FieldLevels.of(f, dataset.frame[f]) for f in fields], options.prevalence_level)
+    if options is None or not fields:
+        return
+    categorical, numeric = _kinds(dataset, fields)
+    if options.prevalence_level is not None and categorical:
+        prevalence_level([FieldLevels.of(f, dataset.frame[f]) for f in categorical], options.prevalence_level)
+    if numeric:
+        uncertainty_field(dataset, fields, options.uncertainty_field)
 
 
 class Evaluator:
@@ -68,17 +80,23 @@ class Evaluator:
     Parameters
     ----------
     dataset : the confidential data.
-    metrics : metric ids to measure; default the text measures, or the field measures when ``fields`` is given.
+    metrics : metric ids to measure; default the text measures, or, when ``fields`` is given, the measures of
+        categorical synthesized fields (Schneider et al.) and of count / continuous ones (Guo & Hu) that apply.
     fields : the fields a method synthesizes, in order (empty for methods that change the text).
-    options : settings of the pMSE and topic measures.
+    options : settings of the pMSE, topic and intruder-uncertainty measures.
     """
 
     def __init__(self, dataset: Dataset, metrics: Sequence[str] | None = None, progress: Progress = no_progress,
                  fields: Sequence[str] = (), options: MeasureOptions | None = None) -> None:
         self.dataset = dataset
-        self.fields = list(fields)
         self.options = options or MeasureOptions()
-        requested = list(metrics) if metrics else list(FIELD_METRICS if self.fields else TEXT_METRICS)
+        self.fields, self.numeric_fields = _kinds(dataset, fields)
+        if metrics:
+            requested = list(metrics)
+        elif fields:
+            requested = (FIELD_METRICS if self.fields else []) + (NUMERIC_METRICS if self.numeric_fields else [])
+        else:
+            requested = list(TEXT_METRICS)
         unknown = [m for m in requested if m not in METRICS]
         if unknown:
             raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(sorted(METRICS))}")
@@ -88,14 +106,20 @@ class Evaluator:
         self.projections: list[np.ndarray] = []
         self.topics: TopicModel | None = None
         self.levels: list[FieldLevels] = []
+        self.numeric: NumericMeasures | None = None
         self.prevalence_choice: tuple[str, str] | None = None
         self._confidential_prevalence: pd.DataFrame | None = None
         schema = dataset.schema
 
-        field_metrics = [m for m in requested if m in FIELD_METRICS]
-        if field_metrics and not self.fields:
-            for m in field_metrics:
-                self.skipped[m] = "measures synthesized fields; this method leaves every field as it is"
+        for group, have, what in ((FIELD_METRICS, self.fields, "categorical"),
+                                  (NUMERIC_METRICS, self.numeric_fields, "count or continuous")):
+            for m in (m for m in requested if m in group and not have):
+                self.skipped[m] = (f"measures synthesized {what} fields; this method synthesizes none" if fields
+                                   else "measures synthesized fields; this method leaves every field as it is")
+        if self.numeric_fields and set(NUMERIC_METRICS) & set(requested):
+            progress(0, 1, "preparing the measures of counts and amounts")
+            self.numeric = NumericMeasures.prepare(dataset, list(fields), self.options.seed,
+                                                   self.options.clusters, self.options.uncertainty_field)
         if self.fields:
             self.levels = [FieldLevels.of(f, dataset.frame[f]) for f in self.fields]
         if "attack_identification_rate" in requested:
@@ -150,6 +174,8 @@ class Evaluator:
         self._text_metrics(data, out)
         if self.fields:
             self._field_metrics(data, release, out)
+        if self.numeric is not None:
+            out.update(self.numeric.evaluate(data, [m for m in NUMERIC_METRICS if m in self.available]))
         return {m: out[m] for m in self.available if m in out}
 
     def _text_metrics(self, data: pd.DataFrame, out: dict[str, MetricResult]) -> None:

@@ -28,6 +28,7 @@ from engine.figures import (
 from engine.metrics import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.protect.base import Knob, Release
 from engine.results import SweepResult
+from engine.numeric_report import numeric_samples, numeric_sections
 from engine.synthesis_report import synthesis_samples, synthesis_sections
 
 CONFIDENTIAL_NOTICE = "Internal review document: contains excerpts of the confidential data. Do not publish."
@@ -148,6 +149,9 @@ def _field_changes(dataset: Dataset, release: Release, record: int, rows: pd.Dat
 def _samples(dataset: Dataset, release: Release, samples: int) -> str:
     if "field_detail" in release.info:
         return synthesis_samples(dataset, release, samples)
+    numeric = numeric_samples(dataset, release, samples)
+    if numeric:
+        return numeric
     text_col = dataset.schema.text
     ch = release.changes
     if ch is None or samples <= 0:
@@ -255,9 +259,10 @@ def render_report(
         if unchanged else ""
     )
     figures = _figures(release, metrics, sweep, risk_metric, utility_metric)
-    if "field_detail" in release.info:
+    if "field_detail" in release.info or complexity is not None:
         figures += synthesis_sections(release=release, metrics=metrics, sweep=sweep, complexity=complexity,
                                       knob=knob, figure=_figure_html)
+    figures += numeric_sections(dataset=dataset, release=release, metrics=metrics, figure=_figure_html)
     plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
     title = f"textsdc report: {dataset.name}"
     return "\n".join([

@@ -33,7 +33,7 @@ def replicate_rng(seed: int, replicates: int, replicate: int) -> np.random.Gener
 
 def make_release(fitted: Fitted, value: float, seed: int, replicates: int = 1, replicate: int = 0) -> Release:
     """One reproducible release: knob ``value``, replicate ``replicate`` of ``replicates`` under ``seed``."""
-    release = fitted.release(fitted.knob.validate(value), replicate_rng(seed, replicates, replicate))
+    release = fitted.release(fitted.knob.validate(value), replicate_rng(seed, replicates, replicate), replicate=replicate)
     return replace(release, seed=seed, replicate=replicate)
 
 

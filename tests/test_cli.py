@@ -64,7 +64,7 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["sweep", "--method", "nope"], "unknown method 'nope'; available methods: cart, glm, redact"),
+        (["sweep", "--method", "nope"], "unknown method 'nope'; available methods: cart, count-bayes, glm, redact"),
         (["release", "--method", "redact", "--knob", "7"], "out of range; accepted: 0 to 4"),
         (["sweep", "--method", "redact", "--grid", "0,a"], "--grid must be numbers"),
         (["sweep", "--method", "redact", "--replicates", "0"], "replicates must be a whole number from 1 to 1000"),

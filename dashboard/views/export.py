@@ -54,8 +54,11 @@ def render() -> None:
     dataset = state.current_dataset()
     chosen = state.get_choice(dataset)
     if dataset is None or chosen is None:
-        st.info("Nothing is chosen yet: pick a method and a knob setting on the Protect page first.")
+        st.info("Nothing is chosen yet: pick a method and a knob setting on the Protect, Synthesize fields or "
+                "Counts and amounts page first.")
         st.page_link("views/protect.py", label="Go to Protect", icon=":material/tune:")
+        st.page_link("views/synthesize.py", label="Go to Synthesize fields", icon=":material/casino:")
+        st.page_link("views/counts.py", label="Go to Counts and amounts", icon=":material/bar_chart:")
         return
     _facts(chosen)
     origin = state.current_origin()

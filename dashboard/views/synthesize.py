@@ -51,7 +51,7 @@ def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | 
     if not categorical:
         st.info("This dataset has no categorical field to synthesize. Mark one as categorical on the Data page.")
         return None
-    methods = state.method_names("fields")
+    methods = state.method_names("fields", ("categorical",))
     c1, c2 = st.columns([1, 2])
     with c1:
         if st.session_state.get(METHOD_KEY) not in methods:

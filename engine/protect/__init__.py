@@ -5,6 +5,7 @@ from __future__ import annotations
 from engine.errors import ConfigError
 from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.cart import CARTSynthesizer
+from engine.protect.count_bayes import CountBayesSynthesizer
 from engine.protect.glm import GLMSynthesizer
 from engine.protect.redact import Redaction
 
@@ -12,6 +13,7 @@ METHODS: dict[str, type[Protector]] = {
     Redaction.name: Redaction,
     GLMSynthesizer.name: GLMSynthesizer,
     CARTSynthesizer.name: CARTSynthesizer,
+    CountBayesSynthesizer.name: CountBayesSynthesizer,
 }
 
 

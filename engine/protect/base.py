@@ -142,8 +142,9 @@ class Fitted(ABC):
         return v
 
     @abstractmethod
-    def release(self, value: float, rng: np.random.Generator) -> Release:
-        """Produce one protected copy at knob ``value`` using only ``rng`` for randomness."""
+    def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
+        """Produce one protected copy at knob ``value`` using only ``rng`` for randomness; ``replicate`` is
+        which of the M synthetic datasets this is (a method with a posterior sample gives each its own draw)."""
 
 
 class Protector(ABC):
@@ -156,6 +157,8 @@ class Protector(ABC):
     deterministic: bool = False
     changes: Literal["text", "fields"] = "text"
     """What a release replaces: the text, or structured fields (the dashboard gives each its own page)."""
+    field_kinds: tuple[str, ...] = ()
+    """The kinds of structured field a method synthesizes (categorical, count, continuous)."""
 
     def params(self) -> dict[str, Any]:
         """The parameters that, with the dataset's fingerprint, identify a fit (the cache key)."""

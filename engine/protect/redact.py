@@ -61,7 +61,7 @@ class FittedRedaction(Fitted):
     method: str = "redact"
     knob: Knob = REDACTION_KNOB
 
-    def release(self, value: float, rng: np.random.Generator | None = None) -> Release:
+    def release(self, value: float, rng: np.random.Generator | None = None, replicate: int = 0) -> Release:
         level = int(self.knob.validate(value))
         active = self.spans[self.spans["tier"] <= level]
         texts = self.frame[self.text_column].tolist()

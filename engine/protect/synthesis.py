@@ -156,7 +156,7 @@ class SequentialFitted(Fitted):
     def complexity(self) -> pd.DataFrame:
         """Model size along the knob, one row per (knob, field): columns knob, field, size, what."""
 
-    def release(self, value: float, rng: np.random.Generator) -> Release:
+    def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         value = self.knob.validate(value)
         data = self.frame.copy()
         synthetic: list[tuple[np.ndarray, int]] = []

@@ -1,0 +1,303 @@
+"""Counts and amounts page: synthesize a count field (days available) and an amount (price) given the other
+fields, with Guo & Hu's measures.
+
+Choose the method (the Bayesian zero-inflated truncated Poisson + log-linear synthesizer, knob λ; or CART as the
+comparator, knob α), the fields and predictors and M; drag the knob and the intruder's uncertainty S; read the
+synthetic distributions against the confidential ones, estimates and their interval overlap, attribute and
+identification risk against the confidential data, the risk curves in S, the model along the knob with its
+MCMC diagnostics, and sample records side by side. The sweep runs once per setting; sliders read the cache.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import state
+from engine.dataset import Dataset
+from engine.evaluate import MeasureOptions
+from engine.metrics import MetricResult, metric_info
+from engine.numeric_figures import (
+    amount_density_figure,
+    count_histogram_figure,
+    interval_overlap_figure,
+    risk_against_confidential_figure,
+    uncertainty_curves_figure,
+)
+from engine.numeric_measures import ATTRIBUTE_RISK_METRICS, UNCERTAINTY_LEVELS
+from engine.numeric_report import combined_intervals, confidential_intervals, risk_rows
+from engine.protect import METHODS
+from engine.results import SweepResult
+from engine.synthesis_figures import complexity_figure
+
+NONE = "(none)"
+CARDS = ["attribute_risk_r5_p5", "emr", "fmr", "propensity_up", "ci_overlap"]
+PREFIX = "counts_"
+
+
+def _fmt(v: float | None) -> str:
+    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+
+
+def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | None:
+    schema = dataset.schema
+    counts = [f.name for f in schema.fields if f.kind == "count"]
+    amounts = [f.name for f in schema.fields if f.kind == "continuous"]
+    if not counts and not amounts:
+        st.info("This dataset has no count or continuous field. Mark one as count or continuous on the Data page.")
+        return None
+    sensitive = {f.name for f in schema.fields_with_role("sensitive")}
+    methods = state.method_names("fields", ("count", "continuous"))
+    c1, c2, c3 = st.columns([1, 1, 2])
+    with c1:
+        if st.session_state.get(PREFIX + "method") not in methods:
+            st.session_state[PREFIX + "method"] = methods[0]
+        method = st.radio("Synthesizer", methods, key=PREFIX + "method", format_func=lambda m: METHODS[m].title,
+                          persist_state="session")
+        st.caption(state.md_escape(METHODS[method].description))
+    fp = dataset.fingerprint[:12]
+    with c2:
+        count_opts, amount_opts = [NONE, *counts], [NONE, *amounts]
+        ck, ak = f"{PREFIX}count::{fp}", f"{PREFIX}amount::{fp}"
+        if st.session_state.get(ck) not in count_opts:
+            st.session_state[ck] = next((f for f in counts if f in sensitive), NONE)
+        if st.session_state.get(ak) not in amount_opts:
+            st.session_state[ak] = next((f for f in amounts if f in sensitive), NONE)
+        count = st.selectbox("Count field (synthesized first)", count_opts, key=ck, persist_state="session")
+        amount = st.selectbox("Amount (synthesized given the count)", amount_opts, key=ak, persist_state="session")
+    chosen = [f for f in (count, amount) if f != NONE]
+    others = [f.name for f in schema.fields if f.name not in chosen]
+    with c3:
+        pk = f"{PREFIX}predictors::{fp}"
+        stored = st.session_state.get(pk)
+        if not isinstance(stored, list) or any(p not in others for p in stored):
+            st.session_state[pk] = [f.name for f in schema.fields if f.role == "key" and f.name not in chosen]
+        predictors = st.multiselect("Predictors (released unchanged)", others, key=pk, persist_state="session",
+                                    help="Guo & Hu use room type, borough and number of reviews.")
+    with st.expander("Synthetic datasets, MCMC, measures and seed"):
+        a, b, c, d = st.columns(4)
+        st.session_state.setdefault(PREFIX + "replicates", 5)
+        st.session_state.setdefault(PREFIX + "seed", 0)
+        st.session_state.setdefault(PREFIX + "draws", 500)
+        st.session_state.setdefault(PREFIX + "clusters", 20)
+        replicates = int(a.number_input("Synthetic datasets m", 1, 20, step=1, key=PREFIX + "replicates",
+                                        persist_state="session",
+                                        help="Each uses its own posterior draw; the paper uses m = 20."))
+        seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key=PREFIX + "seed", persist_state="session"))
+        draws = int(c.number_input("MCMC draws per chain", 50, 20_000, step=50, key=PREFIX + "draws",
+                                   persist_state="session", disabled=method != "count-bayes",
+                                   help="After a warm-up of 300 iterations; 2 chains."))
+        clusters = int(d.number_input("Clusters for Uc", 2, 200, step=1, key=PREFIX + "clusters",
+                                      persist_state="session"))
+        key_counts = [f.name for f in schema.fields if f.role == "key" and f.kind == "count" and f.name not in chosen]
+        uk = f"{PREFIX}uncertain::{fp}"
+        if st.session_state.get(uk) not in key_counts:
+            st.session_state[uk] = key_counts[0] if key_counts else None
+        noisy = st.selectbox("Key count the intruder knows with noise (Eq. 11)", key_counts, key=uk,
+                             persist_state="session") if key_counts else None
+    if not chosen:
+        st.info("Choose a count field or an amount to synthesize.")
+        return None
+    if method == "count-bayes":
+        params: dict = {"count_field": None if count == NONE else count,
+                        "continuous_field": None if amount == NONE else amount, "predictors": list(predictors)}
+        if draws != 500:
+            params["draws"] = draws
+    else:
+        params = {"fields": chosen, "predictors": list(predictors)}
+    options = MeasureOptions(clusters=clusters, uncertainty_field=noisy)
+    return method, params, options, replicates, seed
+
+
+def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
+    ids = [m for m in CARDS if m in metrics]
+    for mid, col in zip(ids, st.columns(max(len(ids), 1))):
+        info, m = metric_info(mid), metrics[mid]
+        base = metrics.get(mid + "_confidential")
+        delta = None if base is None or math.isnan(base.value) else f"unprotected: {_fmt(base.value)}"
+        interval = (f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
+                    if replicates > 1 else "One synthetic dataset per setting")
+        col.metric(info.label, _fmt(m.value), delta, delta_color="off", border=True,
+                   help=f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}.")
+
+
+def _slider(sweep: SweepResult, key: str) -> float:
+    knob = sweep.knob
+    if st.session_state.get(key) not in sweep.grid:
+        st.session_state[key] = state.nearest_grid_value(sweep.grid, knob.default)
+    more = "higher" if knob.more_privacy == "higher" else "lower"
+    return float(st.select_slider(f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy", sweep.grid,
+                                  format_func=knob.format, key=key, help=knob.help or None))
+
+
+def _distributions(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict,
+                   fields: list[str]) -> None:
+    releases = state.guarded(lambda: state.get_replicate_releases(dataset, method, value, seed, replicates, params, 3))
+    if not releases:
+        return
+    cols = st.columns(len(fields))
+    for col, f in zip(cols, fields):
+        conf = dataset.frame[f].to_numpy(float)
+        syn = [r.data[f].to_numpy(float) for r in releases]
+        with col:
+            if dataset.schema.field(f).kind == "count":
+                st.plotly_chart(count_histogram_figure(conf, syn, f), key=f"{PREFIX}hist_{f}")
+            elif (conf > 0).all() and all((s > 0).all() for s in syn):
+                st.plotly_chart(amount_density_figure(conf, syn, f), key=f"{PREFIX}density_{f}")
+    st.caption(f"The first {len(releases)} of the {replicates} synthetic datasets at this setting.")
+
+
+def _estimates(sweep: SweepResult, value: float) -> None:
+    detail = sweep.detail(value, "ci_overlap")
+    if detail is None or not len(detail):
+        st.caption("Interval overlap not measured.")
+        return
+    combined, conf = combined_intervals(detail), confidential_intervals(detail)
+    kinds = st.multiselect("Quantities", ["mean", "quantile", "coefficient"], default=["mean", "quantile", "coefficient"],
+                           key=PREFIX + "kinds")
+    st.plotly_chart(interval_overlap_figure(combined, conf, kinds, max_rows=40), key=PREFIX + "overlap")
+    st.caption("Synthetic estimates combined over the datasets with Reiter's (2003) rules; I is Guo & Hu's "
+               "interval overlap (Eq. 10): 1 = the same interval, 0 or below = none.")
+
+
+def _risk(metrics: dict[str, MetricResult], sweep: SweepResult, value: float, s_level: float) -> None:
+    base = {m.removesuffix("_confidential"): v.value for m, v in metrics.items() if m.endswith("_confidential")}
+    left, right = st.columns(2)
+    ar = risk_rows(metrics, ATTRIBUTE_RISK_METRICS)
+    if len(ar):
+        left.plotly_chart(risk_against_confidential_figure(
+            ar, base, {m: metric_info(m).label for m in ATTRIBUTE_RISK_METRICS},
+            "Attribute disclosure risk AR (Table 3)"), key=PREFIX + "ar")
+    curves = _curves(sweep, value)
+    if curves is not None:
+        at = curves[curves["S"].round(2) == round(s_level, 2)]
+        table = at.groupby("data")[["emr", "tmr", "fmr", "unique_matches"]].mean()
+        right.markdown(f"**Identification risk at S = {s_level:.2f}** (Table 4; mean over the synthetic datasets)")
+        right.dataframe(table.rename(columns={"emr": "EMR", "tmr": "TMR", "fmr": "FMR", "unique_matches": "unique"}),
+                        key=PREFIX + "ident_table")
+        right.caption("EMR: expected number of records correctly identified; TMR: share of records with a unique, "
+                      "true match; FMR: share of unique matches that are false (higher = safer).")
+
+
+def _curves(sweep: SweepResult, value: float) -> pd.DataFrame | None:
+    d = sweep.detail(value, "emr")
+    if d is None or "S" not in d.columns:
+        return None
+    parts = [d.assign(data="synthetic")]
+    base = sweep.baseline.get("emr_confidential")
+    if base is not None and base.detail is not None:
+        parts.append(base.detail.assign(data="confidential"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, params: dict) -> None:
+    if sweep.complexity is not None and len(sweep.complexity):
+        st.plotly_chart(complexity_figure(sweep.complexity, sweep.knob, current=value), key=PREFIX + "complexity")
+    fitted = state.guarded(lambda: state.get_fitted(dataset, method, params=params))
+    if fitted is None or not hasattr(fitted, "posterior"):
+        return
+    post = fitted.posterior(fitted.snap(value))
+    diag = post.diagnostics
+    poor = diag[diag["poor"]]
+    if len(poor):
+        st.warning(f"{len(poor)} parameter(s) mixed poorly at {state.knob_text(sweep.knob, value)} (split R-hat above "
+                   f"1.05 or fewer than 100 effective draws): {', '.join(poor['parameter'])}. Increase the MCMC draws.")
+    else:
+        st.success(f"MCMC converged at {state.knob_text(sweep.knob, value)}: largest split R-hat "
+                   f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f} "
+                   f"({post.seconds:.1f} s of sampling).")
+    coef = fitted.coefficients(value)
+    st.dataframe(coef.merge(diag[["parameter", "rhat", "ess"]], on="parameter", how="left"), hide_index=True,
+                 key=PREFIX + "coefficients",
+                 column_config={"mean": st.column_config.NumberColumn("posterior mean", format="%.4f"),
+                                "lo": st.column_config.NumberColumn("2.5%", format="%.4f"),
+                                "hi": st.column_config.NumberColumn("97.5%", format="%.4f"),
+                                "rhat": st.column_config.NumberColumn("R-hat", format="%.3f"),
+                                "ess": st.column_config.NumberColumn("ESS", format="%.0f")})
+
+
+def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict,
+             fields: list[str]) -> None:
+    release = state.guarded(lambda: state.get_release(dataset, method, value, seed, replicates, params))
+    if release is None:
+        return
+    schema = dataset.schema
+    keys = [f.name for f in schema.fields if f.name not in fields][:4]
+    table = pd.DataFrame({"row": range(1, dataset.n_records + 1), "text": dataset.frame[schema.text].astype(str)})
+    for k in keys:
+        table[k] = dataset.frame[k].to_numpy()
+    for f in fields:
+        table[f"{f}: confidential"] = dataset.frame[f].to_numpy()
+        table[f"{f}: released"] = release.data[f].to_numpy()
+    st.caption("Synthetic dataset 1 at this setting; the text and the other fields are released unchanged.")
+    st.dataframe(table.head(500), hide_index=True, key=PREFIX + "samples",
+                 column_config={"text": st.column_config.TextColumn("text", width="large")})
+
+
+def render() -> None:
+    """The Counts and amounts page."""
+    st.title("Counts and amounts")
+    dataset = state.current_dataset()
+    if dataset is None:
+        st.info("No dataset is loaded yet.")
+        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+        return
+    st.caption(f"Dataset: {state.md_escape(dataset.name)} · {dataset.n_records:,} records · a count field and an "
+               "amount are replaced by synthetic values; the text and the predictors are released unchanged.")
+    settings = _settings(dataset)
+    if settings is None:
+        return
+    method, params, options, replicates, seed = settings
+    progress_area = st.empty()
+    sweep = state.guarded(lambda: state.get_sweep(dataset, method, replicates, seed,
+                                                  state.progress_reporter(progress_area), params, options))
+    progress_area.empty()
+    if sweep is None:
+        return
+    fitted = state.get_fitted(dataset, method, params=params)
+    fields = [f for f in fitted.synthesized_fields if dataset.schema.field(f).kind in ("count", "continuous")]
+    a, b = st.columns([3, 2])
+    with a:
+        value = _slider(sweep, f"{PREFIX}knob::{method}::{dataset.fingerprint[:12]}")
+    with b:
+        st.session_state.setdefault(PREFIX + "s", 0.0)
+        s_level = float(st.select_slider("Intruder uncertainty S (Eq. 11)", list(UNCERTAINTY_LEVELS),
+                                         key=PREFIX + "s", format_func=lambda v: f"{v:.2f}",
+                                         help="Noise of the intruder's knowledge of the key count: the standard "
+                                              "deviation on the log scale is S times the count."))
+    metrics = state.metrics_at(sweep, value)
+    _cards(metrics, sweep.replicates)
+    for mid, why in sweep.skipped.items():
+        st.caption(f"Not measured: {state.md_escape(state.metric_label(mid))} — {state.md_escape(why)}.")
+    state.set_choice(state.Chosen(
+        fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
+        replicates=sweep.replicates, risk="attribute_risk_r5_p5" if "attribute_risk_r5_p5" in sweep.metric_ids
+        else next(iter(state.metric_ids(sweep, "risk")), None),
+        utility="ci_overlap" if "ci_overlap" in sweep.metric_ids else next(iter(state.metric_ids(sweep, "utility")), None),
+        sweep=sweep, params=params, options=options,
+    ))
+    st.page_link("views/export.py", label=f"Export the release at {state.knob_text(sweep.knob, value)}",
+                 icon=":material/download:")
+    tabs = st.tabs(["Distributions", "Estimates", "Risk", "Intruder uncertainty", "Model", "Samples"])
+    with tabs[0]:
+        _distributions(dataset, method, value, seed, sweep.replicates, params, fields)
+    with tabs[1]:
+        _estimates(sweep, value)
+    with tabs[2]:
+        _risk(metrics, sweep, value, s_level)
+    with tabs[3]:
+        curves = _curves(sweep, value)
+        if curves is None:
+            st.caption("No un-synthesized key count to perturb, so there are no curves.")
+        else:
+            st.plotly_chart(uncertainty_curves_figure(curves, s_level), key=PREFIX + "curves")
+    with tabs[4]:
+        _model(dataset, method, sweep, value, params)
+    with tabs[5]:
+        _samples(dataset, method, value, seed, sweep.replicates, params, fields)
+
+
+if __name__ == "__main__":
+    render()
