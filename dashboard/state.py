@@ -620,7 +620,7 @@ def replay_options(chosen: Chosen) -> dict[str, Any]:
         "posterior": params.get("posterior"), "posterior_draws": params.get("posterior_draws"),
         "count_field": params.get("count_field"), "continuous_field": params.get("continuous_field"),
         "predictors": joined(params.get("predictors")), "lower": params.get("lower"), "upper": params.get("upper"),
-        "chains": params.get("chains"), "draws": params.get("draws"),
+        "chains": params.get("chains"), "draws": params.get("draws"), "rate_error": params.get("rate_error"),
         "projections": o.projections, "topics": o.topics, "level": o.prevalence_level, "clusters": o.clusters,
         "uncertainty_field": o.uncertainty_field,
     }

@@ -82,6 +82,7 @@ def method_params(args) -> dict:
         "upper": args.upper,
         "chains": args.chains,
         "draws": args.draws,
+        "rate_error": args.rate_error,
     }
     params = {}
     for key, value in given.items():
@@ -247,6 +248,7 @@ def replay_command(args, knob: float) -> str:
                         ("--upper", getattr(args, "upper", None)),
                         ("--chains", getattr(args, "chains", None)),
                         ("--draws", getattr(args, "draws", None)),
+                        ("--rate-error", getattr(args, "rate_error", None)),
                         ("--clusters", _non_default(args, "clusters", MeasureOptions.clusters)),
                         ("--uncertainty-field", getattr(args, "uncertainty_field", None)),
                         ("--projections", _non_default(args, "projections", MeasureOptions.projections)),
@@ -347,6 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--upper", type=int, help="count-bayes: upper bound of the count (default: its largest value)")
         sp.add_argument("--chains", type=int, help="count-bayes: MCMC chains per λ (default 2)")
         sp.add_argument("--draws", type=int, help="count-bayes: MCMC draws per chain after warm-up (default 500)")
+        sp.add_argument("--rate-error", choices=["fresh", "record"],
+                        help="count-bayes: a synthetic count's log-rate error is drawn fresh (default) or is the "
+                             "record's own posterior error (more utility, more risk)")
         sp.add_argument("--clusters", type=int, default=MeasureOptions.clusters,
                         help="count and amount measures: clusters of the cluster utility Uc (default 20)")
         sp.add_argument("--uncertainty-field", help="count and amount measures: the key count the intruder knows "

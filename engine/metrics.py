@@ -131,6 +131,67 @@ METRICS: dict[str, MetricInfo] = {
             "that level talks about each topic is kept; below 1 = shrunk towards no relation.",
             low=float("-inf"), high=float("inf"),
         ),
+        MetricInfo(
+            "propensity_up", "utility", "lower", "Propensity score utility Up",
+            "How well a logistic regression on the main effects of all fields tells synthetic from confidential "
+            "records: the mean squared distance of its propensity from the synthetic share (Woo et al. 2009; "
+            "Guo & Hu, Table 2). 0 = indistinguishable, 0.25 = perfectly told apart.", high=0.25,
+        ),
+        MetricInfo(
+            "cluster_uc", "utility", "lower", "Cluster utility Uc",
+            "Confidential and synthetic records clustered together (UPGMA): the size-weighted squared deviation of "
+            "each cluster's synthetic share from the overall share (Woo et al. 2009; Guo & Hu, Table 2). "
+            "0 = every cluster mixes them evenly.", high=0.25,
+        ),
+        MetricInfo(
+            "ecdf_max", "utility", "lower", "eCDF largest difference Um",
+            "Largest difference between the empirical distribution functions of a synthesized field in the "
+            "confidential and synthetic data, for the worst field (Woo et al. 2009; Guo & Hu, Table 2). "
+            "0 = the same distribution.",
+        ),
+        MetricInfo(
+            "ecdf_avg", "utility", "lower", "eCDF mean squared difference Ua",
+            "Mean squared difference between the empirical distribution functions of a synthesized field in the "
+            "confidential and synthetic data, for the worst field (Woo et al. 2009; Guo & Hu, Table 2).",
+        ),
+        MetricInfo(
+            "ci_overlap", "utility", "higher", "Confidence interval overlap",
+            "How much the 95% intervals of means, quantiles and regression coefficients from the synthetic data "
+            "overlap those from the confidential data (Guo & Hu, Eq. 10), averaged over the quantities. 1 = the same "
+            "intervals; 0 or below = an analyst would reach different conclusions.", low=float("-inf"),
+        ),
+        *[
+            MetricInfo(
+                f"attribute_risk_r{rc}_p{rp}", "risk", "lower", f"Attribute risk AR (count ±{rc}, amount ±{rp}%)",
+                f"Summed over records, the share of released records with the record's key values whose count is "
+                f"within ±{rc} and amount within ±{rp}% of its confidential values: how often an intruder who knows "
+                "the key values would guess the sensitive ones closely (Guo & Hu, Section 4.1, Table 3).",
+                high=float("inf"),
+            )
+            for rc, rp in ((5, 5), (5, 10), (10, 5), (10, 10))
+        ],
+        MetricInfo(
+            "emr", "risk", "lower", "Expected match risk (EMR)",
+            "Expected number of records an intruder who knows a target's key values, count and amount correctly "
+            "identifies among the released records that match them (count ±5, log amount ±5%); a record that "
+            "matches c released records counts 1/c when it is among them (Reiter & Mitra 2009; Guo & Hu, Table 4).",
+            high=float("inf"),
+        ),
+        MetricInfo(
+            "tmr", "risk", "lower", "True match rate (TMR)",
+            "Share of records whose match among the released records is unique and is the record itself "
+            "(Reiter & Mitra 2009; Guo & Hu, Table 4).",
+        ),
+        MetricInfo(
+            "fmr", "risk", "higher", "False match rate (FMR)",
+            "Share of unique matches that point at the wrong record: the intruder is misled. Higher is safer "
+            "(Reiter & Mitra 2009; Guo & Hu, Table 4); 0 on the unprotected data.",
+        ),
+        MetricInfo(
+            "unique_matches", "risk", "lower", "Unique matches",
+            "Number of records that match exactly one released record (true or false) on the key values, count "
+            "±5 and log amount ±5% (Guo & Hu, Table 4).", high=float("inf"),
+        ),
     ]
 }
 

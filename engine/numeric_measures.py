@@ -18,7 +18,10 @@ import pandas as pd
 from engine.dataset import Dataset
 from engine.errors import ConfigError
 from engine.metrics import MetricResult
+from engine.risk.matching import attribute_risks, identification_risk, intruder_uncertainty
 from engine.schema import FieldSpec
+from engine.utility.distribution import cluster_uc, ecdf_measures, main_effects, propensity_up
+from engine.utility.inference import ci_overlap, inferential_estimates
 
 ATTRIBUTE_RISK_METRICS = ["attribute_risk_r5_p5", "attribute_risk_r5_p10", "attribute_risk_r10_p5",
                           "attribute_risk_r10_p10"]
@@ -59,7 +62,6 @@ class NumericMeasures:
     @classmethod
     def prepare(cls, dataset: Dataset, synthesized: Sequence[str], seed: int = 0, clusters: int = 20,
                 noisy: str | None = None) -> NumericMeasures:
-        from engine.utility.distribution import main_effects  # TEMP-LAZY
         schema = dataset.schema
         fields = [schema.field(f) for f in synthesized if schema.field(f).kind in ("count", "continuous")]
         keys = [f.name for f in schema.fields if f.role == "key" and f.name not in synthesized]
@@ -76,7 +78,6 @@ class NumericMeasures:
         return next((f.name for f in self.fields if f.kind == "continuous"), None)
 
     def _estimates(self, frame: pd.DataFrame) -> pd.DataFrame:
-        from engine.utility.inference import inferential_estimates  # TEMP-LAZY
         predictors = [f for f in self._design_fields if f.name not in {g.name for g in self.fields}]
         return inferential_estimates(frame, self.fields, predictors, self.response,
                                      np.random.default_rng(self.seed))
@@ -87,9 +88,6 @@ class NumericMeasures:
 
     def evaluate(self, data: pd.DataFrame, wanted: Sequence[str]) -> dict[str, MetricResult]:
         """The ``wanted`` numeric measures of one release ``data`` (laid out like the dataset)."""
-        from engine.risk.matching import attribute_risks, identification_risk, intruder_uncertainty  # TEMP-LAZY
-        from engine.utility.distribution import cluster_uc, ecdf_measures, main_effects, propensity_up  # TEMP-LAZY
-        from engine.utility.inference import ci_overlap  # TEMP-LAZY
         conf = self.dataset.frame
         counts, amounts = self._split()
         out: dict[str, MetricResult] = {}

@@ -27,6 +27,7 @@ from engine.numeric_figures import (
 from engine.numeric_measures import ATTRIBUTE_RISK_METRICS, IDENTIFICATION_METRICS
 from engine.protect.base import Release
 from engine.utility.combining import combine_table
+from engine.utility.inference import interval_overlap
 
 
 def _e(value: Any) -> str:
@@ -40,8 +41,6 @@ def _n(v: float | None, digits: int = 4) -> str:
 def combined_intervals(detail: pd.DataFrame) -> pd.DataFrame:
     """Synthetic estimates of every quantity combined over the replicate datasets (Reiter 2003) with the
     overlap (Eq. 10) of the combined interval and the confidential one."""
-    from engine.utility.inference import interval_overlap  # TEMP-LAZY
-
     combined = combine_table(detail, ["quantity"])
     first = detail.drop_duplicates("quantity").set_index("quantity")
     combined["kind"] = first.loc[combined["quantity"], "kind"].to_numpy()

@@ -97,6 +97,11 @@ def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | 
             st.session_state[uk] = key_counts[0] if key_counts else None
         noisy = st.selectbox("Key count the intruder knows with noise (Eq. 11)", key_counts, key=uk,
                              persist_state="session") if key_counts else None
+        st.session_state.setdefault(PREFIX + "rate_error", "fresh")
+        rate_error = st.radio("Error on a synthetic count's log rate", ["fresh", "record"], key=PREFIX + "rate_error",
+                              horizontal=True, persist_state="session", disabled=method != "count-bayes",
+                              format_func={"fresh": "fresh draw (new listing)",
+                                           "record": "the record's own (more utility, more risk)"}.get)
     if not chosen:
         st.info("Choose a count field or an amount to synthesize.")
         return None
@@ -105,6 +110,8 @@ def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | 
                         "continuous_field": None if amount == NONE else amount, "predictors": list(predictors)}
         if draws != 500:
             params["draws"] = draws
+        if rate_error != "fresh":
+            params["rate_error"] = rate_error
     else:
         params = {"fields": chosen, "predictors": list(predictors)}
     options = MeasureOptions(clusters=clusters, uncertainty_field=noisy)

@@ -35,7 +35,7 @@ Sampling (Metropolis-within-Gibbs, vectorized over records; every step leaves th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -201,11 +201,14 @@ def _t_logpdf(x: np.ndarray, mean: np.ndarray, precision: np.ndarray) -> float:
 def sample_zero_inflated_poisson(
     X: np.ndarray, y: np.ndarray, lower: int, upper: int, slope_precision: float,
     chains: int, warmup: int, draws: int, rng: np.random.Generator, tick: Tick = lambda n: None,
+    keep_rates: Sequence[int] = (),
 ) -> Chains:
     """MCMC for the zero-inflated truncated Poisson–log-normal regression (Eqs. 1–5; see the module docstring).
 
     ``X`` is n × d with an intercept column first; zero inflation applies only when ``lower`` is 0 (otherwise
-    there is no β). Returns α (rate), β (zero inflation) and τ: ``draws`` draws per chain after ``warmup``.
+    there is no β). Returns α (rate), β (zero inflation) and τ: ``draws`` draws per chain after ``warmup``;
+    and, at the post-warm-up iterations ``keep_rates``, every record's log rate uᵢ = xᵢ'α + εᵢ ("log_rate",
+    chains × len(keep_rates) × n, float32).
     """
     n, d = X.shape
     y = np.asarray(y, dtype=float)
@@ -219,6 +222,8 @@ def sample_zero_inflated_poisson(
     pb = prior_precisions(d, COUNT_PRIOR_PRECISION * slope_precision)
     XtX = X.T @ X
     out = {"alpha": np.zeros((chains, draws, d)), "beta": np.zeros((chains, draws, d)), "tau": np.zeros((chains, draws))}
+    keep_at = {int(k): slot for slot, k in enumerate(keep_rates)}
+    rates = np.zeros((chains, len(keep_at), n), dtype=np.float32)
     acc_b = acc_u = 0
     start_u = np.log(y + 0.5)
     share0 = min(max(zero.mean(), 1e-3), 1 - 1e-3)
@@ -290,6 +295,8 @@ def sample_zero_inflated_poisson(
             if it >= warmup:
                 k = it - warmup
                 out["alpha"][c, k], out["beta"][c, k], out["tau"][c, k] = alpha, beta, tau
+                if k in keep_at:
+                    rates[c, keep_at[k]] = u
             tick(1)
     total = chains * (warmup + draws)
     accept = {"log_rate": acc_u / max(total * len(pi), 1)}
@@ -297,6 +304,8 @@ def sample_zero_inflated_poisson(
         accept["beta"] = acc_b / total
     else:
         del out["beta"]
+    if keep_at:
+        out["log_rate"] = rates
     return Chains(out, accept)
 
 

@@ -12,11 +12,16 @@ slope shrinks to 0 and each record is drawn from the fitted marginal distributio
 "privacy by design" limit as the text GLM's λmax.
 
 Fit once, release many: the posterior is sampled (``chains`` chains, ``warmup`` + ``draws`` iterations each)
-for every λ of ``grid`` (default `LAMBDA_GRID`); a λ between grid points is sampled when first asked for. Synthetic dataset ℓ
-of M uses its own posterior draw ℓ (chain ℓ mod chains, iterations `SYNTHESIS_THIN` apart), so the M
-datasets carry independent parameter draws, as in Section 2.3; the fresh normal error εᵢ of each record is
-drawn anew, so a record's own confidential value does not enter its synthetic value except through the
-model's parameters.
+for every λ of ``grid`` (default `LAMBDA_GRID`); a λ between grid points is sampled when first asked for.
+Synthetic dataset ℓ of M uses its own posterior draw ℓ (chain ℓ mod chains, iterations `SYNTHESIS_THIN`
+apart), so the M datasets carry independent parameter draws, as in Section 2.3.
+
+The paper leaves open which error εᵢ on the log rate a synthetic count gets (``rate_error``):
+- ``"fresh"`` (default): a new εᵢ ~ Normal(0, 1/τ), as for a new listing with the same predictors — the record's
+  own value enters its synthetic value only through the model's parameters (as price does in Eq. 9).
+- ``"record"``: the record's own posterior εᵢ (what a JAGS node ``dpois(lam[i])`` inside the model would
+  draw), which keeps more of each record's level and so more utility, and more risk. Its log rates are kept
+  for `RECORD_RATE_DRAWS` draws per chain; more synthetic datasets than that reuse them.
 """
 
 from __future__ import annotations
@@ -43,6 +48,8 @@ from engine.protect.mcmc import diagnostics
 from engine.schema import FieldSpec
 
 SYNTHESIS_THIN = 5
+RECORD_RATE_DRAWS = 25
+RATE_ERRORS = ("fresh", "record")
 LAMBDA_GRID = (1.0, 10.0, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7)
 
 COUNT_BAYES_KNOB = Knob(
@@ -179,11 +186,18 @@ class FittedCountBayes(Fitted):
         data = self.frame.copy()
         values = {c: self.frame[c].to_numpy() for c in self.frame.columns}
         chains = (post.count or post.continuous)
-        c, i = replicate % chains.n_chains, (replicate // chains.n_chains * SYNTHESIS_THIN) % chains.n_draws
+        slots = chains.n_draws // SYNTHESIS_THIN
+        if post.count is not None and "log_rate" in post.count.values:
+            slots = post.count.values["log_rate"].shape[1]
+        c, slot = replicate % chains.n_chains, (replicate // chains.n_chains) % max(slots, 1)
+        i = slot * SYNTHESIS_THIN
         if self.count_field is not None:
             ch = post.count.values
             X = design_matrix(self.count_columns, values, n)
-            rate = X @ ch["alpha"][c, i] + rng.standard_normal(n) / np.sqrt(ch["tau"][c, i])
+            if "log_rate" in ch:  # the record's own posterior log rate (its εᵢ included)
+                rate = ch["log_rate"][c, slot].astype(float)
+            else:  # a new record with the same predictors: a fresh εᵢ
+                rate = X @ ch["alpha"][c, i] + rng.standard_normal(n) / np.sqrt(ch["tau"][c, i])
             y = draw_truncated_poisson(np.exp(np.minimum(rate, 50.0)), self.lower, self.upper, rng)
             if "beta" in ch:
                 structural = rng.random(n) < special.expit(X @ ch["beta"][c, i])
@@ -265,8 +279,10 @@ def sample_posterior(fitted: FittedCountBayes, value: float, progress: Progress 
     if fitted.count_field is not None:
         X = design_matrix(fitted.count_columns, values, n)
         y = fitted.frame[fitted.count_field].to_numpy(dtype=float)
+        keep = ([SYNTHESIS_THIN * k for k in range(min(RECORD_RATE_DRAWS, s["draws"] // SYNTHESIS_THIN))]
+                if s.get("rate_error") == "record" else [])
         count = sample_zero_inflated_poisson(X, y, fitted.lower, fitted.upper, value, s["chains"], s["warmup"],
-                                             s["draws"], rng, tick)
+                                             s["draws"], rng, tick, keep_rates=keep)
         for key in ("alpha", "beta"):
             if key in count.values:
                 samples.update({nm: count.values[key][:, :, j] for j, nm in enumerate(names[key])})
@@ -310,11 +326,14 @@ class CountBayesSynthesizer(Protector):
         draws: int = 500,
         seed: int = 0,
         grid: Sequence[float] | None = None,
+        rate_error: str = "fresh",
     ) -> None:
         if not 1 <= int(chains) <= 8:
             raise ConfigError(f"chains must be from 1 to 8, got {chains}")
         if not 0 <= int(warmup) <= 100_000 or not 10 <= int(draws) <= 100_000:
             raise ConfigError(f"warmup must be from 0 and draws from 10 to 100000, got {warmup} and {draws}")
+        if rate_error not in RATE_ERRORS:
+            raise ConfigError(f"rate_error '{rate_error}' is not one of {', '.join(RATE_ERRORS)}")
         if int(lower) < 0 or (upper is not None and int(upper) <= int(lower)):
             raise ConfigError(f"count bounds must satisfy 0 ≤ lower < upper, got lower={lower}, upper={upper}")
         self.count_field, self.continuous_field = count_field, continuous_field
@@ -322,11 +341,13 @@ class CountBayesSynthesizer(Protector):
         self.lower, self.upper = int(lower), None if upper is None else int(upper)
         self.chains, self.warmup, self.draws, self.seed = int(chains), int(warmup), int(draws), int(seed)
         self.grid = tuple(sorted({COUNT_BAYES_KNOB.validate(v) for v in (grid or LAMBDA_GRID)}))
+        self.rate_error = rate_error
 
     def params(self) -> dict:
         return {"count_field": self.count_field, "continuous_field": self.continuous_field,
                 "predictors": self.predictors, "lower": self.lower, "upper": self.upper, "chains": self.chains,
-                "warmup": self.warmup, "draws": self.draws, "seed": self.seed, "grid": list(self.grid)}
+                "warmup": self.warmup, "draws": self.draws, "seed": self.seed, "grid": list(self.grid),
+                "rate_error": self.rate_error}
 
     def resolve(self, dataset: Dataset) -> tuple[str | None, str | None, list[FieldSpec], int]:
         """The count field, the continuous field, the predictor fields and the upper bound, checked against
@@ -405,7 +426,8 @@ class CountBayesSynthesizer(Protector):
             count_columns=count_cols, continuous_columns=amount_cols,
             knob=replace(COUNT_BAYES_KNOB, grid=self.grid,
                          default=COUNT_BAYES_KNOB.default if COUNT_BAYES_KNOB.default in self.grid else self.grid[0]),
-            settings={"chains": self.chains, "warmup": self.warmup, "draws": self.draws, "seed": self.seed},
+            settings={"chains": self.chains, "warmup": self.warmup, "draws": self.draws, "seed": self.seed,
+                      "rate_error": self.rate_error},
         )
         for k, value in enumerate(self.grid):
             fitted.posteriors[value] = sample_posterior(fitted, value, progress, (k, len(self.grid)))
