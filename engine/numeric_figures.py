@@ -71,35 +71,50 @@ def amount_density_figure(confidential: np.ndarray, synthetic: Sequence[np.ndarr
 
 
 def interval_overlap_figure(combined: pd.DataFrame, confidential: pd.DataFrame, kinds: Sequence[str] = (),
-                            max_rows: int = 24) -> go.Figure:
-    """Per quantity, the confidential estimate and 95% interval against the synthetic one combined over the
-    M datasets (Reiter 2003), with the interval overlap I (Eq. 10) in the label (Figs. 2–3)."""
+                            max_rows: int = 40) -> go.Figure:
+    """Per quantity, the synthetic 95% interval combined over the M datasets (Reiter 2003) against the
+    confidential one, with the interval overlap I (Eq. 10) in the label (Figs. 2–3). Means, quantiles and
+    coefficients live on very different scales, so each is drawn relative to its confidential estimate, in
+    confidential standard errors: the confidential interval is always −1.96 to 1.96; hovering shows the values."""
     c = confidential.set_index("quantity")
     rows = combined[combined["quantity"].isin(c.index)]
-    if kinds:
-        rows = rows[rows["kind"].isin(kinds)] if "kind" in rows.columns else rows
+    if kinds and "kind" in rows.columns:
+        rows = rows[rows["kind"].isin(kinds)]
     rows = rows.head(max_rows)
+    conf = c.loc[rows["quantity"]]
+    se = ((conf["hi"] - conf["lo"]) / (2 * 1.959964)).to_numpy()
+    se = np.where(se > 0, se, 1.0)
+    centre = conf["estimate"].to_numpy()
+
+    def z(v):
+        return (np.asarray(v, dtype=float) - centre) / se
+
     labels = [f"{_plain(q)}  (I = {o:.2f})" for q, o in zip(rows["quantity"], rows["overlap"])]
     fig = go.Figure()
-    ce = c.loc[rows["quantity"], "estimate"].to_numpy()
     fig.add_trace(go.Scatter(
-        x=ce, y=labels, mode="markers", name="Confidential", marker=dict(symbol="square", size=10, color=CONFIDENTIAL),
-        error_x=dict(type="data", symmetric=False, array=c.loc[rows["quantity"], "hi"].to_numpy() - ce,
-                     arrayminus=ce - c.loc[rows["quantity"], "lo"].to_numpy(), color=CONFIDENTIAL, thickness=2),
-        hovertemplate="%{y}<br>confidential %{x:.4g}<extra></extra>"))
-    se = rows["estimate"].to_numpy()
+        x=np.zeros(len(rows)), y=labels, mode="markers", name="Confidential",
+        marker=dict(symbol="square", size=10, color=CONFIDENTIAL),
+        error_x=dict(type="data", symmetric=False, array=z(conf["hi"]), arrayminus=-z(conf["lo"]),
+                     color=CONFIDENTIAL, thickness=2),
+        customdata=np.column_stack([centre, conf["lo"], conf["hi"]]),
+        hovertemplate="%{y}<br>confidential %{customdata[0]:.4g} [%{customdata[1]:.4g}, %{customdata[2]:.4g}]"
+                      "<extra></extra>"))
+    zs = z(rows["estimate"])
     fig.add_trace(go.Scatter(
-        x=se, y=labels, mode="markers", name="Synthetic, combined over the datasets",
+        x=zs, y=labels, mode="markers", name="Synthetic, combined over the datasets",
         marker=dict(symbol="x", size=10, color=COLOURS["point"]),
-        error_x=dict(type="data", symmetric=False, array=rows["hi"].to_numpy() - se, arrayminus=se - rows["lo"].to_numpy(),
+        error_x=dict(type="data", symmetric=False, array=z(rows["hi"]) - zs, arrayminus=zs - z(rows["lo"]),
                      color=COLOURS["point"], thickness=2),
-        hovertemplate="%{y}<br>synthetic %{x:.4g}<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=120 + 34 * max(len(rows), 1),
-                      margin=dict(l=20, r=20, t=40, b=60),
-                      title=dict(text="Estimates with 95% intervals and their overlap I (1 = same interval)",
-                                 font=dict(size=15)),
-                      xaxis_title="Estimate", yaxis=dict(autorange="reversed", automargin=True),
-                      legend=dict(orientation="h", yanchor="top", y=-0.12 if len(rows) > 6 else -0.3, x=0))
+        customdata=np.column_stack([rows["estimate"], rows["lo"], rows["hi"]]),
+        hovertemplate="%{y}<br>synthetic %{customdata[0]:.4g} [%{customdata[1]:.4g}, %{customdata[2]:.4g}]"
+                      "<extra></extra>"))
+    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=140 + 30 * max(len(rows), 1),
+                      margin=dict(l=20, r=20, t=40, b=70),
+                      title=dict(text="95% intervals and their overlap I (1 = the same interval)", font=dict(size=15)),
+                      xaxis=dict(title="Difference from the confidential estimate, in confidential standard errors",
+                                 zeroline=True),
+                      yaxis=dict(autorange="reversed", automargin=True),
+                      legend=dict(orientation="h", yanchor="top", y=-0.35 if len(rows) < 8 else -0.1, x=0))
     return fig
 
 
@@ -135,7 +150,7 @@ def uncertainty_curves_figure(curves: pd.DataFrame, current_s: float | None = No
     (mean over datasets, band = range) and confidential. ``curves`` has columns data, S, emr, tmr, fmr,
     unique_matches (several rows per S for the synthetic datasets)."""
     fig = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in CURVE_PANELS], horizontal_spacing=0.12,
-                        vertical_spacing=0.16)
+                        vertical_spacing=0.24)
     for k, (col, _) in enumerate(CURVE_PANELS):
         r, c = divmod(k, 2)
         for data, colour in (("synthetic", COLOURS["point"]), ("confidential", CONFIDENTIAL)):
@@ -155,7 +170,7 @@ def uncertainty_curves_figure(curves: pd.DataFrame, current_s: float | None = No
         if current_s is not None:
             fig.add_vline(x=current_s, line=dict(color=COLOURS["current"], dash="dash"), row=r + 1, col=c + 1)
     fig.update_xaxes(title_text="Intruder uncertainty S")
-    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=560, margin=dict(l=60, r=20, t=60, b=60),
+    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=640, margin=dict(l=60, r=20, t=70, b=60),
                       title=dict(text="Identification risk as the intruder's knowledge gets noisier (Eq. 11)",
                                  font=dict(size=15)),
                       legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))

@@ -56,7 +56,7 @@ def complexity_figure(complexity: pd.DataFrame, knob: Knob, current: float | Non
                   role="current")
     fig.update_layout(
         template=TEMPLATE, uirevision=UIREVISION, height=340, margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text=f"Number of {_plain(what)} along {_plain(knob.symbol)}", font=dict(size=15)),
+        title=dict(text=f"Model size along {_plain(knob.symbol)}: {_plain(what)}", font=dict(size=15)),
         xaxis=_knob_axis(knob), yaxis_title=_plain(what).capitalize(),
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
     )

@@ -38,7 +38,7 @@ PREFIX = "counts_"
 
 
 def _fmt(v: float | None) -> str:
-    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.4g}"
+    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3g}"
 
 
 def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | None:
@@ -126,7 +126,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
         delta = None if base is None or math.isnan(base.value) else f"unprotected: {_fmt(base.value)}"
         interval = (f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
                     if replicates > 1 else "One synthetic dataset per setting")
-        col.metric(info.label, _fmt(m.value), delta, delta_color="off", border=True,
+        col.metric(info.label, _fmt(m.value), delta, delta_color="off", delta_arrow="off", border=True,
                    help=f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}.")
 
 

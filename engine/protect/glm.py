@@ -114,7 +114,6 @@ class GLMSynthesizer(FieldSynthesizer):
         "The text is released unchanged."
     )
     knob = GLM_KNOB
-    field_kinds = ("categorical",)
 
     def __init__(
         self,

@@ -1,10 +1,14 @@
-"""Partially synthetic categorical fields conditioned on the text, synthesized one field after another.
+"""Partially synthetic fields conditioned on the text, synthesized one field after another.
 
 The sequential scheme of Kinney et al. (2011) as Schneider, Hu, Mankad & Bale (2023, Section 3) use it: the
-steward orders the sensitive fields; field j is modelled on the text and the *confidential* fields 1…j−1 and
-synthesized from the text and the *synthetic* fields 1…j−1 drawn before it. Fields not selected stay as they
-are, and the text is never changed. The models themselves (the shrinkage GLM, CART) live in their own modules
-and plug in through `SequentialFitted.field_probabilities`.
+steward orders the sensitive fields; field j is modelled on the text (and any un-synthesized predictor fields)
+and the *confidential* fields 1…j−1, and synthesized from the text and the *synthetic* fields 1…j−1 drawn
+before it. Fields not selected stay as they are, and the text is never changed. The models themselves (the
+shrinkage GLM, CART) live in their own modules and plug in through `SequentialFitted.field_probabilities`.
+
+A categorical field is coded by its levels; a count or continuous field (CART only) by its distinct values,
+so the same draw from a probability per value serves both; in a later field's design it enters as one numeric
+column instead of indicators.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from scipy import sparse
 from engine.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.schema import FieldSpec
 from engine.text.features import WordCounts
 
 FIELD_DETAIL_COLUMNS = ["record", "field", "original", "synthetic", "p_original"]
@@ -27,15 +32,22 @@ FIELD_DETAIL_COLUMNS = ["record", "field", "original", "synthetic", "p_original"
 
 @dataclass(frozen=True)
 class FieldLevels:
-    """A categorical field coded 0..K−1, level 0 the most frequent (ties by name)."""
+    """A field coded 0..K−1: a categorical field by its levels, level 0 the most frequent (ties by name); a
+    numeric (count or continuous) field by its distinct values in increasing order (``numeric`` True)."""
 
     name: str
-    levels: tuple[str, ...]
+    levels: tuple
     codes: np.ndarray
+    numeric: bool = False
 
     @property
     def n_levels(self) -> int:
         return len(self.levels)
+
+    @property
+    def values(self) -> np.ndarray:
+        """The numeric value of each code (numeric fields)."""
+        return np.asarray(self.levels, dtype=float)
 
     @classmethod
     def of(cls, name: str, values: pd.Series) -> FieldLevels:
@@ -44,28 +56,38 @@ class FieldLevels:
         lookup = {v: i for i, v in enumerate(order)}
         return cls(name, tuple(order), values.astype(str).map(lookup).to_numpy(np.int64))
 
+    @classmethod
+    def numeric_of(cls, name: str, values: pd.Series) -> FieldLevels:
+        distinct, codes = np.unique(values.to_numpy(), return_inverse=True)
+        return cls(name, tuple(distinct.tolist()), codes.astype(np.int64), numeric=True)
+
     def encode(self, values: pd.Series) -> np.ndarray:
         """Codes of ``values``; −1 for a value this field never took."""
         lookup = {v: i for i, v in enumerate(self.levels)}
         return values.astype(str).map(lookup).fillna(-1).to_numpy(np.int64)
 
 
-def synthesizable_fields(dataset: Dataset) -> list[str]:
-    """The categorical fields that may be synthesized: sensitive or key fields with at least two levels."""
-    return [f.name for f in dataset.schema.fields if f.kind == "categorical"]
+def synthesizable_fields(dataset: Dataset, kinds: Sequence[str] = ("categorical",)) -> list[str]:
+    """The fields of ``kinds`` that a method may synthesize."""
+    return [f.name for f in dataset.schema.fields if f.kind in kinds]
 
 
-def resolve_fields(dataset: Dataset, fields: Sequence[str] | None) -> list[str]:
-    """The fields to synthesize, in order: ``fields`` checked against the schema, or by default the
-    sensitive categorical fields in schema order. ConfigError names what is wrong and what is accepted."""
+def resolve_fields(dataset: Dataset, fields: Sequence[str] | None, kinds: Sequence[str] = ("categorical",)) -> list[str]:
+    """The fields to synthesize, in order: ``fields`` checked against the schema, or by default the sensitive
+    categorical fields in schema order (when ``kinds`` admits more and there are none, the sensitive fields of
+    the other kinds). ConfigError names what is wrong and what is accepted."""
     schema = dataset.schema
-    accepted = synthesizable_fields(dataset)
+    accepted = synthesizable_fields(dataset, kinds)
+    what = "categorical" if tuple(kinds) == ("categorical",) else "/".join(kinds)
     if fields is None or len(fields) == 0:
-        chosen = [f.name for f in schema.fields if f.kind == "categorical" and f.role == "sensitive"]
+        chosen = [f.name for f in schema.fields if f.kind == "categorical" and f.role == "sensitive"
+                  and "categorical" in kinds]
+        if not chosen:
+            chosen = [f.name for f in schema.fields if f.kind in kinds and f.role == "sensitive"]
         if not chosen:
             raise ConfigError(
-                "no sensitive categorical field to synthesize; mark one as sensitive in the schema or name the "
-                f"fields to synthesize (categorical fields: {', '.join(accepted) or 'none'})"
+                f"no sensitive {what} field to synthesize; mark one as sensitive in the schema or name the "
+                f"fields to synthesize ({what} fields: {', '.join(accepted) or 'none'})"
             )
         return chosen
     chosen = list(fields)
@@ -74,22 +96,33 @@ def resolve_fields(dataset: Dataset, fields: Sequence[str] | None) -> list[str]:
         raise ConfigError(f"field(s) {', '.join(dup)} listed more than once; give each field once, in order")
     for name in chosen:
         if name not in schema.field_names:
-            raise ConfigError(f"no structured field named '{name}'; categorical fields are: {', '.join(accepted) or 'none'}")
-        if schema.field(name).kind != "categorical":
+            raise ConfigError(f"no structured field named '{name}'; {what} fields are: {', '.join(accepted) or 'none'}")
+        if schema.field(name).kind not in kinds:
             raise ConfigError(
-                f"field '{name}' is a {schema.field(name).kind} field; these synthesizers draw categorical fields "
-                f"only (categorical fields: {', '.join(accepted) or 'none'})"
+                f"field '{name}' is a {schema.field(name).kind} field; this synthesizer draws {what} fields "
+                f"only ({what} fields: {', '.join(accepted) or 'none'})"
             )
     return chosen
 
 
 def field_levels(dataset: Dataset, names: Sequence[str], min_records: int = 2) -> list[FieldLevels]:
-    """Coded fields, checking there are enough records and that each field takes at least two values."""
+    """Coded fields, checking there are enough records and that each field takes at least two values (and,
+    for count and continuous fields, that it holds numbers and no missing values)."""
     if dataset.n_records < min_records:
         raise DataError(f"synthesis needs at least {min_records} records, the dataset has {dataset.n_records}")
     out = []
     for name in names:
-        lv = FieldLevels.of(name, dataset.frame[name])
+        column = dataset.frame[name]
+        if dataset.schema.field(name).kind == "categorical":
+            lv = FieldLevels.of(name, column)
+        else:
+            if not pd.api.types.is_numeric_dtype(column):
+                raise DataError(f"field '{name}' is declared {dataset.schema.field(name).kind} but holds text; "
+                                "declare it categorical or clean the column")
+            missing = int(column.isna().sum())
+            if missing:
+                raise DataError(f"field '{name}' has {missing} missing value(s); fill or drop those rows first")
+            lv = FieldLevels.numeric_of(name, column)
         if lv.n_levels < 2:
             raise DataError(
                 f"field '{name}' takes a single value ({lv.levels[0]!r}) in every record; there is nothing to "
@@ -108,16 +141,40 @@ def dummies(codes: np.ndarray, n_levels: int) -> sparse.csr_matrix:
     )
 
 
-def design(text: sparse.csr_matrix, previous: Sequence[tuple[np.ndarray, int]]) -> sparse.csr_matrix:
-    """The covariates of one field's model: the text's word counts and dummies of the fields before it."""
-    blocks = [text] + [dummies(c, k) for c, k in previous]
+def previous_columns(codes: np.ndarray, lv: FieldLevels) -> sparse.csr_matrix:
+    """How an earlier field enters a later field's design: indicators of its levels, or its numeric value."""
+    if lv.numeric:
+        return sparse.csr_matrix(lv.values[codes][:, None])
+    return dummies(codes, lv.n_levels)
+
+
+def design(text: sparse.csr_matrix, previous: Sequence[tuple[np.ndarray, int] | tuple[np.ndarray, FieldLevels]],
+           predictors: sparse.csr_matrix | None = None) -> sparse.csr_matrix:
+    """The covariates of one field's model: the text's word counts, the un-synthesized ``predictors`` and the
+    fields before it (``(codes, n_levels)`` of a categorical field, or ``(codes, FieldLevels)``)."""
+    blocks = [text] + ([predictors] if predictors is not None and predictors.shape[1] else [])
+    for codes, field in previous:
+        blocks.append(previous_columns(codes, field) if isinstance(field, FieldLevels) else dummies(codes, field))
     return sparse.hstack(blocks, format="csr", dtype=np.float64)
+
+
+def predictor_matrix(frame: pd.DataFrame, fields: Sequence[FieldSpec]) -> sparse.csr_matrix:
+    """Un-synthesized predictor fields as columns: indicators of a categorical field's levels (all but the most
+    frequent), a count or continuous field's value."""
+    blocks = []
+    for f in fields:
+        if f.kind == "categorical":
+            lv = FieldLevels.of(f.name, frame[f.name])
+            blocks.append(dummies(lv.codes, lv.n_levels))
+        else:
+            blocks.append(sparse.csr_matrix(frame[f.name].to_numpy(dtype=float)[:, None]))
+    return sparse.hstack(blocks, format="csr") if blocks else sparse.csr_matrix((len(frame), 0))
 
 
 def design_names(vocabulary: Sequence[str], previous: Sequence[FieldLevels]) -> list[str]:
     names = [f"word:{w}" for w in vocabulary]
     for lv in previous:
-        names += [f"{lv.name}={v}" for v in lv.levels[1:]]
+        names += [lv.name] if lv.numeric else [f"{lv.name}={v}" for v in lv.levels[1:]]
     return names
 
 
@@ -138,6 +195,7 @@ class SequentialFitted(Fitted):
     knob: Knob
     method: str = "synthesis"
     info: dict = field(default_factory=dict)
+    predictors: sparse.csr_matrix | None = None
 
     @abstractmethod
     def field_probabilities(self, j: int, X: sparse.csr_matrix, value: float, draw: int) -> np.ndarray:
@@ -163,10 +221,10 @@ class SequentialFitted(Fitted):
         detail = []
         draw = self.posterior_draw(rng)
         for j, lv in enumerate(self.fields):
-            X = design(self.text.matrix, synthetic)
+            X = design(self.text.matrix, synthetic, self.predictors)
             P = self.field_probabilities(j, X, value, draw)
             drawn = draw_categorical(P, rng)
-            synthetic.append((drawn, lv.n_levels))
+            synthetic.append((drawn, lv))
             levels = np.asarray(lv.levels, dtype=object)
             data[lv.name] = pd.Series(levels[drawn], index=data.index, dtype=self.frame[lv.name].dtype)
             detail.append(pd.DataFrame({
@@ -182,12 +240,13 @@ class SequentialFitted(Fitted):
 
 
 class FieldSynthesizer(Protector):
-    """A protector that replaces categorical fields (given in ``fields``, in order) and leaves the text."""
+    """A protector that replaces structured fields (given in ``fields``, in order) and leaves the text."""
 
     changes = "fields"
     fields: list[str] | None = None
+    field_kinds = ("categorical",)
 
     def check(self, dataset: Dataset) -> list[str]:
-        names = resolve_fields(dataset, self.fields)
+        names = resolve_fields(dataset, self.fields, self.field_kinds)
         field_levels(dataset, names)
         return names
