@@ -319,3 +319,13 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
     assert {"attribute_risk_r5_p5", "emr", "fmr", "ci_overlap"} <= set(manifest["metrics"])
     report = (out / "report.html").read_text()
     assert "Identification risk under intruder uncertainty" in report and "MCMC convergence" in report
+
+    # CART, Guo & Hu's comparator, on the same page: the knob becomes α.
+    go(at, "counts")
+    at.radio(key="counts_method").set_value("cart").run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    cart = at.session_state[state.CHOICE]
+    assert cart.method == "cart" and cart.sweep.knob.symbol == "α"
+    assert cart.params == {"fields": ["availability_365", "price"],
+                           "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"]}
+    assert {"counts_hist_availability_365", "counts_overlap", "counts_curves"} <= {c.key for c in at.get("plotly_chart")}

@@ -49,7 +49,9 @@ def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | 
         st.info("This dataset has no count or continuous field. Mark one as count or continuous on the Data page.")
         return None
     sensitive = {f.name for f in schema.fields_with_role("sensitive")}
-    methods = state.method_names("fields", ("count", "continuous"))
+    # Methods made for counts and amounts first, general ones (CART, the comparator) after.
+    methods = sorted(state.method_names("fields", ("count", "continuous")),
+                     key=lambda m: "categorical" in METHODS[m].field_kinds)
     c1, c2, c3 = st.columns([1, 1, 2])
     with c1:
         if st.session_state.get(PREFIX + "method") not in methods:
