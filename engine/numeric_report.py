@@ -107,8 +107,12 @@ def numeric_sections(*, dataset: Dataset, release: Release, metrics: Mapping[str
                        f"[{_n(r.lo)}, {_n(r.hi)}]</td><td class=\"num\">{_n(r.overlap, 3)}</td></tr>"
                        for r in merged.itertuples(index=False)) + "</table>")
     base = {m.removesuffix(CONFIDENTIAL_SUFFIX): v.value for m, v in metrics.items() if m.endswith(CONFIDENTIAL_SUFFIX)}
-    for ids, title, div in ((ATTRIBUTE_RISK_METRICS, "Attribute disclosure risk AR (sum over records)", "fig-ar"),
-                            (IDENTIFICATION_METRICS, "Identification disclosure risk", "fig-identification-risk")):
+    # Each figure keeps measures of one scale: sums over records, counts of records, rates.
+    sections = ((ATTRIBUTE_RISK_METRICS, "Attribute disclosure risk AR (sum over records)",
+                 [(ATTRIBUTE_RISK_METRICS, "fig-ar")]),
+                (IDENTIFICATION_METRICS, "Identification disclosure risk",
+                 [(["emr", "unique_matches"], "fig-identification-counts"), (["tmr", "fmr"], "fig-identification-rates")]))
+    for ids, title, figures in sections:
         rows = risk_rows(metrics, ids)
         if rows.empty:
             continue
@@ -116,9 +120,11 @@ def numeric_sections(*, dataset: Dataset, release: Release, metrics: Mapping[str
         out.append("<table><tr><th>Measure</th><th>Synthetic (mean [95% range])</th><th>Confidential</th></tr>" + "".join(
             f"<tr><td>{_e(metric_info(r.metric).label)}</td><td class=\"num\">{_n(r.mean)} [{_n(r.lo)}, {_n(r.hi)}]</td>"
             f"<td class=\"num\">{_n(base.get(r.metric))}</td></tr>" for r in rows.itertuples(index=False)) + "</table>")
-        scale = [m for m in ids if m != "unique_matches"] if ids is IDENTIFICATION_METRICS else ids
-        out.append(figure(risk_against_confidential_figure(
-            rows[rows["metric"].isin(scale)], base, {m: metric_info(m).label for m in scale}, title), div))
+        for shown, div in figures:
+            part = rows[rows["metric"].isin(shown)]
+            if len(part):
+                out.append(figure(risk_against_confidential_figure(
+                    part, base, {m: metric_info(m).label for m in shown}, title), div))
     curves = uncertainty_table(metrics)
     if curves is not None:
         out.append("<h2>Identification risk under intruder uncertainty (Section 4.3)</h2>")

@@ -22,6 +22,9 @@ import pytest
 from scipy import special, stats
 
 from engine.cli import main as cli_main
+from engine.dataset import Dataset
+from engine.schema import FieldSpec, Schema
+from tests.conftest import SHARED_DATA
 from engine.datasets import load_dataset
 from engine.evaluate import Evaluator
 from engine.numeric_measures import ATTRIBUTE_RISK_METRICS
@@ -126,3 +129,32 @@ def test_cli_sweep_writes_curves_and_diagnostics(tmp_path, capsys):
     complexity = pd.DataFrame(payload["complexity"])
     size = complexity.groupby("knob")["size"].sum()
     assert size[1e7] < 0.01 * size[1.0]
+
+
+FULL_FILE = SHARED_DATA / "airbnb" / "AB_NYC_2019.csv"
+
+
+@pytest.mark.skipif(not FULL_FILE.exists(), reason="the full Airbnb file is in ../shared/data, absent here")
+def test_the_full_airbnb_file():
+    """All 48,895 listings (less the 11 priced 0, which the log-linear model cannot take, and those without a
+    name) at the paper's priors. The issue's thresholds are for the 10,000-listing sample; with five times the
+    listings per key the confidential data's own attribute risk is lower, and the synthetic data cut it 2.9 to
+    5.1-fold (EMR about 90-fold)."""
+    columns = ["name", "neighbourhood_group", "room_type", "number_of_reviews", "availability_365", "price"]
+    frame = pd.read_csv(FULL_FILE, usecols=columns)[columns]
+    frame = frame[frame["name"].notna() & (frame["price"] > 0)].reset_index(drop=True)
+    schema = Schema(text="name", fields=(
+        FieldSpec("neighbourhood_group", "categorical", "key"), FieldSpec("room_type", "categorical", "key"),
+        FieldSpec("number_of_reviews", "count", "key"), FieldSpec("availability_365", "count", "sensitive"),
+        FieldSpec("price", "continuous", "sensitive")))
+    dataset = Dataset("AB_NYC_2019", frame, schema)
+    assert len(frame) > 48_800
+    protector = get_protector("count-bayes", grid=[1.0])
+    fitted = protector.fit(dataset)
+    assert fitted.posterior(1.0).diagnostics["rhat"].max() < 1.1
+    sweep = run_sweep(dataset, protector, [1.0], replicates=3, seed=0, fitted=fitted)
+    m, base = sweep.metrics_at(1.0), sweep.baseline
+    for mid in ATTRIBUTE_RISK_METRICS:
+        assert m[mid].value * 2.5 <= base[mid + "_confidential"].value, mid
+    assert m["emr"].value * 20 <= base["emr_confidential"].value
+    assert m["fmr"].value > 0.5 and m["propensity_up"].value < 0.01
