@@ -1,7 +1,8 @@
 """Time the 100-λ path of the shrinkage GLM synthesizer against glmnet, on the same data, λ grid and
 standardized columns. Not part of the tests; glmnet (GPL) is used here only, never at run time.
 
-    .venv/bin/python benchmarks/bench_glm_path.py [--sizes 821 5000 50000] [--json out.json]
+    .venv/bin/python benchmarks/bench_glm_path.py [--sizes 821 5000 50000] [--fields 5-level 8-level]
+        [--python-glmnet /tmp/pyglmnet/bin/python] [--json out.json]
 
 The last run's rows are in benchmarks/results_glm_path.json.
 
@@ -12,7 +13,10 @@ words after the Section 5.1 normalization):
 - R's glmnet (Debian package r-cran-glmnet; the fit is timed inside R with ``system.time``) with its
   defaults, ``thresh = 1e-7`` and ``maxit = 1e5`` (where it stops short of the whole path it says so, and
   only the λ it reached are compared);
-- python-glmnet, when it is installed (it needs a Fortran build; the benchmark says so when it is not);
+- python-glmnet with its defaults (``tol = 1e-7``), run by the interpreter given with ``--python-glmnet``:
+  it needs a Fortran build and numpy < 2, so it lives in a virtual environment of its own, e.g.
+  ``apt-get install gfortran; python3 -m venv /tmp/pyglmnet; /tmp/pyglmnet/bin/pip install "numpy<2" scipy
+  scikit-learn wheel "setuptools<65"; /tmp/pyglmnet/bin/pip install --no-build-isolation glmnet``;
 - a tight reference: our solver at ``tol = 1e-7`` (a thousand times tighter than its default), with its
   largest KKT violation reported so that its accuracy is checked rather than assumed (glmnet with a tight
   ``thresh`` did not finish the path in 20 minutes at n = 5,000).
@@ -20,7 +24,7 @@ words after the Section 5.1 normalization):
 It reports the time ratio ours / R glmnet, the objective difference ours − glmnet-default (mean and largest
 over the path; glmnet's objective, −loglik/n + λ·Σ|β| on the standardized scale, so negative is better) and
 the largest difference in predicted probabilities against the tight reference, for ours and for glmnet's
-default. Targets: no slower than R glmnet at any size, and an objective no worse than glmnet's default.
+default (and the same three for python-glmnet when it ran). Targets: no slower than R glmnet at any size, and an objective no worse than glmnet's default.
 
 Data: the texts of ../shared/data (women's clothing reviews, the US airline tweets and the Twitter profiles
 file, about 58,000 documents); the 5-level field is the review rating for reviews, the tweet's sentiment
@@ -68,6 +72,20 @@ cat(t, length(fit$lambda), "\n", file = args[5])
 b <- coef(fit)
 out <- do.call(cbind, lapply(b, function(m) as.matrix(m)))
 write.table(out, args[6], row.names = FALSE, col.names = FALSE)
+"""
+
+PY_GLMNET_SCRIPT = r"""
+import sys, time
+import numpy as np
+from scipy import sparse
+from glmnet import LogitNet
+X = sparse.load_npz(sys.argv[1]).tocsr()
+y = np.load(sys.argv[2])
+lambdas = np.load(sys.argv[3])
+t = time.perf_counter()
+fit = LogitNet(alpha=1, lambda_path=lambdas, standardize=True, n_splits=0, tol=1e-7, max_iter=100000).fit(X, y)
+elapsed = time.perf_counter() - t
+np.savez(sys.argv[4], seconds=elapsed, coef=fit.coef_path_, intercept=fit.intercept_path_, lambdas=fit.lambda_path_)
 """
 
 
@@ -135,17 +153,40 @@ def as_path(raw: np.ndarray, lambdas: np.ndarray, center: np.ndarray, scale: np.
     return LassoPath(lambdas, sparse.csr_matrix(B.reshape(L, -1)), b, center, scale, K)
 
 
-def python_glmnet_time(X: sparse.csr_matrix, y: np.ndarray, lambdas: np.ndarray) -> float | None:
-    try:
-        from glmnet import LogitNet  # type: ignore
-    except ImportError:
-        return None
-    t = time.perf_counter()
-    LogitNet(alpha=1, lambda_path=lambdas, standardize=True, n_splits=0).fit(X, y)
-    return time.perf_counter() - t
+def run_python_glmnet(python: str, X: sparse.csr_matrix, y: np.ndarray, lambdas: np.ndarray,
+                      work: Path) -> tuple[float, np.ndarray]:
+    """(seconds of python-glmnet's fit in the interpreter ``python``, coefficients as (L, p + 1, K) on the raw
+    scale, intercept first, like `run_glmnet`)."""
+    sparse.save_npz(work / "X.npz", X)
+    np.save(work / "y.npy", y)
+    np.save(work / "lambda.npy", lambdas)
+    (work / "fit_py.py").write_text(PY_GLMNET_SCRIPT)
+    subprocess.run([python, str(work / "fit_py.py"), str(work / "X.npz"), str(work / "y.npy"),
+                    str(work / "lambda.npy"), str(work / "py_fit.npz")], check=True)
+    out = np.load(work / "py_fit.npz")
+    coef, intercept = out["coef"], out["intercept"]  # (K, p, L) and (K, L)
+    raw = np.concatenate([intercept[:, None, :], coef], axis=1).transpose(2, 1, 0)
+    return float(out["seconds"]), raw
 
 
-def compare(X: sparse.csr_matrix, y: np.ndarray, work: Path) -> dict:
+def against_reference(X: sparse.csr_matrix, y: np.ndarray, ours: LassoPath, other: LassoPath, ref: LassoPath,
+                      reached: int) -> dict:
+    """Objective differences ours − other over the first ``reached`` λ, and each one's largest difference in
+    predicted probabilities from the tight reference."""
+    obj_ours = np.array([objective(X, y, ours, l) for l in range(reached)])
+    obj_other = np.array([objective(X, y, other, l) for l in range(reached)])
+    diff_ours = diff_other = 0.0
+    for lam in ours.lambdas[:reached]:
+        p_ref = softmax(ref.linear_predictor(X, lam))
+        diff_ours = max(diff_ours, float(np.abs(softmax(ours.linear_predictor(X, lam)) - p_ref).max()))
+        diff_other = max(diff_other, float(np.abs(softmax(other.linear_predictor(X, lam)) - p_ref).max()))
+    return {"objective_diff_mean": float(np.mean(obj_ours - obj_other)),
+            "objective_diff_max": float(np.max(obj_ours - obj_other)),
+            "objective_rel_diff_max": float(np.max((obj_ours - obj_other) / np.abs(obj_other))),
+            "max_prob_diff_ours": diff_ours, "max_prob_diff_other": diff_other}
+
+
+def compare(X: sparse.csr_matrix, y: np.ndarray, work: Path, python_glmnet: str | None = None) -> dict:
     K = int(y.max()) + 1
     t = time.perf_counter()
     ours = fit_lasso_path(X, y, K)
@@ -157,33 +198,39 @@ def compare(X: sparse.csr_matrix, y: np.ndarray, work: Path) -> dict:
         return row
     t_r, raw = run_glmnet(X, y, ours.lambdas, 1e-7, work)
     reached = raw.shape[0]
-    lambdas = ours.lambdas[:reached]
-    g = as_path(raw, lambdas, ours.center, ours.scale)
     ref = fit_lasso_path(X, y, K, lambdas=ours.lambdas, tol=1e-7, max_iter=100_000)
-    obj_ours = np.array([objective(X, y, ours, l) for l in range(reached)])
-    obj_glmnet = np.array([objective(X, y, g, l) for l in range(reached)])
-    prob_diff_ours = prob_diff_glmnet = 0.0
-    for l, lam in enumerate(lambdas):
-        p_ref = softmax(ref.linear_predictor(X, lam))
-        prob_diff_ours = max(prob_diff_ours, float(np.abs(softmax(ours.linear_predictor(X, lam)) - p_ref).max()))
-        prob_diff_glmnet = max(prob_diff_glmnet, float(np.abs(softmax(g.linear_predictor(X, lam)) - p_ref).max()))
+    r = against_reference(X, y, ours, as_path(raw, ours.lambdas[:reached], ours.center, ours.scale), ref, reached)
     row.update({
         "seconds_r_glmnet": round(t_r, 2), "time_ratio": round(t_ours / t_r, 2), "glmnet_lambdas_reached": reached,
-        "objective_diff_mean": float(np.mean(obj_ours - obj_glmnet)),
-        "objective_diff_max": float(np.max(obj_ours - obj_glmnet)),
-        "objective_rel_diff_max": float(np.max((obj_ours - obj_glmnet) / np.abs(obj_glmnet))),
-        "max_prob_diff_ours_vs_reference": prob_diff_ours,
-        "max_prob_diff_glmnet_vs_reference": prob_diff_glmnet,
+        "objective_diff_mean": r["objective_diff_mean"], "objective_diff_max": r["objective_diff_max"],
+        "objective_rel_diff_max": r["objective_rel_diff_max"],
+        "max_prob_diff_ours_vs_reference": r["max_prob_diff_ours"],
+        "max_prob_diff_glmnet_vs_reference": r["max_prob_diff_other"],
         "reference_max_kkt_violation": max(kkt_violation(X, y, ref, l) for l in range(0, len(ref.lambdas), 9)),
+        "seconds_python_glmnet": None,
     })
-    t_py = python_glmnet_time(X, y, ours.lambdas)
-    row["seconds_python_glmnet"] = None if t_py is None else round(t_py, 2)
+    if python_glmnet is not None:
+        t_py, raw_py = run_python_glmnet(python_glmnet, X, y, ours.lambdas, work)
+        reached_py = raw_py.shape[0]
+        p = against_reference(X, y, ours, as_path(raw_py, ours.lambdas[:reached_py], ours.center, ours.scale), ref,
+                              reached_py)
+        row.update({
+            "seconds_python_glmnet": round(t_py, 2), "time_ratio_python_glmnet": round(t_ours / t_py, 2),
+            "python_glmnet_lambdas_reached": reached_py,
+            "objective_diff_mean_python_glmnet": p["objective_diff_mean"],
+            "objective_diff_max_python_glmnet": p["objective_diff_max"],
+            "max_prob_diff_python_glmnet_vs_reference": p["max_prob_diff_other"],
+        })
     return row
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[821, 5000, 50000])
+    ap.add_argument("--fields", nargs="+", choices=["5-level", "8-level"], default=["5-level", "8-level"],
+                    help="run only these fields (one case: one size and one field)")
+    ap.add_argument("--python-glmnet", metavar="PYTHON",
+                    help="an interpreter that can import python-glmnet (see the module docstring)")
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args()
     texts, five, eight, source = corpus()
@@ -196,15 +243,17 @@ def main() -> None:
                 continue
             X = word_counts(texts[:n])
             for name, y in (("5-level", five[:n]), ("8-level", eight[:n])):
+                if name not in args.fields:
+                    continue
                 y = pd.factorize(y, sort=True)[0]
-                row = {"field": name, **compare(X, y, Path(tmp))}
+                row = {"field": name, **compare(X, y, Path(tmp), args.python_glmnet)}
                 rows.append(row)
                 print(json.dumps(row))
     table = pd.DataFrame(rows)
     with pd.option_context("display.width", 200, "display.max_columns", 30):
         print(table.to_string(index=False))
-    if rows and rows[0].get("seconds_python_glmnet", 0) is None:
-        print("python-glmnet is not installed (it needs gfortran and an old numpy); its column is empty")
+    if args.python_glmnet is None:
+        print("python-glmnet not run: give --python-glmnet PYTHON (see the module docstring)")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2))
 

@@ -5,6 +5,7 @@ import pytest
 from scipy import sparse
 
 from engine.errors import DataError
+from engine.protect import lasso
 from engine.protect.lasso import fit_lasso_path, lambda_max, objective, softmax, standardize_columns
 
 
@@ -102,3 +103,29 @@ def test_bad_labels_are_refused():
         fit_lasso_path(X, np.full(50, 7), K)
     with pytest.raises(DataError, match="rows but there are"):
         fit_lasso_path(X, y[:10], K)
+
+
+def test_row_blocks_on_threads_and_both_working_set_layouts_solve_the_same_problem(monkeypatch):
+    """Several row blocks on a thread pool, with the working set as its own sub-matrix or as the whole
+    design: the optimality conditions hold along the path and the fits agree with one block on one thread."""
+    X, y, K = problem(n=600, p=150, seed=5)
+    single = fit_lasso_path(X, y, K, n_lambda=25, tol=1e-7, n_threads=1)
+    monkeypatch.setattr(lasso, "MIN_BLOCK_NNZ", 500)  # a small design cut into three blocks
+    for whole_share in (0.0, 2.0):  # always the whole design; always a sub-matrix
+        monkeypatch.setattr(lasso, "WHOLE_SHARE", whole_share)
+        path = fit_lasso_path(X, y, K, lambdas=single.lambdas, tol=1e-7, n_threads=3)
+        for l in (3, 12, 24):
+            assert kkt_residual(X, y, K, path, l) < 1e-5, (whole_share, l)
+        for lam in single.lambdas[[6, 24]]:
+            assert np.allclose(path.predict_proba(X, lam), single.predict_proba(X, lam), atol=1e-4)
+
+
+def test_the_loss_stays_exact_where_exp_would_overflow_or_underflow():
+    eta = np.array([[800.0, 790.0, 0.0], [-800.0, -805.0, -900.0], [1.0, 2.0, 3.0]])
+    y = np.array([1, 0, 2])
+    w = np.array([0.2, 0.3, 0.5])
+    loss, R = lasso._block_loss(eta, lasso._Rows(w, y, 3), residual=True)
+    top = eta.max(axis=1)
+    lse = top + np.log(np.exp(eta - top[:, None]).sum(axis=1))
+    assert loss == pytest.approx(float(w @ (lse - eta[np.arange(3), y])), rel=1e-12)
+    assert np.allclose(R, w[:, None] * (softmax(eta) - np.eye(3)[y]), atol=1e-15)
