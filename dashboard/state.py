@@ -215,6 +215,16 @@ def init_session(default_source: str) -> None:
         ss[STARTUP_ERROR] = f"Could not open '{default_source}': {exc}"
 
 
+def page_dataset() -> Dataset | None:
+    """The dataset in use, or None after pointing the steward to the Data page (the start of every page that
+    needs one)."""
+    dataset = current_dataset()
+    if dataset is None:
+        st.info("No dataset is loaded yet.")
+        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+    return dataset
+
+
 def current_dataset() -> Dataset | None:
     return st.session_state.get(DATASET)
 
@@ -429,6 +439,35 @@ def get_sweep(dataset: Dataset, method: str, replicates: int, seed: int, progres
         return run_sweep(dataset, p, None, reps, int(seed), progress=progress, fitted=fitted, evaluator=evaluator)
 
     return slot.get(compute)
+
+
+Settings = tuple[str, dict, MeasureOptions, int, int]  # method, its parameters, measure options, replicates, seed
+
+
+def page_sweep(releases: str, settings_of: Callable[[Dataset], Settings | None]
+               ) -> tuple[Dataset, Settings, SweepResult] | None:
+    """The start of a page that sweeps a method's knob: the dataset (or a pointer to the Data page), a caption
+    naming it and saying what the page ``releases``, the page's own settings, and the sweep with a progress bar.
+    None when any of them is missing (the page has then said why)."""
+    dataset = page_dataset()
+    if dataset is None:
+        return None
+    st.caption(f"Dataset: {md_escape(dataset.name)} · {dataset.n_records:,} records · {releases}")
+    settings = settings_of(dataset)
+    if settings is None:
+        return None
+    method, params, options, replicates, seed = settings
+    sweep = sweep_with_progress(dataset, method, replicates, seed, params, options)
+    return None if sweep is None else (dataset, settings, sweep)
+
+
+def sweep_with_progress(dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None = None,
+                        options: MeasureOptions | None = None) -> SweepResult | None:
+    """`get_sweep` with a progress bar while it fills; an error is shown in place and gives None."""
+    area = st.empty()
+    sweep = guarded(lambda: get_sweep(dataset, method, replicates, seed, progress_reporter(area), params, options))
+    area.empty()
+    return sweep
 
 
 def get_release(dataset: Dataset, method: str, value: float, seed: int, replicates: int,

@@ -16,11 +16,15 @@ from engine.errors import TextsdcError
 from engine.measure_options import MeasureOptions
 
 
+_OPEN_BARS: list[dict] = []  # the states of the progress callbacks, so an error can clear their bars first
+
+
 def _progress_bar(desc: str):
     """A progress callback drawing a tqdm bar on stderr, one bar per stage."""
     from tqdm import tqdm
 
     state: dict = {"bar": None, "what": None}
+    _OPEN_BARS.append(state)
 
     def update(done: int, total: int, what: str = "") -> None:
         if state["what"] != what or state["bar"] is None or state["bar"].total != total:
@@ -35,6 +39,15 @@ def _progress_bar(desc: str):
             state["bar"] = None
 
     return update
+
+
+def _close_bars() -> None:
+    """Clear any bar left open by work that stopped early, so a message starts on a clean line."""
+    while _OPEN_BARS:
+        state = _OPEN_BARS.pop()
+        if state["bar"] is not None:
+            state["bar"].close()
+            state["bar"] = None
 
 
 def _parse_grid(text: str | None) -> list[float] | str | None:
@@ -401,11 +414,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except TextsdcError as exc:
+        _close_bars()
         print(f"textsdc: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
+        _close_bars()
         print("textsdc: interrupted", file=sys.stderr)
         return 130
+    finally:
+        _OPEN_BARS.clear()
 
 
 if __name__ == "__main__":

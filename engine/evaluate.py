@@ -220,7 +220,9 @@ class Evaluator:
         """Share of synthesized values equal to the confidential ones; per record and field the values and,
         when the synthesizer reports it, the probability it gave the confidential value (Table 6)."""
         detail = release.info.get("field_detail") if isinstance(release, Release) else None
-        if detail is None:
+        if detail is not None:  # numeric fields synthesized beside categorical ones have their own measures
+            detail = detail[detail["field"].isin(self.fields)].reset_index(drop=True)
+        if detail is None or detail.empty:
             parts = []
             for lv in self.levels:
                 parts.append(pd.DataFrame({

@@ -18,7 +18,7 @@ import pandas as pd
 from engine.dataset import Dataset
 from engine.errors import ConfigError
 from engine.metrics import MetricResult
-from engine.risk.matching import attribute_risks, identification_risk, intruder_uncertainty
+from engine.risk.matching import UNCERTAINTY_LEVELS, attribute_risks, identification_risk, intruder_uncertainty
 from engine.schema import FieldSpec
 from engine.utility.distribution import cluster_uc, ecdf_measures, main_effects, propensity_up
 from engine.utility.inference import ci_overlap, inferential_estimates
@@ -28,7 +28,6 @@ ATTRIBUTE_RISK_METRICS = ["attribute_risk_r5_p5", "attribute_risk_r5_p10", "attr
 IDENTIFICATION_METRICS = ["emr", "tmr", "fmr", "unique_matches"]
 NUMERIC_METRICS = [*ATTRIBUTE_RISK_METRICS, *IDENTIFICATION_METRICS, "propensity_up", "cluster_uc", "ecdf_max",
                    "ecdf_avg", "ci_overlap"]
-UNCERTAINTY_LEVELS = tuple(float(v) for v in np.round(np.arange(0, 0.151, 0.01), 2))
 
 
 def uncertainty_field(dataset: Dataset, synthesized: Sequence[str], name: str | None) -> str | None:
@@ -80,7 +79,7 @@ class NumericMeasures:
     def _estimates(self, frame: pd.DataFrame) -> pd.DataFrame:
         predictors = [f for f in self._design_fields if f.name not in {g.name for g in self.fields}]
         return inferential_estimates(frame, self.fields, predictors, self.response,
-                                     np.random.default_rng(self.seed))
+                                     np.random.default_rng(self.seed), reference=self.dataset.frame)
 
     def _split(self) -> tuple[list[str], list[str]]:
         counts = [f.name for f in self.fields if f.kind == "count"]

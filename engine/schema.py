@@ -19,6 +19,7 @@ A schema is written as TOML::
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -117,6 +118,21 @@ class Schema:
 
     def fields_with_role(self, role: FieldRole) -> list[FieldSpec]:
         return [f for f in self.fields if f.role == role]
+
+    def predictors(self, names: Sequence[str] | None, synthesized: Collection[str]) -> list[FieldSpec]:
+        """The un-synthesized fields that predict the synthesized ones: ``names`` checked (ConfigError for an
+        unknown or a synthesized field), or by default the key fields that are not synthesized."""
+        if names is None:
+            return [f for f in self.fields if f.role == "key" and f.name not in synthesized]
+        out = []
+        for name in names:
+            if name not in self.field_names:
+                raise ConfigError(f"no structured field named '{name}' to use as a predictor; fields are: "
+                                  f"{', '.join(self.field_names)}")
+            if name in synthesized:
+                raise ConfigError(f"'{name}' is synthesized, so it cannot also be a predictor")
+            out.append(self.field(name))
+        return out
 
     def with_fields(self, fields: list[FieldSpec]) -> Schema:
         return replace(self, fields=tuple(fields))

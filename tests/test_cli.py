@@ -4,6 +4,7 @@ import hashlib
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.cli import main
@@ -75,12 +76,15 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
         (["release", "--method", "cart", "--knob", "0.5"], "Complexity (α) = 0.5 is out of range; accepted: 1e-08 to 0.09"),
         (["sweep", "--method", "glm", "--level", "mood"], "must be FIELD=LEVEL with FIELD one of the synthesized fields (mood)"),
         (["sweep", "--method", "glm", "--projections", "0"], "pMSE projections must be from 1 to 200"),
+        # In the tiny data every template is written with every mood equally often: nothing to learn.
+        (["sweep", "--method", "glm"], "the text carries no information about the fields"),
     ],
 )
 def test_user_errors_print_one_line_and_exit_2(capsys, tiny_files, tmp_path, argv, message):
     data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files), "--out", str(tmp_path / "o")]
     code, _, err = run(capsys, *argv, *data)
     assert code == 2
+    err = err.split("\r")[-1]  # what a terminal shows: a progress bar that was open is cleared first
     assert err.count("\n") == 1 and err.startswith("textsdc: error: ")
     assert message in err
 
@@ -92,6 +96,12 @@ def test_missing_file_is_a_one_line_error(capsys, tmp_path):
 
 def test_glm_sweep_over_the_whole_path_on_small_files(capsys, tiny_files, tmp_path):
     out = tmp_path / "glm.json"
+    frame = pd.read_csv(tiny_files.parent / "data.csv")
+    # Mood follows the words of the text (one template per mood but for every fifth record), so the λ path
+    # has something to fit.
+    template = np.arange(len(frame)) % 4
+    frame["mood"] = np.where(np.arange(len(frame)) % 5 == 0, "meh", np.array(["good", "bad", "bad", "good"])[template])
+    frame.to_csv(tiny_files.parent / "data.csv", index=False)
     data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files)]
     code, stdout, err = run(capsys, "sweep", *data, "--method", "glm", "--grid", "path", "--projections", "2",
                             "--topics", "2", "--out", str(out))

@@ -41,7 +41,7 @@ def _fmt(v: float | None) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3g}"
 
 
-def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | None:
+def _settings(dataset: Dataset) -> state.Settings | None:
     schema = dataset.schema
     counts = [f.name for f in schema.fields if f.kind == "count"]
     amounts = [f.name for f in schema.fields if f.kind == "continuous"]
@@ -248,23 +248,11 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
 def render() -> None:
     """The Counts and amounts page."""
     st.title("Counts and amounts")
-    dataset = state.current_dataset()
-    if dataset is None:
-        st.info("No dataset is loaded yet.")
-        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+    started = state.page_sweep("a count field and an amount are replaced by synthetic values; the text and the "
+                               "predictors are released unchanged.", _settings)
+    if started is None:
         return
-    st.caption(f"Dataset: {state.md_escape(dataset.name)} · {dataset.n_records:,} records · a count field and an "
-               "amount are replaced by synthetic values; the text and the predictors are released unchanged.")
-    settings = _settings(dataset)
-    if settings is None:
-        return
-    method, params, options, replicates, seed = settings
-    progress_area = st.empty()
-    sweep = state.guarded(lambda: state.get_sweep(dataset, method, replicates, seed,
-                                                  state.progress_reporter(progress_area), params, options))
-    progress_area.empty()
-    if sweep is None:
-        return
+    dataset, (method, params, options, replicates, seed), sweep = started
     fitted = state.get_fitted(dataset, method, params=params)
     fields = [f for f in fitted.synthesized_fields if dataset.schema.field(f).kind in ("count", "continuous")]
     a, b = st.columns([3, 2])

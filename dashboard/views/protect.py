@@ -175,10 +175,8 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
 def render() -> None:
     """The Protect page."""
     st.title("Protect")
-    dataset = state.current_dataset()
+    dataset = state.page_dataset()
     if dataset is None:
-        st.info("No dataset is loaded yet.")
-        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
         return
     counts = state.dataset_counts(dataset)
     st.caption(f"Dataset: {state.md_escape(dataset.name)} · {counts['records']:,} records")
@@ -203,10 +201,7 @@ def render() -> None:
                        "per setting.")
     replicates = state.effective_replicates(method, replicates)
 
-    progress_area = st.empty()
-    sweep = state.guarded(lambda: state.get_sweep(dataset, method, replicates, seed,
-                                                  state.progress_reporter(progress_area)))
-    progress_area.empty()
+    sweep = state.sweep_with_progress(dataset, method, replicates, seed)
     if sweep is None:
         return
     risk, utility = _measure_pickers(sweep, c_risk, c_utility)

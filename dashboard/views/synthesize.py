@@ -46,7 +46,7 @@ def _fmt(v: float | None) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
-def _settings(dataset: Dataset) -> tuple[str, dict, MeasureOptions, int, int] | None:
+def _settings(dataset: Dataset) -> state.Settings | None:
     categorical = [f.name for f in dataset.schema.fields if f.kind == "categorical"]
     if not categorical:
         st.info("This dataset has no categorical field to synthesize. Mark one as categorical on the Data page.")
@@ -205,23 +205,11 @@ def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
 def render() -> None:
     """The Synthesize page."""
     st.title("Synthesize fields")
-    dataset = state.current_dataset()
-    if dataset is None:
-        st.info("No dataset is loaded yet.")
-        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+    started = state.page_sweep("the text is released unchanged; the chosen fields are replaced by synthetic values.",
+                               _settings)
+    if started is None:
         return
-    st.caption(f"Dataset: {state.md_escape(dataset.name)} · {dataset.n_records:,} records · the text is released "
-               "unchanged; the chosen fields are replaced by synthetic values.")
-    settings = _settings(dataset)
-    if settings is None:
-        return
-    method, params, options, replicates, seed = settings
-    progress_area = st.empty()
-    sweep = state.guarded(lambda: state.get_sweep(dataset, method, replicates, seed,
-                                                  state.progress_reporter(progress_area), params, options))
-    progress_area.empty()
-    if sweep is None:
-        return
+    dataset, (method, params, options, replicates, seed), sweep = started
     knob = sweep.knob
     choice = None
     if "pmse_ratio" in sweep.metric_ids:

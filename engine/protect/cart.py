@@ -56,55 +56,28 @@ CART_KNOB = Knob(
     scale="log",
     more_privacy="higher",
     grid=tuple(ALPHA_PATH[int(i)] for i in np.round(np.linspace(0, 99, SWEEP_POINTS)).astype(int)),
-    help="rpart's complexity parameter: a split is kept only if it lowers the misclassification by at least α "
-         "times the root's. Larger α = smaller trees = more privacy.",
+    help="rpart's complexity parameter: a split is kept only if it lowers the misclassification (for counts "
+         "and amounts, the sum of squares) by at least α times the root's. Larger α = smaller trees = more "
+         "privacy.",
 )
+
+
+def _grown_parents(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    parent = np.full(len(left), -1)
+    internal = np.flatnonzero(left >= 0)
+    parent[left[internal]] = internal
+    parent[right[internal]] = internal
+    return parent
 
 
 @dataclass
 class PrunableTree:
-    """A grown tree with, per node, its class counts and the α at and above which it is a leaf."""
+    """A grown tree with, per node, the α at and above which it is a leaf (``collapse``); subclasses hold what
+    a leaf's records are, to draw from."""
 
-    tree: DecisionTreeClassifier
-    counts: np.ndarray       # nodes × K class counts of the confidential values
+    tree: DecisionTreeClassifier | DecisionTreeRegressor
     collapse: np.ndarray     # α at which each node becomes a leaf (−inf for the grown tree's leaves)
     parent: np.ndarray
-
-    @classmethod
-    def grow(cls, X: sparse.csr_matrix, y: np.ndarray, n_classes: int, seed: int = 0,
-             min_split: int = 20, min_leaf: int = 7, max_depth: int = 30,
-             values: np.ndarray | None = None) -> PrunableTree:
-        """Grow the tree of codes ``y`` (0..n_classes−1): a classification tree, or, when ``values`` gives the
-        numeric value of each code, a regression tree of those values (the leaf distribution stays one over
-        codes, so draws return confidential values)."""
-        params = dict(min_samples_split=min_split, min_samples_leaf=min_leaf, max_depth=max_depth, random_state=seed)
-        if values is None:
-            tree = DecisionTreeClassifier(criterion="gini", **params)
-            tree.fit(X.tocsc(), y)
-            t = tree.tree_
-            value = t.value[:, 0, :]
-            frac = value / np.maximum(value.sum(axis=1, keepdims=True), 1e-300)
-            counts = np.zeros((t.node_count, n_classes))
-            counts[:, tree.classes_] = frac * t.n_node_samples[:, None]
-            risk = None
-        else:
-            tree = DecisionTreeRegressor(criterion="squared_error", **params)
-            Xc = X.tocsc()
-            tree.fit(Xc, values[y])
-            t = tree.tree_
-            path = tree.decision_path(X.tocsr()).tocsc()
-            onehot = sparse.csr_matrix((np.ones(len(y)), (np.arange(len(y)), y)), shape=(len(y), n_classes))
-            counts = np.asarray((path.T @ onehot).todense())
-            total = counts.sum(axis=1)
-            mean = counts @ values / np.maximum(total, 1e-300)
-            risk = np.maximum(counts @ values**2 - total * mean**2, 0.0)  # within-node sum of squares (anova)
-        parent = np.full(t.node_count, -1)
-        for node in range(t.node_count):
-            for child in (t.children_left[node], t.children_right[node]):
-                if child >= 0:
-                    parent[child] = node
-        collapse = weakest_link_alphas(t.children_left, t.children_right, counts, risk)
-        return cls(tree, counts, collapse, parent)
 
     @property
     def is_leaf(self) -> np.ndarray:
@@ -114,30 +87,171 @@ class PrunableTree:
         """Splits left after pruning at complexity ``alpha``."""
         return int(((~self.is_leaf) & (self.collapse > alpha)).sum())
 
-    def leaf_probabilities(self, X: sparse.csr_matrix, alpha: float) -> np.ndarray:
-        """Per record, the class distribution of the leaf it reaches in the tree pruned at ``alpha``."""
+    def pruned_leaf(self, X: sparse.csr_matrix, alpha: float) -> np.ndarray:
+        """Per record, the node it reaches in the tree pruned at ``alpha`` (a leaf of the pruned tree)."""
         path = self.tree.decision_path(X.tocsr()).tocsr()
         stop = self.is_leaf | (self.collapse <= alpha)
         idx = path.indices
         big = np.iinfo(np.int64).max
-        # Node ids grow along every root-to-leaf path, so the first stopping node has the smallest id.
-        first = np.minimum.reduceat(np.where(stop[idx], idx, big), path.indptr[:-1])
-        counts = self.counts[first]
+        # Node ids grow along every root-to-leaf path, so the first stopping node has the smallest id; a node
+        # collapses no later than its ancestors, so that node is a leaf of the pruned tree.
+        return np.minimum.reduceat(np.where(stop[idx], idx, big), path.indptr[:-1])
+
+    def leaf_probabilities(self, X: sparse.csr_matrix, alpha: float) -> np.ndarray:
+        """Per record, the distribution of the codes of the confidential records in the leaf it reaches in the
+        tree pruned at ``alpha`` (records × codes)."""
+        raise NotImplementedError
+
+    @classmethod
+    def grow(cls, X: sparse.csr_matrix, y: np.ndarray, n_classes: int, seed: int = 0,
+             min_split: int = 20, min_leaf: int = 7, max_depth: int = 30,
+             values: np.ndarray | None = None) -> PrunableTree:
+        """Grow the tree of codes ``y`` (0..n_classes−1): a classification tree, or, when ``values`` gives the
+        numeric value of each code, a regression tree of those values (`RegressionTree`)."""
+        if values is not None:
+            return RegressionTree.grow_regression(X, y, values, seed, min_split, min_leaf, max_depth)
+        return ClassificationTree.grow_classification(X, y, n_classes, seed, min_split, min_leaf, max_depth)
+
+
+@dataclass
+class ClassificationTree(PrunableTree):
+    """A classification tree of a categorical field, with per node its class counts (K is small)."""
+
+    counts: np.ndarray  # nodes × K class counts of the confidential values
+
+    @classmethod
+    def grow_classification(cls, X: sparse.csr_matrix, y: np.ndarray, n_classes: int, seed: int = 0,
+                            min_split: int = 20, min_leaf: int = 7, max_depth: int = 30) -> ClassificationTree:
+        """Gini splits, pruned on the misclassification risk (rpart's class method)."""
+        tree = DecisionTreeClassifier(criterion="gini", min_samples_split=min_split, min_samples_leaf=min_leaf,
+                                      max_depth=max_depth, random_state=seed)
+        tree.fit(X.tocsc(), y)
+        t = tree.tree_
+        value = t.value[:, 0, :]
+        frac = value / np.maximum(value.sum(axis=1, keepdims=True), 1e-300)
+        counts = np.zeros((t.node_count, n_classes))
+        counts[:, tree.classes_] = frac * t.n_node_samples[:, None]
+        collapse = weakest_link_alphas(t.children_left, t.children_right, counts)
+        return cls(tree, collapse, _grown_parents(t.children_left, t.children_right), counts)
+
+    def leaf_probabilities(self, X: sparse.csr_matrix, alpha: float) -> np.ndarray:
+        counts = self.counts[self.pruned_leaf(X, alpha)]
         return counts / counts.sum(axis=1, keepdims=True)
 
 
-def weakest_link_alphas(left: np.ndarray, right: np.ndarray, counts: np.ndarray,
+@dataclass
+class RegressionTree(PrunableTree):
+    """A regression tree of a count or continuous field, pruned on rpart's anova risk.
+
+    A numeric field may take as many distinct values as there are records, so no node × value table is kept:
+    the confidential records' codes are laid out in ``members`` so that every node's records are the
+    contiguous run ``members[start[t] : start[t] + size[t]]`` (leaves in depth-first order, left first), and a
+    release draws a member of the record's pruned leaf — O(records) memory at fit and at release.
+    """
+
+    members: np.ndarray  # codes of the confidential records, laid out by node
+    start: np.ndarray    # per node, where its records begin in ``members``
+    size: np.ndarray     # per node, how many records it holds
+    risk: np.ndarray     # per node, the within-node sum of squares of the values
+    n_codes: int         # distinct values of the field
+
+    @classmethod
+    def grow_regression(cls, X: sparse.csr_matrix, codes: np.ndarray, values: np.ndarray, seed: int = 0,
+                        min_split: int = 20, min_leaf: int = 7, max_depth: int = 30) -> RegressionTree:
+        """Squared-error splits on the values ``values[codes]``, pruned on the within-node sum of squares
+        relative to the root's (rpart's anova method, so ``prune(cp = α)`` means the same as for classes)."""
+        tree = DecisionTreeRegressor(criterion="squared_error", min_samples_split=min_split,
+                                     min_samples_leaf=min_leaf, max_depth=max_depth, random_state=seed)
+        y = values[codes]
+        X = X.tocsr()
+        tree.fit(X.tocsc(), y)
+        t = tree.tree_
+        left, right, n_nodes = t.children_left, t.children_right, t.node_count
+        # Sums of squares about each node's own mean, from its records (not Σy² − n·ȳ², which cancels badly
+        # for large amounts in nearly pure nodes).
+        path = tree.decision_path(X).tocsr()
+        rows = np.repeat(np.arange(len(y)), np.diff(path.indptr))
+        nodes = path.indices
+        size = np.bincount(nodes, minlength=n_nodes).astype(np.int64)
+        mean = np.bincount(nodes, weights=y[rows], minlength=n_nodes) / np.maximum(size, 1)
+        risk = np.bincount(nodes, weights=(y[rows] - mean[nodes]) ** 2, minlength=n_nodes)
+        # Depth-first order, left subtree first: every subtree's leaves are consecutive in it.
+        order, stack = [], [0]
+        while stack:
+            v = stack.pop()
+            order.append(v)
+            if left[v] >= 0:
+                stack += [right[v], left[v]]
+        rank = np.empty(n_nodes, dtype=np.int64)
+        rank[np.asarray(order)] = np.arange(n_nodes)
+        leaf = tree.apply(X)
+        layout = np.argsort(rank[leaf], kind="stable")
+        start = np.zeros(n_nodes, dtype=np.int64)
+        grown_leaves, first = np.unique(leaf[layout], return_index=True)
+        start[grown_leaves] = first
+        for v in reversed(order):  # children before parents
+            if left[v] >= 0:
+                start[v] = start[left[v]]
+        collapse = weakest_link_alphas(left, right, risk=risk)
+        return cls(tree, collapse, _grown_parents(left, right), members=codes[layout].astype(np.int64),
+                   start=start, size=size, risk=risk, n_codes=len(values))
+
+    def _pools(self, node: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """For the records' pruned leaves ``node``: each record's leaf index, the leaves' sizes and offsets,
+        and ``pool`` — the members of every leaf reached, leaf after leaf, sorted by code within a leaf and
+        stored as leaf index × K + code. Leaves of one pruned tree are disjoint, so the pool has at most one
+        entry per confidential record."""
+        used, leaf_of = np.unique(node, return_inverse=True)
+        lengths = self.size[used]
+        offsets = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+        which = np.repeat(np.arange(len(used)), lengths)
+        positions = np.arange(int(lengths.sum())) - offsets[which] + self.start[used][which]
+        pool = np.sort(which * self.n_codes + self.members[positions])
+        return leaf_of, lengths, offsets, pool
+
+    def leaf_probabilities(self, X: sparse.csr_matrix, alpha: float) -> np.ndarray:
+        """Dense records × distinct values: for inspection and tests on small data; releases use `draw`."""
+        leaf_of, lengths, _, pool = self._pools(self.pruned_leaf(X, alpha))
+        counts = np.zeros((len(lengths), self.n_codes))
+        np.add.at(counts, (pool // self.n_codes, pool % self.n_codes), 1.0)
+        return counts[leaf_of] / lengths[leaf_of, None]
+
+    def draw(self, X: sparse.csr_matrix, alpha: float, codes: np.ndarray,
+             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """Per record, the code of a confidential record drawn uniformly from its leaf in the tree pruned at
+        ``alpha``, and the probability of drawing its own code ``codes`` (the share of its leaf with that value).
+
+        One uniform u per record picks the ⌈u·n⌉-th smallest of the leaf's n values: the same draw as the
+        inverse CDF over codes (`draw_categorical`) with the same generator, without a records × values matrix.
+        """
+        leaf_of, lengths, offsets, pool = self._pools(self.pruned_leaf(X, alpha))
+        n_leaf = lengths[leaf_of]
+        u = rng.random(len(leaf_of))
+        rank = np.clip(np.ceil(u * n_leaf).astype(np.int64) - 1, 0, n_leaf - 1)
+        drawn = pool[offsets[leaf_of] + rank] - leaf_of * self.n_codes
+        key = leaf_of * self.n_codes + codes
+        same = np.searchsorted(pool, key, side="right") - np.searchsorted(pool, key, side="left")
+        return drawn, same / n_leaf
+
+
+def weakest_link_alphas(left: np.ndarray, right: np.ndarray, counts: np.ndarray | None = None,
                         risk: np.ndarray | None = None) -> np.ndarray:
     """For every node, the complexity α at and above which it is pruned to a leaf.
 
-    Weakest-link pruning (Breiman et al. 1984) on a node risk R(t) relative to the root's: by default the
-    misclassification (records in t − records of t's majority class), rpart's classification risk; ``risk``
-    gives another, such as the within-node sum of squares of rpart's anova trees. Repeatedly, among the internal
-    nodes of the current tree, the one(s) with the smallest g(t) = (R(t) − R(subtree of t)) / (leaves of t − 1)
-    are collapsed at α = g(t); their descendants go with them. Grown leaves get −inf.
+    Weakest-link pruning (Breiman et al. 1984, Section 3.3) on a node risk R(t) relative to the root's, as
+    rpart scales its complexity parameter (Therneau & Atkinson, "An Introduction to Recursive Partitioning
+    Using the RPART Routines"): from ``counts`` (nodes × classes) the misclassification, records in t − records
+    of t's majority class (rpart's class method); or any per-node ``risk``, such as the within-node sum of
+    squares of rpart's anova method. Repeatedly, among the internal nodes of the current tree, the one(s) with
+    the smallest g(t) = (R(t) − R(subtree of t)) / (leaves of t − 1) are collapsed at α = g(t); their
+    descendants go with them. Grown leaves get −inf.
     """
     n_nodes = len(left)
-    risk = counts.sum(axis=1) - counts.max(axis=1) if risk is None else np.asarray(risk, dtype=float)
+    if risk is None:
+        if counts is None:
+            raise ValueError("weakest_link_alphas needs the class counts or the risk of every node")
+        risk = counts.sum(axis=1) - counts.max(axis=1)
+    risk = np.asarray(risk, dtype=float)
     root = risk[0] if risk[0] > 0 else 1.0
     risk = risk / root
     internal = left >= 0
@@ -181,6 +295,13 @@ class FittedCART(SequentialFitted):
     def field_probabilities(self, j: int, X: sparse.csr_matrix, value: float, draw: int) -> np.ndarray:
         return self.trees[j].leaf_probabilities(X, value)
 
+    def draw_field(self, j: int, X: sparse.csr_matrix, value: float, draw: int,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        tree = self.trees[j]
+        if isinstance(tree, RegressionTree):
+            return tree.draw(X, value, self.fields[j].codes, rng)
+        return super().draw_field(j, X, value, draw, rng)
+
     def path_grid(self) -> list[float]:
         """All 100 α of the paper's grid, largest first (most private first, as the λ path)."""
         return sorted(ALPHA_PATH, reverse=True)
@@ -195,7 +316,21 @@ class FittedCART(SequentialFitted):
 
 
 class CARTSynthesizer(FieldSynthesizer):
-    """Sequential CART synthesis of sensitive fields given the text (knob α)."""
+    """Sequential CART synthesis of sensitive fields given the text (knob α).
+
+    Parameters
+    ----------
+    fields : the structured fields to synthesize, in order: categorical, count or continuous. By default the
+        sensitive categorical fields if there are any, else the sensitive count and continuous fields, in
+        schema order.
+    vendor_keywords : words the text counts leave out (as in `engine.text.features.synthesis_counts`).
+    seed : the trees' random state (ties between equally good splits).
+    min_split, min_leaf : rpart's minsplit and minbucket (20 and 7, its defaults).
+    predictors : un-synthesized structured fields that predict besides the text and the fields before: a
+        categorical one as indicators of its levels, a count or continuous one as its value. By default (None)
+        the key fields that are not synthesized when any synthesized field is a count or continuous one
+        (synthpop's set-up), and none when all are categorical (the text alone, Schneider et al.'s set-up).
+    """
 
     name = "cart"
     title = "CART synthesis"
@@ -227,22 +362,13 @@ class CARTSynthesizer(FieldSynthesizer):
         synthesized field is a count or continuous one (synthpop's set-up) and none otherwise (the text alone,
         Schneider et al.'s)."""
         schema = dataset.schema
-        if self.predictors is None:
-            numeric = any(schema.field(n).kind != "categorical" for n in names)
-            return [f for f in schema.fields_with_role("key") if f.name not in names] if numeric else []
-        out = []
-        for name in self.predictors:
-            if name not in schema.field_names:
-                raise ConfigError(f"no structured field named '{name}' to use as a predictor; fields are: "
-                                  f"{', '.join(schema.field_names)}")
-            if name in names:
-                raise ConfigError(f"'{name}' is synthesized, so it cannot also be a predictor")
-            out.append(schema.field(name))
-        return out
+        if self.predictors is None and all(schema.field(n).kind == "categorical" for n in names):
+            return []
+        return schema.predictors(self.predictors, names)
 
     def check(self, dataset: Dataset) -> list[str]:
         names = super().check(dataset)
-        self.predictor_fields(dataset, names)
+        predictor_matrix(dataset.frame, self.predictor_fields(dataset, names))  # their columns hold numbers
         return names
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedCART:

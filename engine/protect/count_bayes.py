@@ -368,17 +368,7 @@ class CountBayesSynthesizer(Protector):
             if name is not None and name not in kinds:
                 raise ConfigError(f"'{name}' is not a {what} field; {what} fields are: {', '.join(kinds) or 'none'}")
         chosen = {count, amount} - {None}
-        if self.predictors is None:
-            predictors = [f for f in schema.fields if f.role == "key" and f.name not in chosen]
-        else:
-            predictors = []
-            for name in self.predictors:
-                if name not in schema.field_names:
-                    raise ConfigError(f"no structured field named '{name}' to use as a predictor; fields are: "
-                                      f"{', '.join(schema.field_names)}")
-                if name in chosen:
-                    raise ConfigError(f"'{name}' is synthesized, so it cannot also be a predictor")
-                predictors.append(schema.field(name))
+        predictors = schema.predictors(self.predictors, chosen)
         if dataset.n_records < 10:
             raise DataError(f"Bayesian synthesis needs at least 10 records, the dataset has {dataset.n_records}")
         frame = dataset.frame

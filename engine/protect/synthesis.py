@@ -4,11 +4,12 @@ The sequential scheme of Kinney et al. (2011) as Schneider, Hu, Mankad & Bale (2
 steward orders the sensitive fields; field j is modelled on the text (and any un-synthesized predictor fields)
 and the *confidential* fields 1…j−1, and synthesized from the text and the *synthetic* fields 1…j−1 drawn
 before it. Fields not selected stay as they are, and the text is never changed. The models themselves (the
-shrinkage GLM, CART) live in their own modules and plug in through `SequentialFitted.field_probabilities`.
+shrinkage GLM, CART) live in their own modules and plug in through `SequentialFitted.field_probabilities`
+(a probability per level) or, where that matrix would be too large, `SequentialFitted.draw_field`.
 
-A categorical field is coded by its levels; a count or continuous field (CART only) by its distinct values,
-so the same draw from a probability per value serves both; in a later field's design it enters as one numeric
-column instead of indicators.
+A categorical field is coded by its levels; a count or continuous field (CART only) by its distinct values in
+increasing order, so a draw of a code returns a confidential value; in a later field's design it enters as one
+numeric column (its value) instead of indicators.
 """
 
 from __future__ import annotations
@@ -74,8 +75,9 @@ def synthesizable_fields(dataset: Dataset, kinds: Sequence[str] = ("categorical"
 
 def resolve_fields(dataset: Dataset, fields: Sequence[str] | None, kinds: Sequence[str] = ("categorical",)) -> list[str]:
     """The fields to synthesize, in order: ``fields`` checked against the schema, or by default the sensitive
-    categorical fields in schema order (when ``kinds`` admits more and there are none, the sensitive fields of
-    the other kinds). ConfigError names what is wrong and what is accepted."""
+    categorical fields in schema order — and when ``kinds`` admits count/continuous fields and no sensitive
+    field is categorical, the sensitive fields of those kinds, in schema order. ConfigError names what is
+    wrong and what is accepted."""
     schema = dataset.schema
     accepted = synthesizable_fields(dataset, kinds)
     what = "categorical" if tuple(kinds) == ("categorical",) else "/".join(kinds)
@@ -99,10 +101,24 @@ def resolve_fields(dataset: Dataset, fields: Sequence[str] | None, kinds: Sequen
             raise ConfigError(f"no structured field named '{name}'; {what} fields are: {', '.join(accepted) or 'none'}")
         if schema.field(name).kind not in kinds:
             raise ConfigError(
-                f"field '{name}' is a {schema.field(name).kind} field; this synthesizer draws {what} fields "
+                f"field '{name}' is a {schema.field(name).kind} field; these synthesizers draw {what} fields "
                 f"only ({what} fields: {', '.join(accepted) or 'none'})"
             )
     return chosen
+
+
+def numeric_column(frame: pd.DataFrame, spec: FieldSpec, what: str = "field") -> pd.Series:
+    """The column of a count or continuous field, checked: numbers and no missing values (DataError naming the
+    field, and how many rows are missing)."""
+    column = frame[spec.name]
+    if not pd.api.types.is_numeric_dtype(column):
+        raise DataError(f"{what} '{spec.name}' is declared {spec.kind} but holds text (dtype {column.dtype}), not "
+                        "numbers; declare it categorical or clean the column")
+    missing = int(column.isna().sum())
+    if missing:
+        raise DataError(f"{what} '{spec.name}' has {missing} missing value(s) in {len(column)} rows; fill or drop "
+                        "those rows first")
+    return column
 
 
 def field_levels(dataset: Dataset, names: Sequence[str], min_records: int = 2) -> list[FieldLevels]:
@@ -112,17 +128,11 @@ def field_levels(dataset: Dataset, names: Sequence[str], min_records: int = 2) -
         raise DataError(f"synthesis needs at least {min_records} records, the dataset has {dataset.n_records}")
     out = []
     for name in names:
-        column = dataset.frame[name]
-        if dataset.schema.field(name).kind == "categorical":
-            lv = FieldLevels.of(name, column)
+        spec = dataset.schema.field(name)
+        if spec.kind == "categorical":
+            lv = FieldLevels.of(name, dataset.frame[name])
         else:
-            if not pd.api.types.is_numeric_dtype(column):
-                raise DataError(f"field '{name}' is declared {dataset.schema.field(name).kind} but holds text; "
-                                "declare it categorical or clean the column")
-            missing = int(column.isna().sum())
-            if missing:
-                raise DataError(f"field '{name}' has {missing} missing value(s); fill or drop those rows first")
-            lv = FieldLevels.numeric_of(name, column)
+            lv = FieldLevels.numeric_of(name, numeric_column(dataset.frame, spec))
         if lv.n_levels < 2:
             raise DataError(
                 f"field '{name}' takes a single value ({lv.levels[0]!r}) in every record; there is nothing to "
@@ -153,21 +163,22 @@ def design(text: sparse.csr_matrix, previous: Sequence[tuple[np.ndarray, int] | 
     """The covariates of one field's model: the text's word counts, the un-synthesized ``predictors`` and the
     fields before it (``(codes, n_levels)`` of a categorical field, or ``(codes, FieldLevels)``)."""
     blocks = [text] + ([predictors] if predictors is not None and predictors.shape[1] else [])
-    for codes, field in previous:
-        blocks.append(previous_columns(codes, field) if isinstance(field, FieldLevels) else dummies(codes, field))
+    for codes, spec in previous:
+        blocks.append(previous_columns(codes, spec) if isinstance(spec, FieldLevels) else dummies(codes, spec))
     return sparse.hstack(blocks, format="csr", dtype=np.float64)
 
 
 def predictor_matrix(frame: pd.DataFrame, fields: Sequence[FieldSpec]) -> sparse.csr_matrix:
     """Un-synthesized predictor fields as columns: indicators of a categorical field's levels (all but the most
-    frequent), a count or continuous field's value."""
+    frequent, as `dummies`), a count or continuous field's value (DataError if it is not numbers or has gaps)."""
     blocks = []
     for f in fields:
         if f.kind == "categorical":
             lv = FieldLevels.of(f.name, frame[f.name])
             blocks.append(dummies(lv.codes, lv.n_levels))
         else:
-            blocks.append(sparse.csr_matrix(frame[f.name].to_numpy(dtype=float)[:, None]))
+            values = numeric_column(frame, f, what="predictor field").to_numpy(dtype=float)
+            blocks.append(sparse.csr_matrix(values[:, None]))
     return sparse.hstack(blocks, format="csr") if blocks else sparse.csr_matrix((len(frame), 0))
 
 
@@ -187,7 +198,7 @@ def draw_categorical(P: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 
 @dataclass
 class SequentialFitted(Fitted):
-    """A fitted sequential synthesizer of categorical fields; subclasses give each field's probabilities."""
+    """A fitted sequential synthesizer; subclasses give each field's probabilities (or draws)."""
 
     frame: pd.DataFrame
     fields: list[FieldLevels]
@@ -201,6 +212,14 @@ class SequentialFitted(Fitted):
     def field_probabilities(self, j: int, X: sparse.csr_matrix, value: float, draw: int) -> np.ndarray:
         """Predictive probabilities (n × K_j) of field j's levels given its design ``X`` at knob ``value``,
         under posterior draw ``draw`` (see `posterior_draw`)."""
+
+    def draw_field(self, j: int, X: sparse.csr_matrix, value: float, draw: int,
+                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+        """One synthetic code of field j per record, and per record the probability that the draw returns its
+        confidential code; by default by the inverse CDF of `field_probabilities` (one uniform per record)."""
+        P = self.field_probabilities(j, X, value, draw)
+        drawn = draw_categorical(P, rng)
+        return drawn, P[np.arange(len(drawn)), self.fields[j].codes]
 
     @property
     def synthesized_fields(self) -> list[str]:
@@ -217,19 +236,18 @@ class SequentialFitted(Fitted):
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         value = self.knob.validate(value)
         data = self.frame.copy()
-        synthetic: list[tuple[np.ndarray, int]] = []
+        synthetic: list[tuple[np.ndarray, FieldLevels]] = []
         detail = []
         draw = self.posterior_draw(rng)
         for j, lv in enumerate(self.fields):
             X = design(self.text.matrix, synthetic, self.predictors)
-            P = self.field_probabilities(j, X, value, draw)
-            drawn = draw_categorical(P, rng)
+            drawn, p_original = self.draw_field(j, X, value, draw, rng)
             synthetic.append((drawn, lv))
             levels = np.asarray(lv.levels, dtype=object)
             data[lv.name] = pd.Series(levels[drawn], index=data.index, dtype=self.frame[lv.name].dtype)
             detail.append(pd.DataFrame({
                 "record": np.arange(len(drawn)), "field": lv.name, "original": levels[lv.codes],
-                "synthetic": levels[drawn], "p_original": P[np.arange(len(drawn)), lv.codes],
+                "synthetic": levels[drawn], "p_original": p_original,
             }))
         field_detail = pd.concat(detail, ignore_index=True)[FIELD_DETAIL_COLUMNS]
         return Release(
