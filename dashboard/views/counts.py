@@ -33,12 +33,17 @@ from engine.results import SweepResult
 from engine.synthesis_figures import complexity_figure
 
 NONE = "(none)"
-CARDS = ["attribute_risk_r5_p5", "emr", "fmr", "propensity_up", "ci_overlap"]
+# The cards, with the paper's short names (the full meaning is in each card's help).
+CARDS = {"attribute_risk_r5_p5": "AR (±5, ±5%)", "emr": "EMR", "fmr": "FMR", "propensity_up": "Up",
+         "ci_overlap": "Interval overlap"}
 PREFIX = "counts_"
 
 
 def _fmt(v: float | None) -> str:
-    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3g}"
+    """Three significant digits; whole numbers with thousands separators from 1,000 (no exponents)."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
 def _settings(dataset: Dataset) -> state.Settings | None:
@@ -128,8 +133,8 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
         delta = None if base is None or math.isnan(base.value) else f"unprotected: {_fmt(base.value)}"
         interval = (f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
                     if replicates > 1 else "One synthetic dataset per setting")
-        col.metric(info.label, _fmt(m.value), delta, delta_color="off", delta_arrow="off", border=True,
-                   help=f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}.")
+        col.metric(CARDS[mid], _fmt(m.value), delta, delta_color="off", delta_arrow="off", border=True,
+                   help=f"{info.label}: {info.meaning}\n\n{interval}. {info.better_text.capitalize()}.")
 
 
 def _slider(sweep: SweepResult, key: str) -> float:
