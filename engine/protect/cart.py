@@ -22,6 +22,7 @@ from rpart.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -71,7 +72,7 @@ def _grown_parents(left: np.ndarray, right: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class PrunableTree:
+class PrunableTree(ABC):
     """A grown tree with, per node, the α at and above which it is a leaf (``collapse``); subclasses hold what
     a leaf's records are, to draw from."""
 
@@ -97,10 +98,10 @@ class PrunableTree:
         # collapses no later than its ancestors, so that node is a leaf of the pruned tree.
         return np.minimum.reduceat(np.where(stop[idx], idx, big), path.indptr[:-1])
 
+    @abstractmethod
     def leaf_probabilities(self, X: sparse.csr_matrix, alpha: float) -> np.ndarray:
         """Per record, the distribution of the codes of the confidential records in the leaf it reaches in the
         tree pruned at ``alpha`` (records × codes)."""
-        raise NotImplementedError
 
     @classmethod
     def grow(cls, X: sparse.csr_matrix, y: np.ndarray, n_classes: int, seed: int = 0,
