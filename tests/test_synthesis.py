@@ -98,8 +98,8 @@ def test_sequential_synthesis_conditions_later_fields_on_synthetic_earlier_ones(
     assert changed.sum() >= 10
     detail = release.info["field_detail"]
     p_size = detail[detail["field"] == "size"]["p_original"].to_numpy()
-    with_synthetic = glm_fit.paths[0][1].predict_proba(design(glm_fit.text.matrix, [(syn_colour, 3)]), lam)
-    with_confidential = glm_fit.paths[0][1].predict_proba(design(glm_fit.text.matrix, [(colour.codes, 3)]), lam)
+    with_synthetic = glm_fit.paths[0][1].predict_proba(design(glm_fit.text.matrix, [(syn_colour, colour)]), lam)
+    with_confidential = glm_fit.paths[0][1].predict_proba(design(glm_fit.text.matrix, [(colour.codes, colour)]), lam)
     rows = np.arange(len(p_size))
     assert np.allclose(p_size, with_synthetic[rows, size.codes])
     assert not np.allclose(p_size[changed], with_confidential[rows, size.codes][changed])

@@ -157,7 +157,7 @@ class GLMSynthesizer(FieldSynthesizer):
         designs, previous = [], []
         for lv in levels:
             designs.append(design(text.matrix, previous))
-            previous.append((lv.codes, lv.n_levels))
+            previous.append((lv.codes, lv))
         top = max(lambda_max(X, lv.codes, lv.n_levels) for X, lv in zip(designs, levels))
         if top <= 1e-12:  # the gradient at the null model is a weighted mean of O(1) terms: this is rounding
             raise ConfigError("the text carries no information about the fields (every coefficient is zero at any λ)")

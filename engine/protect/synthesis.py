@@ -158,13 +158,12 @@ def previous_columns(codes: np.ndarray, lv: FieldLevels) -> sparse.csr_matrix:
     return dummies(codes, lv.n_levels)
 
 
-def design(text: sparse.csr_matrix, previous: Sequence[tuple[np.ndarray, int] | tuple[np.ndarray, FieldLevels]],
+def design(text: sparse.csr_matrix, previous: Sequence[tuple[np.ndarray, FieldLevels]],
            predictors: sparse.csr_matrix | None = None) -> sparse.csr_matrix:
     """The covariates of one field's model: the text's word counts, the un-synthesized ``predictors`` and the
-    fields before it (``(codes, n_levels)`` of a categorical field, or ``(codes, FieldLevels)``)."""
+    fields before it (``(codes, FieldLevels)``: confidential codes at fit, synthetic ones at release)."""
     blocks = [text] + ([predictors] if predictors is not None and predictors.shape[1] else [])
-    for codes, spec in previous:
-        blocks.append(previous_columns(codes, spec) if isinstance(spec, FieldLevels) else dummies(codes, spec))
+    blocks += [previous_columns(codes, lv) for codes, lv in previous]
     return sparse.hstack(blocks, format="csr", dtype=np.float64)
 
 
