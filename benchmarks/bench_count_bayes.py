@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.datasets import load_dataset
-from engine.evaluate import Evaluator
-from engine.numeric_measures import ATTRIBUTE_RISK_METRICS, IDENTIFICATION_METRICS
-from engine.protect.count_bayes import CountBayesSynthesizer, design_matrix
+from engine.data.load import load_dataset
+from engine.measures.evaluate import Evaluator
+from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS, IDENTIFICATION_METRICS
+from engine.protect.bayes_counts.count_bayes import CountBayesSynthesizer, design_matrix
 from engine.sweep import make_release
 
 MEASURE_GROUPS = {

@@ -9,7 +9,7 @@ The last run's rows are in benchmarks/results_glm_path.json.
 For each size n and for a 5-level and an 8-level field it fits, on text word counts (the 6,000 most frequent
 words after the Section 5.1 normalization):
 
-- ours: `engine.protect.lasso.fit_lasso_path` (default tolerance);
+- ours: `engine.protect.field_synthesis.lasso.fit_lasso_path` (default tolerance);
 - R's glmnet (Debian package r-cran-glmnet; the fit is timed inside R with ``system.time``) with its
   defaults, ``thresh = 1e-7`` and ``maxit = 1e5`` (where it stops short of the whole path it says so, and
   only the λ it reached are compared);
@@ -54,7 +54,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.protect.lasso import LassoPath, fit_lasso_path, kkt_violation, lambda_max, objective, softmax  # noqa: E402
+from engine.protect.field_synthesis.lasso import LassoPath, fit_lasso_path, kkt_violation, lambda_max, objective, softmax  # noqa: E402
 from engine.text.features import normalize_for_synthesis  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -108,7 +108,7 @@ def corpus(seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, str]:
                                    "eight": "gender:" + g["gender"]}))
         source = "../shared/data: clothing reviews + airline tweets + Twitter profiles"
     else:
-        from engine.datasets import load_dataset
+        from engine.data.load import load_dataset
 
         d = load_dataset("airline-tweets").frame
         parts.append(pd.DataFrame({"text": d["text"], "five": d["airline_sentiment"].map({"negative": 1, "neutral": 3, "positive": 5}),

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.datasets import load_dataset  # noqa: E402
-from engine.evaluate import Evaluator  # noqa: E402
+from engine.data.load import load_dataset  # noqa: E402
+from engine.measures.evaluate import Evaluator  # noqa: E402
 from engine.protect import get_protector  # noqa: E402
 from engine.sweep import make_release, run_sweep  # noqa: E402
 

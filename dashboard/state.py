@@ -30,18 +30,18 @@ import pandas as pd
 import streamlit as st
 
 from engine.cache import fit_cached
-from engine.dataset import Dataset
-from engine.datasets import DEMOS_DIR, DemoInfo, infer_schema, is_demo, list_demos, load_dataset, read_table
+from engine.data.dataset import Dataset
+from engine.data.load import DEMOS_DIR, DemoInfo, infer_schema, is_demo, list_demos, load_dataset, read_table
 from engine.errors import ConfigError, TextsdcError
-from engine.evaluate import Evaluator, MeasureOptions
-from engine.export import ExportResult, export_release
+from engine.measures.evaluate import Evaluator, MeasureOptions
+from engine.export.bundle import ExportResult, export_release
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
-from engine.metrics import METRICS, MetricResult, metric_info
+from engine.measures.base import METRICS, MetricResult, metric_info
 from engine.paths import cache_dir
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
 from engine.results import SweepResult
-from engine.schema import ExternalSpec, FieldSpec, Schema
+from engine.data.schema import ExternalSpec, FieldSpec, Schema
 from engine.sweep import make_release, metrics_with_intervals, run_sweep
 
 T = TypeVar("T")
@@ -764,7 +764,7 @@ def sample_html(dataset: Dataset, release: Release, record: int) -> str:
     import html as _html
     import re
 
-    from engine.figures import highlight_changes
+    from engine.figures.text import highlight_changes
 
     text_col = dataset.schema.text
     original = str(dataset.frame[text_col].iloc[record])

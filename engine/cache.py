@@ -10,7 +10,7 @@ import tempfile
 import joblib
 
 from engine import __version__
-from engine.dataset import Dataset
+from engine.data.dataset import Dataset
 from engine.paths import cache_dir
 from engine.protect.base import Fitted, Progress, Protector, no_progress
 

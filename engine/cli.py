@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from engine.errors import TextsdcError
-from engine.measure_options import MeasureOptions
+from engine.measures.options import MeasureOptions
 
 
 _OPEN_BARS: list[dict] = []  # the states of the progress callbacks, so an error can clear their bars first
@@ -123,13 +123,13 @@ def _protector(args):
 
 
 def _load(args):
-    from engine.datasets import load_dataset
+    from engine.data.load import load_dataset
 
     return load_dataset(args.data, args.schema, encoding=args.encoding)
 
 
 def cmd_datasets(args) -> int:
-    from engine.datasets import list_demos
+    from engine.data.load import list_demos
 
     demos = list_demos()
     if args.json:
@@ -148,7 +148,7 @@ def cmd_datasets(args) -> int:
 def cmd_sweep(args) -> int:
     from engine.atomic import atomic_write_text
     from engine.cache import fit_cached
-    from engine.evaluate import check_options
+    from engine.measures.evaluate import check_options
     from engine.sweep import run_sweep
 
     dataset = _load(args)
@@ -281,15 +281,15 @@ def _non_default(args, name: str, default):
 
 def cmd_release(args) -> int:
     from engine.cache import fit_cached
-    from engine.evaluate import Evaluator
-    from engine.export import export_release
+    from engine.measures.evaluate import Evaluator
+    from engine.export.bundle import export_release
     from engine.sweep import make_release, metrics_with_intervals, run_sweep
 
     dataset = _load(args)
     protector = _protector(args)
     if args.knob is not None:
         protector.knob.validate(args.knob)  # the method's general range, before the costly fit
-    from engine.evaluate import check_options
+    from engine.measures.evaluate import check_options
 
     check_options(dataset, protector.check(dataset), measure_options(args))
     progress = _progress_bar("release")

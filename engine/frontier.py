@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import ConfigError
-from engine.metrics import metric_info
+from engine.measures.base import metric_info
 
 
 @dataclass(frozen=True)

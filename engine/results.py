@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.metrics import MetricResult, metric_info
+from engine.measures.base import MetricResult, metric_info
 from engine.protect.base import Knob
 
 

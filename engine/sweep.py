@@ -13,10 +13,10 @@ import pandas as pd
 from joblib import Parallel, delayed
 
 from engine.cache import fit_cached
-from engine.dataset import Dataset
+from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.evaluate import Evaluator, MeasureOptions, check_options
-from engine.metrics import MetricResult, metric_info
+from engine.measures.evaluate import Evaluator, MeasureOptions, check_options
+from engine.measures.base import MetricResult, metric_info
 from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
 from engine.results import SweepResult, summarize
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from engine.dataset import Dataset
-from engine.schema import FieldSpec, Schema
+from engine.data.dataset import Dataset
+from engine.data.schema import FieldSpec, Schema
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -6,12 +6,12 @@ import pandas as pd
 import pytest
 from scipy import sparse
 
-from engine.dataset import Dataset
+from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
-from engine.protect.cart import ClassificationTree, PrunableTree, RegressionTree, weakest_link_alphas
-from engine.protect.synthesis import FieldLevels, design, draw_categorical, predictor_matrix
-from engine.schema import FieldSpec, Schema
+from engine.protect.field_synthesis.cart import ClassificationTree, PrunableTree, RegressionTree, weakest_link_alphas
+from engine.protect.field_synthesis.sequential import FieldLevels, design, draw_categorical, predictor_matrix
+from engine.data.schema import FieldSpec, Schema
 from engine.sweep import make_release
 
 

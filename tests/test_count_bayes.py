@@ -5,17 +5,17 @@ import pandas as pd
 import pytest
 from scipy import special, stats
 
-from engine.dataset import Dataset
+from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
-from engine.protect.bayes_models import (
+from engine.protect.bayes_counts.models import (
     draw_truncated_poisson,
     log_truncation,
     sample_log_linear,
     sample_zero_inflated_poisson,
 )
-from engine.protect.mcmc import diagnostics, effective_sample_size, split_rhat
-from engine.schema import FieldSpec, Schema
+from engine.protect.bayes_counts.mcmc import diagnostics, effective_sample_size, split_rhat
+from engine.data.schema import FieldSpec, Schema
 from engine.sweep import make_release
 
 # ---------------------------------------------------------------------------------------------------------------

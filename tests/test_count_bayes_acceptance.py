@@ -22,16 +22,16 @@ import pytest
 from scipy import special, stats
 
 from engine.cli import main as cli_main
-from engine.dataset import Dataset
-from engine.schema import FieldSpec, Schema
+from engine.data.dataset import Dataset
+from engine.data.schema import FieldSpec, Schema
 from tests.conftest import SHARED_DATA
-from engine.datasets import load_dataset
-from engine.evaluate import Evaluator
-from engine.numeric_measures import ATTRIBUTE_RISK_METRICS
-from engine.numeric_report import combined_intervals
+from engine.data.load import load_dataset
+from engine.measures.evaluate import Evaluator
+from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS
+from engine.report.bayes_counts import combined_intervals
 from engine.protect import get_protector
-from engine.protect.bayes_models import draw_truncated_poisson
-from engine.protect.count_bayes import design_matrix
+from engine.protect.bayes_counts.models import draw_truncated_poisson
+from engine.protect.bayes_counts.count_bayes import design_matrix
 from engine.sweep import make_release, run_sweep
 
 pytestmark = pytest.mark.slow

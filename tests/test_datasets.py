@@ -1,4 +1,4 @@
-"""Loading, validation, schema inference, external records and the demo registry (engine/datasets.py).
+"""Loading, validation, schema inference, external records and the demo registry (engine/data/load.py).
 
 Every fixture file is written to tmp_path; nothing here reads ../shared/data except the make_demos check, which
 skips when that folder is absent.
@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import engine.datasets as ds_mod
-from engine.datasets import (
+import engine.data.load as ds_mod
+from engine.data.load import (
     DEMOS_DIR,
     MISSING_CATEGORY,
     DemoInfo,
@@ -32,7 +32,7 @@ from engine.datasets import (
     validate,
 )
 from engine.errors import ConfigError, DataError
-from engine.schema import ExternalSpec, FieldSpec, Schema
+from engine.data.schema import ExternalSpec, FieldSpec, Schema
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"

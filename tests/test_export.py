@@ -13,14 +13,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.atomic import atomic_path, atomic_write_bytes, atomic_write_text
-from engine.audit import append_audit, read_audit
-from engine.dataset import Dataset
-from engine.export import CHANGES_CSV, export_release, public_changes
-from engine.metrics import METRICS, MetricResult
+from engine.export.audit import append_audit, read_audit
+from engine.data.dataset import Dataset
+from engine.export.bundle import CHANGES_CSV, export_release, public_changes
+from engine.measures.base import METRICS, MetricResult
 from engine.protect.base import Knob, Release
-from engine.report import CONFIDENTIAL_NOTICE, render_report
+from engine.report.html import CONFIDENTIAL_NOTICE, render_report
 from engine.results import SweepResult, summarize
-from engine.schema import Schema
+from engine.data.schema import Schema
 
 
 RISK, UTILITY = "attack_identification_rate", "unigram_cosine"

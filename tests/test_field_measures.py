@@ -8,7 +8,7 @@ from scipy import stats
 
 from engine.errors import ConfigError
 from engine.frontier import select_by_pmse_ratio
-from engine.risk.identification import IdentificationRisk, standardized_l1_distances
+from engine.measures.risk.identification import IdentificationRisk, standardized_l1_distances
 from engine.text.features import (
     count_syllables,
     flesch_kincaid_grade,
@@ -19,10 +19,10 @@ from engine.text.features import (
     synthesis_counts,
     yules_k,
 )
-from engine.utility.cells import cell_differences
-from engine.utility.combining import combine_partial_synthesis
-from engine.utility.pmse import propensity_score
-from engine.utility.topics import TopicModel, content_correlation, prevalence, prevalence_ratio
+from engine.measures.utility.cells import cell_differences
+from engine.measures.utility.combining import combine_partial_synthesis
+from engine.measures.utility.pmse import propensity_score
+from engine.measures.utility.topics import TopicModel, content_correlation, prevalence, prevalence_ratio
 
 # --- text features ------------------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from engine.figures import (
+from engine.figures.text import (
     COLOURS,
     attack_bars_figure,
     cosine_by_author_figure,
@@ -13,7 +13,7 @@ from engine.figures import (
     highlight_changes,
     metric_along_knob_figure,
 )
-from engine.metrics import MetricResult
+from engine.measures.base import MetricResult
 from engine.protect.base import Knob
 from engine.results import SweepResult, summarize
 

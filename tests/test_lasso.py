@@ -5,8 +5,8 @@ import pytest
 from scipy import sparse
 
 from engine.errors import DataError
-from engine.protect import lasso
-from engine.protect.lasso import fit_lasso_path, lambda_max, objective, softmax, standardize_columns
+from engine.protect.field_synthesis import lasso
+from engine.protect.field_synthesis.lasso import fit_lasso_path, lambda_max, objective, softmax, standardize_columns
 
 
 def problem(n=240, p=120, K=4, seed=0):

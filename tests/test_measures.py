@@ -5,11 +5,11 @@ from scipy import sparse
 from sklearn.feature_extraction.text import CountVectorizer
 
 from engine.errors import DataError
-from engine.evaluate import Evaluator
+from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
-from engine.risk.attack import StyleAttack
+from engine.measures.risk.attack import StyleAttack
 from engine.text.tokens import tokenize
-from engine.utility.ngram import ngram_cosine
+from engine.measures.utility.ngram import ngram_cosine
 
 
 def hand_attack(weight_on: str | None, intercept: float = -0.5) -> StyleAttack:

@@ -7,9 +7,9 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from engine.datasets import load_dataset
-from engine.metrics import METRICS, metric_info
-from engine.risk.matching import (
+from engine.data.load import load_dataset
+from engine.measures.base import METRICS, metric_info
+from engine.measures.risk.matching import (
     attribute_risk,
     attribute_risks,
     candidate_pairs,
@@ -19,10 +19,10 @@ from engine.risk.matching import (
     match_counts,
     noisy_counts,
 )
-from engine.schema import FieldSpec
-from engine.utility.combining import combine_table
-from engine.utility.distribution import _logistic_fit, cluster_uc, ecdf_measures, main_effects, propensity_up
-from engine.utility.inference import (
+from engine.data.schema import FieldSpec
+from engine.measures.utility.combining import combine_table
+from engine.measures.utility.distribution import _logistic_fit, cluster_uc, ecdf_measures, main_effects, propensity_up
+from engine.measures.utility.inference import (
     QUANTILES,
     ci_overlap,
     inferential_estimates,

@@ -4,12 +4,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from engine.dataset import Dataset
+from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
-from engine.protect.cart import CART_KNOB, weakest_link_alphas
-from engine.protect.synthesis import draw_categorical
-from engine.schema import FieldSpec, Schema
+from engine.protect.field_synthesis.cart import CART_KNOB, weakest_link_alphas
+from engine.protect.field_synthesis.sequential import draw_categorical
+from engine.data.schema import FieldSpec, Schema
 from engine.sweep import make_release
 
 WORDS = {"red": ["apple", "cherry", "brick"], "green": ["grass", "lime", "leaf"], "blue": ["sky", "sea", "ink"]}
@@ -51,7 +51,7 @@ def test_glm_at_lambda_max_samples_every_record_from_the_marginal(colours, glm_f
     the field's marginal, whatever its text."""
     top = glm_fit.knob.high
     first = glm_fit.fields[0]
-    from engine.protect.synthesis import design
+    from engine.protect.field_synthesis.sequential import design
 
     P = glm_fit.field_probabilities(0, design(glm_fit.text.matrix, []), top, 0)
     marginal = np.bincount(first.codes, minlength=first.n_levels) / len(first.codes)
@@ -89,7 +89,7 @@ def test_sequential_synthesis_conditions_later_fields_on_synthetic_earlier_ones(
     # The text and the unselected field are released as they are.
     assert data["text"].equals(colours.frame["text"]) and data["shop"].equals(colours.frame["shop"])
     # The size model is applied to the synthetic colour drawn first, not to the confidential one.
-    from engine.protect.synthesis import design
+    from engine.protect.field_synthesis.sequential import design
 
     colour, size = glm_fit.fields
     lam = grid[len(grid) // 3]
@@ -162,7 +162,7 @@ def test_cart_splits_fall_along_alpha_and_the_largest_alpha_samples_the_root(col
     assert tree.n_splits(CART_KNOB.low) > 0
     # Once α passes the root's complexity every split is pruned and each record draws from the root: the
     # field's marginal distribution.
-    from engine.protect.synthesis import design
+    from engine.protect.field_synthesis.sequential import design
 
     alpha = float(tree.collapse[0])
     X = design(fit.text.matrix, [])

@@ -16,21 +16,21 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from engine.dataset import Dataset
-from engine.evaluate import MeasureOptions
-from engine.metrics import MetricResult, metric_info
-from engine.numeric_figures import (
+from engine.data.dataset import Dataset
+from engine.measures.evaluate import MeasureOptions
+from engine.measures.base import MetricResult, metric_info
+from engine.figures.bayes_counts import (
     amount_density_figure,
     count_histogram_figure,
     interval_overlap_figure,
     risk_against_confidential_figure,
     uncertainty_curves_figure,
 )
-from engine.numeric_measures import ATTRIBUTE_RISK_METRICS, UNCERTAINTY_LEVELS
-from engine.numeric_report import combined_intervals, confidential_intervals, risk_rows
+from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS, UNCERTAINTY_LEVELS
+from engine.report.bayes_counts import combined_intervals, confidential_intervals, risk_rows
 from engine.protect import METHODS
 from engine.results import SweepResult
-from engine.synthesis_figures import complexity_figure
+from engine.figures.field_synthesis import complexity_figure
 
 NONE = "(none)"
 # The cards, with the paper's short names (the full meaning is in each card's help).

@@ -9,8 +9,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from engine.datasets import DemoInfo
-from engine.schema import FIELD_KINDS, FIELD_ROLES, ExternalSpec, Schema
+from engine.data.load import DemoInfo
+from engine.data.schema import FIELD_KINDS, FIELD_ROLES, ExternalSpec, Schema
 
 DEMO = "Demo dataset"
 UPLOAD = "Upload a file"

@@ -9,7 +9,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from dashboard import state
-from engine.export import MANIFEST_JSON, REPORT_HTML, file_sha256
+from engine.export.bundle import MANIFEST_JSON, REPORT_HTML, file_sha256
 from engine.protect import METHODS
 
 

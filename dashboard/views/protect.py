@@ -12,9 +12,9 @@ import numpy as np
 import streamlit as st
 
 from dashboard import state
-from engine.dataset import Dataset
-from engine.figures import attack_bars_figure, cosine_by_author_figure, frontier_figure, metric_along_knob_figure
-from engine.metrics import MetricResult, metric_info
+from engine.data.dataset import Dataset
+from engine.figures.text import attack_bars_figure, cosine_by_author_figure, frontier_figure, metric_along_knob_figure
+from engine.measures.base import MetricResult, metric_info
 from engine.protect import METHODS
 from engine.protect.base import Knob
 from engine.results import SweepResult

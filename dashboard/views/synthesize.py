@@ -15,13 +15,13 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import state
-from engine.dataset import Dataset
-from engine.evaluate import MeasureOptions
+from engine.data.dataset import Dataset
+from engine.measures.evaluate import MeasureOptions
 from engine.frontier import PmseChoice, select_by_pmse_ratio
-from engine.metrics import MetricResult, metric_info
+from engine.measures.base import MetricResult, metric_info
 from engine.protect import METHODS
 from engine.results import SweepResult
-from engine.synthesis_figures import (
+from engine.figures.field_synthesis import (
     cell_difference_figure,
     complexity_figure,
     content_correlation_figure,
@@ -29,7 +29,7 @@ from engine.synthesis_figures import (
     pmse_ratio_figure,
     prevalence_figure,
 )
-from engine.utility.topics import prevalence_intervals
+from engine.measures.utility.topics import prevalence_intervals
 
 METHOD_KEY = "synth_method"
 FIELDS_KEY = "synth_fields"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from engine.errors import ConfigError
 from engine.protect.base import Fitted, Knob, Protector, Release
-from engine.protect.cart import CARTSynthesizer
-from engine.protect.count_bayes import CountBayesSynthesizer
-from engine.protect.glm import GLMSynthesizer
+from engine.protect.field_synthesis.cart import CARTSynthesizer
+from engine.protect.bayes_counts.count_bayes import CountBayesSynthesizer
+from engine.protect.field_synthesis.glm import GLMSynthesizer
 from engine.protect.redact import Redaction
 
 METHODS: dict[str, type[Protector]] = {

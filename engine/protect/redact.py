@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.dataset import Dataset
+from engine.data.dataset import Dataset
 from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
 from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, find_identifiers, spacy_model_version
 

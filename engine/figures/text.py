@@ -1,0 +1,333 @@
+"""Plotly figures shared by the reviewer report and the dashboard (no Streamlit here).
+
+Every string that comes from the data (names, labels) is HTML-escaped before it reaches Plotly, because
+Plotly renders a subset of HTML in text and the data is not ours to trust.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.frontier import frontier
+from engine.measures.base import CONFIDENTIAL_SUFFIX, metric_info
+from engine.results import SweepResult
+
+UIREVISION = "textsdc"
+"""Fixed so that the dashboard keeps the user's zoom and legend choices when a figure is rebuilt."""
+
+TEMPLATE = "plotly_white"
+
+COLOURS: dict[str, str] = {
+    "true_positive": "#2ca02c",   # green
+    "false_positive": "#d62728",  # red
+    "false_negative": "#ff7f0e",  # orange
+    "other": "#9e9e9e",           # grey
+    "point": "#1f77b4",
+    "frontier": "#1f77b4",
+    "current": "#d62728",
+    "chosen": "#2ca02c",
+    "baseline": "#444444",
+}
+
+_ATTACK_CATEGORIES: tuple[tuple[str, str, str], ...] = (
+    # (category, legend name, marker symbol on top of the bar: shapes as well as colours, as in the paper)
+    ("true_positive", "Target picked out correctly (true positive)", "circle"),
+    ("false_positive", "Wrong person picked (false positive)", "square"),
+    ("false_negative", "Target missed (false negative)", "triangle-up"),
+    ("other", "Other released user", "line-ew"),
+)
+
+
+def _plain(value: object) -> str:
+    return html.escape(str(value), quote=False)
+
+
+def _err(mean: pd.Series, lo: pd.Series, hi: pd.Series) -> tuple[list[float], list[float]]:
+    """Error-bar lengths above and below the mean; 0 where the interval is unknown."""
+    up = (hi - mean).clip(lower=0).fillna(0.0)
+    down = (mean - lo).clip(lower=0).fillna(0.0)
+    return up.tolist(), down.tolist()
+
+
+def _row_at(table: pd.DataFrame, knob: float | None) -> pd.Series | None:
+    """The grid row at ``knob`` (tolerating float noise); None when the knob is off the grid."""
+    if knob is None or table.empty:
+        return None
+    hit = table[np.isclose(table["knob"].to_numpy(float), float(knob), rtol=1e-9, atol=1e-12)]
+    return None if hit.empty else hit.iloc[0]
+
+
+def _baseline_value(sweep: SweepResult, metric: str) -> float | None:
+    b = sweep.baseline.get(metric + CONFIDENTIAL_SUFFIX)
+    if b is None or b.value is None or math.isnan(b.value):
+        return None
+    return float(b.value)
+
+
+def frontier_figure(
+    sweep: SweepResult,
+    risk: str,
+    utility: str,
+    current: float | None = None,
+    chosen: float | None = None,
+) -> go.Figure:
+    """Risk (y) against utility (x), one point per knob value; good releases sit at the lower right.
+
+    The convention of Greve & Sablica (2024, Fig. 1) after Gomatam et al. (2005): the Pareto frontier
+    (Eq. 2.7) is drawn as a line; the unprotected data as a star; ``current`` and ``chosen`` knob values,
+    when they are on the grid, as large markers.
+    """
+    knob = sweep.knob
+    r_info, u_info = metric_info(risk), metric_info(utility)
+    t = frontier(sweep.summary, risk, utility).sort_values("knob").reset_index(drop=True)
+    labels = [knob.format(k) for k in t["knob"]]
+    ex_up, ex_down = _err(t["utility"], t["utility_lo"], t["utility_hi"])
+    ey_up, ey_down = _err(t["risk"], t["risk_lo"], t["risk_hi"])
+    hover = (
+        f"{_plain(knob.symbol)} = %{{text}}<br>{_plain(u_info.label)}: %{{x:.3f}}"
+        f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>"
+    )
+
+    fig = go.Figure()
+    pareto = t[t["pareto"]].sort_values(["utility", "risk"])
+    fig.add_trace(go.Scatter(
+        x=pareto["utility"], y=pareto["risk"], mode="lines", name="Frontier (not beaten on both measures)",
+        line=dict(color=COLOURS["frontier"], width=2, dash="dot"), hoverinfo="skip",
+    ))
+    fig.add_trace(go.Scatter(
+        x=t["utility"], y=t["risk"], mode="markers+text", name=f"{_plain(knob.label)} ({_plain(knob.symbol)})",
+        text=labels, textposition="top right", hovertemplate=hover,
+        marker=dict(color=COLOURS["point"], size=9),
+        error_x=dict(type="data", array=ex_up, arrayminus=ex_down, thickness=1, width=3, color="#9ab"),
+        error_y=dict(type="data", array=ey_up, arrayminus=ey_down, thickness=1, width=3, color="#9ab"),
+    ))
+
+    r0, u0 = _baseline_value(sweep, risk), _baseline_value(sweep, utility)
+    if r0 is not None and u0 is not None:
+        fig.add_trace(go.Scatter(
+            x=[u0], y=[r0], mode="markers", name="Unprotected data",
+            marker=dict(symbol="star", size=16, color=COLOURS["baseline"]),
+            hovertemplate=f"Unprotected data<br>{_plain(u_info.label)}: %{{x:.3f}}"
+            f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
+        ))
+    elif r0 is not None:
+        fig.add_hline(y=r0, line=dict(color=COLOURS["baseline"], dash="dash", width=1),
+                      annotation_text="unprotected data", annotation_position="top left")
+    elif u0 is not None:
+        fig.add_vline(x=u0, line=dict(color=COLOURS["baseline"], dash="dash", width=1),
+                      annotation_text="unprotected data", annotation_position="top right")
+
+    for what, value, symbol, size in (("Chosen", chosen, "diamond-open", 22), ("Current", current, "circle-open", 20)):
+        row = _row_at(t, value)
+        if row is None:
+            continue
+        fig.add_trace(go.Scatter(
+            x=[row["utility"]], y=[row["risk"]], mode="markers",
+            name=f"{what}: {_plain(knob.symbol)} = {knob.format(row['knob'])}",
+            marker=dict(symbol=symbol, size=size, color=COLOURS[what.lower()], line=dict(width=3)),
+            hovertemplate=f"{what} {_plain(knob.symbol)} = {knob.format(row['knob'])}<extra></extra>",
+            meta={"role": what.lower(), "knob": float(row["knob"])},
+        ))
+
+    fig.update_layout(
+        template=TEMPLATE, uirevision=UIREVISION, height=480, margin=dict(l=60, r=20, t=40, b=60),
+        title=dict(text="Risk against utility: lower right is better", font=dict(size=15)),
+        xaxis_title=_plain(u_info.label) + " →", yaxis_title=_plain(r_info.label),
+        legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
+    )
+    return fig
+
+
+def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | None = None) -> go.Figure:
+    """One metric against the knob: mean over replicates, shaded 95% range, unprotected-data baseline."""
+    knob = sweep.knob
+    info = metric_info(metric)
+    s = sweep.summary[sweep.summary["metric"] == metric].sort_values("knob")
+    x = s["knob"].tolist()
+
+    fig = go.Figure()
+    band = s.dropna(subset=["lo", "hi"])
+    if not band.empty:
+        fig.add_trace(go.Scatter(
+            x=band["knob"].tolist() + band["knob"].tolist()[::-1],
+            y=band["hi"].tolist() + band["lo"].tolist()[::-1],
+            fill="toself", fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), mode="lines",
+            name="95% range over replicates", hoverinfo="skip",
+        ))
+    fig.add_trace(go.Scatter(
+        x=x, y=s["mean"], mode="lines+markers", name="Mean over replicates",
+        line=dict(color=COLOURS["point"], width=2),
+        text=[knob.format(k) for k in x],
+        hovertemplate=f"{_plain(knob.symbol)} = %{{text}}<br>{_plain(info.label)}: %{{y:.3f}}<extra></extra>",
+    ))
+    b = _baseline_value(sweep, metric)
+    if b is not None and x:
+        fig.add_trace(go.Scatter(
+            x=[min(x), max(x)], y=[b, b], mode="lines", name="Unprotected data",
+            line=dict(color=COLOURS["baseline"], dash="dash", width=1.5),
+            hovertemplate=f"Unprotected data: {b:.3f}<extra></extra>",
+        ))
+    if current is not None and x:
+        # A two-point trace rather than a shape: shapes need log10 coordinates on a log axis.
+        ys = pd.concat([s["lo"], s["hi"], s["mean"]]).dropna().tolist() + ([b] if b is not None else [])
+        if ys:
+            fig.add_trace(go.Scatter(
+                x=[current, current], y=[min(ys), max(ys)], mode="lines",
+                name=f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
+                line=dict(color=COLOURS["current"], width=2), hoverinfo="skip",
+                meta={"role": "current", "knob": float(current)},
+            ))
+
+    more = "higher" if knob.more_privacy == "higher" else "lower"
+    fig.update_layout(
+        template=TEMPLATE, uirevision=UIREVISION, height=360, margin=dict(l=60, r=20, t=40, b=60),
+        title=dict(text=_plain(info.label), font=dict(size=15)),
+        xaxis=dict(title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
+                   type="log" if knob.scale == "log" else "linear"),
+        yaxis_title=f"{_plain(info.label)} ({info.better_text})",
+        legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
+    )
+    return fig
+
+
+def _sorted_names(values: pd.Series) -> list:
+    uniq = list(pd.unique(values))
+    try:
+        return sorted(uniq)
+    except TypeError:
+        return sorted(uniq, key=str)
+
+
+def _attack_category(is_true: bool, is_guess: bool) -> str:
+    if is_true and is_guess:
+        return "true_positive"
+    if is_guess:
+        return "false_positive"
+    if is_true:
+        return "false_negative"
+    return "other"
+
+
+def attack_bars_figure(detail: pd.DataFrame, targets: list[str] | None = None, max_targets: int = 4) -> go.Figure:
+    """Per-target attack panels after Ororbia et al. (Fig. 2): one bar per released user.
+
+    A bar's height is the share of that user's records the attacker's classifier assigns to the target
+    (Eq. 4); the tallest bar is the attacker's guess. Green: the target picked out correctly; red: a wrong
+    person picked; orange: the missed target; grey: everyone else, with zero-score users as dots on the floor.
+    """
+    if targets is None:
+        targets = list(dict.fromkeys(detail["target"]))[:max_targets] if len(detail) else []
+    if not targets:
+        fig = go.Figure()
+        fig.add_annotation(text="No attack detail to show", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
+        fig.update_layout(template=TEMPLATE, height=200, xaxis_visible=False, yaxis_visible=False)
+        return fig
+
+    cols = 1 if len(targets) == 1 else 2
+    rows = math.ceil(len(targets) / cols)
+    panels = [detail[detail["target"] == t] for t in targets]
+    titles = []
+    for t, d in zip(targets, panels):
+        hit = d[d["is_true"].astype(bool) & d["is_guess"].astype(bool)]
+        n_guess = int(d["is_guess"].astype(bool).sum())
+        status = "missed" if hit.empty else ("identified" if n_guess == 1 else f"tied with {n_guess - 1} other(s)")
+        titles.append(f"{_plain(t)}: {status}")
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=0.18, horizontal_spacing=0.08)
+
+    shown: set[str] = set()
+    for i, d in enumerate(panels):
+        row, col = i // cols + 1, i % cols + 1
+        order = [_plain(c) for c in _sorted_names(d["candidate"])]
+        d = d.assign(
+            x=[_plain(c) for c in d["candidate"]],
+            category=[_attack_category(bool(a), bool(b)) for a, b in zip(d["is_true"], d["is_guess"])],
+        )
+        for cat, name, symbol in _ATTACK_CATEGORIES:
+            sel = d[d["category"] == cat]
+            bars = sel[sel["score"] > 0] if cat == "other" else sel
+            if not bars.empty:
+                fig.add_trace(go.Bar(
+                    x=bars["x"], y=bars["score"], name=name, legendgroup=cat, showlegend=cat not in shown,
+                    marker_color=COLOURS[cat], width=0.8, meta={"category": cat},
+                    hovertemplate="%{x}: %{y:.2f} of records assigned to the target<extra></extra>",
+                ), row=row, col=col)
+                if cat != "other":
+                    fig.add_trace(go.Scatter(
+                        x=bars["x"], y=bars["score"], mode="markers", legendgroup=cat, showlegend=False,
+                        marker=dict(symbol=symbol, size=9, color=COLOURS[cat], line=dict(width=1, color="white")),
+                        hoverinfo="skip", meta={"category": cat},
+                    ), row=row, col=col)
+                shown.add(cat)
+            zero = sel[sel["score"] <= 0] if cat == "other" else sel.iloc[0:0]
+            if not zero.empty:
+                fig.add_trace(go.Scatter(
+                    x=zero["x"], y=[0.0] * len(zero), mode="markers", name="No records assigned",
+                    legendgroup="zero", showlegend="zero" not in shown,
+                    marker=dict(size=4, color=COLOURS["other"]), meta={"category": "zero"},
+                    hovertemplate="%{x}: no records assigned to the target<extra></extra>",
+                ), row=row, col=col)
+                shown.add("zero")
+        fig.update_xaxes(type="category", categoryorder="array", categoryarray=order,
+                         showticklabels=len(order) <= 20, tickangle=-45, row=row, col=col)
+        fig.update_yaxes(range=[-0.03, 1.05], row=row, col=col)
+
+    fig.update_yaxes(title_text="Share assigned to target", col=1)
+    fig.update_xaxes(title_text="Released users (by name)", row=rows)
+    fig.update_layout(
+        template=TEMPLATE, uirevision=UIREVISION, barmode="overlay", bargap=0.1, height=260 * rows + 120,
+        margin=dict(l=60, r=20, t=50, b=60), legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
+    )
+    return fig
+
+
+def cosine_by_author_figure(detail: pd.DataFrame, metric_label: str) -> go.Figure:
+    """How the per-author cosine similarity between original and release is spread across authors."""
+    values = pd.to_numeric(detail["cosine"], errors="coerce").dropna()
+    fig = go.Figure(go.Histogram(
+        x=values, xbins=dict(start=0.0, end=1.0 + 1e-9, size=0.05), marker_color=COLOURS["point"],
+        name="Authors", hovertemplate="cosine %{x}: %{y} author(s)<extra></extra>",
+    ))
+    if len(values):
+        mean = float(values.mean())
+        fig.add_vline(x=mean, line=dict(color=COLOURS["baseline"], dash="dash"),
+                      annotation_text=f"average {mean:.3f}", annotation_position="top left")
+    fig.update_layout(
+        template=TEMPLATE, uirevision=UIREVISION, height=320, margin=dict(l=60, r=20, t=40, b=50),
+        title=dict(text=f"{_plain(metric_label)} per author", font=dict(size=15)),
+        xaxis=dict(title=f"{_plain(metric_label)} (1 = unchanged)", range=[-0.02, 1.02]),
+        yaxis_title="Authors", bargap=0.05, showlegend=False,
+    )
+    return fig
+
+
+def highlight_changes(text: str, changes: pd.DataFrame) -> tuple[str, str]:
+    """Original and protected text of one record as HTML, with each changed span marked.
+
+    ``changes`` holds this record's rows of `Release.changes`; ``start``/``end`` are offsets in ``text`` and
+    must not overlap. Everything outside the marks is HTML-escaped, the labels included.
+    """
+    text = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
+    spans = changes.sort_values(["start", "end"]) if len(changes) else changes
+    orig, prot = [], []
+    pos = 0
+    for row in spans.itertuples(index=False):
+        start, end = int(row.start), int(row.end)
+        if start < pos or end < start or end > len(text):
+            raise ValueError(
+                f"change span {start}–{end} overlaps another or lies outside the text (length {len(text)})"
+            )
+        label = "" if pd.isna(row.label) else str(row.label)
+        repl = "" if pd.isna(row.replacement) else str(row.replacement)
+        title = html.escape(label, quote=True)
+        plain = html.escape(text[pos:start])
+        orig.append(f'{plain}<mark class="orig" title="{title}">{html.escape(text[start:end])}</mark>')
+        prot.append(f'{plain}<mark class="repl" title="{title}">{html.escape(repl)}</mark>')
+        pos = end
+    tail = html.escape(text[pos:])
+    return "".join(orig) + tail, "".join(prot) + tail

@@ -1,0 +1,190 @@
+"""Topic-model utility: how the relation between the fields and what the texts talk about survives synthesis.
+
+Schneider, Hu, Mankad & Bale (2023, Section 4.1.2) fit a structural topic model (STM; Roberts et al. 2014)
+with the fields as prevalence and content covariates. We stand in for the STM, which has no maintained Python
+implementation, with pieces that estimate the same two things:
+
+- the topics: latent Dirichlet allocation (Blei, Ng & Jordan 2003; scikit-learn, batch variational Bayes, 10
+  passes) with T topics on the normalized word counts, prepared as stm's ``textProcessor`` does by default:
+  English stop words, words shorter than 3 letters and words of a single document removed; web addresses are
+  removed first. The text is not synthesized, so the topics and each document's topic shares θᵢ are fitted
+  once.
+- prevalence coefficients μ: per topic t, the least-squares regression of θᵢₜ on indicators of the synthesized
+  fields' levels (the most frequent level of each field the reference), with the usual OLS variances. The
+  coefficient of one chosen level (the paper's "low rating coefficient", Tables 3–5) is the quantity of
+  interest; over M synthetic datasets it is combined with the partial-synthesis rules (`combining`).
+- content coefficients β: for level k of a field and topic t, the distribution over words of the tokens that
+  documents of level k assign to topic t — Σᵢ:yᵢ=k nᵢᵥ rᵢᵥₜ with rᵢᵥₜ = θᵢₜ φₜᵥ / Σₜ' θᵢₜ' φₜ'ᵥ, the
+  posterior share of topic t in word v of document i. Eq. 4 correlates β computed with the confidential and
+  with the synthetic levels; Eq. 5 averages the correlations over levels (and the M datasets).
+
+In the STM the covariates also shape the topics themselves; here the topics are shared and the covariates act
+only through the regressions and the level-wise word distributions, which is what Eqs. 4–5 compare.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import sparse
+from sklearn.decomposition import LatentDirichletAllocation
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from engine.errors import DataError
+from engine.measures.base import MetricResult
+from engine.measures.utility.combining import combine_table
+from engine.protect.base import Progress, no_progress
+from engine.text.features import WordCounts, synthesis_counts
+
+URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+MIN_WORD_LENGTH = 3
+
+
+@dataclass
+class TopicModel:
+    """Topics of the texts: document shares θ (n × T), topic-word distributions φ (T × V), and per topic the
+    document × word matrix of token counts assigned to it."""
+
+    vocabulary: np.ndarray
+    theta: np.ndarray
+    phi: np.ndarray
+    assigned: list[sparse.csr_matrix]
+
+    @property
+    def n_topics(self) -> int:
+        return self.theta.shape[1]
+
+    def top_words(self, n: int = 3) -> list[list[str]]:
+        """The ``n`` most probable words of each topic."""
+        return [list(self.vocabulary[np.argsort(-row)[:n]]) for row in self.phi]
+
+    def labels(self, n: int = 3) -> dict[int, str]:
+        """Topic number (from 1) → "word, word, word"."""
+        return {t + 1: ", ".join(words) for t, words in enumerate(self.top_words(n))}
+
+    @classmethod
+    def fit(cls, texts: Sequence[str], n_topics: int = 5, seed: int = 0, vendor_keywords: Sequence[str] = (),
+            progress: Progress = no_progress) -> TopicModel:
+        if n_topics < 2:
+            raise DataError(f"the topic model needs at least 2 topics, got {n_topics}")
+        progress(0, 1, "fitting the topic model")
+        cleaned = [URL.sub(" ", str(t)) for t in texts]
+        counts: WordCounts = synthesis_counts(cleaned, [*vendor_keywords, *ENGLISH_STOP_WORDS], min_df=2)
+        long_words = np.array([len(w) >= MIN_WORD_LENGTH for w in counts.vocabulary], dtype=bool)
+        X = counts.matrix[:, long_words].tocsr()
+        counts = WordCounts(X, counts.vocabulary[long_words], counts.vendor_keywords)
+        if X.shape[1] < n_topics:
+            raise DataError(
+                f"the texts have {X.shape[1]} words used in two or more documents, too few for {n_topics} topics"
+            )
+        lda = LatentDirichletAllocation(n_components=n_topics, learning_method="batch", max_iter=10,
+                                        random_state=seed)
+        theta = lda.fit_transform(X)
+        phi = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+        coo = X.tocoo()
+        share = theta[coo.row] * phi[:, coo.col].T  # nnz × T
+        share /= share.sum(axis=1, keepdims=True)
+        assigned = [
+            sparse.csr_matrix((coo.data * share[:, t], (coo.row, coo.col)), shape=X.shape) for t in range(n_topics)
+        ]
+        progress(1, 1, "fitting the topic model")
+        return cls(counts.vocabulary, theta, phi, assigned)
+
+
+def _level_indicators(values: pd.DataFrame, fields: Sequence[str], levels: dict[str, Sequence[str]]
+                      ) -> tuple[np.ndarray, list[tuple[str, str]]]:
+    cols, names = [np.ones(len(values))], []
+    for f in fields:
+        v = values[f].astype(str).to_numpy()
+        for level in levels[f][1:]:
+            cols.append((v == level).astype(float))
+            names.append((f, level))
+    return np.column_stack(cols), names
+
+
+def prevalence(model: TopicModel, values: pd.DataFrame, fields: Sequence[str], levels: dict[str, Sequence[str]]
+               ) -> pd.DataFrame:
+    """OLS of each topic's share on the fields' level indicators: one row per (field, level, topic) with the
+    estimate and its variance (columns field, level, topic, estimate, variance)."""
+    X, names = _level_indicators(values, fields, levels)
+    n, k = X.shape
+    XtX_inv = np.linalg.pinv(X.T @ X)
+    beta = XtX_inv @ X.T @ model.theta  # k × T
+    resid = model.theta - X @ beta
+    sigma2 = (resid**2).sum(axis=0) / max(n - np.linalg.matrix_rank(X), 1)
+    rows = []
+    words = model.labels()
+    for i, (f, level) in enumerate(names, start=1):
+        for t in range(model.n_topics):
+            rows.append({"field": f, "level": level, "topic": t + 1, "topic_words": words[t + 1],
+                         "estimate": float(beta[i, t]), "variance": float(sigma2[t] * XtX_inv[i, i])})
+    return pd.DataFrame(rows, columns=["field", "level", "topic", "topic_words", "estimate", "variance"])
+
+
+def prevalence_ratio(confidential: pd.DataFrame, synthetic: pd.DataFrame, field: str, level: str) -> MetricResult:
+    """Average over topics of the synthetic / confidential coefficient of one level (Schneider et al. 2023,
+    Table 5); 1 = the relation of that level to every topic is kept."""
+    key = ["field", "level", "topic", "topic_words"]
+    both = confidential.merge(synthetic, on=key, suffixes=("_confidential", "_synthetic"))
+    chosen = both[(both["field"] == field) & (both["level"] == level)]
+    ratio = chosen["estimate_synthetic"] / chosen["estimate_confidential"]
+    detail = synthetic.assign(chosen=(synthetic["field"] == field) & (synthetic["level"] == level))
+    return MetricResult("topic_prevalence_ratio", float(np.nanmean(ratio)) if len(ratio) else float("nan"),
+                        detail=detail)
+
+
+def content_coefficients(model: TopicModel, codes: np.ndarray, n_levels: int) -> np.ndarray:
+    """β (levels × topics × words): token counts that documents of each level assign to each topic."""
+    G = sparse.csr_matrix((np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(n_levels, len(codes)))
+    return np.stack([np.asarray((G @ A).todense()) for A in model.assigned], axis=1)
+
+
+def _row_correlations(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    a = a - a.mean(axis=-1, keepdims=True)
+    b = b - b.mean(axis=-1, keepdims=True)
+    den = np.sqrt((a * a).sum(axis=-1) * (b * b).sum(axis=-1))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, (a * b).sum(axis=-1) / den, np.nan)
+
+
+def content_correlation(model: TopicModel, fields: Sequence[tuple[str, Sequence[str], np.ndarray, np.ndarray]]
+                        ) -> MetricResult:
+    """Eq. 4 for every (field, level, topic) and their mean (Eq. 5 averaged over topics and fields).
+
+    ``fields`` holds (name, levels, confidential codes, synthetic codes). A level that no synthetic record
+    takes has no synthetic content coefficients; its correlations are missing and left out of the mean.
+    """
+    rows = []
+    words = model.labels()
+    for name, levels, conf, syn in fields:
+        corr = _row_correlations(content_coefficients(model, conf, len(levels)),
+                                 content_coefficients(model, syn, len(levels)))
+        for k, level in enumerate(levels):
+            for t in range(model.n_topics):
+                rows.append({"field": name, "level": level, "topic": t + 1, "topic_words": words[t + 1],
+                             "correlation": float(corr[k, t])})
+    detail = pd.DataFrame(rows, columns=["field", "level", "topic", "topic_words", "correlation"])
+    value = float(np.nanmean(detail["correlation"])) if detail["correlation"].notna().any() else float("nan")
+    return MetricResult("topic_content_correlation", value, detail=detail)
+
+
+def prevalence_intervals(detail: pd.DataFrame, field: str | None = None, level: str | None = None) -> pd.DataFrame:
+    """Prevalence coefficients combined over the M synthetic datasets (Reiter 2003): one row per (field, level,
+    topic) with the estimate and its 95% interval. ``detail`` is the per-replicate `prevalence` table with a
+    ``replicate`` column; ``field``/``level`` keep one level (default: the level marked ``chosen``)."""
+    d = detail
+    if field is not None and level is not None:
+        d = d[(d["field"] == field) & (d["level"] == level)]
+    elif "chosen" in d.columns:
+        d = d[d["chosen"]]
+    return combine_table(d, ["field", "level", "topic", "topic_words"])
+
+
+def content_by_topic(detail: pd.DataFrame) -> pd.DataFrame:
+    """Eq. 5: the content correlation of each field and topic averaged over levels (and replicates)."""
+    return (detail.groupby(["field", "topic", "topic_words"], sort=True)["correlation"].mean()
+            .rename("correlation").reset_index())

@@ -1,0 +1,1 @@
+"""The reviewer report: the page and one section module per method family."""

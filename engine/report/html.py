@@ -1,0 +1,293 @@
+"""The reviewer report: one self-contained, deterministic HTML page about one release.
+
+Plotly.js is inlined once and every figure has a fixed div id, so the same inputs give the same bytes and the
+page opens without a network connection.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+from engine import __version__
+from engine.data.dataset import Dataset
+from engine.figures.text import (
+    attack_bars_figure,
+    cosine_by_author_figure,
+    frontier_figure,
+    highlight_changes,
+    metric_along_knob_figure,
+)
+from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
+from engine.protect.base import Knob, Release
+from engine.results import SweepResult
+from engine.report.bayes_counts import numeric_samples, numeric_sections
+from engine.report.field_synthesis import synthesis_samples, synthesis_sections
+
+CONFIDENTIAL_NOTICE = "Internal review document: contains excerpts of the confidential data. Do not publish."
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0 auto;
+max-width:1100px;padding:1.5rem;color:#222;line-height:1.45}
+h1{font-size:1.6rem;margin-bottom:.3rem}h2{font-size:1.25rem;margin-top:2rem;border-bottom:1px solid #ddd}
+.notice{background:#fff4e5;border:1px solid #f0a030;padding:.6rem .9rem;border-radius:4px;font-weight:600}
+.warning{background:#fde8e8;border:1px solid #d33;padding:.6rem .9rem;border-radius:4px;margin-top:.8rem}
+table{border-collapse:collapse;width:100%;margin:.5rem 0}
+th,td{border:1px solid #ddd;padding:.35rem .5rem;text-align:left;vertical-align:top}
+th{background:#f5f5f5}td.num{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}
+table.facts{width:auto}table.facts th{width:12rem}
+.sample{display:grid;grid-template-columns:1fr 1fr;gap:.8rem;margin-bottom:1rem}
+.sample div{border:1px solid #ddd;border-radius:4px;padding:.5rem;white-space:pre-wrap;word-wrap:break-word}
+.sample h3{grid-column:1/3;font-size:1rem;margin:.6rem 0 0}
+mark.orig{background:#ffd6d6}mark.repl{background:#d6f5d6}
+pre{background:#f5f5f5;padding:.6rem;overflow-x:auto;white-space:pre-wrap}
+.figure{margin:.5rem 0 1rem}.muted{color:#666}
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _isnum(v: float | None) -> bool:
+    return v is not None and not (isinstance(v, float) and math.isnan(v))
+
+
+def _num(v: float | None) -> str:
+    if not _isnum(v):
+        return "—"
+    return f"{v:.3f}" if abs(v) < 1000 else f"{v:,.0f}"
+
+
+def unchanged_protected_columns(dataset: Dataset, release: Release) -> list[str]:
+    """Protected columns that the release carries with the confidential values, unchanged in every row."""
+    out = []
+    for col in release.protected_columns:
+        if col not in release.data.columns or col not in dataset.frame.columns:
+            continue
+        a = dataset.frame[col].reset_index(drop=True).astype(object)
+        b = release.data[col].reset_index(drop=True).astype(object)
+        if len(a) == 0 or len(a) != len(b):
+            continue
+        if bool(((a == b) | (a.isna() & b.isna())).all()):
+            out.append(col)
+    return out
+
+
+def _knob_text(knob: Knob | None, value: float) -> str:
+    if knob is None:
+        return f"knob = {value:g}"
+    return f"{knob.label} {knob.symbol} = {knob.format(value)}"
+
+
+def _figure_html(fig: go.Figure, div_id: str) -> str:
+    body = fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+                       config={"displaylogo": False, "responsive": True})
+    return f'<div class="figure">{body}</div>'
+
+
+def _summary(dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult], replicates: int,
+             method_title: str, knob: Knob | None) -> str:
+    parts = [
+        f"This release of {len(release.data):,} records from <b>{_e(dataset.name)}</b> was protected with "
+        f"<b>{_e(method_title or release.method)}</b> at {_e(_knob_text(knob, release.knob))}."
+    ]
+    if knob is not None:
+        parts.append(f"Moving {_e(knob.symbol)} {'up' if knob.more_privacy == 'higher' else 'down'} protects more.")
+    if release.changes is not None:
+        n_rec = release.changes["record"].nunique() if len(release.changes) else 0
+        parts.append(f"The method changed {len(release.changes):,} passages in {n_rec:,} of "
+                     f"{dataset.n_records:,} records.")
+    for mid, m in metrics.items():
+        if mid.endswith(CONFIDENTIAL_SUFFIX):
+            continue
+        info = metric_info(mid)
+        s = f"{_e(info.label)} is {_num(m.value)}"
+        if _isnum(m.lo) and _isnum(m.hi) and replicates > 1:
+            s += f" (between {_num(m.lo)} and {_num(m.hi)} across {replicates} replicate releases)"
+        base = metrics.get(mid + CONFIDENTIAL_SUFFIX)
+        if base is not None and _isnum(base.value):
+            s += f", against {_num(base.value)} on the unprotected data"
+        parts.append(s + f"; {info.better_text}.")
+    return "<p>" + " ".join(parts) + "</p>"
+
+
+def _metrics_table(metrics: Mapping[str, MetricResult]) -> str:
+    ids = [m for m in metrics if not m.endswith(CONFIDENTIAL_SUFFIX)]
+    ids += [m for m in metrics if m.endswith(CONFIDENTIAL_SUFFIX) and m.removesuffix(CONFIDENTIAL_SUFFIX) not in metrics]
+    rows = []
+    for mid in ids:
+        m, info = metrics[mid], metric_info(mid)
+        interval = f"{_num(m.lo)} – {_num(m.hi)}" if _isnum(m.lo) and _isnum(m.hi) else "—"
+        base = metrics.get(mid + CONFIDENTIAL_SUFFIX)
+        rows.append(
+            f"<tr><td>{_e(info.label)}</td><td>{_e(info.kind)}, {_e(info.better_text)}</td>"
+            f'<td class="num">{_num(m.value)}</td><td class="num">{interval}</td>'
+            f'<td class="num">{_num(base.value) if base is not None else "—"}</td><td>{_e(info.meaning)}</td></tr>'
+        )
+    head = ("<tr><th>Measure</th><th>Kind</th><th>Value</th><th>95% interval</th>"
+            "<th>Unprotected data</th><th>What it means</th></tr>")
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _field_changes(dataset: Dataset, release: Release, record: int, rows: pd.DataFrame) -> str:
+    items = []
+    for col in dict.fromkeys(rows["column"]):
+        if col in dataset.frame.columns and col in release.data.columns and record < len(release.data):
+            before, after = dataset.frame[col].iloc[record], release.data[col].iloc[record]
+            items.append(f"<li>{_e(col)}: {_e(before)} → {_e(after)}</li>")
+    return f"<ul>{''.join(items)}</ul>" if items else ""
+
+
+def _samples(dataset: Dataset, release: Release, samples: int) -> str:
+    if "field_detail" in release.info:
+        return synthesis_samples(dataset, release, samples)
+    numeric = numeric_samples(dataset, release, samples)
+    if numeric:
+        return numeric
+    text_col = dataset.schema.text
+    ch = release.changes
+    if ch is None or samples <= 0:
+        return '<p class="muted">This method reports no per-record changes, so there are no before/after samples.</p>'
+    if len(ch) == 0:
+        return '<p class="muted">The method changed no record at this setting.</p>'
+    records = sorted(int(r) for r in pd.unique(ch["record"]))[:samples]
+    out = []
+    for rec in records:
+        rows = ch[ch["record"] == rec]
+        text_rows = rows[rows["column"] == text_col]
+        original = dataset.frame[text_col].iloc[rec] if rec < dataset.n_records else ""
+        orig_html, prot_html = highlight_changes(original, text_rows)
+        out.append(
+            f'<div class="sample"><h3>Record {rec}</h3>'
+            f'<div><span class="muted">Original</span><br>{orig_html}</div>'
+            f'<div><span class="muted">Protected</span><br>{prot_html}</div></div>'
+            + _field_changes(dataset, release, rec, rows[rows["column"] != text_col])
+        )
+    return f"<p>The first {len(records)} changed records, in order.</p>" + "".join(out)
+
+
+def _default_metric(sweep: SweepResult, kind: str) -> str | None:
+    for m in sweep.metric_ids:
+        if not m.endswith(CONFIDENTIAL_SUFFIX) and metric_info(m).kind == kind:
+            return m
+    return None
+
+
+def _figures(release: Release, metrics: Mapping[str, MetricResult], sweep: SweepResult | None,
+             risk_metric: str | None, utility_metric: str | None) -> list[str]:
+    out = []
+    if sweep is not None:
+        risk = risk_metric or _default_metric(sweep, "risk")
+        utility = utility_metric or _default_metric(sweep, "utility")
+        if risk and utility:
+            out.append("<h2>Risk and utility across the knob</h2>")
+            out.append(_figure_html(frontier_figure(sweep, risk, utility, chosen=release.knob), "fig-frontier"))
+        for mid, div in ((risk, "fig-risk-along-knob"), (utility, "fig-utility-along-knob")):
+            if mid:
+                out.append(_figure_html(metric_along_knob_figure(sweep, mid, current=release.knob), div))
+    for mid, m in metrics.items():
+        d = m.detail
+        if d is None or mid.endswith(CONFIDENTIAL_SUFFIX):
+            continue
+        if "replicate" in d.columns and {"target", "candidate"} <= set(d.columns):
+            d = d[d["replicate"] == d["replicate"].min()]
+        if {"target", "candidate", "score", "is_true", "is_guess"} <= set(d.columns):
+            out.append(f"<h2>How the attack went: {_e(metric_info(mid).label)}</h2>")
+            out.append(_figure_html(attack_bars_figure(d), f"fig-attack-{mid}"))
+        elif {"author", "cosine"} <= set(d.columns):
+            out.append(_figure_html(cosine_by_author_figure(d, metric_info(mid).label), f"fig-cosine-{mid}"))
+    return out
+
+
+_HOW_TO_READ = """<ul>
+<li><b>Risk</b> measures how much an intruder could learn about people in the data; lower is better.
+<b>Utility</b> measures how much of what researchers need is kept; higher is better.</li>
+<li>On the risk–utility figure each point is one setting of the knob; the best releases sit at the lower right.
+The dotted line joins the settings that no other setting beats on both measures.</li>
+<li>The 95% interval shows how much the value moves between independent protected releases at the same
+setting; with one replicate, or a deterministic method, it has no width.</li>
+<li>“Unprotected data” is the same measure on the confidential data: the risk the protection starts from.</li>
+<li>In the samples, red marks what was removed from the original and green what replaced it in the release.</li>
+<li>The replay command reproduces this release byte for byte from the same data and seed.</li>
+</ul>"""
+
+
+def render_report(
+    *,
+    dataset: Dataset,
+    release: Release,
+    metrics: Mapping[str, MetricResult],
+    method_params: Mapping[str, Any],
+    replicates: int,
+    sweep: SweepResult | None = None,
+    risk_metric: str | None = None,
+    utility_metric: str | None = None,
+    replay_command: str,
+    samples: int = 8,
+    method_title: str = "",
+    knob: Knob | None = None,
+    complexity: pd.DataFrame | None = None,
+) -> str:
+    """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes).
+
+    ``complexity`` is the model size along the knob of a synthesizer (non-zero coefficients, splits)."""
+    knob = knob or (sweep.knob if sweep is not None else None)
+    facts = [
+        ("Dataset", dataset.name), ("Source", dataset.source or "—"), ("Fingerprint", dataset.fingerprint),
+        ("Records", f"{dataset.n_records:,}"),
+        ("Method", method_title or release.method), ("Setting", _knob_text(knob, release.knob)),
+        ("Method parameters", ", ".join(
+            f"{k} = {json.dumps(v, ensure_ascii=False, default=str)}" for k, v in sorted(method_params.items())
+        ) or "—"),
+        ("Seed", "—" if release.seed is None else release.seed),
+        ("Replicate", f"{release.replicate} of {replicates} (numbered from 0)"),
+        ("textsdc", __version__),
+    ]
+    facts_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
+    unchanged = unchanged_protected_columns(dataset, release)
+    warning = (
+        f'<div class="warning">Warning: the protected column(s) {_e(", ".join(unchanged))} carry the confidential '
+        "values unchanged in every record. Check the method and its setting before releasing.</div>"
+        if unchanged else ""
+    )
+    figures = _figures(release, metrics, sweep, risk_metric, utility_metric)
+    if "field_detail" in release.info or complexity is not None:
+        figures += synthesis_sections(release=release, metrics=metrics, sweep=sweep, complexity=complexity,
+                                      knob=knob, figure=_figure_html)
+    figures += numeric_sections(dataset=dataset, release=release, metrics=metrics, figure=_figure_html)
+    plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
+    title = f"textsdc report: {dataset.name}"
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title><style>{_CSS}</style>",
+        plotly_js,
+        "</head><body>",
+        f"<h1>{_e(title)}</h1>",
+        f'<div class="notice">{_e(CONFIDENTIAL_NOTICE)}</div>',
+        warning,
+        f'<table class="facts">{facts_html}</table>',
+        "<h2>Summary</h2>",
+        _summary(dataset, release, metrics, replicates, method_title, knob),
+        *figures,
+        "<h2>Measures</h2>",
+        _metrics_table(metrics),
+        "<h2>Before and after</h2>",
+        _samples(dataset, release, samples),
+        "<h2>Reproduce this release</h2>",
+        f"<pre>{_e(replay_command)}</pre>",
+        "<h2>How to read this report</h2>",
+        _HOW_TO_READ,
+        f'<p class="muted">Written by textsdc {_e(__version__)}.</p>',
+        "</body></html>",
+        "",
+    ])
