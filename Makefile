@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 DEMO   ?= airline-tweets
+LINTED := engine dashboard tests benchmarks scripts
 
-.PHONY: run test install install-test browser clean
+.PHONY: run test lint typecheck install install-test browser clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,5 +35,15 @@ run: install
 test: install-test browser
 	$(PY) -m pytest -q
 
+# Both checks run and report even when the first fails; settings in pyproject.toml ([tool.ruff], [tool.mypy]).
+lint: install-test
+	@status=0; \
+	$(VENV)/bin/ruff check $(LINTED) || status=1; \
+	$(VENV)/bin/ruff format --check $(LINTED) || status=1; \
+	exit $$status
+
+typecheck: install-test
+	$(VENV)/bin/mypy engine
+
 clean:
-	rm -rf $(VENV) .pytest_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build dist

@@ -21,20 +21,20 @@ if str(_ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts dashboar
 
 import streamlit as st  # noqa: E402
 
-from dashboard import state  # noqa: E402
+from dashboard import loading, session  # noqa: E402
 
 
 def data_argument(argv: list[str]) -> str:
     """``--data NAME_OR_PATH`` from the arguments after ``--`` (default: the airline-tweets demo)."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
-    parser.add_argument("--data", default=state.DEFAULT_SOURCE)
+    parser.add_argument("--data", default=session.DEFAULT_SOURCE)
     args, _ = parser.parse_known_args(argv)
-    return args.data or state.DEFAULT_SOURCE
+    return args.data or session.DEFAULT_SOURCE
 
 
 def main() -> None:
     st.set_page_config(page_title="textsdc", layout="wide")
-    state.init_session(data_argument(sys.argv[1:]))
+    session.init_session(data_argument(sys.argv[1:]))
     pages = [
         st.Page("views/data.py", title="Data", icon=":material/table:", url_path="data", default=True),
         st.Page("views/protect.py", title="Protect text", icon=":material/tune:", url_path="protect"),
@@ -43,10 +43,10 @@ def main() -> None:
         st.Page("views/export.py", title="Export", icon=":material/download:", url_path="export"),
     ]
     page = st.navigation(pages)
-    dataset = state.current_dataset()
+    dataset = session.current_dataset()
     with st.sidebar:
         if dataset is not None:
-            counts = state.dataset_counts(dataset)
+            counts = loading.dataset_counts(dataset)
             st.caption(f"Dataset in use: **{dataset.name}** · {counts['records']:,} records")
         else:
             st.caption("No dataset loaded yet")

@@ -16,8 +16,11 @@ from engine.protect.base import Fitted, Progress, Protector, no_progress
 
 
 def fit_key(protector: Protector, dataset: Dataset) -> str:
+    """The identity of a fit: the method, every declared parameter, what else decides the fit
+    (`Protector.fit_identity`), the dataset's fingerprint and textsdc's version."""
     payload = json.dumps(
-        {"textsdc": __version__, "method": protector.name, "params": protector.params(), "data": dataset.fingerprint},
+        {"textsdc": __version__, "method": protector.name, "params": protector.params(),
+         "identity": protector.fit_identity(), "data": dataset.fingerprint},
         sort_keys=True,
         default=str,
     )

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 from engine.errors import TextsdcError
 from engine.measures.options import MeasureOptions
+from engine.protect.params import Param
 
 
 _OPEN_BARS: list[dict] = []  # the states of the progress callbacks, so an error can clear their bars first
@@ -65,17 +65,43 @@ def _parse_grid(text: str | None) -> list[float] | str | None:
         ) from None
 
 
-def _names(text: str | None) -> list[str]:
-    return [v.strip() for v in (text or "").split(",") if v.strip()]
-
-
-def _methods_taking(parameter: str) -> list[str]:
-    """Registered methods whose constructor takes ``parameter``."""
-    import inspect
-
+def method_parameters() -> dict[str, tuple[Param, list[str]]]:
+    """Every registered method's parameters by name, with the methods that declare each. A name means one
+    thing everywhere: the same type, whichever method declares it (TypeError otherwise)."""
     from engine.protect import METHODS
 
-    return [m for m, cls in METHODS.items() if parameter in inspect.signature(cls.__init__).parameters]
+    out: dict[str, tuple[Param, list[str]]] = {}
+    for method, cls in METHODS.items():
+        for p in cls.parameters:
+            if p.name in out:
+                first = out[p.name][0]
+                if (first.type, first.many) != (p.type, p.many):
+                    raise TypeError(f"parameter '{p.name}' of '{method}' differs in type from the one of "
+                                    f"'{out[p.name][1][0]}'; give it another name")
+                out[p.name][1].append(method)
+            else:
+                out[p.name] = (p, [method])
+    return out
+
+
+def _flag_help(p: Param, methods: list[str]) -> str:
+    """The flag's help: the methods that take it, what it does for each, what it accepts and its default."""
+    from engine.protect import METHODS
+
+    helps = {m: next(q.help for q in METHODS[m].parameters if q.name == p.name) for m in methods}
+    if len(set(helps.values())) > 1:
+        text = "; ".join(f"{m}: {h}" for m, h in helps.items())
+    else:
+        text = (", ".join(methods) + ": " if methods else "") + p.help
+    if p.default is None or p.default == ():
+        default = ""
+    elif p.many:
+        default = "; default " + ",".join(map(str, p.default))
+    elif p.type is bool:
+        default = "; default on" if p.default else "; default off"
+    else:
+        default = f"; default {p.default}"
+    return f"{text} ({p.accepted}{default})".replace("%", "%%")
 
 
 def method_params(args) -> dict:
@@ -83,37 +109,24 @@ def method_params(args) -> dict:
     a ConfigError naming the methods that do."""
     from engine.errors import ConfigError
 
-    given = {
-        "fields": _names(args.fields) or None,
-        "vendor_keywords": _names(args.vendor_keywords) or None,
-        "posterior": args.posterior,
-        "posterior_draws": args.posterior_draws,
-        "count_field": args.count_field,
-        "continuous_field": args.continuous_field,
-        "predictors": _names(args.predictors) or None,
-        "lower": args.lower,
-        "upper": args.upper,
-        "chains": args.chains,
-        "draws": args.draws,
-        "rate_error": args.rate_error,
-    }
     params = {}
-    for key, value in given.items():
+    for name, (p, methods) in method_parameters().items():
+        value = getattr(args, name, None)
         if value is None:
             continue
-        flag, methods = "--" + key.replace("_", "-"), _methods_taking(key)
         if args.method not in methods:
-            raise ConfigError(f"{flag} does not apply to method '{args.method}'; it applies to: {', '.join(methods)}")
-        params[key] = value
+            raise ConfigError(f"{p.flag} does not apply to method '{args.method}'; it applies to: {', '.join(methods)}")
+        params[name] = value if p.type is bool else p.parse(value)
     return params
 
 
 def measure_options(args) -> MeasureOptions:
-    return MeasureOptions(
-        projections=args.projections, topics=args.topics, prevalence_level=args.level,
-        vendor_keywords=tuple(_names(args.vendor_keywords)), clusters=args.clusters,
-        uncertainty_field=args.uncertainty_field,
-    )
+    """The measure settings of the command line; vendor keywords are the method's, when it has them."""
+    from engine.measures.options import OPTION_PARAMETERS
+
+    values = {p.name: p.parse(v) for p in OPTION_PARAMETERS if (v := getattr(args, p.name, None)) is not None}
+    keywords = getattr(args, "vendor_keywords", None)
+    return MeasureOptions.from_values(values, tuple(v.strip() for v in (keywords or "").split(",") if v.strip()))
 
 
 def _protector(args):
@@ -129,7 +142,7 @@ def _load(args):
 
 
 def cmd_datasets(args) -> int:
-    from engine.data.load import list_demos
+    from engine.data.demos import list_demos
 
     demos = list_demos()
     if args.json:
@@ -138,6 +151,9 @@ def cmd_datasets(args) -> int:
              "external_records": d.n_external, "licence": d.licence}
             for d in demos
         ], indent=2))
+        return 0
+    if not demos:
+        print("no demo datasets are installed (the assets/demo folder is missing)")
         return 0
     width = max(len(d.name) for d in demos)
     for d in demos:
@@ -169,10 +185,10 @@ def cmd_sweep(args) -> int:
     if choice is not None:
         payload["choice"] = {"rule": "pmse_ratio_closest_to_1", "best": choice.best, "high": choice.high,
                              "low": choice.low, "pmse_ratio": choice.ratio, "why": choice.why}
-    curves = uncertainty_curves(result)
+    curves = result.uncertainty_curves()
     if curves is not None:
         payload["intruder_uncertainty"] = curves.to_dict(orient="records")
-    diagnostics = _diagnostics(fitted, result)
+    diagnostics = fitted.diagnostics(result.grid)
     if diagnostics is not None:
         payload["mcmc_diagnostics"] = diagnostics.to_dict(orient="records")
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -207,34 +223,6 @@ def cmd_sweep(args) -> int:
     return 0
 
 
-def uncertainty_curves(result):
-    """EMR, TMR, FMR and unique matches against the intruder's uncertainty S (Guo & Hu, Section 4.3), for
-    every knob value and replicate, and on the confidential data (``data`` column)."""
-    import pandas as pd
-
-    parts = []
-    for knob, details in result.details.items():
-        d = details.get("emr")
-        if d is not None and "S" in d.columns:
-            parts.append(d.assign(knob=knob, data="synthetic"))
-    base = result.baseline.get("emr_confidential")
-    if not parts:
-        return None
-    if base is not None and base.detail is not None and "S" in base.detail.columns:
-        parts += [base.detail.assign(knob=k, data="confidential", replicate=0) for k in result.grid]
-    cols = ["data", "knob", "replicate", "S", "emr", "tmr", "fmr", "unique_matches"]
-    return pd.concat(parts, ignore_index=True)[cols]
-
-
-def _diagnostics(fitted, result):
-    """Split R-hat and effective sample sizes of a posterior-sampling method along its grid (None otherwise)."""
-    import pandas as pd
-
-    if not hasattr(fitted, "posterior"):
-        return None
-    return pd.concat([fitted.posterior(v).diagnostics.assign(knob=v) for v in result.grid], ignore_index=True)
-
-
 def _pmse_choice(result):
     from engine.frontier import select_by_pmse_ratio
 
@@ -243,85 +231,40 @@ def _pmse_choice(result):
     return select_by_pmse_ratio(result.summary, result.knob.symbol)
 
 
-def replay_command(args, knob: float) -> str:
-    parts = ["textsdc", "release", "--data", args.data]
-    if args.schema:
-        parts += ["--schema", args.schema]
-    if args.encoding:
-        parts += ["--encoding", args.encoding]
-    parts += ["--method", args.method]
-    for flag, value in (("--fields", getattr(args, "fields", None)),
-                        ("--vendor-keywords", getattr(args, "vendor_keywords", None)),
-                        ("--posterior", getattr(args, "posterior", None)),
-                        ("--posterior-draws", getattr(args, "posterior_draws", None)),
-                        ("--count-field", getattr(args, "count_field", None)),
-                        ("--continuous-field", getattr(args, "continuous_field", None)),
-                        ("--predictors", getattr(args, "predictors", None)),
-                        ("--lower", getattr(args, "lower", None)),
-                        ("--upper", getattr(args, "upper", None)),
-                        ("--chains", getattr(args, "chains", None)),
-                        ("--draws", getattr(args, "draws", None)),
-                        ("--rate-error", getattr(args, "rate_error", None)),
-                        ("--clusters", _non_default(args, "clusters", MeasureOptions.clusters)),
-                        ("--uncertainty-field", getattr(args, "uncertainty_field", None)),
-                        ("--projections", _non_default(args, "projections", MeasureOptions.projections)),
-                        ("--topics", _non_default(args, "topics", MeasureOptions.topics)),
-                        ("--level", getattr(args, "level", None))):
-        if value is not None:
-            parts += [flag, str(value)]
-    parts += ["--knob", f"{knob:.10g}", "--replicates", str(args.replicates),
-              "--replicate", str(args.replicate), "--seed", str(args.seed), "--out", args.out]
-    return shlex.join(parts)
+def _replay(args, knob: float) -> str:
+    from engine.replay import replay_command
 
-
-def _non_default(args, name: str, default):
-    value = getattr(args, name, None)
-    return None if value is None or value == default else value
+    return replay_command(data=args.data, schema=args.schema, encoding=args.encoding, method=args.method,
+                          params=method_params(args), options=measure_options(args), knob=knob, seed=args.seed,
+                          replicates=args.replicates, replicate=args.replicate, out=args.out,
+                          with_frontier=args.with_frontier)
 
 
 def cmd_release(args) -> int:
     from engine.cache import fit_cached
-    from engine.measures.evaluate import Evaluator
-    from engine.export.bundle import export_release
-    from engine.sweep import make_release, metrics_with_intervals, run_sweep
+    from engine.export.chosen import export_chosen
+    from engine.measures.evaluate import check_options
 
     dataset = _load(args)
     protector = _protector(args)
     if args.knob is not None:
         protector.knob.validate(args.knob)  # the method's general range, before the costly fit
-    from engine.measures.evaluate import check_options
-
     check_options(dataset, protector.check(dataset), measure_options(args))
     progress = _progress_bar("release")
     fitted = fit_cached(protector, dataset, progress, use_cache=not args.no_cache)
     knob = fitted.snap(fitted.knob.default if args.knob is None else args.knob)
-    evaluator = Evaluator(dataset, None, progress, fields=fitted.synthesized_fields, options=measure_options(args))
-    point = run_sweep(dataset, protector, grid=[knob], replicates=args.replicates, seed=args.seed,
-                      jobs=args.jobs, progress=progress, fitted=fitted, evaluator=evaluator)
-    sweep = None
-    if args.with_frontier:
-        sweep = run_sweep(dataset, protector, replicates=args.replicates, seed=args.seed, jobs=args.jobs,
-                          progress=progress, fitted=fitted, evaluator=evaluator)
-    release = make_release(fitted, knob, args.seed, point.replicates, min(args.replicate, point.replicates - 1))
-    metrics = metrics_with_intervals(point, knob)
-    result = export_release(
-        args.out, dataset=dataset, release=release, metrics=metrics, method_params=protector.params(),
-        replicates=point.replicates, sweep=sweep, point=point,
-        risk_metric=_first(point, "risk"), utility_metric=_first(point, "utility"),
-        replay_command=replay_command(args, knob), audit_log=args.audit_log,
-        knob=fitted.knob, method_title=protector.title,
+    result = export_chosen(
+        args.out, dataset=dataset, protector=protector, fitted=fitted, knob=knob, seed=args.seed,
+        replicates=args.replicates, replicate=args.replicate, options=measure_options(args),
+        with_frontier=args.with_frontier, replay_command=_replay(args, knob), audit_log=args.audit_log,
+        jobs=args.jobs, progress=progress,
     )
     print(f"{protector.title} at {fitted.knob.symbol} = {fitted.knob.format(knob)} on {dataset.name}")
-    for mid, m in sorted(metrics.items()):
-        print(f"  {mid}: {m.value:.4f}")
+    for mid, m in sorted(result.manifest["metrics"].items()):
+        print(f"  {mid}: " + ("not a number" if m["value"] is None else f"{m['value']:.4f}"))
     for name, path in result.files.items():
         print(f"wrote {path}")
     return 0
-
-
-def _first(sweep, kind: str) -> str | None:
-    ids = [m for m in sweep.metric_ids if sweep.rows[sweep.rows.metric == m]["kind"].iloc[0] == kind]
-    return ids[0] if ids else None
 
 
 def cmd_dashboard(args) -> int:
@@ -337,6 +280,10 @@ def cmd_dashboard(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `textsdc` parser; the method and measure flags come from their declarations (`Param`)."""
+    from engine.measures.options import OPTION_PARAMETERS
+    from engine.protect import METHODS
+
     p = argparse.ArgumentParser(prog="textsdc", description="Disclosure control for text and the fields beside it.")
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -348,37 +295,15 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--data", required=True, help="a demo name (see `textsdc datasets`) or a CSV/Parquet/JSONL file")
         sp.add_argument("--schema", help="a schema TOML file (default: the demo's, or inferred)")
         sp.add_argument("--encoding", help="text encoding of the file (default UTF-8), e.g. latin-1")
-        sp.add_argument("--method", required=True, help="protection method: redact, glm, cart or count-bayes")
-        sp.add_argument("--fields", help="glm, cart: the fields to synthesize, in order, separated by commas "
-                                         "(glm: categorical; cart: categorical, count or continuous; default: the "
-                                         "sensitive categorical fields, else the sensitive count/continuous ones)")
-        sp.add_argument("--count-field", help="count-bayes: the count field to synthesize (default: the first "
-                                              "sensitive count field)")
-        sp.add_argument("--continuous-field", help="count-bayes: the amount to synthesize after the count, by a "
-                                                   "log-linear model (default: the first sensitive continuous field)")
-        sp.add_argument("--predictors", help="count-bayes, cart: structured fields that predict the synthesized "
-                                             "ones, separated by commas (default: the key fields)")
-        sp.add_argument("--lower", type=int, help="count-bayes: lower bound of the count (default 0)")
-        sp.add_argument("--upper", type=int, help="count-bayes: upper bound of the count (default: its largest value)")
-        sp.add_argument("--chains", type=int, help="count-bayes: MCMC chains per λ (default 2)")
-        sp.add_argument("--draws", type=int, help="count-bayes: MCMC draws per chain after warm-up (default 500)")
-        sp.add_argument("--rate-error", choices=["fresh", "record"],
-                        help="count-bayes: a synthetic count's log-rate error is drawn fresh (default) or is the "
-                             "record's own posterior error (more utility, more risk)")
-        sp.add_argument("--clusters", type=int, default=MeasureOptions.clusters,
-                        help="count and amount measures: clusters of the cluster utility Uc (default 20)")
-        sp.add_argument("--uncertainty-field", help="count and amount measures: the key count the intruder knows "
-                                                    "with noise of level S (default: the first un-synthesized key count)")
-        sp.add_argument("--vendor-keywords", help="glm, cart: words left out of the text features, separated by "
-                                                  "commas (e.g. the vendor's name)")
-        sp.add_argument("--posterior", choices=["mode", "bootstrap"],
-                        help="glm: the posterior mode (default) or Bayesian-bootstrap draws of the coefficients")
-        sp.add_argument("--posterior-draws", type=int, help="glm: number of bootstrap refits (default 20)")
-        sp.add_argument("--projections", type=int, default=MeasureOptions.projections,
-                        help="synthesis measures: random projections of the text for the pMSE (default 20)")
-        sp.add_argument("--topics", type=int, default=MeasureOptions.topics, help="synthesis measures: topics of the topic model (default 5)")
-        sp.add_argument("--level", help="synthesis measures: FIELD=LEVEL whose topic-prevalence coefficient is "
-                                        "followed (default: the least frequent level of the first field)")
+        sp.add_argument("--method", required=True, help=f"protection method: {', '.join(METHODS)}")
+        for name, (param, methods) in method_parameters().items():
+            if param.type is bool:
+                sp.add_argument(param.flag, dest=name, action=argparse.BooleanOptionalAction, default=None,
+                                help=_flag_help(param, methods))
+            else:
+                sp.add_argument(param.flag, dest=name, metavar=param.name.upper(), help=_flag_help(param, methods))
+        for param in OPTION_PARAMETERS:
+            sp.add_argument(param.flag, dest=param.name, metavar=param.name.upper(), help=_flag_help(param, []))
         sp.add_argument("--replicates", type=int, default=1, help="M releases per knob value (default 1)")
         sp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
         sp.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1; -1 = all cores)")

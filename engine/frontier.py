@@ -4,17 +4,22 @@ Following Greve & Sablica (2024), Eqs. 2.6–2.8 (after Gomatam et al. 2005): a 
 as R1 when its risk is no higher and its utility no lower (Eq. 2.7); the frontier is the set of releases no
 other release beats on both; a steward either maximizes utility subject to a risk ceiling (Eq. 2.6), or
 states a linear trade-off DR = c + a·DU (Eq. 2.8) and takes the frontier point tangent to such a line.
+
+Both axes are oriented by the measures' own direction before any comparison: ``risk_score`` is the risk turned so
+that lower is less risk (the false match rate, where higher is safer, is negated) and ``utility_score`` the
+utility turned so that higher is better. Figures show the raw means, ``risk`` and ``utility``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import pandas as pd
 
 from engine.errors import ConfigError
-from engine.measures.base import metric_info
+from engine.measures.base import Better, MetricInfo, metric_info, oriented
 
 
 @dataclass(frozen=True)
@@ -26,11 +31,20 @@ class Choice:
     why: str
 
 
+def _info(metric: str) -> MetricInfo | None:
+    try:
+        return metric_info(metric)
+    except ConfigError:  # a measure outside the registry: risk taken as lower-, utility as higher-is-better
+        return None
+
+
 def risk_utility_table(summary: pd.DataFrame, risk: str, utility: str) -> pd.DataFrame:
     """One row per knob value with the mean risk and mean utility (and their intervals).
 
-    ``utility_score`` is the utility turned so that larger is better (a lower-is-better measure negated, a
-    ratio whose ideal is 1 as −|ratio − 1|); frontiers and choices use it, figures show ``utility``.
+    ``risk_score`` is the risk turned so that lower is less risk (a higher-is-safer measure negated, a ratio
+    whose ideal is 1 as |ratio − 1|) and ``utility_score`` the utility turned so that larger is better (a
+    lower-is-better measure negated, a ratio whose ideal is 1 as −|ratio − 1|); ``risk_better`` is the risk
+    measure's direction. Frontiers and choices use the scores, figures show ``risk`` and ``utility``.
     """
     have = set(summary["metric"])
     for m, what in ((risk, "risk"), (utility, "utility")):
@@ -40,16 +54,18 @@ def risk_utility_table(summary: pd.DataFrame, risk: str, utility: str) -> pd.Dat
     u = summary[summary["metric"] == utility].set_index("knob")[["mean", "lo", "hi"]]
     t = r.add_prefix("risk_").join(u.add_prefix("utility_"), how="inner").reset_index()
     t = t.rename(columns={"risk_mean": "risk", "utility_mean": "utility"})
-    try:
-        info = metric_info(utility)
-    except ConfigError:  # a measure outside the registry: taken as higher-is-better
-        info = None
-    t["utility_score"] = t["utility"] if info is None else [info.goodness(v) for v in t["utility"]]
+    r_info, u_info = _info(risk), _info(utility)
+    t["risk_score"] = t["risk"] if r_info is None else [r_info.badness(v) for v in t["risk"]]
+    t["utility_score"] = t["utility"] if u_info is None else [u_info.goodness(v) for v in t["utility"]]
+    t["risk_better"] = "lower" if r_info is None else r_info.better
     return t
 
 
 def pareto_mask(risk: np.ndarray, utility: np.ndarray) -> np.ndarray:
-    """True where no other point has risk ≤ and utility ≥ with one of them strict (Greve & Sablica, Eq. 2.7)."""
+    """True where no other point has risk ≤ and utility ≥ with one of them strict (Greve & Sablica, Eq. 2.7).
+
+    ``risk`` must be oriented so that lower is less risk and ``utility`` so that higher is better (the
+    ``risk_score`` and ``utility_score`` of `risk_utility_table`)."""
     risk = np.asarray(risk, float)
     utility = np.asarray(utility, float)
     n = len(risk)
@@ -63,21 +79,39 @@ def pareto_mask(risk: np.ndarray, utility: np.ndarray) -> np.ndarray:
 def frontier(summary: pd.DataFrame, risk: str, utility: str) -> pd.DataFrame:
     """The risk–utility table with a boolean column ``pareto`` marking the frontier."""
     t = risk_utility_table(summary, risk, utility)
-    t["pareto"] = pareto_mask(t["risk"].to_numpy(), t["utility_score"].to_numpy())
+    t["pareto"] = pareto_mask(t["risk_score"].to_numpy(), t["utility_score"].to_numpy())
     return t
 
 
+def _columns(table: pd.DataFrame) -> tuple[str, str, Better]:
+    """The oriented risk and utility columns of a table (the raw ones where it has no scores) and the risk
+    measure's direction."""
+    risk = "risk_score" if "risk_score" in table else "risk"
+    utility = "utility_score" if "utility_score" in table else "utility"
+    better = table["risk_better"].iloc[0] if "risk_better" in table and len(table) else "lower"
+    return risk, utility, cast(Better, better)
+
+
 def select_by_risk_threshold(table: pd.DataFrame, max_risk: float) -> Choice:
-    """Maximize utility subject to risk ≤ ``max_risk`` (Greve & Sablica, Eq. 2.6); ties go to lower risk."""
-    ok = table[table["risk"] <= max_risk]
+    """Maximize utility subject to risk at most ``max_risk`` (Greve & Sablica, Eq. 2.6); ties go to lower risk.
+
+    ``max_risk`` is in the risk measure's own units and its direction says what "at most that risk" means:
+    value ≤ max_risk for a lower-is-better measure, value ≥ max_risk for a higher-is-safer one (the false match
+    rate), |value − 1| ≤ |max_risk − 1| for one whose ideal is 1."""
+    risk, utility, better = _columns(table)
+    ok = table[table[risk] <= -oriented(better, max_risk)]
     if ok.empty:
-        lowest = table["risk"].min()
-        raise ConfigError(f"no knob value has risk ≤ {max_risk:g}; the lowest risk reached is {lowest:.3g}")
-    score = "utility_score" if "utility_score" in ok else "utility"
-    best = ok.sort_values([score, "risk"], ascending=[False, True]).iloc[0]
+        safest = table.loc[table[risk].idxmin(), "risk"] if table[risk].notna().any() else float("nan")
+        if better == "higher":
+            raise ConfigError(f"no knob value has risk measure ≥ {max_risk:g} (higher is safer); the highest "
+                              f"reached is {safest:.3g}")
+        raise ConfigError(f"no knob value has risk ≤ {max_risk:g}; the lowest risk reached is {safest:.3g}")
+    best = ok.sort_values([utility, risk], ascending=[False, True]).iloc[0]
+    bound = "at least" if better == "higher" else "at most"
     return Choice(
         float(best["knob"]), float(best["risk"]), float(best["utility"]), "risk threshold",
-        f"best utility ({best['utility']:.3g}) among knob values whose risk is at most {max_risk:g}",
+        f"best utility ({best['utility']:.3g}) among knob values whose risk is {bound} {max_risk:g}"
+        + (" (higher is safer)" if better == "higher" else ""),
     )
 
 
@@ -85,12 +119,14 @@ def select_by_tradeoff(table: pd.DataFrame, a: float) -> Choice:
     """The frontier point tangent to a line DR = c + a·DU (Greve & Sablica, Eq. 2.8).
 
     With utility on the x-axis and risk on the y-axis, the tangent point of a supporting line of slope
-    ``a`` > 0 is the point that minimizes DR − a·DU; its offset c is that minimum.
+    ``a`` > 0 is the point that minimizes DR − a·DU; its offset c is that minimum. DR and DU are the oriented
+    ``risk_score`` and ``utility_score``.
     """
     if not a > 0:
         raise ConfigError(f"trade-off slope a must be positive (risk accepted per unit of utility), got {a}")
     f = table[table["pareto"]] if "pareto" in table else table
-    score = f["risk"] - a * f["utility_score" if "utility_score" in f else "utility"]
+    risk, utility, _ = _columns(f)
+    score = f[risk] - a * f[utility]
     best = f.loc[score.idxmin()]
     c = float(score.min())
     return Choice(

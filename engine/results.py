@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from engine.measures.base import MetricResult, metric_info
+from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.protect.base import Knob
 
 
@@ -75,6 +76,24 @@ class SweepResult:
     def metrics_at(self, knob: float) -> dict[str, MetricResult]:
         return {m: self.metric_at(knob, m) for m in self.metric_ids}
 
+    def uncertainty_curves(self, knobs: Sequence[float] | None = None) -> pd.DataFrame | None:
+        """EMR, TMR, FMR and unique matches as the intruder's knowledge of a key count gets noisier (Guo & Hu,
+        Section 4.3, Eq. 11, levels S), at ``knobs`` (default: the whole grid) for every replicate, and on the
+        confidential data (column ``data``); None when the sweep measured no such curve."""
+        parts, measured = [], []
+        for knob in self.grid if knobs is None else knobs:
+            d = self.detail(knob, "emr")
+            if d is not None and "S" in d.columns:
+                parts.append(d.assign(knob=knob, data="synthetic"))
+                measured.append(knob)
+        if not parts:
+            return None
+        base = self.baseline.get("emr" + CONFIDENTIAL_SUFFIX)
+        if base is not None and base.detail is not None and "S" in base.detail.columns:
+            parts += [base.detail.assign(knob=k, data="confidential", replicate=0) for k in measured]
+        cols = ["data", "knob", "replicate", "S", "emr", "tmr", "fmr", "unique_matches"]
+        return pd.concat(parts, ignore_index=True)[cols]
+
     def to_json_dict(self) -> dict[str, Any]:
         """The `results.json` layout: rows, summary, baseline and provenance."""
         return {
@@ -94,8 +113,6 @@ class SweepResult:
             "complexity": None if self.complexity is None else self.complexity.to_dict(orient="records"),
         }
 
-    def to_json(self) -> str:
-        return json.dumps(self.to_json_dict(), indent=2, allow_nan=True)
 
 
 def summarize(rows: pd.DataFrame) -> pd.DataFrame:

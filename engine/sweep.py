@@ -120,14 +120,8 @@ def run_sweep(
         baseline=baseline,
         details={v: {mid: pd.concat(parts, ignore_index=True) for mid, parts in d.items()} for v, d in details.items()},
         skipped=dict(evaluator.skipped),
-        complexity=fitted_complexity(fitted),
+        complexity=fitted.complexity(),
     )
-
-
-def fitted_complexity(fitted: Fitted) -> pd.DataFrame | None:
-    """Model size along the knob (non-zero coefficients, splits) when the method reports it."""
-    complexity = getattr(fitted, "complexity", None)
-    return complexity() if callable(complexity) else None
 
 
 def metrics_with_intervals(sweep: SweepResult, value: float) -> dict[str, MetricResult]:

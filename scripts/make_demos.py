@@ -12,7 +12,7 @@ Sampling rules:
 - airline-tweets (tweets/twitter_us_airline_sentiment.csv): keep the tweets of users (`name`) with at least 3
   tweets (4 if the demo would exceed 2 MB). user_timezone is reduced to its 8 most frequent values among
   those tweets (ties by name) and "other" (missing is "other"). The hold-out rule of
-  engine.data.load.split_external (seed 0) then moves one tweet of each of 300 users into external.csv:
+  engine.data.external.split_external (seed 0) then moves one tweet of each of 300 users into external.csv:
   the eligible users are sorted by name, 300 are drawn without replacement, and for each chosen user (in
   name order) one of their tweets is drawn. external.csv keeps text, name, airline, user_timezone.
 - nyc-airbnb (airbnb/AB_NYC_2019.csv): of the listings with a non-empty name and price > 0, 10,000 drawn
@@ -45,7 +45,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.data.load import load_dataset, split_external  # noqa: E402
+from engine.data.external import split_external  # noqa: E402
+from engine.data.load import load_dataset  # noqa: E402
 from engine.data.schema import ExternalSpec, FieldSpec, Schema, dict_to_toml  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
@@ -161,7 +162,7 @@ def airline_tweets(data_dir: Path) -> Demo:
             "Hold-out (the intruder's external texts), with `numpy.random.default_rng(0)`: the users with at "
             f"least {min_tweets} tweets are sorted by name, 300 of them are drawn without replacement, and for each "
             "chosen user, in name order, one of their tweets is drawn and moved from data.csv to external.csv. "
-            "This is `engine.data.load.split_external` with holdout_per_author=1, "
+            "This is `engine.data.external.split_external` with holdout_per_author=1, "
             f"min_records={min_tweets}, max_authors=300, seed=0.",
             "external.csv keeps what an intruder may know: text, name, airline, user_timezone — not the "
             "sensitive sentiment.",

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import state
+from dashboard import session
 from dashboard.app import data_argument
 from engine.cli import main as cli_main
 
@@ -83,7 +83,7 @@ def test_data_argument_reads_data_after_the_double_dash():
 
 def test_app_starts_on_the_default_demo_and_previews_it():
     at = start()
-    dataset = at.session_state[state.DATASET]
+    dataset = at.session_state[session.DATASET]
     assert dataset.name == "airline-tweets"
     assert not at.error
     metrics = {m.label: m.value for m in at.metric}
@@ -99,11 +99,11 @@ def test_app_starts_on_the_default_demo_and_previews_it():
 
 def test_unknown_startup_data_is_a_message_and_a_demo_can_still_be_loaded():
     at = start(["--data", "no-such-demo"])
-    assert state.DATASET not in at.session_state
+    assert session.DATASET not in at.session_state
     assert any("neither a file nor a demo" in e.value for e in at.error)
     by_label(at.button, "Use this data").click().run()
     assert not at.exception
-    assert at.session_state[state.DATASET].name == "airline-tweets"
+    assert at.session_state[session.DATASET].name == "airline-tweets"
     assert any("Loaded airline-tweets" in s.value for s in at.success)
 
 
@@ -123,7 +123,7 @@ def test_bad_upload_shows_the_error_in_place_and_keeps_the_dataset():
     assert not at.exception
     errors = [e.value for e in at.error]
     assert any("is not valid UTF-8 text" in e and "latin-1" in e for e in errors), errors
-    assert at.session_state[state.DATASET].name == "airline-tweets"
+    assert at.session_state[session.DATASET].name == "airline-tweets"
 
     # A readable file, but a numeric column chosen as the text: the load fails at "Use this data".
     at.file_uploader(key="data_upload").set_value(("reviews.csv", GOOD_CSV.encode(), "text/csv")).run()
@@ -134,15 +134,15 @@ def test_bad_upload_shows_the_error_in_place_and_keeps_the_dataset():
     by_label(at.button, "Use this data").click().run()
     assert not at.exception
     assert any("holds numbers" in e.value for e in at.error), [e.value for e in at.error]
-    assert at.session_state[state.DATASET].name == "airline-tweets"
+    assert at.session_state[session.DATASET].name == "airline-tweets"
 
     # Put right, the upload loads, with one record of each author held out as the intruder's texts.
     by_label(at.selectbox, "Text column").set_value("text").run()
     by_label(at.button, "Use this data").click().run()
     assert not at.exception and not at.error
-    dataset = at.session_state[state.DATASET]
+    dataset = at.session_state[session.DATASET]
     assert dataset.name == "reviews" and dataset.n_records == 16 and len(dataset.external) == 8
-    assert at.session_state[state.ORIGIN].kind == "upload"
+    assert at.session_state[session.ORIGIN].kind == "upload"
     assert {m.label: m.value for m in at.metric}["Records"] == "16"
 
 
@@ -160,21 +160,21 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache():
     assert re.match(r"Risk \d\.\d{3} · Utility \d\.\d{3}", point)
     cards = {m.label: m for m in at.metric}
     assert {"Attack identification rate", "Word (unigram) similarity", "Word-pair (bigram) similarity"} <= set(cards)
-    assert cards["Attack identification rate"].value == f"{at.session_state[state.CHOICE].sweep.metric_at(1.0, 'attack_identification_rate').value:.3f}"
+    assert cards["Attack identification rate"].value == f"{at.session_state[session.CHOICE].sweep.metric_at(1.0, 'attack_identification_rate').value:.3f}"
     assert "vs unprotected" in cards["Word (unigram) similarity"].delta
     samples = protected_samples(at)
     assert 1 <= len(samples) <= 10 and "[HANDLE]" in samples[0]
     assert at.multiselect(key=next(k for k in at.session_state if k.startswith("targets::"))).value
-    sweep = at.session_state[state.CHOICE].sweep
+    sweep = at.session_state[session.CHOICE].sweep
 
-    at.select_slider(key=state.knob_key("redact")).set_value(3.0).run()
+    at.select_slider(key=session.knob_key("redact")).set_value(3.0).run()
     assert not at.exception and not at.error and not at.warning
     assert caption_starting(at, "Current knob:") == "Current knob: level = 3"
     assert caption_starting(at, "Risk ") != point
     moved = protected_samples(at)
     assert moved[0] != samples[0]
-    assert at.session_state[state.CHOICE].sweep is sweep  # read from the cache: no re-sweep
-    assert at.session_state[state.CHOICE].knob == 3.0
+    assert at.session_state[session.CHOICE].sweep is sweep  # read from the cache: no re-sweep
+    assert at.session_state[session.CHOICE].knob == 3.0
 
     # "Choose for me": the trade-off rule picks a knob and "Use this knob" moves the slider there.
     at.radio(key="choose_rule").set_value("tradeoff").run()
@@ -233,7 +233,7 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path):
     at.session_state["synth_topics"] = 4
     go(at, "synthesize")
     assert not at.error and not at.warning, [e.value for e in [*at.error, *at.warning]]
-    chosen = at.session_state[state.CHOICE]
+    chosen = at.session_state[session.CHOICE]
     assert chosen.method == "glm" and chosen.params == {"fields": ["airline_sentiment"]}
     sweep = chosen.sweep
     assert sweep.knob.symbol == "λ" and len(sweep.grid) == 12
@@ -255,7 +255,7 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path):
     assert at.select_slider(key=key).value == best
     at.select_slider(key=key).set_value(sweep.grid[0]).run()
     assert not at.exception and not at.error
-    after = at.session_state[state.CHOICE]
+    after = at.session_state[session.CHOICE]
     assert after.sweep is sweep and after.knob == sweep.grid[0]
     moved = sample_table(at)
     assert not moved["airline_sentiment: P(confidential)"].equals(samples["airline_sentiment: P(confidential)"])
@@ -278,10 +278,10 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path):
 def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
     at = start(["--data", "nyc-airbnb"])
     at.session_state["counts_replicates"] = 2
-    at.session_state["counts_draws"] = 100
+    at.session_state["param::count-bayes::draws"] = 100
     go(at, "counts")
     assert not at.error, [e.value for e in at.error]
-    chosen = at.session_state[state.CHOICE]
+    chosen = at.session_state[session.CHOICE]
     assert chosen.method == "count-bayes"
     assert chosen.params == {"count_field": "availability_365", "continuous_field": "price",
                              "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"], "draws": 100}
@@ -301,7 +301,7 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
     at.select_slider(key=key).set_value(sweep.grid[-1]).run()
     at.select_slider(key="counts_s").set_value(0.1).run()
     assert not at.exception and not at.error
-    after = at.session_state[state.CHOICE]
+    after = at.session_state[session.CHOICE]
     assert after.sweep is sweep and after.knob == sweep.grid[-1]
     assert any("Identification risk at S = 0.10" in m.value for m in at.markdown)
 
@@ -324,7 +324,7 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
     go(at, "counts")
     at.radio(key="counts_method").set_value("cart").run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    cart = at.session_state[state.CHOICE]
+    cart = at.session_state[session.CHOICE]
     assert cart.method == "cart" and cart.sweep.knob.symbol == "α"
     assert cart.params == {"fields": ["availability_365", "price"],
                            "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"]}

@@ -1,4 +1,5 @@
-"""Loading, validation, schema inference, external records and the demo registry (engine/data/load.py).
+"""Loading, validation, schema inference, external records and the demo registry (engine/data/: load,
+readers, validate, infer, external, demos).
 
 Every fixture file is written to tmp_path; nothing here reads ../shared/data except the make_demos check, which
 skips when that folder is absent.
@@ -16,23 +17,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import engine.data.load as ds_mod
-from engine.data.load import (
-    DEMOS_DIR,
-    MISSING_CATEGORY,
-    DemoInfo,
-    demo_names,
-    infer_schema,
-    is_demo,
-    list_demos,
-    load_dataset,
-    read_table,
-    require_records,
-    split_external,
-    validate,
-)
-from engine.errors import ConfigError, DataError
+import engine.data.readers as readers_mod
+from engine.data.demos import DEMOS_DIR, DemoInfo, demo_names, is_demo, list_demos
+from engine.data.external import split_external
+from engine.data.infer import infer_schema
+from engine.data.load import load_dataset, require_records
+from engine.data.readers import read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
+from engine.data.validate import MISSING_CATEGORY, validate
+from engine.errors import ConfigError, DataError
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -114,7 +107,7 @@ def test_unreadable_file(tmp_path, monkeypatch):
     path.chmod(0)
     try:
         if os.access(path, os.R_OK):  # running as root: permissions do not bind, so simulate them
-            monkeypatch.setattr(ds_mod, "_readable", lambda p: False)
+            monkeypatch.setattr(readers_mod, "_readable", lambda p: False)
         with pytest.raises(DataError, match=r"locked\.csv cannot be read: permission denied"):
             load_dataset(path)
     finally:
@@ -161,13 +154,13 @@ def test_wrong_encoding_in_jsonl(tmp_path):
 
 def test_decode_error_position_does_not_depend_on_chunking(tmp_path):
     # valid multi-byte characters straddle chunk boundaries before the bad byte on line 3
-    content = "ünïcode ok\nmore ✓ text\nab".encode() + b"\xff" + "\nrest".encode()
+    content = "ünïcode ok\nmore ✓ text\nab".encode() + b"\xff" + b"\nrest"
     path = write(tmp_path, "x.csv", content)
     expected = (content.index(b"\xff"), 3, 3, "0xFF")
     for size in range(1, len(content) + 2):
-        assert ds_mod._locate_decode_error(path, "utf-8-sig", chunk_size=size) == expected, size
+        assert readers_mod._locate_decode_error(path, "utf-8-sig", chunk_size=size) == expected, size
     truncated = write(tmp_path, "t.csv", "ok\nend é".encode()[:-1])
-    assert ds_mod._locate_decode_error(truncated, "utf-8-sig", chunk_size=3)[:3] == (len(b"ok\nend "), 2, 5)
+    assert readers_mod._locate_decode_error(truncated, "utf-8-sig", chunk_size=3)[:3] == (len(b"ok\nend "), 2, 5)
 
 
 def test_utf8_bom_is_accepted(tmp_path):
@@ -220,7 +213,7 @@ def test_unsupported_extension(tmp_path):
 
 def test_file_larger_than_the_limit(tmp_path, monkeypatch):
     path = write(tmp_path, "d.csv", GOOD_CSV)
-    monkeypatch.setattr(ds_mod, "MAX_FILE_BYTES", 100)
+    monkeypatch.setattr(readers_mod, "MAX_FILE_BYTES", 100)
     with pytest.raises(DataError, match=r"d\.csv is 0\.0 MB, larger than the limit of 0\.0 MB.*TEXTSDC_MAX_FILE_MB"):
         load_dataset(path)
 

@@ -1,3 +1,4 @@
+import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
@@ -81,7 +82,7 @@ def test_baseline_carries_the_confidential_suffix(tiny_dataset):
 
 
 def test_attack_is_skipped_with_a_reason_without_external_texts(tiny_dataset):
-    tiny_dataset.external = None
+    tiny_dataset = dataclasses.replace(tiny_dataset, external=None)
     ev = Evaluator(tiny_dataset)
     assert "attack_identification_rate" not in ev.available
     assert "external texts" in ev.skipped["attack_identification_rate"]

@@ -1,3 +1,4 @@
+import dataclasses
 import numpy as np
 import pandas as pd
 import pytest
@@ -41,7 +42,7 @@ def replaced_chars(release) -> set[tuple[int, int]]:
 def test_levels_are_cumulative_and_level_zero_is_the_original(tiny_dataset):
     frame = tiny_dataset.frame.copy()
     frame.loc[0, "text"] = "John Smith from Boston emailed me@x.com on Monday #tag0"
-    tiny_dataset.frame = frame
+    tiny_dataset = dataclasses.replace(tiny_dataset, frame=frame)
     fitted = get_protector("redact").fit(tiny_dataset)
     r0 = fitted.release(0, np.random.default_rng(0))
     pd.testing.assert_frame_equal(r0.data, tiny_dataset.frame)

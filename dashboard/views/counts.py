@@ -15,7 +15,7 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import compute, display, session, widgets
 from engine.data.dataset import Dataset
 from engine.measures.evaluate import MeasureOptions
 from engine.measures.base import MetricResult, metric_info
@@ -32,7 +32,6 @@ from engine.protect import METHODS
 from engine.results import SweepResult
 from engine.figures.field_synthesis import complexity_figure
 
-NONE = "(none)"
 # The cards, with the paper's short names (the full meaning is in each card's help).
 CARDS = {"attribute_risk_r5_p5": "AR (±5, ±5%)", "emr": "EMR", "fmr": "FMR", "propensity_up": "Up",
          "ci_overlap": "Interval overlap"}
@@ -46,81 +45,43 @@ def _fmt(v: float | None) -> str:
     return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
 
 
-def _settings(dataset: Dataset) -> state.Settings | None:
+def _settings(dataset: Dataset) -> compute.Settings | None:
     schema = dataset.schema
-    counts = [f.name for f in schema.fields if f.kind == "count"]
-    amounts = [f.name for f in schema.fields if f.kind == "continuous"]
-    if not counts and not amounts:
+    if not any(f.kind in ("count", "continuous") for f in schema.fields):
         st.info("This dataset has no count or continuous field. Mark one as count or continuous on the Data page.")
         return None
-    sensitive = {f.name for f in schema.fields_with_role("sensitive")}
     # Methods made for counts and amounts first, general ones (CART, the comparator) after.
-    methods = sorted(state.method_names("fields", ("count", "continuous")),
+    methods = sorted(compute.method_names("fields", ("count", "continuous")),
                      key=lambda m: "categorical" in METHODS[m].field_kinds)
-    c1, c2, c3 = st.columns([1, 1, 2])
+    c1, c2 = st.columns([1, 2])
     with c1:
         if st.session_state.get(PREFIX + "method") not in methods:
             st.session_state[PREFIX + "method"] = methods[0]
         method = st.radio("Synthesizer", methods, key=PREFIX + "method", format_func=lambda m: METHODS[m].title,
                           persist_state="session")
-        st.caption(state.md_escape(METHODS[method].description))
-    fp = dataset.fingerprint[:12]
+        st.caption(display.md_escape(METHODS[method].description))
     with c2:
-        count_opts, amount_opts = [NONE, *counts], [NONE, *amounts]
-        ck, ak = f"{PREFIX}count::{fp}", f"{PREFIX}amount::{fp}"
-        if st.session_state.get(ck) not in count_opts:
-            st.session_state[ck] = next((f for f in counts if f in sensitive), NONE)
-        if st.session_state.get(ak) not in amount_opts:
-            st.session_state[ak] = next((f for f in amounts if f in sensitive), NONE)
-        count = st.selectbox("Count field (synthesized first)", count_opts, key=ck, persist_state="session")
-        amount = st.selectbox("Amount (synthesized given the count)", amount_opts, key=ak, persist_state="session")
-    chosen = [f for f in (count, amount) if f != NONE]
-    others = [f.name for f in schema.fields if f.name not in chosen]
-    with c3:
-        pk = f"{PREFIX}predictors::{fp}"
-        stored = st.session_state.get(pk)
-        if not isinstance(stored, list) or any(p not in others for p in stored):
-            st.session_state[pk] = [f.name for f in schema.fields if f.role == "key" and f.name not in chosen]
-        predictors = st.multiselect("Predictors (released unchanged)", others, key=pk, persist_state="session",
-                                    help="Guo & Hu use room type, borough and number of reviews.")
-    with st.expander("Synthetic datasets, MCMC, measures and seed"):
-        a, b, c, d = st.columns(4)
+        params = widgets.parameter_widgets(method, dataset, kinds=("count", "continuous"))
+    chosen = session.guarded(lambda: compute.protector(method, params).check(dataset))
+    if not chosen:
+        return None
+    with st.expander("Synthetic datasets, measures and seed"):
+        a, b, c = st.columns(3)
         st.session_state.setdefault(PREFIX + "replicates", 5)
         st.session_state.setdefault(PREFIX + "seed", 0)
-        st.session_state.setdefault(PREFIX + "draws", 500)
         st.session_state.setdefault(PREFIX + "clusters", 20)
         replicates = int(a.number_input("Synthetic datasets m", 1, 20, step=1, key=PREFIX + "replicates",
                                         persist_state="session",
                                         help="Each uses its own posterior draw; the paper uses m = 20."))
         seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key=PREFIX + "seed", persist_state="session"))
-        draws = int(c.number_input("MCMC draws per chain", 50, 20_000, step=50, key=PREFIX + "draws",
-                                   persist_state="session", disabled=method != "count-bayes",
-                                   help="After a warm-up of 300 iterations; 2 chains."))
-        clusters = int(d.number_input("Clusters for Uc", 2, 200, step=1, key=PREFIX + "clusters",
+        clusters = int(c.number_input("Clusters for Uc", 2, 200, step=1, key=PREFIX + "clusters",
                                       persist_state="session"))
         key_counts = [f.name for f in schema.fields if f.role == "key" and f.kind == "count" and f.name not in chosen]
-        uk = f"{PREFIX}uncertain::{fp}"
+        uk = f"{PREFIX}uncertain::{dataset.fingerprint[:12]}"
         if st.session_state.get(uk) not in key_counts:
             st.session_state[uk] = key_counts[0] if key_counts else None
         noisy = st.selectbox("Key count the intruder knows with noise (Eq. 11)", key_counts, key=uk,
                              persist_state="session") if key_counts else None
-        st.session_state.setdefault(PREFIX + "rate_error", "fresh")
-        rate_error = st.radio("Error on a synthetic count's log rate", ["fresh", "record"], key=PREFIX + "rate_error",
-                              horizontal=True, persist_state="session", disabled=method != "count-bayes",
-                              format_func={"fresh": "fresh draw (new listing)",
-                                           "record": "the record's own (more utility, more risk)"}.get)
-    if not chosen:
-        st.info("Choose a count field or an amount to synthesize.")
-        return None
-    if method == "count-bayes":
-        params: dict = {"count_field": None if count == NONE else count,
-                        "continuous_field": None if amount == NONE else amount, "predictors": list(predictors)}
-        if draws != 500:
-            params["draws"] = draws
-        if rate_error != "fresh":
-            params["rate_error"] = rate_error
-    else:
-        params = {"fields": chosen, "predictors": list(predictors)}
     options = MeasureOptions(clusters=clusters, uncertainty_field=noisy)
     return method, params, options, replicates, seed
 
@@ -140,7 +101,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
 def _slider(sweep: SweepResult, key: str) -> float:
     knob = sweep.knob
     if st.session_state.get(key) not in sweep.grid:
-        st.session_state[key] = state.nearest_grid_value(sweep.grid, knob.default)
+        st.session_state[key] = compute.nearest_grid_value(sweep.grid, knob.default)
     more = "higher" if knob.more_privacy == "higher" else "lower"
     return float(st.select_slider(f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy", sweep.grid,
                                   format_func=knob.format, key=key, help=knob.help or None))
@@ -148,7 +109,7 @@ def _slider(sweep: SweepResult, key: str) -> float:
 
 def _distributions(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict,
                    fields: list[str]) -> None:
-    releases = state.guarded(lambda: state.get_replicate_releases(dataset, method, value, seed, replicates, params, 3))
+    releases = session.guarded(lambda: compute.get_replicate_releases(dataset, method, value, seed, replicates, params, 3))
     if not releases:
         return
     cols = st.columns(len(fields))
@@ -184,7 +145,7 @@ def _risk(metrics: dict[str, MetricResult], sweep: SweepResult, value: float, s_
         left.plotly_chart(risk_against_confidential_figure(
             ar, base, {m: metric_info(m).label for m in ATTRIBUTE_RISK_METRICS},
             "Attribute disclosure risk AR (Table 3)"), key=PREFIX + "ar")
-    curves = _curves(sweep, value)
+    curves = sweep.uncertainty_curves([value])
     if curves is not None:
         at = curves[curves["S"].round(2) == round(s_level, 2)]
         table = at.groupby("data")[["emr", "tmr", "fmr", "unique_matches"]].mean()
@@ -195,36 +156,29 @@ def _risk(metrics: dict[str, MetricResult], sweep: SweepResult, value: float, s_
                       "true match; FMR: share of unique matches that are false (higher = safer).")
 
 
-def _curves(sweep: SweepResult, value: float) -> pd.DataFrame | None:
-    d = sweep.detail(value, "emr")
-    if d is None or "S" not in d.columns:
-        return None
-    parts = [d.assign(data="synthetic")]
-    base = sweep.baseline.get("emr_confidential")
-    if base is not None and base.detail is not None:
-        parts.append(base.detail.assign(data="confidential"))
-    return pd.concat(parts, ignore_index=True)
-
-
 def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, params: dict) -> None:
     if sweep.complexity is not None and len(sweep.complexity):
         st.plotly_chart(complexity_figure(sweep.complexity, sweep.knob, current=value), key=PREFIX + "complexity")
-    fitted = state.guarded(lambda: state.get_fitted(dataset, method, params=params))
-    if fitted is None or not hasattr(fitted, "posterior"):
+    fitted = session.guarded(lambda: compute.get_fitted(dataset, method, params=params))
+    if fitted is None:
         return
-    post = fitted.posterior(fitted.snap(value))
-    diag = post.diagnostics
-    poor = diag[diag["poor"]]
-    if len(poor):
-        st.warning(f"{len(poor)} parameter(s) mixed poorly at {state.knob_text(sweep.knob, value)} (split R-hat above "
-                   f"1.05 or fewer than 100 effective draws): {', '.join(poor['parameter'])}. Increase the MCMC draws.")
-    else:
-        st.success(f"MCMC converged at {state.knob_text(sweep.knob, value)}: largest split R-hat "
-                   f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f} "
-                   f"({post.seconds:.1f} s of sampling).")
-    coef = fitted.coefficients(value)
-    st.dataframe(coef.merge(diag[["parameter", "rhat", "ess"]], on="parameter", how="left"), hide_index=True,
-                 key=PREFIX + "coefficients",
+    at = fitted.snap(value)
+    diag = fitted.diagnostics([at])
+    if diag is not None:
+        poor = diag[diag["poor"]]
+        if len(poor):
+            st.warning(f"{len(poor)} parameter(s) mixed poorly at {display.knob_text(sweep.knob, value)} (split R-hat "
+                       f"above 1.05 or fewer than 100 effective draws): {', '.join(poor['parameter'])}. Increase "
+                       "the MCMC draws.")
+        else:
+            st.success(f"MCMC converged at {display.knob_text(sweep.knob, value)}: largest split R-hat "
+                       f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f}.")
+    coef = fitted.coefficients(at)
+    if coef is None:
+        return
+    if diag is not None:
+        coef = coef.merge(diag[["parameter", "rhat", "ess"]], on="parameter", how="left")
+    st.dataframe(coef, hide_index=True, key=PREFIX + "coefficients",
                  column_config={"mean": st.column_config.NumberColumn("posterior mean", format="%.4f"),
                                 "lo": st.column_config.NumberColumn("2.5%", format="%.4f"),
                                 "hi": st.column_config.NumberColumn("97.5%", format="%.4f"),
@@ -234,7 +188,7 @@ def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, para
 
 def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict,
              fields: list[str]) -> None:
-    release = state.guarded(lambda: state.get_release(dataset, method, value, seed, replicates, params))
+    release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
     if release is None:
         return
     schema = dataset.schema
@@ -253,12 +207,12 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
 def render() -> None:
     """The Counts and amounts page."""
     st.title("Counts and amounts")
-    started = state.page_sweep("a count field and an amount are replaced by synthetic values; the text and the "
+    started = compute.page_sweep("a count field and an amount are replaced by synthetic values; the text and the "
                                "predictors are released unchanged.", _settings)
     if started is None:
         return
     dataset, (method, params, options, replicates, seed), sweep = started
-    fitted = state.get_fitted(dataset, method, params=params)
+    fitted = compute.get_fitted(dataset, method, params=params)
     fields = [f for f in fitted.synthesized_fields if dataset.schema.field(f).kind in ("count", "continuous")]
     a, b = st.columns([3, 2])
     with a:
@@ -269,18 +223,18 @@ def render() -> None:
                                          key=PREFIX + "s", format_func=lambda v: f"{v:.2f}",
                                          help="Noise of the intruder's knowledge of the key count: the standard "
                                               "deviation on the log scale is S times the count."))
-    metrics = state.metrics_at(sweep, value)
+    metrics = compute.metrics_at(sweep, value)
     _cards(metrics, sweep.replicates)
     for mid, why in sweep.skipped.items():
-        st.caption(f"Not measured: {state.md_escape(state.metric_label(mid))} — {state.md_escape(why)}.")
-    state.set_choice(state.Chosen(
+        st.caption(f"Not measured: {display.md_escape(display.metric_label(mid))} — {display.md_escape(why)}.")
+    session.set_choice(session.Chosen(
         fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
         replicates=sweep.replicates, risk="attribute_risk_r5_p5" if "attribute_risk_r5_p5" in sweep.metric_ids
-        else next(iter(state.metric_ids(sweep, "risk")), None),
-        utility="ci_overlap" if "ci_overlap" in sweep.metric_ids else next(iter(state.metric_ids(sweep, "utility")), None),
+        else next(iter(compute.metric_ids(sweep, "risk")), None),
+        utility="ci_overlap" if "ci_overlap" in sweep.metric_ids else next(iter(compute.metric_ids(sweep, "utility")), None),
         sweep=sweep, params=params, options=options,
     ))
-    st.page_link("views/export.py", label=f"Export the release at {state.knob_text(sweep.knob, value)}",
+    st.page_link("views/export.py", label=f"Export the release at {display.knob_text(sweep.knob, value)}",
                  icon=":material/download:")
     tabs = st.tabs(["Distributions", "Estimates", "Risk", "Intruder uncertainty", "Model", "Samples"])
     with tabs[0]:
@@ -290,7 +244,7 @@ def render() -> None:
     with tabs[2]:
         _risk(metrics, sweep, value, s_level)
     with tabs[3]:
-        curves = _curves(sweep, value)
+        curves = sweep.uncertainty_curves([value])
         if curves is None:
             st.caption("No un-synthesized key count to perturb, so there are no curves.")
         else:

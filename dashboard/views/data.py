@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
-from engine.data.load import DemoInfo
+from dashboard import display, loading, session
+from engine.data.demos import DemoInfo
 from engine.data.schema import FIELD_KINDS, FIELD_ROLES, ExternalSpec, Schema
 
 DEMO = "Demo dataset"
@@ -34,27 +34,27 @@ class Source:
 
 
 def _demo_source() -> Source | None:
-    infos: list[DemoInfo] | None = state.guarded(state.demo_infos)
+    infos: list[DemoInfo] | None = session.guarded(loading.demo_infos)
     if not infos:
         st.warning("No demo dataset is installed; upload a file instead.")
         return None
     by_name = {d.name: d for d in infos}
-    origin = state.current_origin()
-    start = origin.data if origin is not None and origin.kind == "demo" and origin.data in by_name else state.DEFAULT_SOURCE
+    origin = session.current_origin()
+    start = origin.data if origin is not None and origin.kind == "demo" and origin.data in by_name else session.DEFAULT_SOURCE
     st.session_state.setdefault("data_demo", start if start in by_name else infos[0].name)
     name = st.selectbox(
         "Demo dataset", list(by_name), format_func=lambda n: by_name[n].title, key="data_demo", persist_state="session",
     )
     info = by_name[name]
-    st.markdown(state.md_escape(info.description))
+    st.markdown(display.md_escape(info.description))
     st.caption(
         f"{info.n_records:,} records · {info.n_external:,} external records for the intruder · "
-        f"licence: {state.md_escape(info.licence)} · name: {state.md_escape(info.name)}"
+        f"licence: {display.md_escape(info.licence)} · name: {display.md_escape(info.name)}"
     )
-    table = state.guarded(lambda: state.demo_table(name))
+    table = session.guarded(lambda: loading.demo_table(name))
     if table is None:
         return None
-    return Source(id=f"demo:{name}", table=table, schema=state.demo_schema(name), demo=name)
+    return Source(id=f"demo:{name}", table=table, schema=loading.demo_schema(name), demo=name)
 
 
 def _upload_source() -> Source | None:
@@ -73,10 +73,10 @@ def _upload_source() -> Source | None:
         return None
     data = upload.getvalue()
     enc = encoding.strip() or None
-    table = state.guarded(lambda: state.upload_table(upload.name, data, enc))
+    table = session.guarded(lambda: loading.upload_table(upload.name, data, enc))
     if table is None:
         return None
-    schema = state.guarded(lambda: state.default_schema_for(table, None))
+    schema = session.guarded(lambda: loading.default_schema_for(table, None))
     if schema is None:
         return None
     digest = hashlib.sha256(data).hexdigest()[:16]
@@ -99,10 +99,10 @@ def _external_rule(source: Source, author: str | None) -> tuple[ExternalSpec | N
         st.caption("No author column: there are no external texts, so the identification attack is not measured.")
         return None, True
     if source.external is not None:
-        st.caption(f"The intruder's external texts come from the second file, {state.md_escape(source.external[0])}.")
+        st.caption(f"The intruder's external texts come from the second file, {display.md_escape(source.external[0])}.")
         return ExternalSpec(file=source.external[0]), True
     if spec is not None and spec.file:
-        st.caption(f"The intruder's external texts come with the demo ({state.md_escape(spec.file)}).")
+        st.caption(f"The intruder's external texts come with the demo ({display.md_escape(spec.file)}).")
         return spec, True
     base = spec or ExternalSpec()
     on = st.checkbox(
@@ -119,7 +119,7 @@ def _external_rule(source: Source, author: str | None) -> tuple[ExternalSpec | N
                                   help="records are eligible")
     max_authors = c3.number_input("At most this many authors", 1, 100_000, base.max_authors, key=f"ho_max::{source.id}")
     seed = c4.number_input("Seed", 0, 2**31 - 1, base.seed, key=f"ho_seed::{source.id}")
-    rule = state.guarded(lambda: ExternalSpec(None, int(per_author), int(min_records), int(max_authors), int(seed)))
+    rule = session.guarded(lambda: ExternalSpec(None, int(per_author), int(min_records), int(max_authors), int(seed)))
     return rule, rule is not None
 
 
@@ -138,7 +138,7 @@ def _mapping(source: Source) -> None:
                          "Records that are chunks of one document, or none.")
     author_col = None if author == NONE else author
     document_col = None if document == NONE else document
-    base = state.field_table(source.table, schema, {text, author, document})
+    base = loading.field_table(source.table, schema, {text, author, document})
     st.caption("The other columns: their kind, and their role — sensitive (to be protected), key (an intruder "
                "may know it), other, or drop (left out of the dataset).")
     table_key = f"map_fields::{source.id}::" + hashlib.sha1("\x1f".join(base["column"]).encode()).hexdigest()[:10]
@@ -147,38 +147,38 @@ def _mapping(source: Source) -> None:
         column_config={
             "column": st.column_config.TextColumn("Column"),
             "kind": st.column_config.SelectboxColumn("Kind", options=list(FIELD_KINDS), required=True),
-            "role": st.column_config.SelectboxColumn("Role", options=[*FIELD_ROLES, state.DROP], required=True),
+            "role": st.column_config.SelectboxColumn("Role", options=[*FIELD_ROLES, loading.DROP], required=True),
         },
     )
     external, ok = _external_rule(source, author_col)
     if st.button("Use this data", type="primary", key=f"use::{source.id}", disabled=not ok):
-        loaded = state.guarded(lambda: _load(source, text, author_col, document_col, fields, external))
+        loaded = session.guarded(lambda: _load(source, text, author_col, document_col, fields, external))
         if loaded is not None:
-            state.use_dataset(*loaded)
-            counts = state.dataset_counts(loaded[0])
+            session.use_dataset(*loaded)
+            counts = loading.dataset_counts(loaded[0])
             st.session_state[FLASH] = f"Loaded {loaded[0].name}: {counts['records']:,} records."
             st.rerun()
 
 
 def _load(source: Source, text: str, author: str | None, document: str | None, fields: pd.DataFrame,
           external: ExternalSpec | None):
-    schema = state.build_schema(text, author, document, fields, None if source.external else external)
+    schema = loading.build_schema(text, author, document, fields, None if source.external else external)
     if source.demo is not None:
-        dataset = state.load_demo_with_schema(source.demo, schema)
-        custom = schema != state.demo_schema(source.demo)
-        return dataset, state.Origin("demo", source.demo, None, custom)
-    dataset = state.load_upload(source.filename, source.data, schema, source.encoding,
+        dataset = loading.load_demo_with_schema(source.demo, schema)
+        custom = schema != loading.demo_schema(source.demo)
+        return dataset, loading.Origin("demo", source.demo, None, custom)
+    dataset = loading.load_upload(source.filename, source.data, schema, source.encoding,
                                 source.external if author else None)
-    return dataset, state.Origin("upload", source.filename, source.encoding, True)
+    return dataset, loading.Origin("upload", source.filename, source.encoding, True)
 
 
 def _preview() -> None:
     st.subheader("Dataset in use")
-    dataset = state.current_dataset()
+    dataset = session.current_dataset()
     if dataset is None:
         st.info("No dataset is loaded yet: choose one above and press “Use this data”.")
         return
-    counts = state.dataset_counts(dataset)
+    counts = loading.dataset_counts(dataset)
     c1, c2, c3 = st.columns(3)
     c1.metric("Records", f"{counts['records']:,}")
     c2.metric("Authors", "—" if counts["authors"] is None else f"{counts['authors']:,}")
@@ -186,7 +186,7 @@ def _preview() -> None:
     schema = dataset.schema
     roles = [f"text: {schema.text}", f"author: {schema.author or '—'}", f"document: {schema.document or '—'}"]
     roles += [f"{f.name}: {f.kind}, {f.role}" for f in schema.fields]
-    st.caption(f"{state.md_escape(dataset.name)} · " + " · ".join(state.md_escape(r) for r in roles))
+    st.caption(f"{display.md_escape(dataset.name)} · " + " · ".join(display.md_escape(r) for r in roles))
     st.dataframe(dataset.frame.head(50), hide_index=True, key="data_preview")
     st.download_button("Download the schema (TOML)", schema.to_toml(), file_name=f"{dataset.name}.schema.toml",
                        mime="application/toml", on_click="ignore", key="data_schema_download")
@@ -195,7 +195,7 @@ def _preview() -> None:
 def render() -> None:
     """The Data page."""
     st.title("Data")
-    if error := st.session_state.get(state.STARTUP_ERROR):
+    if error := st.session_state.get(session.STARTUP_ERROR):
         st.error(error)
     if flash := st.session_state.pop(FLASH, None):
         st.success(flash)

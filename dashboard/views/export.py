@@ -8,18 +8,18 @@ import pandas as pd
 import streamlit as st
 import streamlit.components.v1 as components
 
-from dashboard import state
+from dashboard import caching, display, exporting, session
 from engine.export.bundle import MANIFEST_JSON, REPORT_HTML, file_sha256
 from engine.protect import METHODS
 
 
-def _facts(chosen: state.Chosen) -> None:
+def _facts(chosen: session.Chosen) -> None:
     protector = METHODS[chosen.method]
     knob = protector.knob
     rows = [
         ("Dataset", chosen.dataset),
         ("Method", f"{protector.title} ({chosen.method})"),
-        ("Knob", f"{knob.label}: {state.knob_text(knob, chosen.knob)}"),
+        ("Knob", f"{knob.label}: {display.knob_text(knob, chosen.knob)}"),
         ("Seed", str(chosen.seed)),
         ("Replicates", str(chosen.replicates)),
     ]
@@ -51,8 +51,8 @@ def _show_result(exported: dict) -> None:
 def render() -> None:
     """The Export page."""
     st.title("Export")
-    dataset = state.current_dataset()
-    chosen = state.get_choice(dataset)
+    dataset = session.current_dataset()
+    chosen = session.get_choice(dataset)
     if dataset is None or chosen is None:
         st.info("Nothing is chosen yet: pick a method and a knob setting on the Protect, Synthesize fields or "
                 "Counts and amounts page first.")
@@ -61,38 +61,38 @@ def render() -> None:
         st.page_link("views/counts.py", label="Go to Counts and amounts", icon=":material/bar_chart:")
         return
     _facts(chosen)
-    origin = state.current_origin()
+    origin = session.current_origin()
     tag = f"{chosen.fingerprint[:12]}::{chosen.method}::{chosen.knob:g}::{chosen.seed}::{chosen.replicates}"
-    out_dir = st.text_input("Output folder", value=state.default_export_dir(chosen), key=f"export_dir::{tag}",
+    out_dir = st.text_input("Output folder", value=exporting.default_export_dir(chosen), key=f"export_dir::{tag}",
                             help="Created if it does not exist; files of the same name in it are replaced.")
-    st.caption(f"Resolves to {state.md_escape(Path(out_dir).expanduser().resolve())}")
+    st.caption(f"Resolves to {display.md_escape(Path(out_dir).expanduser().resolve())}")
     with_frontier = st.checkbox("Include the frontier in the report", value=True, key="export_frontier",
                                 persist_state="session",
                                 help="Uses the sweep already computed on the Protect page.")
     st.caption("The same release from the command line:")
-    st.code(state.replay_command(dataset, origin, chosen, out_dir, with_frontier), language="bash", wrap_lines=True)
-    schema_file = state.schema_file_name(dataset, origin)
+    st.code(exporting.replay_command(dataset, origin, chosen, out_dir, with_frontier), language="bash", wrap_lines=True)
+    schema_file = exporting.schema_file_name(dataset, origin)
     if schema_file:
         st.caption(f"The command needs the column roles chosen on the Data page: save them as "
-                   f"{state.md_escape(schema_file)} beside the data file.")
+                   f"{display.md_escape(schema_file)} beside the data file.")
         st.download_button(f"Download {schema_file}", dataset.schema.to_toml(), file_name=schema_file,
                            mime="application/toml", on_click="ignore", key="export_schema")
 
     if st.button("Export", type="primary", key="export_run"):
         progress_area = st.empty()
         try:
-            result = state.guarded(lambda: state.export_chosen(
-                dataset, origin, chosen, out_dir, with_frontier, state.progress_reporter(progress_area)))
+            result = session.guarded(lambda: exporting.export_chosen(
+                dataset, origin, chosen, out_dir, with_frontier, caching.progress_reporter(progress_area)))
         except OSError as exc:  # a full disk or a vanished folder: a message, not a traceback
             st.error(f"Could not write the export to {out_dir}: {exc}")
             result = None
         progress_area.empty()
         if result is not None:
-            st.session_state[state.EXPORTED] = {
-                "tag": tag, "result": result, "zip": state.zip_bundle(result),
+            st.session_state[session.EXPORTED] = {
+                "tag": tag, "result": result, "zip": exporting.zip_bundle(result),
                 "report": result.files[REPORT_HTML].read_text(encoding="utf-8"),
             }
-    exported = st.session_state.get(state.EXPORTED)
+    exported = st.session_state.get(session.EXPORTED)
     if exported is not None and exported["tag"] == tag:
         _show_result(exported)
 

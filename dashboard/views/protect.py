@@ -11,7 +11,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from dashboard import state
+from dashboard import compute, display, loading, session, widgets
+from engine.report import samples
 from engine.data.dataset import Dataset
 from engine.figures.text import attack_bars_figure, cosine_by_author_figure, frontier_figure, metric_along_knob_figure
 from engine.measures.base import MetricResult, metric_info
@@ -30,11 +31,11 @@ def _valid_choice(key: str, options: list, default) -> None:
 
 
 def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | None, str | None]:
-    risks, utilities = state.metric_ids(sweep, "risk"), state.metric_ids(sweep, "utility")
+    risks, utilities = compute.metric_ids(sweep, "risk"), compute.metric_ids(sweep, "utility")
     chosen: list[str | None] = []
     for col, options, default, key, label in (
-        (risk_col, risks, state.DEFAULT_RISK, state.RISK_KEY, "Risk measure"),
-        (utility_col, utilities, state.DEFAULT_UTILITY, state.UTILITY_KEY, "Utility measure"),
+        (risk_col, risks, session.DEFAULT_RISK, session.RISK_KEY, "Risk measure"),
+        (utility_col, utilities, session.DEFAULT_UTILITY, session.UTILITY_KEY, "Utility measure"),
     ):
         with col:
             if not options:
@@ -42,16 +43,16 @@ def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | N
                 chosen.append(None)
                 continue
             _valid_choice(key, options, default)
-            chosen.append(st.selectbox(label, options, format_func=state.metric_label, key=key, persist_state="session"))
+            chosen.append(st.selectbox(label, options, format_func=display.metric_label, key=key, persist_state="session"))
     return chosen[0], chosen[1]
 
 
 def _knob_slider(knob: Knob, grid: list[float], method: str) -> float:
     """The knob's slider, built from its description; returns the current value."""
-    key = state.knob_key(method)
+    key = session.knob_key(method)
     more = "higher" if knob.more_privacy == "higher" else "lower"
     label = f"{knob.label} ({knob.symbol}) · {more} = more privacy"
-    default = state.nearest_grid_value(grid, knob.default)
+    default = compute.nearest_grid_value(grid, knob.default)
     if knob.integer or knob.grid or knob.scale == "log":
         # Grid values, evenly spaced on the slider: a log-scale knob moves by equal ratios.
         if st.session_state.get(key) not in grid:
@@ -106,22 +107,22 @@ def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, meth
         start = float(math.ceil(float(risks.median()) * 1000) / 1000) if len(risks) else 0.1
         limit = st.number_input(f"Highest acceptable {metric_info(risk).label.lower()}", min_value=0.0,
                                 value=start, step=0.005, format="%.3f", key=f"choose_max::{risk}")
-        choice = state.guarded(lambda: state.risk_utility_choice(sweep, risk, utility, "threshold", float(limit)))
+        choice = session.guarded(lambda: compute.risk_utility_choice(sweep, risk, utility, "threshold", float(limit)))
     else:
         a = st.number_input("Risk accepted per unit of utility (a)", min_value=0.001, value=1.0, step=0.1,
                             format="%.3f", key="choose_slope",
                             help="The frontier point tangent to risk = c + a·utility (Greve & Sablica, Eq. 2.8).")
-        choice = state.guarded(lambda: state.risk_utility_choice(sweep, risk, utility, "tradeoff", float(a)))
+        choice = session.guarded(lambda: compute.risk_utility_choice(sweep, risk, utility, "tradeoff", float(a)))
     if choice is None:
         return None
-    st.markdown(f"Suggested: **{state.md_escape(state.knob_text(knob, choice.knob))}** — "
-                f"{state.md_escape(choice.why)}.")
+    st.markdown(f"Suggested: **{display.md_escape(display.knob_text(knob, choice.knob))}** — "
+                f"{display.md_escape(choice.why)}.")
     st.button("Use this knob", key="choose_use", on_click=_set_knob, args=(method, choice.knob))
     return choice.knob
 
 
 def _set_knob(method: str, value: float) -> None:
-    st.session_state[state.knob_key(method)] = float(value)
+    st.session_state[session.knob_key(method)] = float(value)
 
 
 def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float) -> None:
@@ -133,7 +134,7 @@ def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float
     key = f"targets::{dataset.fingerprint[:12]}::{method}"
     stored = st.session_state.get(key)
     if not isinstance(stored, list) or any(t not in targets for t in stored):
-        st.session_state[key] = state.default_targets(detail)
+        st.session_state[key] = samples.attack_targets(detail)
     chosen = st.multiselect("Targets", targets, key=key, max_selections=8, persist_state="session",
                             help="People the intruder holds other texts of. Each panel shows, for every released "
                                  "user, the share of their records the intruder's classifier assigns to the target.")
@@ -152,75 +153,77 @@ def _utility_detail(sweep: SweepResult, utility: str | None, at: float) -> None:
         st.plotly_chart(cosine_by_author_figure(detail, metric_info(utility).label), key="cosine_by_author")
 
 
-def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, knob: Knob) -> None:
+def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, knob: Knob,
+             params: dict) -> None:
     st.subheader("Sample protected records")
-    release = state.guarded(lambda: state.get_release(dataset, method, value, seed, replicates))
-    samples = state.guarded(lambda: state.sample_records(dataset, method, seed, replicates, MAX_SAMPLES))
+    release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
+    samples = session.guarded(lambda: compute.sample_records(dataset, method, seed, replicates, MAX_SAMPLES, params))
     if release is None or samples is None:
         return
     for text in release.info.values():
         if isinstance(text, str) and text:
-            st.caption(f"At {state.md_escape(state.knob_text(knob, value))}: {state.md_escape(text)}")
-    changed = state.changed_records(dataset, release, samples)
+            st.caption(f"At {display.md_escape(display.knob_text(knob, value))}: {display.md_escape(text)}")
+    changed = samples.changed_records(dataset, release, samples)
     if not changed:
-        st.info(f"No sample record is changed at {state.knob_text(knob, value)}.")
+        st.info(f"No sample record is changed at {display.knob_text(knob, value)}.")
         return
     st.caption(f"{len(changed)} records changed at this setting; the same records at every setting. "
                "Red: what was removed; green: what replaced it.")
-    st.html(state.SAMPLE_CSS)
+    st.html(display.SAMPLE_CSS)
     for record in changed[:MAX_SAMPLES]:
-        st.markdown(state.sample_html(dataset, release, record), unsafe_allow_html=True)
+        st.markdown(display.sample_html(dataset, release, record), unsafe_allow_html=True)
 
 
 def render() -> None:
     """The Protect page."""
     st.title("Protect")
-    dataset = state.page_dataset()
+    dataset = session.page_dataset()
     if dataset is None:
         return
-    counts = state.dataset_counts(dataset)
-    st.caption(f"Dataset: {state.md_escape(dataset.name)} · {counts['records']:,} records")
+    counts = loading.dataset_counts(dataset)
+    st.caption(f"Dataset: {display.md_escape(dataset.name)} · {counts['records']:,} records")
 
-    methods = state.method_names()
-    _valid_choice(state.METHOD_KEY, methods, state.DEFAULT_METHOD)
+    methods = compute.method_names()
+    _valid_choice(session.METHOD_KEY, methods, session.DEFAULT_METHOD)
     c_method, c_risk, c_utility = st.columns([2, 1, 1])
     with c_method:
         method = st.selectbox("Protection method", methods, format_func=lambda m: METHODS[m].title,
-                              key=state.METHOD_KEY, persist_state="session")
-        st.caption(state.md_escape(METHODS[method].description))
+                              key=session.METHOD_KEY, persist_state="session")
+        st.caption(display.md_escape(METHODS[method].description))
     protector = METHODS[method]
+    params = widgets.parameter_widgets(method, dataset)
     with st.expander("Replicates and seed"):
-        st.session_state.setdefault(state.REPLICATES_KEY, 1)
-        st.session_state.setdefault(state.SEED_KEY, 0)
+        st.session_state.setdefault(session.REPLICATES_KEY, 1)
+        st.session_state.setdefault(session.SEED_KEY, 0)
         replicates = int(st.number_input("Replicates (M protected releases per knob value)", min_value=1,
-                                         max_value=20, step=1, key=state.REPLICATES_KEY, persist_state="session"))
-        seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=state.SEED_KEY,
+                                         max_value=20, step=1, key=session.REPLICATES_KEY, persist_state="session"))
+        seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=session.SEED_KEY,
                                    persist_state="session"))
         if protector.deterministic:
             st.caption("This method is deterministic: every replicate is the same release, so it is measured once "
                        "per setting.")
-    replicates = state.effective_replicates(method, replicates)
+    replicates = compute.effective_replicates(method, replicates)
 
-    sweep = state.sweep_with_progress(dataset, method, replicates, seed)
+    sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params)
     if sweep is None:
         return
     risk, utility = _measure_pickers(sweep, c_risk, c_utility)
     for mid, why in sweep.skipped.items():
-        st.caption(f"Not measured: {state.md_escape(state.metric_label(mid))} — {state.md_escape(why)}.")
+        st.caption(f"Not measured: {display.md_escape(display.metric_label(mid))} — {display.md_escape(why)}.")
 
     knob = sweep.knob
     value = _knob_slider(knob, sweep.grid, method)
-    at = state.nearest_grid_value(sweep.grid, value)
-    metrics = state.metrics_at(sweep, value)
-    st.caption(f"Current knob: {state.md_escape(state.knob_text(knob, value))}")
+    at = compute.nearest_grid_value(sweep.grid, value)
+    metrics = compute.metrics_at(sweep, value)
+    st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
     if not np.isclose(at, value):
-        st.caption(f"Measures are shown at the nearest measured setting, {state.md_escape(state.knob_text(knob, at))}.")
+        st.caption(f"Measures are shown at the nearest measured setting, {display.md_escape(display.knob_text(knob, at))}.")
     point = " · ".join(
         f"{what} {_fmt(metrics[m].value)}" for what, m in (("Risk", risk), ("Utility", utility)) if m is not None
     )
     if point:
         names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)
-        st.caption(f"{point} ({state.md_escape(names)})")
+        st.caption(f"{point} ({display.md_escape(names)})")
 
     _metric_cards(sweep, metrics)
     left, right = st.columns([3, 1], gap="large")
@@ -240,16 +243,16 @@ def render() -> None:
                 st.info("No risk measure applies to this dataset, so there is no risk–utility frontier; "
                         "the reasons are listed above.")
 
-    state.set_choice(state.Chosen(
+    session.set_choice(session.Chosen(
         fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
-        replicates=sweep.replicates, risk=risk, utility=utility, sweep=sweep,
+        replicates=sweep.replicates, risk=risk, utility=utility, sweep=sweep, params=params,
     ))
-    st.page_link("views/export.py", label=f"Export the release at {state.knob_text(knob, value)}",
+    st.page_link("views/export.py", label=f"Export the release at {display.knob_text(knob, value)}",
                  icon=":material/download:")
 
     _attack_section(sweep, dataset, method, at)
     _utility_detail(sweep, utility, at)
-    _samples(dataset, method, value, seed, sweep.replicates, knob)
+    _samples(dataset, method, value, seed, sweep.replicates, knob, params)
 
 
 if __name__ == "__main__":

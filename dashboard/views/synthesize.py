@@ -14,8 +14,9 @@ import math
 import pandas as pd
 import streamlit as st
 
-from dashboard import state
+from dashboard import compute, display, session, widgets
 from engine.data.dataset import Dataset
+from engine.data.levels import levels_by_frequency
 from engine.measures.evaluate import MeasureOptions
 from engine.frontier import PmseChoice, select_by_pmse_ratio
 from engine.measures.base import MetricResult, metric_info
@@ -32,10 +33,8 @@ from engine.figures.field_synthesis import (
 from engine.measures.utility.topics import prevalence_intervals
 
 METHOD_KEY = "synth_method"
-FIELDS_KEY = "synth_fields"
 CARDS = ["identification_probability", "confidential_value_rate", "pmse_ratio", "topic_content_correlation",
          "cell_difference_2way"]
-SAMPLE_ROWS = 30
 
 
 def knob_key(method: str, fingerprint: str) -> str:
@@ -46,31 +45,25 @@ def _fmt(v: float | None) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
-def _settings(dataset: Dataset) -> state.Settings | None:
+def _settings(dataset: Dataset) -> compute.Settings | None:
     categorical = [f.name for f in dataset.schema.fields if f.kind == "categorical"]
     if not categorical:
         st.info("This dataset has no categorical field to synthesize. Mark one as categorical on the Data page.")
         return None
-    methods = state.method_names("fields", ("categorical",))
+    methods = compute.method_names("fields", ("categorical",))
     c1, c2 = st.columns([1, 2])
     with c1:
         if st.session_state.get(METHOD_KEY) not in methods:
             st.session_state[METHOD_KEY] = methods[0]
         method = st.radio("Synthesizer", methods, key=METHOD_KEY, format_func=lambda m: METHODS[m].title,
                           persist_state="session")
-        st.caption(state.md_escape(METHODS[method].description))
+        st.caption(display.md_escape(METHODS[method].description))
     with c2:
-        sensitive = [f.name for f in dataset.schema.fields if f.kind == "categorical" and f.role == "sensitive"]
-        key = f"{FIELDS_KEY}::{dataset.fingerprint[:12]}"
-        stored = st.session_state.get(key)
-        if not isinstance(stored, list) or any(f not in categorical for f in stored):
-            st.session_state[key] = sensitive or categorical[:1]
-        fields = st.multiselect(
-            "Fields to synthesize, in order", categorical, key=key, persist_state="session",
-            help="The first field is modelled on the text alone; each later one on the text and the fields before "
-                 "it (confidential values to fit, synthetic values to draw). Fields not chosen stay as they are.",
-        )
-        st.caption("Order: " + (" → ".join(state.md_escape(f) for f in fields) if fields else "choose at least one field"))
+        params = widgets.parameter_widgets(method, dataset, kinds=("categorical",))
+        fields = list(params.get("fields") or ())
+        if fields:
+            st.caption("Order: " + " → ".join(display.md_escape(f) for f in fields) + ". The first field is "
+                       "modelled on the text alone; each later one on the text and the fields before it.")
     with st.expander("Replicates, measures and seed"):
         a, b, c, d = st.columns(4)
         st.session_state.setdefault("synth_replicates", 3)
@@ -85,36 +78,26 @@ def _settings(dataset: Dataset) -> state.Settings | None:
                                          persist_state="session",
                                          help="Random projections of the text for the pMSE ratio; the paper uses 20."))
         topics = int(d.number_input("Topics", 2, 20, step=1, key="synth_topics", persist_state="session"))
-        level_options = ["(default)"] + [
-            f"{f}={v}" for f in fields for v in _levels(dataset, f)[1:]
-        ]
+        followed = fields or [f.name for f in dataset.schema.fields if f.kind == "categorical" and f.role == "sensitive"]
+        level_options = ["(default)"] + [f"{f}={v}" for f in followed for v in _levels(dataset, f)[1:]]
         level = st.selectbox("Field level whose topic prevalence is followed", level_options, key="synth_level",
                              help="The paper follows the low-rating coefficient. The most frequent level of each "
                                   "field is the reference.")
-        keywords = st.text_input("Vendor keywords to leave out of the text features (commas)", key="synth_keywords",
-                                 persist_state="session")
-    if not fields:
-        st.info("Choose at least one field to synthesize.")
-        return None
-    vendor = [k.strip() for k in keywords.split(",") if k.strip()]
-    params = {"fields": list(fields)}
-    if vendor:
-        params["vendor_keywords"] = vendor
-    options = MeasureOptions(projections=projections, topics=topics, vendor_keywords=tuple(vendor),
+    options = MeasureOptions(projections=projections, topics=topics,
+                             vendor_keywords=tuple(params.get("vendor_keywords", ())),
                              prevalence_level=None if level == "(default)" else level)
     return method, params, options, replicates, seed
 
 
 def _levels(dataset: Dataset, field: str) -> list[str]:
-    counts = dataset.frame[field].astype(str).value_counts()
-    return sorted(counts.index, key=lambda v: (-counts[v], v))
+    return levels_by_frequency(dataset.frame[field])
 
 
 def _slider(sweep: SweepResult, method: str, fingerprint: str, best: float | None) -> float:
     knob = sweep.knob
     key = knob_key(method, fingerprint)
     if st.session_state.get(key) not in sweep.grid:
-        st.session_state[key] = best if best in sweep.grid else state.nearest_grid_value(sweep.grid, knob.default)
+        st.session_state[key] = best if best in sweep.grid else compute.nearest_grid_value(sweep.grid, knob.default)
     more = "higher" if knob.more_privacy == "higher" else "lower"
     return float(st.select_slider(f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy", sweep.grid,
                                   format_func=knob.format, key=key, help=knob.help or None))
@@ -139,7 +122,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
 
 def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict) -> None:
     st.subheader("Sample records")
-    release = state.guarded(lambda: state.get_release(dataset, method, value, seed, replicates, params))
+    release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
     if release is None:
         return
     d = release.info["field_detail"]
@@ -164,7 +147,7 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
 
 def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
     knob = sweep.knob
-    metrics = state.metrics_at(sweep, at)
+    metrics = compute.metrics_at(sweep, at)
     left, right = st.columns(2)
     with left:
         if sweep.complexity is not None:
@@ -181,7 +164,7 @@ def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
                                                          f"{knob.symbol} = {knob.format(at)}"),
                         key="synth_identification")
     elif "identification_probability" in sweep.skipped:
-        st.caption(f"Identification probability not measured: {state.md_escape(sweep.skipped['identification_probability'])}.")
+        st.caption(f"Identification probability not measured: {display.md_escape(sweep.skipped['identification_probability'])}.")
     left, right = st.columns(2)
     with left:
         one, two = sweep.detail(at, "cell_difference_1way"), sweep.detail(at, "cell_difference_2way")
@@ -205,7 +188,7 @@ def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
 def render() -> None:
     """The Synthesize page."""
     st.title("Synthesize fields")
-    started = state.page_sweep("the text is released unchanged; the chosen fields are replaced by synthetic values.",
+    started = compute.page_sweep("the text is released unchanged; the chosen fields are replaced by synthetic values.",
                                _settings)
     if started is None:
         return
@@ -213,27 +196,27 @@ def render() -> None:
     knob = sweep.knob
     choice = None
     if "pmse_ratio" in sweep.metric_ids:
-        choice = state.guarded(lambda: select_by_pmse_ratio(sweep.summary, knob.symbol))
+        choice = session.guarded(lambda: select_by_pmse_ratio(sweep.summary, knob.symbol))
     if choice is not None:
         c1, c2 = st.columns([4, 1])
-        c1.info(f"Recommended: **{state.md_escape(knob.symbol)}\\* = {knob.format(choice.best)}** — "
-                f"{state.md_escape(choice.why)}.")
+        c1.info(f"Recommended: **{display.md_escape(knob.symbol)}\\* = {knob.format(choice.best)}** — "
+                f"{display.md_escape(choice.why)}.")
         c2.button(f"Use {knob.symbol}*", key="synth_use_best", on_click=_use_best,
                   args=(method, dataset.fingerprint, choice.best))
     value = _slider(sweep, method, dataset.fingerprint, None if choice is None else choice.best)
-    st.caption(f"Current knob: {state.md_escape(state.knob_text(knob, value))}")
-    metrics = state.metrics_at(sweep, value)
+    st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
+    metrics = compute.metrics_at(sweep, value)
     _cards(metrics, sweep.replicates)
     for mid, why in sweep.skipped.items():
-        st.caption(f"Not measured: {state.md_escape(state.metric_label(mid))} — {state.md_escape(why)}.")
-    state.set_choice(state.Chosen(
+        st.caption(f"Not measured: {display.md_escape(display.metric_label(mid))} — {display.md_escape(why)}.")
+    session.set_choice(session.Chosen(
         fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
-        replicates=sweep.replicates, risk=next((m for m in state.metric_ids(sweep, "risk")), None),
+        replicates=sweep.replicates, risk=next((m for m in compute.metric_ids(sweep, "risk")), None),
         utility="topic_content_correlation" if "topic_content_correlation" in sweep.metric_ids
-        else next((m for m in state.metric_ids(sweep, "utility")), None),
+        else next((m for m in compute.metric_ids(sweep, "utility")), None),
         sweep=sweep, params=params, options=options,
     ))
-    st.page_link("views/export.py", label=f"Export the release at {state.knob_text(knob, value)}",
+    st.page_link("views/export.py", label=f"Export the release at {display.knob_text(knob, value)}",
                  icon=":material/download:")
     _figures(sweep, value, choice)
     _samples(dataset, method, value, seed, sweep.replicates, params)

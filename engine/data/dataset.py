@@ -11,12 +11,17 @@ import pandas as pd
 from engine.data.schema import Schema
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class Dataset:
     """Records to be released plus, optionally, what an intruder already holds.
 
     ``frame`` has a RangeIndex (record positions 0..n-1). ``external`` holds the intruder's records: other
     texts by some of the same authors (columns ``schema.text`` and ``schema.author``, and any known fields).
+
+    A Dataset is frozen and its `fingerprint` is computed when it is made, so the two cannot drift apart:
+    assigning a field raises ``dataclasses.FrozenInstanceError``; for other data make a new Dataset, e.g.
+    ``dataclasses.replace(dataset, frame=other)``, which gets its own fingerprint. (Changing the frame's values
+    in place is not prevented, and leaves the fingerprint describing the data as it was made; don't.)
     """
 
     name: str
@@ -24,6 +29,9 @@ class Dataset:
     schema: Schema
     external: pd.DataFrame | None = None
     source: str = ""
+
+    def __post_init__(self) -> None:
+        _ = self.fingerprint  # computed now, from the data as it is when the Dataset is made
 
     @property
     def texts(self) -> pd.Series:
@@ -39,7 +47,10 @@ class Dataset:
 
     @cached_property
     def fingerprint(self) -> str:
-        """SHA-256 over the records, the external records and the schema: the identity of this data."""
+        """SHA-256 over the records, the external records and the schema: the identity of this data.
+
+        Computed at construction (`cached_property` stores it in the instance, which a frozen dataclass allows).
+        """
         h = hashlib.sha256()
         h.update(self.schema.to_toml().encode())
         for part in (self.frame, self.external):

@@ -14,7 +14,7 @@ import json
 import math
 import platform
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -149,7 +149,7 @@ def export_release(
     utility_metric: str | None = None,
     replay_command: str,
     audit_log: str | Path | None = None,
-    samples: int = 8,
+    records: Sequence[int] = (),
     knob: Knob | None = None,
     method_title: str = "",
     point: SweepResult | None = None,
@@ -157,7 +157,8 @@ def export_release(
     """Write the release bundle into ``out_dir`` and log the export; see the module docstring.
 
     ``point`` is the measurement at the released knob (it carries the model size along the knob for the
-    report); ``sweep`` the optional measurement along the whole grid.
+    report); ``sweep`` the optional measurement along the whole grid; ``records`` the sample records the
+    report shows (`engine.report.samples.sample_records`).
 
     Returns
     -------
@@ -187,8 +188,11 @@ def export_release(
         report = render_report(
             dataset=dataset, release=release, metrics=metrics, method_params=method_params,
             replicates=replicates, sweep=sweep, risk_metric=risk_metric, utility_metric=utility_metric,
-            replay_command=replay_command, samples=samples, method_title=method_title, knob=knob,
+            replay_command=replay_command, records=records, method_title=method_title, knob=knob,
             complexity=next((r.complexity for r in (point, sweep) if r is not None and r.complexity is not None), None),
+            not_measured=None if point is None else point.skipped,
+            curves=None if point is None else point.uncertainty_curves(
+                [min(point.grid, key=lambda g: abs(g - release.knob))]),
         )
         files[REPORT_HTML] = out / REPORT_HTML
         atomic_write_text(files[REPORT_HTML], report)

@@ -1,4 +1,10 @@
-"""Metric results and the registry of what each metric means, in the steward's words.
+"""Measures as classes, metric results, and what each metric means in the steward's words.
+
+A measure is a `Measure` subclass declared next to the code that computes it and listed once in
+`engine.measures.registry`. Its class attributes say what it is (id, kind, direction, label, meaning, source,
+range, and which methods it applies to); `prepare` does the release-independent work once per dataset and
+`compute` measures one release. Work several measures need (a topic model, the intruder's classifiers, one
+matching pass) is done once through `PrepareContext.shared` and `ReleaseView.memo`.
 
 Metric ids are stable snake_case names. A measure computed on the unprotected data as a baseline carries the
 suffix ``_confidential``.
@@ -6,26 +12,51 @@ suffix ``_confidential``.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import pandas as pd
 
+from engine.errors import ConfigError, TextsdcError
+
+if TYPE_CHECKING:
+    from engine.data.dataset import Dataset
+    from engine.measures.options import MeasureOptions
+    from engine.protect.base import Progress, Release
+
 CONFIDENTIAL_SUFFIX = "_confidential"
+
+Kind = Literal["risk", "utility"]
+Better = Literal["lower", "higher", "one"]
+Target = Literal["text", "categorical", "numeric"]
+KINDS: tuple[str, ...] = ("risk", "utility")
+DIRECTIONS: tuple[str, ...] = ("lower", "higher", "one")
+TARGETS: dict[str, str] = {
+    "text": "methods that change the text",
+    "categorical": "methods that synthesize categorical fields",
+    "numeric": "methods that synthesize count or continuous fields",
+}
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class MetricInfo:
     """What a metric means. ``better`` is "lower", "higher" or "one" (closest to 1 is best, as for a ratio to
-    its expectation under a good synthesizer)."""
+    its expectation under a good synthesizer); ``source`` is the paper and equation; ``applies_to`` one of
+    `TARGETS`."""
 
     id: str
-    kind: Literal["risk", "utility"]
-    better: Literal["lower", "higher", "one"]
+    kind: Kind
+    better: Better
     label: str
     meaning: str
     low: float = 0.0
     high: float = 1.0
+    source: str = ""
+    applies_to: Target | None = None
 
     @property
     def better_text(self) -> str:
@@ -33,11 +64,20 @@ class MetricInfo:
 
     def goodness(self, value: float) -> float:
         """``value`` turned so that larger is always better (for frontiers and choices)."""
-        if self.better == "higher":
-            return value
-        if self.better == "lower":
-            return -value
-        return -abs(value - 1.0)
+        return oriented(self.better, value)
+
+    def badness(self, value: float) -> float:
+        """``value`` turned so that smaller is always better: for a risk measure, smaller = less risk."""
+        return -oriented(self.better, value)
+
+
+def oriented(better: Better, value: float) -> float:
+    """``value`` of a measure whose direction is ``better`` turned so that larger is always better."""
+    if better == "higher":
+        return value
+    if better == "lower":
+        return -value
+    return -abs(value - 1.0)
 
 
 @dataclass(frozen=True)
@@ -62,138 +102,147 @@ class MetricResult:
         return replace(self, id=self.id + CONFIDENTIAL_SUFFIX)
 
 
-METRICS: dict[str, MetricInfo] = {
-    m.id: m
-    for m in [
-        MetricInfo(
-            "attack_identification_rate", "risk", "lower", "Attack identification rate",
-            "Share of targeted people whom an intruder, holding other texts they wrote, picks out correctly "
-            "among the released authors with a per-person linear SVM (Ororbia et al., Eq. 4). "
-            "0 = nobody identified, 1 = everyone identified; ties count as a fair share.",
-        ),
-        MetricInfo(
-            "unigram_cosine", "utility", "higher", "Word (unigram) similarity",
-            "Average over authors of the cosine similarity between each author's word counts in the original "
-            "and in the release. 1 = every author's vocabulary kept exactly.",
-        ),
-        MetricInfo(
-            "bigram_cosine", "utility", "higher", "Word-pair (bigram) similarity",
-            "Average over authors of the cosine similarity between each author's counts of adjacent word pairs "
-            "in the original and in the release. 1 = word order and vocabulary kept exactly.",
-        ),
-        MetricInfo(
-            "identification_probability", "risk", "lower", "Identification probability",
-            "Average probability that an intruder who knows a target's field values and holds another text by "
-            "them puts on the target's own record: first keeping the records whose released fields match, then "
-            "weighting them by writing-style similarity (Schneider et al. 2023, Eqs. 7–9). 1/number of records "
-            "would be a blind guess.",
-        ),
-        MetricInfo(
-            "confidential_value_rate", "risk", "lower", "Confidential values kept",
-            "Share of synthesized field values that equal the confidential value (over records and synthesized "
-            "fields). 1 = nothing changed; the share that random sampling from the field's distribution would "
-            "keep is the sum of its squared level shares.",
-        ),
-        MetricInfo(
-            "pmse_ratio", "utility", "one", "pMSE ratio",
-            "Propensity-score mean squared error of telling synthetic from confidential records (text by random "
-            "projection, fields and their interactions), divided by its mean when both come from the same distribution "
-            "(Snoke et al. 2018; the null mean as derived in engine/measures/utility/pmse.py). About 1 = good synthesis; below 1 = over-fit to the confidential "
-            "values; above 1 = under-fit. Mean over the projections.", high=float("inf"),
-        ),
-        MetricInfo(
-            "pmse", "utility", "lower", "pMSE",
-            "Propensity-score mean squared error: how well a logistic regression tells synthetic from "
-            "confidential records. 0 = indistinguishable (which also happens when nothing was changed).",
-            high=0.25,
-        ),
-        MetricInfo(
-            "cell_difference_1way", "utility", "lower", "One-way cell differences",
-            "Sum over the levels of each synthesized field of |synthetic count − confidential count| / "
-            "confidential count (Schneider et al. 2023, Table 2). 0 = the field's distribution kept exactly.",
-            high=float("inf"),
-        ),
-        MetricInfo(
-            "cell_difference_2way", "utility", "lower", "Two-way cell differences",
-            "The same summed relative differences over the cells of every two-way table that involves a "
-            "synthesized field. 0 = every cross-tabulation kept exactly.", high=float("inf"),
-        ),
-        MetricInfo(
-            "topic_content_correlation", "utility", "higher", "Topic content correlation",
-            "Correlation, over the vocabulary, between the words each field level uses within each topic in the "
-            "confidential and in the synthetic data, averaged over levels and topics (Schneider et al. 2023, "
-            "Eqs. 4–5). 1 = what each level says about each topic is kept.", low=-1.0,
-        ),
-        MetricInfo(
-            "topic_prevalence_ratio", "utility", "one", "Topic prevalence ratio",
-            "For the chosen field level, its regression coefficient on each topic's share in the synthetic data "
-            "divided by the confidential one, averaged over topics (Schneider et al. 2023, Table 5). 1 = how much "
-            "that level talks about each topic is kept; below 1 = shrunk towards no relation.",
-            low=float("-inf"), high=float("inf"),
-        ),
-        MetricInfo(
-            "propensity_up", "utility", "lower", "Propensity score utility Up",
-            "How well a logistic regression on the main effects of all fields tells synthetic from confidential "
-            "records: the mean squared distance of its propensity from the synthetic share (Woo et al. 2009; "
-            "Guo & Hu, Table 2). 0 = indistinguishable, 0.25 = perfectly told apart.", high=0.25,
-        ),
-        MetricInfo(
-            "cluster_uc", "utility", "lower", "Cluster utility Uc",
-            "Confidential and synthetic records clustered together (UPGMA): the size-weighted squared deviation of "
-            "each cluster's synthetic share from the overall share (Woo et al. 2009; Guo & Hu, Table 2). "
-            "0 = every cluster mixes them evenly.", high=0.25,
-        ),
-        MetricInfo(
-            "ecdf_max", "utility", "lower", "eCDF largest difference Um",
-            "Largest difference between the empirical distribution functions of a synthesized field in the "
-            "confidential and synthetic data, for the worst field (Woo et al. 2009; Guo & Hu, Table 2). "
-            "0 = the same distribution.",
-        ),
-        MetricInfo(
-            "ecdf_avg", "utility", "lower", "eCDF mean squared difference Ua",
-            "Mean squared difference between the empirical distribution functions of a synthesized field in the "
-            "confidential and synthetic data, for the worst field (Woo et al. 2009; Guo & Hu, Table 2).",
-        ),
-        MetricInfo(
-            "ci_overlap", "utility", "higher", "Confidence interval overlap",
-            "How much the 95% intervals of means, quantiles and regression coefficients from the synthetic data "
-            "overlap those from the confidential data (Guo & Hu, Eq. 10), averaged over the quantities. 1 = the same "
-            "intervals; 0 or below = an analyst would reach different conclusions.", low=float("-inf"),
-        ),
-        *[
-            MetricInfo(
-                f"attribute_risk_r{rc}_p{rp}", "risk", "lower", f"Attribute risk AR (count ±{rc}, amount ±{rp}%)",
-                f"Summed over records, the share of released records with the record's key values whose count is "
-                f"within ±{rc} and amount within ±{rp}% of its confidential values: how often an intruder who knows "
-                "the key values would guess the sensitive ones closely (Guo & Hu, Section 4.1, Table 3).",
-                high=float("inf"),
-            )
-            for rc, rp in ((5, 5), (5, 10), (10, 5), (10, 10))
-        ],
-        MetricInfo(
-            "emr", "risk", "lower", "Expected match risk (EMR)",
-            "Expected number of records an intruder who knows a target's key values, count and amount correctly "
-            "identifies among the released records that match them (count ±5, log amount ±5%); a record that "
-            "matches c released records counts 1/c when it is among them (Reiter & Mitra 2009; Guo & Hu, Table 4).",
-            high=float("inf"),
-        ),
-        MetricInfo(
-            "tmr", "risk", "lower", "True match rate (TMR)",
-            "Share of records whose match among the released records is unique and is the record itself "
-            "(Reiter & Mitra 2009; Guo & Hu, Table 4).",
-        ),
-        MetricInfo(
-            "fmr", "risk", "higher", "False match rate (FMR)",
-            "Share of unique matches that point at the wrong record: the intruder is misled. Higher is safer "
-            "(Reiter & Mitra 2009; Guo & Hu, Table 4); 0 on the unprotected data.",
-        ),
-        MetricInfo(
-            "unique_matches", "risk", "lower", "Unique matches",
-            "Number of records that match exactly one released record (true or false) on the key values, count "
-            "±5 and log amount ±5% (Guo & Hu, Table 4).", high=float("inf"),
-        ),
-    ]
-}
+class NotApplicable(Exception):
+    """Raised by `Measure.prepare` when the measure cannot apply to the data; the message is the reason, in the
+    steward's words (it is shown as "not measured: <reason>")."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class Memo:
+    """Values computed once per key. A `NotApplicable` or `TextsdcError` raised by the factory is remembered and
+    raised again, so every measure sharing the work learns the same reason without the work being redone."""
+
+    def __init__(self) -> None:
+        self._values: dict[Hashable, tuple[bool, Any]] = {}
+
+    def get(self, key: Hashable, factory: Callable[[], T]) -> T:
+        if key in self._values:
+            ok, value = self._values[key]
+            if ok:
+                return value
+            raise value
+        try:
+            value = factory()
+        except (NotApplicable, TextsdcError) as e:
+            self._values[key] = (False, e)
+            raise
+        self._values[key] = (True, value)
+        return value
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._values
+
+
+class PrepareContext:
+    """What measures see while they prepare, once per dataset: the data, the synthesized fields (in order, and
+    split into categorical and count / continuous ones), the settings, progress, and the `shared` memo."""
+
+    def __init__(self, dataset: Dataset, fields: Sequence[str], options: MeasureOptions,
+                 progress: Progress) -> None:
+        self.dataset = dataset
+        self.fields = list(fields)
+        self.categorical = [f for f in self.fields if dataset.schema.field(f).kind == "categorical"]
+        self.numeric = [f for f in self.fields if f not in self.categorical]
+        self.options = options
+        self.progress = progress
+        self._memo = Memo()
+
+    def shared(self, key: Hashable, factory: Callable[[], T]) -> T:
+        """``factory()`` computed once for all the measures that ask for ``key``."""
+        return self._memo.get(key, factory)
+
+    def not_applicable(self, target: Target) -> str | None:
+        """Why a measure of ``target`` does not apply to this method, or None when it does."""
+        if target == "text":
+            return "measures changes to the text; this method leaves the text as it is" if self.fields else None
+        have, what = (self.categorical, "categorical") if target == "categorical" else (self.numeric,
+                                                                                      "count or continuous")
+        if have:
+            return None
+        if self.fields:
+            return f"measures synthesized {what} fields; this method synthesizes none"
+        return "measures synthesized fields; this method leaves every field as it is"
+
+
+class ReleaseView:
+    """One release as the measures see it: the released frame (laid out like the dataset), the `Release` when
+    there is one, and the `memo` of work shared by several measures of this release."""
+
+    def __init__(self, dataset: Dataset, release: Release | pd.DataFrame) -> None:
+        self.dataset = dataset
+        self.release = release
+        self.data: pd.DataFrame = release if isinstance(release, pd.DataFrame) else release.data
+        self._memo = Memo()
+
+    @property
+    def info(self) -> Mapping[str, Any]:
+        """What the method reported about the release (empty for a bare frame)."""
+        return {} if isinstance(self.release, pd.DataFrame) else self.release.info
+
+    def memo(self, key: Hashable, factory: Callable[[], T]) -> T:
+        """``factory()`` computed once for all the measures of this release that ask for ``key``."""
+        return self._memo.get(key, factory)
+
+
+class Measure(ABC):
+    """One measure of risk or utility. Subclasses set the class attributes and implement `compute`; those that
+    have release-independent work do it in `prepare`, which may raise `NotApplicable` (or a `TextsdcError`,
+    whose message is taken as the reason) to have the measure listed as not measured."""
+
+    id: ClassVar[str]
+    kind: ClassVar[Kind]
+    better: ClassVar[Better]
+    label: ClassVar[str]
+    meaning: ClassVar[str]
+    source: ClassVar[str]
+    applies_to: ClassVar[Target]
+    low: ClassVar[float] = 0.0
+    high: ClassVar[float] = 1.0
+
+    def prepare(self, context: PrepareContext) -> None:  # noqa: B027 - optional: most measures have no such work
+        """Release-independent work, once per dataset (nothing by default)."""
+
+    @abstractmethod
+    def compute(self, view: ReleaseView) -> MetricResult:
+        """The measure of one release."""
+
+    @classmethod
+    def info(cls) -> MetricInfo:
+        return MetricInfo(cls.id, cls.kind, cls.better, cls.label, cls.meaning, cls.low, cls.high, cls.source,
+                          cls.applies_to)
+
+
+class _Metrics(Mapping[str, MetricInfo]):
+    """Metric id → `MetricInfo` of every registered measure, in registry order. Read from the registry on first
+    use, so that importing this module stays cheap and free of import cycles."""
+
+    def __init__(self) -> None:
+        self._infos: dict[str, MetricInfo] | None = None
+
+    def _load(self) -> dict[str, MetricInfo]:
+        if self._infos is None:
+            from engine.measures.registry import MEASURES
+
+            self._infos = {m.id: m.info() for m in MEASURES}
+        return self._infos
+
+    def __getitem__(self, metric_id: str) -> MetricInfo:
+        return self._load()[metric_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    def __repr__(self) -> str:
+        return f"METRICS({list(self)})"
+
+
+METRICS: Mapping[str, MetricInfo] = _Metrics()
 
 
 def metric_info(metric_id: str) -> MetricInfo:
@@ -201,8 +250,6 @@ def metric_info(metric_id: str) -> MetricInfo:
     base = metric_id.removesuffix(CONFIDENTIAL_SUFFIX)
     info = METRICS.get(base)
     if info is None:
-        from engine.errors import ConfigError
-
         raise ConfigError(f"unknown metric '{metric_id}'; known metrics: {', '.join(sorted(METRICS))}")
     if base != metric_id:
         return replace(info, id=metric_id, label=info.label + " (unprotected data)")

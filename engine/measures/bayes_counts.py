@@ -1,33 +1,36 @@
-"""The measures of synthesized count and continuous fields (Guo & Hu), prepared once per dataset.
+"""The measures of synthesized count and continuous fields (Guo & Hu): what they share about the data.
 
 Utility: propensity Up, cluster Uc, eCDF Um / Ua (Section 3.1) and the interval overlap of means, quantiles
 and regression coefficients (Section 3.2, Eq. 10). Risk: attribute disclosure AR at four radius pairs
 (Section 4.1), identification EMR / TMR / FMR and unique matches (Section 4.2), and how they move as the
 intruder's knowledge of a key count gets noisier (Section 4.3, Eq. 11: the detail of ``emr`` is that curve).
-The formulas live in `engine.measures.utility.distribution`, `engine.measures.utility.inference` and `engine.measures.risk.matching`.
+The formulas live in `engine.measures.utility.distribution`, `engine.measures.utility.inference` and
+`engine.measures.risk.matching`, the measure classes in `engine.measures.risk.counts` and
+`engine.measures.utility.counts`; this module holds what they share about the confidential data
+(`NumericMeasures`, prepared once per dataset).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.errors import ConfigError
-from engine.measures.base import MetricResult
-from engine.measures.risk.matching import UNCERTAINTY_LEVELS, attribute_risks, identification_risk, intruder_uncertainty
 from engine.data.schema import FieldSpec
-from engine.measures.utility.distribution import cluster_uc, ecdf_measures, main_effects, propensity_up
-from engine.measures.utility.inference import ci_overlap, inferential_estimates
+from engine.errors import ConfigError
+from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.risk.matching import RADIUS_PAIRS, UNCERTAINTY_LEVELS, attribute_risk_id
+from engine.measures.utility.distribution import main_effects
+from engine.measures.utility.inference import inferential_estimates
 
-ATTRIBUTE_RISK_METRICS = ["attribute_risk_r5_p5", "attribute_risk_r5_p10", "attribute_risk_r10_p5",
-                          "attribute_risk_r10_p10"]
+__all__ = ["ATTRIBUTE_RISK_METRICS", "IDENTIFICATION_METRICS", "UNCERTAINTY_LEVELS", "NumericMeasure",
+           "NumericMeasures", "numeric_preparation", "uncertainty_field"]  # and NUMERIC_METRICS, read lazily
+
+ATTRIBUTE_RISK_METRICS = [attribute_risk_id(rc, rp) for rc, rp in RADIUS_PAIRS]
 IDENTIFICATION_METRICS = ["emr", "tmr", "fmr", "unique_matches"]
-NUMERIC_METRICS = [*ATTRIBUTE_RISK_METRICS, *IDENTIFICATION_METRICS, "propensity_up", "cluster_uc", "ecdf_max",
-                   "ecdf_avg", "ci_overlap"]
 
 
 def uncertainty_field(dataset: Dataset, synthesized: Sequence[str], name: str | None) -> str | None:
@@ -54,9 +57,12 @@ class NumericMeasures:
     noisy: str | None                # the key count known with noise (Eq. 11)
     seed: int
     clusters: int
-    _confidential_X: np.ndarray | None = None
-    _confidential_estimates: pd.DataFrame | None = None
-    _design_fields: list[FieldSpec] | None = None
+    design_fields: list[FieldSpec]   # the main effects: the key and the synthesized fields
+    confidential_X: np.ndarray       # their columns on the confidential data
+    confidential_estimates: pd.DataFrame = field(init=False)  # the quantities of Section 3.2 on it
+
+    def __post_init__(self) -> None:
+        self.confidential_estimates = self.estimates(self.dataset.frame)
 
     @classmethod
     def prepare(cls, dataset: Dataset, synthesized: Sequence[str], seed: int = 0, clusters: int = 20,
@@ -64,50 +70,67 @@ class NumericMeasures:
         schema = dataset.schema
         fields = [schema.field(f) for f in synthesized if schema.field(f).kind in ("count", "continuous")]
         keys = [f.name for f in schema.fields if f.role == "key" and f.name not in synthesized]
-        out = cls(dataset, fields, keys, uncertainty_field(dataset, synthesized, noisy), seed, clusters)
-        out._design_fields = [f for f in schema.fields if f.name in keys or f.name in synthesized]
-        frame = dataset.frame
-        out._confidential_X = main_effects(frame, out._design_fields, frame)
-        out._confidential_estimates = out._estimates(frame)
-        return out
+        noisy = uncertainty_field(dataset, synthesized, noisy)
+        design = [f for f in schema.fields if f.name in keys or f.name in synthesized]
+        return cls(dataset, fields, keys, noisy, seed, clusters, design, main_effects(dataset.frame, design,
+                                                                                    dataset.frame))
 
     @property
     def response(self) -> str | None:
         """The field whose logarithm the regression of Section 3.2 explains: the synthesized continuous one."""
         return next((f.name for f in self.fields if f.kind == "continuous"), None)
 
-    def _estimates(self, frame: pd.DataFrame) -> pd.DataFrame:
-        predictors = [f for f in self._design_fields if f.name not in {g.name for g in self.fields}]
+    def estimates(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The quantities of Section 3.2 on ``frame``, bootstrapped with a generator seeded afresh."""
+        predictors = [f for f in self.design_fields if f.name not in {g.name for g in self.fields}]
         return inferential_estimates(frame, self.fields, predictors, self.response,
                                      np.random.default_rng(self.seed), reference=self.dataset.frame)
 
-    def _split(self) -> tuple[list[str], list[str]]:
+    def split(self) -> tuple[list[str], list[str]]:
+        """The synthesized count fields and the synthesized continuous fields."""
         counts = [f.name for f in self.fields if f.kind == "count"]
         return counts, [f.name for f in self.fields if f.kind == "continuous"]
 
     def evaluate(self, data: pd.DataFrame, wanted: Sequence[str]) -> dict[str, MetricResult]:
-        """The ``wanted`` numeric measures of one release ``data`` (laid out like the dataset)."""
-        conf = self.dataset.frame
-        counts, amounts = self._split()
-        out: dict[str, MetricResult] = {}
-        if set(wanted) & set(ATTRIBUTE_RISK_METRICS):
-            out.update(attribute_risks(conf, data, self.keys, counts, amounts))
-        if set(wanted) & set(IDENTIFICATION_METRICS):
-            ident = identification_risk(conf, data, self.keys, counts, amounts)
-            if self.noisy is not None:
-                curve = intruder_uncertainty(conf, data, self.keys, self.noisy, UNCERTAINTY_LEVELS, self.seed,
-                                             count_fields=counts, continuous_fields=amounts)
-                ident["emr"] = MetricResult("emr", ident["emr"].value, detail=curve)
-            out.update(ident)
-        if {"propensity_up", "cluster_uc"} & set(wanted):
-            X = main_effects(data, self._design_fields, conf)
-            if "propensity_up" in wanted:
-                out["propensity_up"] = propensity_up(self._confidential_X, X)
-            if "cluster_uc" in wanted:
-                out["cluster_uc"] = cluster_uc(self._confidential_X, X, self.clusters,
-                                               rng=np.random.default_rng(self.seed))
-        if {"ecdf_max", "ecdf_avg"} & set(wanted):
-            out.update(ecdf_measures(conf, data, [f.name for f in self.fields]))
-        if "ci_overlap" in wanted:
-            out["ci_overlap"] = ci_overlap(self._confidential_estimates, self._estimates(data))
-        return {k: v for k, v in out.items() if k in wanted}
+        """The ``wanted`` numeric measures of one release ``data`` (laid out like the dataset), computed as the
+        `Evaluator` computes them (a shortcut for benchmarks that time families of measures)."""
+        from engine.measures.registry import MEASURES  # the registry imports this module
+
+        view = ReleaseView(self.dataset, data)
+        out = {}
+        for cls in MEASURES:
+            if cls.id in wanted and issubclass(cls, NumericMeasure):
+                measure = cls()
+                measure.numeric = self
+                out[cls.id] = measure.compute(view)
+        return out
+
+
+def numeric_preparation(context: PrepareContext) -> NumericMeasures:
+    """`NumericMeasures.prepare` once for all the numeric measures of an evaluator."""
+    def prepare() -> NumericMeasures:
+        o = context.options
+        context.progress(0, 1, "preparing the measures of counts and amounts")
+        return NumericMeasures.prepare(context.dataset, context.fields, o.seed, o.clusters, o.uncertainty_field)
+
+    return context.shared("numeric", prepare)
+
+
+class NumericMeasure(Measure):
+    """A measure of synthesized count / continuous fields, computed from the shared `NumericMeasures`."""
+
+    applies_to = "numeric"
+    numeric: NumericMeasures
+
+    def prepare(self, context: PrepareContext) -> None:
+        self.numeric = numeric_preparation(context)
+
+
+def __getattr__(name: str) -> list[str]:
+    """``NUMERIC_METRICS``: the ids of the numeric measures in registry order (read lazily: the registry
+    imports this module)."""
+    if name == "NUMERIC_METRICS":
+        from engine.measures.registry import measure_ids
+
+        return measure_ids("numeric")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

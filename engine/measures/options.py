@@ -1,10 +1,32 @@
-"""Settings of the measures of synthesized fields, kept apart so the command line can read them cheaply."""
+"""Settings of the measures, declared once as `Param` (the CLI's flags, the dashboard's widgets and the replay
+command come from `OPTION_PARAMETERS`), kept apart so the command line can read them cheaply."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
 from engine.errors import ConfigError
+from engine.protect.params import Param
+
+OPTION_PARAMETERS: tuple[Param, ...] = (
+    Param("projections", int, 20, "synthesis measures: random projections of the text for the pMSE", low=1,
+          high=200, label="pMSE projections"),
+    Param("topics", int, 5, "synthesis measures: topics of the topic model", low=2, high=50, label="Topics"),
+    Param("level", str, None, "synthesis measures: FIELD=LEVEL whose topic-prevalence coefficient is followed "
+          "(default: the least frequent level of the first field)",
+          label="Field level whose topic prevalence is followed"),
+    Param("clusters", int, 20, "count and amount measures: clusters of the cluster utility Uc", low=2, high=500,
+          label="Clusters of the cluster utility Uc"),
+    Param("uncertainty_field", str, None, "count and amount measures: the key count the intruder knows with "
+          "noise of level S (default: the first un-synthesized key count)", fields=("count",),
+          label="Key count known with noise (Eq. 11)"),
+)
+"""The measure settings a steward chooses; their names are the `MeasureOptions` fields (``level`` is
+``prevalence_level``)."""
+
+_FIELD_OF = {"level": "prevalence_level"}
 
 
 @dataclass(frozen=True)
@@ -26,11 +48,18 @@ class MeasureOptions:
     uncertainty_field: str | None = None
 
     def __post_init__(self) -> None:
-        if not 1 <= self.projections <= 200:
-            raise ConfigError(f"pMSE projections must be from 1 to 200, got {self.projections}")
+        for p in OPTION_PARAMETERS:
+            p.coerce(getattr(self, _FIELD_OF.get(p.name, p.name)))
         if not 1 <= self.projection_dim <= 100:
             raise ConfigError(f"pMSE projection dimension must be from 1 to 100, got {self.projection_dim}")
-        if not 2 <= self.topics <= 50:
-            raise ConfigError(f"topics must be from 2 to 50, got {self.topics}")
-        if not 2 <= self.clusters <= 500:
-            raise ConfigError(f"clusters must be from 2 to 500, got {self.clusters}")
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any], vendor_keywords: tuple[str, ...] = ()) -> MeasureOptions:
+        """Options from `OPTION_PARAMETERS` values (missing or None ones take their defaults)."""
+        known = {f.name for f in fields(cls)}
+        given = {_FIELD_OF.get(k, k): v for k, v in values.items() if v is not None}
+        return cls(**{k: v for k, v in given.items() if k in known}, vendor_keywords=tuple(vendor_keywords))
+
+    def values(self) -> dict[str, Any]:
+        """The `OPTION_PARAMETERS` values of these options (for the replay command)."""
+        return {p.name: getattr(self, _FIELD_OF.get(p.name, p.name)) for p in OPTION_PARAMETERS}

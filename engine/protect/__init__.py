@@ -1,28 +1,48 @@
-"""Protection methods, registered by name. Each exposes a `Protector` with exactly one knob."""
+"""Protection methods, registered by name. Each exposes a `Protector` with exactly one knob.
+
+Registering a method is one line, ``register(MyProtector)``; the CLI, the dashboard, the replay command and
+the contract test (tests/test_method_contract.py) find it in `METHODS`.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
 from engine.errors import ConfigError
 from engine.protect.base import Fitted, Knob, Protector, Release
-from engine.protect.field_synthesis.cart import CARTSynthesizer
 from engine.protect.bayes_counts.count_bayes import CountBayesSynthesizer
+from engine.protect.field_synthesis.cart import CARTSynthesizer
 from engine.protect.field_synthesis.glm import GLMSynthesizer
+from engine.protect.params import Param
 from engine.protect.redact import Redaction
 
-METHODS: dict[str, type[Protector]] = {
-    Redaction.name: Redaction,
-    GLMSynthesizer.name: GLMSynthesizer,
-    CARTSynthesizer.name: CARTSynthesizer,
-    CountBayesSynthesizer.name: CountBayesSynthesizer,
-}
+METHODS: dict[str, type[Protector]] = {}
 
 
-def get_protector(name: str, **params) -> Protector:
-    """A protector by its registered name, e.g. ``get_protector("redact")``."""
+def register(cls: type[Protector]) -> type[Protector]:
+    """Add a method to `METHODS` under its ``name`` (usable as a class decorator)."""
+    for attr in ("name", "title", "description", "knob"):
+        if not hasattr(cls, attr):
+            raise TypeError(f"{cls.__name__} must declare '{attr}' to be registered")
+    if cls.name in METHODS and METHODS[cls.name] is not cls:
+        raise TypeError(f"a method named '{cls.name}' is registered already ({METHODS[cls.name].__name__})")
+    METHODS[cls.name] = cls
+    return cls
+
+
+register(Redaction)
+register(GLMSynthesizer)
+register(CARTSynthesizer)
+register(CountBayesSynthesizer)
+
+
+def get_protector(name: str, **params: Any) -> Protector:
+    """A protector by its registered name, e.g. ``get_protector("redact")``; ConfigError for an unknown name
+    or parameter."""
     cls = METHODS.get(name)
     if cls is None:
         raise ConfigError(f"unknown method '{name}'; available methods: {', '.join(sorted(METHODS))}")
     return cls(**params)
 
 
-__all__ = ["METHODS", "Fitted", "Knob", "Protector", "Release", "get_protector"]
+__all__ = ["METHODS", "Fitted", "Knob", "Param", "Protector", "Release", "get_protector", "register"]

@@ -1,4 +1,4 @@
-"""The protection contract (DESIGN.md): `Protector.fit` once, `Fitted.release(knob, rng)` many times.
+"""The protection contract (DESIGN.md): `Protector.fit` once, `Fitted.release(knob, rng, replicate)` many times.
 
 Every method has exactly one privacy knob, described by a `Knob` so that the CLI validates it and the
 dashboard builds its slider from it.
@@ -6,16 +6,18 @@ dashboard builds its slider from it.
 
 from __future__ import annotations
 
+import inspect
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import pandas as pd
 
 from engine.errors import ConfigError
+from engine.protect.params import Param, coerce_all
 
 Progress = Callable[[int, int, str], None]
 """A progress callback: (done, total, what is being done)."""
@@ -116,6 +118,8 @@ class Fitted(ABC):
     """What a method learned from one dataset; `release` is cheap and may be called many times.
 
     ``knob`` is the method's knob as it applies to this data (its range and grid may depend on the data).
+    The optional abilities (`complexity`, `diagnostics`, `coefficients`) return None unless the method has
+    them; the CLI, the report and the dashboard show whatever is not None.
     """
 
     method: str
@@ -141,6 +145,20 @@ class Fitted(ABC):
                 return float(path[i])
         return v
 
+    def complexity(self) -> pd.DataFrame | None:
+        """Model size along the knob, one row per (knob, field): columns knob, field, size, what (non-zero
+        coefficients, splits); None for a method without a model."""
+        return None
+
+    def diagnostics(self, grid: Sequence[float]) -> pd.DataFrame | None:
+        """Convergence diagnostics of the fit at each knob value of ``grid`` (columns knob, parameter, rhat,
+        ess, poor); None for a method that samples no posterior."""
+        return None
+
+    def coefficients(self, value: float) -> pd.DataFrame | None:
+        """The model's coefficients at knob ``value`` (a table the dashboard shows); None without a model."""
+        return None
+
     @abstractmethod
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         """Produce one protected copy at knob ``value`` using only ``rng`` for randomness; ``replicate`` is
@@ -148,21 +166,54 @@ class Fitted(ABC):
 
 
 class Protector(ABC):
-    """A protection method with one knob. Parameters go in ``__init__``; `fit` does the expensive work once."""
+    """A protection method with one knob: a self-describing plug-in (DESIGN.md).
 
-    name: str
-    title: str
-    description: str
-    knob: Knob
-    deterministic: bool = False
-    changes: Literal["text", "fields"] = "text"
+    A subclass declares ``name``, ``title``, ``description``, ``knob`` and its ``parameters`` (a tuple of
+    `Param`), and implements `fit`. The constructor takes exactly the declared parameters as keywords, checks
+    each (ConfigError naming what is accepted) and stores it as an attribute; `validate` adds checks that
+    involve several parameters. `params` returns them all, so ``get_protector(name, **p.params())`` rebuilds
+    the same protector, and the fit-cache key is derived from them.
+    """
+
+    name: ClassVar[str]
+    title: ClassVar[str]
+    description: ClassVar[str]
+    knob: ClassVar[Knob]
+    parameters: ClassVar[tuple[Param, ...]] = ()
+    deterministic: ClassVar[bool] = False
+    changes: ClassVar[Literal["text", "fields"]] = "text"
     """What a release replaces: the text, or structured fields (the dashboard gives each its own page)."""
-    field_kinds: tuple[str, ...] = ()
+    field_kinds: ClassVar[tuple[str, ...]] = ()
     """The kinds of structured field a method synthesizes (categorical, count, continuous)."""
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        names = [p.name for p in cls.parameters]
+        if len(set(names)) != len(names):
+            raise TypeError(f"{cls.__name__} declares a parameter twice: {names}")
+        cls.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default) for p in cls.parameters]
+        )
+
+    def __init__(self, **params: Any) -> None:
+        for key, value in coerce_all(self.parameters, params, self.name).items():
+            setattr(self, key, value)
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise a ConfigError if the parameters do not fit together (each one alone was checked)."""
+
     def params(self) -> dict[str, Any]:
-        """The parameters that, with the dataset's fingerprint, identify a fit (the cache key)."""
+        """Every declared parameter's value (lists as tuples): the constructor's keywords."""
+        return {p.name: getattr(self, p.name) for p in self.parameters}
+
+    def fit_identity(self) -> dict[str, Any]:
+        """What besides the parameters and the data decides a fit (e.g. a model's version); part of the
+        fit-cache key."""
         return {}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params().items())})"
 
     def check(self, dataset: Any) -> list[str]:
         """Raise a ConfigError / DataError now if the parameters cannot apply to ``dataset`` (before a fit);

@@ -19,6 +19,7 @@ import pandas as pd
 
 from engine.data.dataset import Dataset
 from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
+from engine.protect.params import Param
 from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, find_identifiers, spacy_model_version
 
 REDACTION_KNOB = Knob(
@@ -103,11 +104,15 @@ class Redaction(Protector):
     knob = REDACTION_KNOB
     deterministic = True
 
-    def __init__(self, use_ner: bool = True) -> None:
-        self.use_ner = use_ner
+    use_ner: bool
+    parameters = (
+        Param("use_ner", bool, True, "find person names, places, organizations and the other entities of levels "
+              "2–4 with spaCy's English model; without it only the level-1 patterns are found", expert=True,
+              label="Use spaCy's entity recognizer"),
+    )
 
-    def params(self) -> dict:
-        return {"use_ner": self.use_ner, "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None}
+    def fit_identity(self) -> dict:
+        return {"spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None}
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedRedaction:
         texts = dataset.texts.tolist()

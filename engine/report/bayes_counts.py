@@ -8,7 +8,7 @@ uncertainty S, and — for a posterior-sampling method — the MCMC convergence 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -56,17 +56,6 @@ def confidential_intervals(detail: pd.DataFrame) -> pd.DataFrame:
                          "lo": first["confidential_lo"], "hi": first["confidential_hi"]})
 
 
-def uncertainty_table(metrics: Mapping[str, MetricResult]) -> pd.DataFrame | None:
-    """The S curves of the release (every replicate) and of the confidential data, with a ``data`` column."""
-    syn, conf = metrics.get("emr"), metrics.get("emr" + CONFIDENTIAL_SUFFIX)
-    if syn is None or syn.detail is None or "S" not in syn.detail.columns:
-        return None
-    parts = [syn.detail.assign(data="synthetic")]
-    if conf is not None and conf.detail is not None and "S" in conf.detail.columns:
-        parts.append(conf.detail.assign(data="confidential"))
-    return pd.concat(parts, ignore_index=True)
-
-
 def risk_rows(metrics: Mapping[str, MetricResult], ids: list[str]) -> pd.DataFrame:
     return pd.DataFrame([{"metric": m, "mean": metrics[m].value,
                           "lo": metrics[m].lo if metrics[m].lo is not None else metrics[m].value,
@@ -75,6 +64,7 @@ def risk_rows(metrics: Mapping[str, MetricResult], ids: list[str]) -> pd.DataFra
 
 
 def numeric_sections(*, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult],
+                     curves: pd.DataFrame | None,
                      figure: Callable[[go.Figure, str], str]) -> list[str]:
     """HTML sections about a release of synthesized counts and amounts."""
     out: list[str] = []
@@ -125,7 +115,6 @@ def numeric_sections(*, dataset: Dataset, release: Release, metrics: Mapping[str
             if len(part):
                 out.append(figure(risk_against_confidential_figure(
                     part, base, {m: metric_info(m).label for m in shown}, title), div))
-    curves = uncertainty_table(metrics)
     if curves is not None:
         out.append("<h2>Identification risk under intruder uncertainty (Section 4.3)</h2>")
         out.append("<p>The intruder's knowledge of a key count is perturbed as in Eq. 11 with level S; a noisier "
@@ -150,19 +139,20 @@ def numeric_sections(*, dataset: Dataset, release: Release, metrics: Mapping[str
     return out
 
 
-def numeric_samples(dataset: Dataset, release: Release, samples: int) -> str:
+def numeric_samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
     """Sample records: the text excerpt and, per synthesized count or amount, confidential → released."""
     schema = dataset.schema
     fields = [f for f in release.protected_columns
               if f in schema.field_names and schema.field(f).kind in ("count", "continuous")]
-    if not fields or samples <= 0:
+    if not fields or not records:
         return ""
     rows = []
-    for rec in range(min(samples, dataset.n_records)):
+    for rec in records:
         text = str(dataset.frame[schema.text].iloc[rec])[:200]
         cells = "".join(f"<td class=\"num\">{_e(dataset.frame[f].iloc[rec])} → <b>{_e(release.data[f].iloc[rec])}</b></td>"
                         for f in fields)
         rows.append(f"<tr><td class=\"num\">{rec + 1}</td><td>{_e(text)}</td>{cells}</tr>")
     head = "".join(f"<th>{_e(f)}: confidential → released</th>" for f in fields)
-    return (f"<p>The first records (counted from 1); the text and the predictors are released unchanged.</p>"
+    return (f"<p>The sample records the dashboard shows (rows counted from 1); the text and the predictors are "
+            "released unchanged.</p>"
             f"<table><tr><th>Row</th><th>Text</th>{head}</tr>" + "".join(rows) + "</table>")

@@ -8,7 +8,7 @@ tables of Schneider, Hu, Mankad & Bale (2023) and sample records with their conf
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -135,16 +135,14 @@ def _utility_tables(metrics: Mapping[str, MetricResult], figure: Callable[[go.Fi
     return out
 
 
-def synthesis_samples(dataset: Dataset, release: Release, samples: int) -> str:
-    """Sample records (Table 6): an excerpt of the text, then per synthesized field the confidential value, the
-    released value and the probability the synthesizer gave the confidential value."""
+def synthesis_samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
+    """Sample ``records`` (Table 6): an excerpt of the text, then per synthesized field the confidential value,
+    the released value and the probability the synthesizer gave the confidential value."""
     detail = release.info.get("field_detail")
-    if detail is None or samples <= 0:
+    if detail is None or not records:
         return ""
     fields = list(dict.fromkeys(detail["field"]))
     wide = detail.pivot(index="record", columns="field")
-    changed = (wide["original"] != wide["synthetic"]).any(axis=1)
-    records = list(wide.index[changed][: (samples + 1) // 2]) + list(wide.index[~changed][: samples // 2])
     head = "".join(f"<th>{_e(f)}: confidential → released (probability of confidential)</th>" for f in fields)
     rows = []
     for rec in sorted(records):
@@ -154,6 +152,6 @@ def synthesis_samples(dataset: Dataset, release: Release, samples: int) -> str:
             f"<td>{_e(wide.loc[rec, ('original', f)])} → <b>{_e(wide.loc[rec, ('synthetic', f)])}</b> "
             f"({100 * float(wide.loc[rec, ('p_original', f)]):.1f}%)</td>" for f in fields)
         rows.append(f"<tr><td class=\"num\">{rec + 1}</td><td>{_e(excerpt)}</td>{cells}</tr>")
-    return (f"<p>Records whose synthesized value differs from the confidential one, then some that kept it "
-            f"(rows counted from 1). The text is released unchanged.</p><table><tr><th>Row</th><th>Text</th>{head}</tr>"
+    return (f"<p>The sample records the dashboard shows (rows counted from 1). The text is released "
+            f"unchanged.</p><table><tr><th>Row</th><th>Text</th>{head}</tr>"
             + "".join(rows) + "</table>")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -30,6 +30,7 @@ from engine.protect.base import Knob, Release
 from engine.results import SweepResult
 from engine.report.bayes_counts import numeric_samples, numeric_sections
 from engine.report.field_synthesis import synthesis_samples, synthesis_sections
+from engine.report.samples import attack_targets
 
 CONFIDENTIAL_NOTICE = "Internal review document: contains excerpts of the confidential data. Do not publish."
 
@@ -137,6 +138,14 @@ def _metrics_table(metrics: Mapping[str, MetricResult]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
+def _not_measured(skipped: Mapping[str, str]) -> str:
+    """The measures that could not apply to this data, each with the reason."""
+    if not skipped:
+        return ""
+    items = "".join(f"<li>{_e(metric_info(m).label)}: {_e(why)}</li>" for m, why in skipped.items())
+    return f"<h3>Not measured</h3><ul>{items}</ul>"
+
+
 def _field_changes(dataset: Dataset, release: Release, record: int, rows: pd.DataFrame) -> str:
     items = []
     for col in dict.fromkeys(rows["column"]):
@@ -146,19 +155,21 @@ def _field_changes(dataset: Dataset, release: Release, record: int, rows: pd.Dat
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
-def _samples(dataset: Dataset, release: Release, samples: int) -> str:
+def _samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
     if "field_detail" in release.info:
-        return synthesis_samples(dataset, release, samples)
-    numeric = numeric_samples(dataset, release, samples)
+        return synthesis_samples(dataset, release, records)
+    numeric = numeric_samples(dataset, release, records)
     if numeric:
         return numeric
     text_col = dataset.schema.text
     ch = release.changes
-    if ch is None or samples <= 0:
+    if ch is None:
         return '<p class="muted">This method reports no per-record changes, so there are no before/after samples.</p>'
     if len(ch) == 0:
         return '<p class="muted">The method changed no record at this setting.</p>'
-    records = sorted(int(r) for r in pd.unique(ch["record"]))[:samples]
+    records = [r for r in records if r in set(ch["record"].astype(int))]
+    if not records:
+        return '<p class="muted">None of the sample records is changed at this setting.</p>'
     out = []
     for rec in records:
         rows = ch[ch["record"] == rec]
@@ -171,7 +182,8 @@ def _samples(dataset: Dataset, release: Release, samples: int) -> str:
             f'<div><span class="muted">Protected</span><br>{prot_html}</div></div>'
             + _field_changes(dataset, release, rec, rows[rows["column"] != text_col])
         )
-    return f"<p>The first {len(records)} changed records, in order.</p>" + "".join(out)
+    return (f"<p>The {len(records)} sample records the dashboard shows: changed ones whose protected version "
+            "differs at the most settings of the knob.</p>" + "".join(out))
 
 
 def _default_metric(sweep: SweepResult, kind: str) -> str | None:
@@ -201,7 +213,7 @@ def _figures(release: Release, metrics: Mapping[str, MetricResult], sweep: Sweep
             d = d[d["replicate"] == d["replicate"].min()]
         if {"target", "candidate", "score", "is_true", "is_guess"} <= set(d.columns):
             out.append(f"<h2>How the attack went: {_e(metric_info(mid).label)}</h2>")
-            out.append(_figure_html(attack_bars_figure(d), f"fig-attack-{mid}"))
+            out.append(_figure_html(attack_bars_figure(d, attack_targets(d)), f"fig-attack-{mid}"))
         elif {"author", "cosine"} <= set(d.columns):
             out.append(_figure_html(cosine_by_author_figure(d, metric_info(mid).label), f"fig-cosine-{mid}"))
     return out
@@ -231,14 +243,18 @@ def render_report(
     risk_metric: str | None = None,
     utility_metric: str | None = None,
     replay_command: str,
-    samples: int = 8,
+    records: Sequence[int] = (),
     method_title: str = "",
     knob: Knob | None = None,
     complexity: pd.DataFrame | None = None,
+    curves: pd.DataFrame | None = None,
+    not_measured: Mapping[str, str] | None = None,
 ) -> str:
     """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes).
 
-    ``complexity`` is the model size along the knob of a synthesizer (non-zero coefficients, splits)."""
+    ``complexity`` is the model size along the knob of a synthesizer (non-zero coefficients, splits);
+    ``curves`` the identification risks along the intruder's uncertainty S at this knob
+    (`SweepResult.uncertainty_curves`)."""
     knob = knob or (sweep.knob if sweep is not None else None)
     facts = [
         ("Dataset", dataset.name), ("Source", dataset.source or "—"), ("Fingerprint", dataset.fingerprint),
@@ -262,7 +278,8 @@ def render_report(
     if "field_detail" in release.info or complexity is not None:
         figures += synthesis_sections(release=release, metrics=metrics, sweep=sweep, complexity=complexity,
                                       knob=knob, figure=_figure_html)
-    figures += numeric_sections(dataset=dataset, release=release, metrics=metrics, figure=_figure_html)
+    figures += numeric_sections(dataset=dataset, release=release, metrics=metrics, curves=curves,
+                                figure=_figure_html)
     plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
     title = f"textsdc report: {dataset.name}"
     return "\n".join([
@@ -281,8 +298,9 @@ def render_report(
         *figures,
         "<h2>Measures</h2>",
         _metrics_table(metrics),
+        _not_measured(not_measured or {}),
         "<h2>Before and after</h2>",
-        _samples(dataset, release, samples),
+        _samples(dataset, release, records),
         "<h2>Reproduce this release</h2>",
         f"<pre>{_e(replay_command)}</pre>",
         "<h2>How to read this report</h2>",

@@ -24,7 +24,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 from engine.errors import DataError
-from engine.measures.base import MetricResult
+from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.shared import released_texts, require_intruder_texts
 from engine.protect.base import Progress, no_progress
 from engine.text.tokens import tokenize
 
@@ -106,3 +107,30 @@ class StyleAttack:
             }))
         detail = pd.concat(frames, ignore_index=True)
         return MetricResult(METRIC_ID, float(np.mean(credit)), detail=detail)
+
+
+class AttackIdentificationRate(Measure):
+    """Share of targets the per-target linear-SVM attack identifies (Ororbia et al., Section 3, Eq. 4)."""
+
+    id = METRIC_ID
+    kind = "risk"
+    better = "lower"
+    label = "Attack identification rate"
+    meaning = (
+        "Share of targeted people whom an intruder, holding other texts they wrote, picks out correctly "
+        "among the released authors with a per-person linear SVM (Ororbia et al., Eq. 4). "
+        "0 = nobody identified, 1 = everyone identified; ties count as a fair share."
+    )
+    source = "Ororbia, Linder & Snoke, Section 3, Eq. 4"
+    applies_to = "text"
+
+    def prepare(self, context: PrepareContext) -> None:
+        ext, self.author = require_intruder_texts(context.dataset)
+        text = context.dataset.schema.text
+        self.attack = StyleAttack.train(
+            ext[text].astype(str).tolist(), ext[self.author].astype(str).tolist(),
+            context.dataset.frame[self.author].astype(str).tolist(), progress=context.progress,
+        )
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        return self.attack.evaluate(released_texts(view), view.data[self.author].astype(str).tolist())

@@ -32,7 +32,8 @@ import pandas as pd
 from scipy import sparse
 
 from engine.errors import DataError
-from engine.measures.base import MetricResult
+from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.shared import require_intruder_texts
 from engine.protect.base import Progress, no_progress
 from engine.text.features import StyleFeatures, stylometric_features
 
@@ -159,3 +160,35 @@ def match_keys(frame: pd.DataFrame, fields: Sequence[str]) -> np.ndarray:
 def by_target(detail: pd.DataFrame) -> pd.Series:
     """Each target's identification probability: the mean over their records (and over replicates)."""
     return detail.groupby("target", sort=True)["probability"].mean()
+
+
+class IdentificationProbability(Measure):
+    """The two-stage identification probability (Schneider et al. 2023, Eqs. 7–9), the intruder matching on the
+    synthesized categorical fields and the key fields."""
+
+    id = METRIC_ID
+    kind = "risk"
+    better = "lower"
+    label = "Identification probability"
+    meaning = (
+        "Average probability that an intruder who knows a target's field values and holds another text by "
+        "them puts on the target's own record: first keeping the records whose released fields match, then "
+        "weighting them by writing-style similarity (Schneider et al. 2023, Eqs. 7–9). 1/number of records "
+        "would be a blind guess."
+    )
+    source = "Schneider, Hu, Mankad & Bale (2023), Section 4.2, Eqs. 7–9"
+    applies_to = "categorical"
+
+    def prepare(self, context: PrepareContext) -> None:
+        d = context.dataset
+        ext, author = require_intruder_texts(d)
+        schema = d.schema
+        match = list(dict.fromkeys([*context.categorical, *(f.name for f in schema.fields_with_role("key"))]))
+        self.risk = IdentificationRisk.prepare(
+            d.texts.astype(str).tolist(), d.frame[author].astype(str).tolist(),
+            ext[schema.text].astype(str).tolist(), ext[author].astype(str).tolist(),
+            d.frame, match, context.progress,
+        )
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        return self.risk.evaluate(view.data)

@@ -13,8 +13,8 @@ import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.special import expit
 
-from engine.measures.base import MetricResult
 from engine.data.schema import FieldSpec
+from engine.measures.base import MetricResult
 
 
 def main_effects(frame: pd.DataFrame, fields: Sequence[FieldSpec], reference: pd.DataFrame) -> np.ndarray:

@@ -14,8 +14,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from engine.measures.base import MetricResult
 from engine.data.schema import FieldSpec
+from engine.measures.base import MetricResult
 
 QUANTILES = (0.25, 0.90)
 Z95 = float(stats.norm.ppf(0.975))

@@ -12,7 +12,8 @@ import pandas as pd
 from scipy import sparse
 from sklearn.feature_extraction.text import CountVectorizer
 
-from engine.measures.base import MetricResult
+from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.shared import original_texts, released_authors, released_texts
 from engine.text.tokens import tokenize
 
 
@@ -46,3 +47,43 @@ def ngram_cosine(original: list[str], released: list[str], authors: pd.Series | 
     cos = row_cosines(members @ vec.transform(original), members @ vec.transform(released))
     detail = pd.DataFrame({"author": names, "cosine": cos})
     return MetricResult(metric, float(cos.mean()), detail=detail)
+
+
+class _NgramCosine(Measure):
+    """`ngram_cosine` of order ``n`` between the original and the released texts."""
+
+    n: int
+    kind = "utility"
+    better = "higher"
+    source = "Ororbia, Linder & Snoke, Section 4"
+    applies_to = "text"
+
+    def prepare(self, context: PrepareContext) -> None:
+        self.original = original_texts(context)
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        return ngram_cosine(self.original, released_texts(view), released_authors(view), self.n)
+
+
+class UnigramCosine(_NgramCosine):
+    """Per-author cosine similarity of word counts (Ororbia, Linder & Snoke, Section 4)."""
+
+    id = "unigram_cosine"
+    n = 1
+    label = "Word (unigram) similarity"
+    meaning = (
+        "Average over authors of the cosine similarity between each author's word counts in the original "
+        "and in the release. 1 = every author's vocabulary kept exactly."
+    )
+
+
+class BigramCosine(_NgramCosine):
+    """Per-author cosine similarity of adjacent-word-pair counts (Ororbia, Linder & Snoke, Section 4)."""
+
+    id = "bigram_cosine"
+    n = 2
+    label = "Word-pair (bigram) similarity"
+    meaning = (
+        "Average over authors of the cosine similarity between each author's counts of adjacent word pairs "
+        "in the original and in the release. 1 = word order and vocabulary kept exactly."
+    )

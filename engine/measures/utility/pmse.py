@@ -41,6 +41,11 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.shared import field_levels, synthetic_codes
+from engine.protect.field_synthesis.sequential import FieldLevels
+from engine.text.features import synthesis_counts
+
 
 @dataclass(frozen=True)
 class PropensityResult:
@@ -158,3 +163,74 @@ def projection_interval(detail: pd.DataFrame) -> tuple[float, float, float]:
         nan = float("nan")
         return nan, nan, nan
     return float(per.mean()), float(np.quantile(per, 0.025)), float(np.quantile(per, 0.975))
+
+
+def projected_texts(context: PrepareContext) -> list[np.ndarray]:
+    """The `random_projections` of the confidential texts' word counts, drawn once for the pMSE measures."""
+    def project() -> list[np.ndarray]:
+        o = context.options
+        context.progress(0, 1, "projecting the text for the pMSE")
+        counts = synthesis_counts(context.dataset.texts.astype(str).tolist())
+        return random_projections(counts.matrix, o.projections, o.projection_dim, o.seed)
+
+    return context.shared("pmse_projections", project)
+
+
+class _PropensityMeasure(Measure):
+    """`propensity_score` over the projections, computed once per release for both pMSE measures; detail: one
+    row per projection (projection, pmse, pmse_ratio, parameters)."""
+
+    kind = "utility"
+    source = ("Snoke, Raab, Nowok, Dibben & Slavković (2018); Schneider, Hu, Mankad & Bale (2023), Sections 4.1.1 "
+              "and 5.3")
+    applies_to = "categorical"
+    levels: list[FieldLevels]
+    projections: list[np.ndarray]
+
+    def prepare(self, context: PrepareContext) -> None:
+        self.levels = field_levels(context)
+        self.projections = projected_texts(context)
+
+    def per_projection(self, view: ReleaseView) -> pd.DataFrame:
+        def fit() -> pd.DataFrame:
+            conf = [lv.codes for lv in self.levels]
+            syn = synthetic_codes(view, self.levels)
+            k = [lv.n_levels for lv in self.levels]
+            results = [propensity_score(Z, conf, syn, k) for Z in self.projections]
+            return pd.DataFrame({"projection": np.arange(1, len(results) + 1),
+                                 "pmse": [r.pmse for r in results], "pmse_ratio": [r.ratio for r in results],
+                                 "parameters": [r.n_parameters for r in results]})
+
+        return view.memo("pmse", fit)
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        per = self.per_projection(view)
+        return MetricResult(self.id, float(per[self.id].mean()), detail=per)
+
+
+class PmseRatio(_PropensityMeasure):
+    """pMSE over its null expectation (Snoke et al. 2018; the null mean of this module's docstring)."""
+
+    id = "pmse_ratio"
+    better = "one"
+    label = "pMSE ratio"
+    meaning = (
+        "Propensity-score mean squared error of telling synthetic from confidential records (text by random "
+        "projection, fields and their interactions), divided by its mean when both come from the same distribution "
+        "(Snoke et al. 2018; the null mean as derived in engine/measures/utility/pmse.py). About 1 = good "
+        "synthesis; below 1 = over-fit to the confidential values; above 1 = under-fit. Mean over the projections."
+    )
+    high = float("inf")
+
+
+class Pmse(_PropensityMeasure):
+    """Propensity-score mean squared error (Snoke et al. 2018; Schneider et al. 2023, Section 4.1.1)."""
+
+    id = "pmse"
+    better = "lower"
+    label = "pMSE"
+    meaning = (
+        "Propensity-score mean squared error: how well a logistic regression tells synthetic from "
+        "confidential records. 0 = indistinguishable (which also happens when nothing was changed)."
+    )
+    high = 0.25

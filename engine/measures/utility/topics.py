@@ -34,10 +34,12 @@ from scipy import sparse
 from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-from engine.errors import DataError
-from engine.measures.base import MetricResult
+from engine.errors import ConfigError, DataError
+from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.shared import field_levels, synthetic_codes
 from engine.measures.utility.combining import combine_table
 from engine.protect.base import Progress, no_progress
+from engine.protect.field_synthesis.sequential import FieldLevels
 from engine.text.features import WordCounts, synthesis_counts
 
 URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
@@ -188,3 +190,87 @@ def content_by_topic(detail: pd.DataFrame) -> pd.DataFrame:
     """Eq. 5: the content correlation of each field and topic averaged over levels (and replicates)."""
     return (detail.groupby(["field", "topic", "topic_words"], sort=True)["correlation"].mean()
             .rename("correlation").reset_index())
+
+
+def prevalence_level(levels: Sequence[FieldLevels], spec: str | None) -> tuple[str, str]:
+    """The (field, level) whose topic-prevalence coefficient is followed: ``spec`` "FIELD=LEVEL", or by
+    default the least frequent level of the first synthesized field. ConfigError names what is accepted."""
+    by_name = {lv.name: lv.levels for lv in levels}
+    if spec is None:
+        return levels[0].name, levels[0].levels[-1]
+    field, sep, level = spec.partition("=")
+    if not sep or field not in by_name:
+        raise ConfigError(
+            f"topic prevalence level {spec!r} must be FIELD=LEVEL with FIELD one of the synthesized fields "
+            f"({', '.join(by_name)})"
+        )
+    if level not in by_name[field][1:]:
+        raise ConfigError(
+            f"level {level!r} of {field} has no coefficient; choose one of {', '.join(by_name[field][1:])} "
+            f"({by_name[field][0]!r}, the most frequent, is the reference)"
+        )
+    return field, level
+
+
+def topic_model(context: PrepareContext) -> TopicModel:
+    """The `TopicModel` of the confidential texts, fitted once for both topic measures (a `DataError` when
+    the texts have too few words is remembered, so both are listed as not measured with its reason)."""
+    o = context.options
+    return context.shared("topic_model", lambda: TopicModel.fit(
+        context.dataset.texts.astype(str).tolist(), o.topics, o.seed, o.vendor_keywords, progress=context.progress))
+
+
+class TopicContentCorrelation(Measure):
+    """Eqs. 4–5 of Schneider et al. (2023): `content_correlation` of the synthetic levels with the confidential."""
+
+    id = "topic_content_correlation"
+    kind = "utility"
+    better = "higher"
+    label = "Topic content correlation"
+    meaning = (
+        "Correlation, over the vocabulary, between the words each field level uses within each topic in the "
+        "confidential and in the synthetic data, averaged over levels and topics (Schneider et al. 2023, "
+        "Eqs. 4–5). 1 = what each level says about each topic is kept."
+    )
+    source = "Schneider, Hu, Mankad & Bale (2023), Section 4.1.2, Eqs. 4–5"
+    applies_to = "categorical"
+    low = -1.0
+
+    def prepare(self, context: PrepareContext) -> None:
+        self.levels = field_levels(context)
+        self.model = topic_model(context)
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        syn = synthetic_codes(view, self.levels)
+        return content_correlation(self.model, [(lv.name, lv.levels, lv.codes, s) for lv, s in zip(self.levels, syn)])
+
+
+class TopicPrevalenceRatio(Measure):
+    """Table 5 of Schneider et al. (2023): `prevalence_ratio` of the chosen level's coefficients."""
+
+    id = "topic_prevalence_ratio"
+    kind = "utility"
+    better = "one"
+    label = "Topic prevalence ratio"
+    meaning = (
+        "For the chosen field level, its regression coefficient on each topic's share in the synthetic data "
+        "divided by the confidential one, averaged over topics (Schneider et al. 2023, Table 5). 1 = how much "
+        "that level talks about each topic is kept; below 1 = shrunk towards no relation."
+    )
+    source = "Schneider, Hu, Mankad & Bale (2023), Section 4.1.2, Table 5"
+    applies_to = "categorical"
+    low = float("-inf")
+    high = float("inf")
+
+    def prepare(self, context: PrepareContext) -> None:
+        levels = field_levels(context)
+        self.model = topic_model(context)
+        self.choice = prevalence_level(levels, context.options.prevalence_level)
+        self.fields = list(context.categorical)
+        self.level_names: dict[str, Sequence[str]] = {lv.name: lv.levels for lv in levels}
+        self.confidential = prevalence(self.model, context.dataset.frame, self.fields, self.level_names)
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        field, level = self.choice
+        synthetic = prevalence(self.model, view.data, self.fields, self.level_names)
+        return prevalence_ratio(self.confidential, synthetic, field, level)

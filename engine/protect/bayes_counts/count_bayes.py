@@ -12,7 +12,7 @@ slope shrinks to 0 and each record is drawn from the fitted marginal distributio
 "privacy by design" limit as the text GLM's λmax.
 
 Fit once, release many: the posterior is sampled (``chains`` chains, ``warmup`` + ``draws`` iterations each)
-for every λ of ``grid`` (default `LAMBDA_GRID`); a λ between grid points is sampled when first asked for.
+for every λ of ``lambdas`` (default `LAMBDA_GRID`); a λ between grid points is sampled when first asked for.
 Synthetic dataset ℓ of M uses its own posterior draw ℓ (chain ℓ mod chains, iterations `SYNTHESIS_THIN`
 apart), so the M datasets carry independent parameter draws, as in Section 2.3.
 
@@ -36,6 +36,7 @@ import pandas as pd
 from scipy import special
 
 from engine.data.dataset import Dataset
+from engine.data.levels import levels_by_frequency
 from engine.errors import ConfigError, DataError
 from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
 from engine.protect.bayes_counts.models import (
@@ -45,6 +46,7 @@ from engine.protect.bayes_counts.models import (
     sample_zero_inflated_poisson,
 )
 from engine.protect.bayes_counts.mcmc import diagnostics
+from engine.protect.params import Param
 from engine.data.schema import FieldSpec
 
 SYNTHESIS_THIN = 5
@@ -101,8 +103,7 @@ def design_columns(frame: pd.DataFrame, fields: Sequence[FieldSpec], count_trans
     for f in fields:
         raw = frame[f.name]
         if f.kind == "categorical":
-            counts = raw.astype(str).value_counts()
-            order = sorted(counts.index, key=lambda v: (-counts[v], v))
+            order = levels_by_frequency(raw)
             cols += [Column(f.name, level=v) for v in order[1:]]
         else:
             transform = count_transform if f.kind == "count" else "identity"
@@ -235,6 +236,10 @@ class FittedCountBayes(Fitted):
                              "what": "Σ|slope| (posterior mean)"})
         return pd.DataFrame(rows, columns=["knob", "field", "size", "what"])
 
+    def diagnostics(self, grid: Sequence[float]) -> pd.DataFrame:
+        """Split R-hat and effective sample size of every parameter at every λ of ``grid``."""
+        return pd.concat([self.posterior(v).diagnostics.assign(knob=v) for v in grid], ignore_index=True)
+
     def coefficients(self, value: float) -> pd.DataFrame:
         """Posterior mean and central 95% interval of every parameter at λ = ``value``."""
         post = self.posterior(self.snap(value))
@@ -314,40 +319,47 @@ class CountBayesSynthesizer(Protector):
     changes = "fields"
     field_kinds = ("count", "continuous")
 
-    def __init__(
-        self,
-        count_field: str | None = None,
-        continuous_field: str | None = None,
-        predictors: Sequence[str] | None = None,
-        lower: int = 0,
-        upper: int | None = None,
-        chains: int = 2,
-        warmup: int = 300,
-        draws: int = 500,
-        seed: int = 0,
-        grid: Sequence[float] | None = None,
-        rate_error: str = "fresh",
-    ) -> None:
-        if not 1 <= int(chains) <= 8:
-            raise ConfigError(f"chains must be from 1 to 8, got {chains}")
-        if not 0 <= int(warmup) <= 100_000 or not 10 <= int(draws) <= 100_000:
-            raise ConfigError(f"warmup must be from 0 and draws from 10 to 100000, got {warmup} and {draws}")
-        if rate_error not in RATE_ERRORS:
-            raise ConfigError(f"rate_error '{rate_error}' is not one of {', '.join(RATE_ERRORS)}")
-        if int(lower) < 0 or (upper is not None and int(upper) <= int(lower)):
-            raise ConfigError(f"count bounds must satisfy 0 ≤ lower < upper, got lower={lower}, upper={upper}")
-        self.count_field, self.continuous_field = count_field, continuous_field
-        self.predictors = None if predictors is None else list(predictors)
-        self.lower, self.upper = int(lower), None if upper is None else int(upper)
-        self.chains, self.warmup, self.draws, self.seed = int(chains), int(warmup), int(draws), int(seed)
-        self.grid = tuple(sorted({COUNT_BAYES_KNOB.validate(v) for v in (grid or LAMBDA_GRID)}))
-        self.rate_error = rate_error
+    count_field: str | None
+    continuous_field: str | None
+    predictors: tuple[str, ...] | None
+    lower: int
+    upper: int | None
+    chains: int
+    warmup: int
+    draws: int
+    chain_seed: int
+    lambdas: tuple[float, ...]
+    rate_error: str
+    parameters = (
+        Param("count_field", str, None, "the count field to synthesize (default: the first sensitive count "
+              "field)", fields=("count",), synthesized=True, suggest="sensitive", label="Count field (synthesized first)"),
+        Param("continuous_field", str, None, "the amount to synthesize after the count, by a log-linear model "
+              "(default: the first sensitive continuous field)", fields=("continuous",), synthesized=True,
+              suggest="sensitive",
+              label="Amount (synthesized given the count)"),
+        Param("predictors", str, None, "structured fields that predict the synthesized ones (default: the key "
+              "fields)", many=True, fields=("categorical", "count", "continuous"), suggest="key",
+              label="Predictor fields (released unchanged)"),
+        Param("lower", int, 0, "lower bound of the count", low=0, high=10**9),
+        Param("upper", int, None, "upper bound of the count (default: its largest value)", low=1, high=10**9),
+        Param("chains", int, 2, "MCMC chains per λ", low=1, high=8, expert=True),
+        Param("warmup", int, 300, "MCMC warm-up iterations per chain", low=0, high=100_000, expert=True),
+        Param("draws", int, 500, "MCMC draws per chain after warm-up", low=10, high=100_000, expert=True),
+        Param("chain_seed", int, 0, "seed of the MCMC chains", low=0, high=2**63 - 1, expert=True),
+        Param("lambdas", float, LAMBDA_GRID, "the λ values whose posteriors are sampled when fitting (a λ "
+              "between them is sampled when first asked for)", many=True, low=COUNT_BAYES_KNOB.low,
+              high=COUNT_BAYES_KNOB.high, expert=True, label="λ values sampled when fitting"),
+        Param("rate_error", str, "fresh", "a synthetic count's log-rate error is drawn fresh, or is the record's "
+              "own posterior error (more utility, more risk)", choices=RATE_ERRORS, expert=True),
+    )
 
-    def params(self) -> dict:
-        return {"count_field": self.count_field, "continuous_field": self.continuous_field,
-                "predictors": self.predictors, "lower": self.lower, "upper": self.upper, "chains": self.chains,
-                "warmup": self.warmup, "draws": self.draws, "seed": self.seed, "grid": list(self.grid),
-                "rate_error": self.rate_error}
+    def validate(self) -> None:
+        if self.upper is not None and self.upper <= self.lower:
+            raise ConfigError(f"count bounds must satisfy 0 ≤ lower < upper, got lower={self.lower}, "
+                              f"upper={self.upper}")
+        if not self.lambdas:
+            raise ConfigError("lambdas needs at least one λ value")
+        self.lambdas = tuple(sorted(set(self.lambdas)))
 
     def resolve(self, dataset: Dataset) -> tuple[str | None, str | None, list[FieldSpec], int]:
         """The count field, the continuous field, the predictor fields and the upper bound, checked against
@@ -414,11 +426,11 @@ class CountBayesSynthesizer(Protector):
         fitted = FittedCountBayes(
             frame=frame, count_field=count, continuous_field=amount, lower=self.lower, upper=upper,
             count_columns=count_cols, continuous_columns=amount_cols,
-            knob=replace(COUNT_BAYES_KNOB, grid=self.grid,
-                         default=COUNT_BAYES_KNOB.default if COUNT_BAYES_KNOB.default in self.grid else self.grid[0]),
-            settings={"chains": self.chains, "warmup": self.warmup, "draws": self.draws, "seed": self.seed,
+            knob=replace(COUNT_BAYES_KNOB, grid=self.lambdas,
+                         default=COUNT_BAYES_KNOB.default if COUNT_BAYES_KNOB.default in self.lambdas else self.lambdas[0]),
+            settings={"chains": self.chains, "warmup": self.warmup, "draws": self.draws, "seed": self.chain_seed,
                       "rate_error": self.rate_error},
         )
-        for k, value in enumerate(self.grid):
-            fitted.posteriors[value] = sample_posterior(fitted, value, progress, (k, len(self.grid)))
+        for k, value in enumerate(self.lambdas):
+            fitted.posteriors[value] = sample_posterior(fitted, value, progress, (k, len(self.lambdas)))
         return fitted

@@ -34,6 +34,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.protect.base import Knob, Progress, no_progress
+from engine.protect.params import Param
 from engine.protect.field_synthesis.sequential import (
     FieldSynthesizer,
     SequentialFitted,
@@ -325,7 +326,7 @@ class CARTSynthesizer(FieldSynthesizer):
         sensitive categorical fields if there are any, else the sensitive count and continuous fields, in
         schema order.
     vendor_keywords : words the text counts leave out (as in `engine.text.features.synthesis_counts`).
-    seed : the trees' random state (ties between equally good splits).
+    tree_seed : the trees' random state (ties between equally good splits).
     min_split, min_leaf : rpart's minsplit and minbucket (20 and 7, its defaults).
     predictors : un-synthesized structured fields that predict besides the text and the fields before: a
         categorical one as indicators of its levels, a count or continuous one as its value. By default (None)
@@ -344,19 +345,35 @@ class CARTSynthesizer(FieldSynthesizer):
     knob = CART_KNOB
     field_kinds = ("categorical", "count", "continuous")
 
-    def __init__(self, fields: Sequence[str] | None = None, vendor_keywords: Sequence[str] = (), seed: int = 0,
-                 min_split: int = 20, min_leaf: int = 7, predictors: Sequence[str] | None = None) -> None:
-        if min_leaf < 1 or min_split < 2 * min_leaf:
-            raise ConfigError(f"need min_leaf ≥ 1 and min_split ≥ 2·min_leaf, got {min_split} and {min_leaf}")
-        self.fields = None if fields is None else list(fields)
-        self.vendor_keywords = tuple(vendor_keywords)
-        self.seed = int(seed)
-        self.min_split, self.min_leaf = int(min_split), int(min_leaf)
-        self.predictors = None if predictors is None else list(predictors)
+    fields: tuple[str, ...] | None
+    vendor_keywords: tuple[str, ...]
+    predictors: tuple[str, ...] | None
+    tree_seed: int
+    min_split: int
+    min_leaf: int
+    parameters = (
+        Param("fields", str, None, "the fields to synthesize, in order: categorical, count or continuous "
+              "(default: the sensitive categorical fields, else the sensitive count and continuous ones)",
+              many=True, fields=("categorical", "count", "continuous"), synthesized=True, suggest="sensitive",
+              label="Fields to synthesize, in order"),
+        Param("vendor_keywords", str, (), "words left out of the text features (e.g. the vendor's name)",
+              many=True, label="Vendor keywords left out of the text features"),
+        Param("predictors", str, None, "un-synthesized structured fields that predict besides the text and the "
+              "fields before (default: the key fields when a count or continuous field is synthesized, else "
+              "none)", many=True, fields=("categorical", "count", "continuous"), suggest="key",
+              label="Predictor fields (released unchanged)"),
+        Param("tree_seed", int, 0, "the trees' random state (ties between equally good splits)", low=0,
+              high=2**32 - 1, expert=True),
+        Param("min_split", int, 20, "rpart's minsplit: records a node needs before a split is tried", low=2,
+              high=100_000, expert=True),
+        Param("min_leaf", int, 7, "rpart's minbucket: records a leaf keeps at the least", low=1, high=50_000,
+              expert=True),
+    )
 
-    def params(self) -> dict:
-        return {"fields": self.fields, "vendor_keywords": list(self.vendor_keywords), "seed": self.seed,
-                "min_split": self.min_split, "min_leaf": self.min_leaf, "predictors": self.predictors}
+    def validate(self) -> None:
+        if self.min_split < 2 * self.min_leaf:
+            raise ConfigError(f"need min_split ≥ 2·min_leaf, got min_split = {self.min_split} and "
+                              f"min_leaf = {self.min_leaf}")
 
     def predictor_fields(self, dataset: Dataset, names: Sequence[str]) -> list:
         """The un-synthesized fields that predict: ``predictors`` checked, or by default the key fields when a
@@ -382,7 +399,7 @@ class CARTSynthesizer(FieldSynthesizer):
         for j, lv in enumerate(levels):
             progress(j, len(levels), f"growing the tree for {lv.name}")
             X = design(text.matrix, previous, predictors)
-            trees.append(PrunableTree.grow(X, lv.codes, lv.n_levels, self.seed, self.min_split, self.min_leaf,
+            trees.append(PrunableTree.grow(X, lv.codes, lv.n_levels, self.tree_seed, self.min_split, self.min_leaf,
                                            values=lv.values if lv.numeric else None))
             previous.append((lv.codes, lv))
         progress(len(levels), len(levels), "growing the trees")

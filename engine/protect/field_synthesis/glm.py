@@ -29,6 +29,7 @@ from scipy import sparse
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.protect.base import Knob, Progress, no_progress
+from engine.protect.params import Param
 from engine.protect.field_synthesis.lasso import LassoPath, fit_lasso_path, lambda_max, standardize_columns
 from engine.protect.field_synthesis.sequential import FieldSynthesizer, SequentialFitted, design, field_levels, resolve_fields
 from engine.text.features import synthesis_counts
@@ -92,15 +93,6 @@ class FittedGLM(SequentialFitted):
                 rows.append({"knob": float(lam), "field": lv.name, "size": int(nz), "what": "non-zero coefficients"})
         return pd.DataFrame(rows, columns=["knob", "field", "size", "what"])
 
-    def coefficients(self, j: int, value: float, names: Sequence[str], draw: int = 0) -> pd.DataFrame:
-        """The non-zero coefficients of field j at λ = ``value`` (standardized scale), largest first."""
-        B, _ = self.paths[draw][j].coefficients(self.knob.validate(value))
-        B = B.tocoo()
-        lv = self.fields[j]
-        out = pd.DataFrame({"term": np.asarray(names, dtype=object)[B.row],
-                            "level": np.asarray(lv.levels, dtype=object)[B.col], "coefficient": B.data})
-        return out.reindex(out["coefficient"].abs().sort_values(ascending=False).index).reset_index(drop=True)
-
 
 class GLMSynthesizer(FieldSynthesizer):
     """Sequential shrinkage-GLM synthesis of sensitive categorical fields given the text (knob λ)."""
@@ -115,39 +107,30 @@ class GLMSynthesizer(FieldSynthesizer):
     )
     knob = GLM_KNOB
 
-    def __init__(
-        self,
-        fields: Sequence[str] | None = None,
-        vendor_keywords: Sequence[str] = (),
-        n_lambda: int = 100,
-        lambda_min_ratio: float = 1e-3,
-        posterior: str = "mode",
-        posterior_draws: int = 20,
-        seed: int = 0,
-    ) -> None:
-        if posterior not in POSTERIORS:
-            raise ConfigError(f"posterior '{posterior}' is not one of {', '.join(POSTERIORS)}")
-        if not 2 <= int(n_lambda) <= 1000:
-            raise ConfigError(f"n_lambda must be between 2 and 1000, got {n_lambda}")
-        if not 0 < float(lambda_min_ratio) < 1:
-            raise ConfigError(f"lambda_min_ratio must be between 0 and 1, got {lambda_min_ratio}")
-        if posterior == "bootstrap" and not 2 <= int(posterior_draws) <= 200:
-            raise ConfigError(f"posterior_draws must be between 2 and 200, got {posterior_draws}")
-        self.fields = None if fields is None else list(fields)
-        self.vendor_keywords = tuple(vendor_keywords)
-        self.n_lambda = int(n_lambda)
-        self.lambda_min_ratio = float(lambda_min_ratio)
-        self.posterior = posterior
-        self.posterior_draws = int(posterior_draws)
-        self.seed = int(seed)
-
-    def params(self) -> dict:
-        return {
-            "fields": self.fields, "vendor_keywords": list(self.vendor_keywords), "n_lambda": self.n_lambda,
-            "lambda_min_ratio": self.lambda_min_ratio, "posterior": self.posterior,
-            "posterior_draws": self.posterior_draws if self.posterior == "bootstrap" else None,
-            "seed": self.seed if self.posterior == "bootstrap" else None,
-        }
+    fields: tuple[str, ...] | None
+    vendor_keywords: tuple[str, ...]
+    posterior: str
+    posterior_draws: int
+    bootstrap_seed: int
+    n_lambda: int
+    lambda_min_ratio: float
+    parameters = (
+        Param("fields", str, None, "the categorical fields to synthesize, in order (default: the sensitive "
+              "categorical fields)", many=True, fields=("categorical",), synthesized=True, suggest="sensitive",
+              label="Fields to synthesize, in order"),
+        Param("vendor_keywords", str, (), "words left out of the text features (e.g. the vendor's name)",
+              many=True, label="Vendor keywords left out of the text features"),
+        Param("posterior", str, "mode", "the posterior mode (the lasso estimate), or Bayesian-bootstrap draws "
+              "of the coefficients (weighted-likelihood bootstrap; fitting takes posterior_draws times longer)",
+              choices=POSTERIORS, expert=True),
+        Param("posterior_draws", int, 20, "bootstrap refits of the λ path when posterior is bootstrap",
+              low=2, high=200, expert=True),
+        Param("bootstrap_seed", int, 0, "seed of the bootstrap's record weights", low=0, high=2**63 - 1,
+              expert=True),
+        Param("n_lambda", int, 100, "λ values on the path, from λmax down", low=2, high=1000, expert=True),
+        Param("lambda_min_ratio", float, 1e-3, "the smallest λ of the path as a share of λmax",
+              low=1e-6, high=0.5, expert=True),
+    )
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedGLM:
         names = resolve_fields(dataset, self.fields)
@@ -163,7 +146,7 @@ class GLMSynthesizer(FieldSynthesizer):
             raise ConfigError("the text carries no information about the fields (every coefficient is zero at any λ)")
         lambdas = top * np.power(self.lambda_min_ratio, np.arange(self.n_lambda) / (self.n_lambda - 1))
         draws = self.posterior_draws if self.posterior == "bootstrap" else 1
-        rng = np.random.default_rng(self.seed)
+        rng = np.random.default_rng(self.bootstrap_seed)
         weights = [None] if draws == 1 else [rng.dirichlet(np.ones(dataset.n_records)) for _ in range(draws)]
         standardization = [standardize_columns(X, np.full(X.shape[0], 1.0 / X.shape[0]))[:2] for X in designs]
         paths: list[list[LassoPath]] = []

@@ -69,14 +69,6 @@ class LassoPath:
         """Number of non-zero coefficients (feature × class) at each λ — Schneider et al. (2023), Fig. 2."""
         return np.diff(self.coef.indptr)
 
-    def nonzero_features(self) -> np.ndarray:
-        """Number of features with a non-zero coefficient for at least one class, at each λ."""
-        out = np.zeros(len(self.lambdas), dtype=int)
-        for l in range(len(self.lambdas)):
-            cols = self.coef.indices[self.coef.indptr[l]:self.coef.indptr[l + 1]]
-            out[l] = len(np.unique(cols // self.n_classes))
-        return out
-
     def coefficients(self, lam: float) -> tuple[sparse.csr_matrix, np.ndarray]:
         """(B as p × K sparse, b) at ``lam``; between path points linearly interpolated in λ, as glmnet's
         ``predict(..., exact = FALSE)`` does; above λmax the all-zero solution; below the last λ, an error."""

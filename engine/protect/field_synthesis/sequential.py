@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import sparse
 
 from engine.data.dataset import Dataset
+from engine.data.levels import levels_by_frequency
 from engine.errors import ConfigError, DataError
 from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.data.schema import FieldSpec
@@ -52,8 +53,7 @@ class FieldLevels:
 
     @classmethod
     def of(cls, name: str, values: pd.Series) -> FieldLevels:
-        counts = values.astype(str).value_counts()
-        order = sorted(counts.index, key=lambda v: (-counts[v], v))
+        order = levels_by_frequency(values)
         lookup = {v: i for i, v in enumerate(order)}
         return cls(name, tuple(order), values.astype(str).map(lookup).to_numpy(np.int64))
 
@@ -181,13 +181,6 @@ def predictor_matrix(frame: pd.DataFrame, fields: Sequence[FieldSpec]) -> sparse
     return sparse.hstack(blocks, format="csr") if blocks else sparse.csr_matrix((len(frame), 0))
 
 
-def design_names(vocabulary: Sequence[str], previous: Sequence[FieldLevels]) -> list[str]:
-    names = [f"word:{w}" for w in vocabulary]
-    for lv in previous:
-        names += [lv.name] if lv.numeric else [f"{lv.name}={v}" for v in lv.levels[1:]]
-    return names
-
-
 def draw_categorical(P: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     """One draw per row of the probability matrix P (rows sum to 1), by the inverse CDF of one uniform each."""
     cdf = np.cumsum(P, axis=1)
@@ -260,7 +253,7 @@ class FieldSynthesizer(Protector):
     """A protector that replaces structured fields (given in ``fields``, in order) and leaves the text."""
 
     changes = "fields"
-    fields: list[str] | None = None
+    fields: tuple[str, ...] | None = None
     field_kinds = ("categorical",)
 
     def check(self, dataset: Dataset) -> list[str]:

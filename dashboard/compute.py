@@ -1,0 +1,177 @@
+"""Cached engine calls shared by the pages, following the engine's split of `fit` from `release`: fitted
+protectors and Evaluators are process-wide, keyed by the dataset's fingerprint and the method's parameters;
+sweeps by (fingerprint, method and parameters, replicates, seed, measure options); releases by knob too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import streamlit as st
+
+from dashboard.caching import (
+    evaluator_slot,
+    fit_slot,
+    options_key,
+    params_key,
+    release_slot,
+    replicates_slot,
+    samples_slot,
+    Slot,
+    sweep_slot,
+    progress_reporter,
+)
+from dashboard.display import md_escape
+from dashboard.session import guarded, page_dataset
+from engine.cache import fit_cached
+from engine.data.dataset import Dataset
+from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
+from engine.measures.base import MetricResult, metric_info
+from engine.measures.evaluate import Evaluator, MeasureOptions
+from engine.protect import METHODS, get_protector
+from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
+from engine.report.samples import SAMPLE_RECORDS
+from engine.report.samples import sample_records as engine_sample_records
+from engine.results import SweepResult
+from engine.sweep import make_release, metrics_with_intervals, run_sweep
+
+
+def method_names(changes: str = "text", kinds: tuple[str, ...] = ()) -> list[str]:
+    """Registered methods that change the text (``"text"``) or synthesize fields (``"fields"``), and of those
+    the ones that synthesize fields of one of ``kinds`` (categorical, count, continuous)."""
+    return [m for m, cls in METHODS.items()
+            if cls.changes == changes and (not kinds or set(kinds) & set(cls.field_kinds))]
+
+
+def protector(method: str, params: dict | None = None) -> Protector:
+    """The method with the steward's parameters (fields to synthesize, vendor keywords, ...)."""
+    return get_protector(method, **(params or {}))
+
+
+def get_fitted(dataset: Dataset, method: str, progress: Progress = no_progress, params: dict | None = None) -> Fitted:
+    """The fitted protector (memory, then the engine's disk cache, then a fit)."""
+    p = protector(method, params)
+    slot = fit_slot(dataset.fingerprint, method, params_key(p))
+    return slot.get(lambda: fit_cached(p, dataset, progress))
+
+
+def get_evaluator(dataset: Dataset, progress: Progress = no_progress, fields: tuple[str, ...] = (),
+                  options: MeasureOptions | None = None) -> Evaluator:
+    """The Evaluator of a dataset for a method that changes the text (no ``fields``) or synthesizes ``fields``,
+    with every metric that applies (the intruder's classifiers, distances and topics prepared once)."""
+    slot = evaluator_slot(dataset.fingerprint, tuple(fields), options_key(options))
+    return slot.get(lambda: Evaluator(dataset, None, progress, fields=list(fields), options=options))
+
+
+def effective_replicates(method: str, replicates: int) -> int:
+    """A deterministic method gives the same release every time, so it is measured once per knob value."""
+    return 1 if METHODS[method].deterministic else int(replicates)
+
+
+def _sweep_slot_for(dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None,
+                    options: MeasureOptions | None) -> tuple[Slot, Protector, int]:
+    p = protector(method, params)
+    reps = effective_replicates(method, replicates)
+    return sweep_slot(dataset.fingerprint, method, params_key(p), reps, int(seed), options_key(options)), p, reps
+
+
+def get_sweep(dataset: Dataset, method: str, replicates: int, seed: int, progress: Progress = no_progress,
+              params: dict | None = None, options: MeasureOptions | None = None) -> SweepResult:
+    """The sweep over the fitted knob's grid; computed once per (dataset, method and parameters, replicates,
+    seed, measure options)."""
+    slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
+
+    def compute() -> SweepResult:
+        fitted = get_fitted(dataset, method, progress, params)
+        evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options)
+        return run_sweep(dataset, p, None, reps, int(seed), progress=progress, fitted=fitted, evaluator=evaluator)
+
+    return slot.get(compute)
+
+
+Settings = tuple[str, dict, MeasureOptions, int, int]  # method, its parameters, measure options, replicates, seed
+
+
+def page_sweep(releases: str, settings_of: Callable[[Dataset], Settings | None]
+               ) -> tuple[Dataset, Settings, SweepResult] | None:
+    """The start of a page that sweeps a method's knob: the dataset (or a pointer to the Data page), a caption
+    naming it and saying what the page ``releases``, the page's own settings, and the sweep with a progress bar.
+    None when any of them is missing (the page has then said why)."""
+    dataset = page_dataset()
+    if dataset is None:
+        return None
+    st.caption(f"Dataset: {md_escape(dataset.name)} · {dataset.n_records:,} records · {releases}")
+    settings = settings_of(dataset)
+    if settings is None:
+        return None
+    method, params, options, replicates, seed = settings
+    sweep = sweep_with_progress(dataset, method, replicates, seed, params, options)
+    return None if sweep is None else (dataset, settings, sweep)
+
+
+def sweep_with_progress(dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None = None,
+                        options: MeasureOptions | None = None) -> SweepResult | None:
+    """`get_sweep` with a progress bar while it fills; an error is shown in place and gives None."""
+    area = st.empty()
+    sweep = guarded(lambda: get_sweep(dataset, method, replicates, seed, progress_reporter(area), params, options))
+    area.empty()
+    return sweep
+
+
+def get_release(dataset: Dataset, method: str, value: float, seed: int, replicates: int,
+                params: dict | None = None) -> Release:
+    """Replicate 0 of the release at knob ``value`` (the one the sweep's per-record detail describes)."""
+    p = protector(method, params)
+    fitted = get_fitted(dataset, method, params=params)
+    value = fitted.snap(value)
+    slot = release_slot(dataset.fingerprint, method, params_key(p), float(value), int(seed), int(replicates))
+    return slot.get(lambda: make_release(fitted, value, int(seed), int(replicates)))
+
+
+def get_replicate_releases(dataset: Dataset, method: str, value: float, seed: int, replicates: int,
+                           params: dict | None = None, k: int = 3) -> list[Release]:
+    """The first ``k`` of the M synthetic datasets at knob ``value`` (to overlay several, as Guo & Hu do)."""
+    p = protector(method, params)
+    fitted = get_fitted(dataset, method, params=params)
+    value = fitted.snap(value)
+    k = max(1, min(int(k), int(replicates)))
+    slot = replicates_slot(dataset.fingerprint, method, params_key(p), float(value), int(seed), int(replicates), k)
+    return slot.get(lambda: [make_release(fitted, value, int(seed), int(replicates), r) for r in range(k)])
+
+
+def sample_records(dataset: Dataset, method: str, seed: int, replicates: int, n: int = SAMPLE_RECORDS,
+                   params: dict | None = None) -> list[int]:
+    """The sample records of the engine's choice (`engine.report.samples.sample_records`): the same records
+    at every knob value, and the ones the exported report shows."""
+    p = protector(method, params)
+
+    def compute() -> list[int]:
+        grid = get_fitted(dataset, method, params=params).knob.default_grid()
+        return engine_sample_records(dataset, [get_release(dataset, method, v, seed, replicates, params) for v in grid], n)
+
+    slot = samples_slot(dataset.fingerprint, method, params_key(p), int(seed), int(replicates))
+    return slot.get(compute)
+
+
+def nearest_grid_value(grid: list[float], value: float) -> float:
+    """The grid value closest to ``value`` (the sweep measured the grid only)."""
+    arr = np.asarray(grid, dtype=float)
+    return float(arr[int(np.argmin(np.abs(arr - float(value))))])
+
+
+def metrics_at(sweep: SweepResult, value: float) -> dict[str, MetricResult]:
+    """Mean, interval and baseline of every metric at the grid value nearest ``value``."""
+    return metrics_with_intervals(sweep, nearest_grid_value(sweep.grid, value))
+
+
+def metric_ids(sweep: SweepResult, kind: str) -> list[str]:
+    return [m for m in sweep.metric_ids if metric_info(m).kind == kind]
+
+
+def risk_utility_choice(sweep: SweepResult, risk: str, utility: str, rule: str, value: float) -> Choice:
+    """The knob the steward's rule picks: a risk ceiling (Eq. 2.6) or a trade-off slope (Eq. 2.8)."""
+    table = frontier(sweep.summary, risk, utility)
+    if rule == "threshold":
+        return select_by_risk_threshold(table, value)
+    return select_by_tradeoff(table, value)

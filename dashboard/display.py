@@ -1,0 +1,85 @@
+"""Text and HTML the pages show: knob and measure labels, Markdown escaping, sample records side by side.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from engine.data.dataset import Dataset
+from engine.measures.base import METRICS, metric_info
+from engine.protect.base import Knob, Release
+
+
+def knob_text(knob: Knob, value: float) -> str:
+    return f"{knob.symbol} = {knob.format(value)}"
+
+
+def metric_label(metric_id: str) -> str:
+    return metric_info(metric_id).label if metric_id.removesuffix("_confidential") in METRICS else metric_id
+
+
+_MD_SPECIAL = set("\\`*_[]#|$<>~")
+
+
+def md_escape(text: object) -> str:
+    """``text`` with Markdown's special characters escaped (data-derived names go into Markdown as text)."""
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
+
+
+SAMPLE_CSS = """<style>
+.textsdc-sample{display:grid;grid-template-columns:1fr 1fr;gap:.6rem;margin:.2rem 0 .9rem 0}
+.textsdc-sample .textsdc-head{grid-column:1/3;font-size:.85rem;color:#666;margin-bottom:-.3rem}
+.textsdc-sample .textsdc-original,.textsdc-sample .textsdc-protected{border:1px solid #ddd;border-radius:.4rem;
+padding:.45rem .6rem;white-space:pre-wrap;word-wrap:break-word;font-size:.95rem}
+.textsdc-sample mark.orig{background:#ffd6d6;padding:0 .1rem}
+.textsdc-sample mark.repl{background:#d6f5d6;padding:0 .1rem}
+.textsdc-fields{grid-column:1/3;font-size:.85rem;color:#444}
+</style>"""
+
+
+def _html_block(fragment: str) -> str:
+    """An HTML fragment made safe to pass through st.markdown as one raw block.
+
+    A blank line would end the HTML block and hand the rest to Markdown, and ``$`` would start LaTeX.
+    """
+    return fragment.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>").replace("$", "&#36;")
+
+
+def _release_changes(release: Release, record: int, column: str) -> pd.DataFrame:
+    changes = release.changes
+    if changes is None or changes.empty:
+        return pd.DataFrame(columns=["record", "column", "start", "end", "original", "replacement", "label"])
+    return changes[(changes["record"] == record) & (changes["column"].astype(str) == str(column))]
+
+
+def sample_html(dataset: Dataset, release: Release, record: int) -> str:
+    """One sample record, original and protected side by side with the changed spans marked (escaped HTML)."""
+    import html as _html
+    import re
+
+    from engine.figures.text import highlight_changes
+
+    text_col = dataset.schema.text
+    original = str(dataset.frame[text_col].iloc[record])
+    protected = str(release.data[text_col].iloc[record])
+    try:
+        orig_html, prot_html = highlight_changes(original, _release_changes(release, record, text_col))
+        if _html.unescape(re.sub(r"<[^>]+>", "", prot_html)) != protected:
+            raise ValueError("the recorded changes do not rebuild the released text")
+    except (ValueError, KeyError):
+        # Spans that do not describe the release exactly: show the two texts without marks.
+        orig_html, prot_html = _html.escape(original), _html.escape(protected)
+    fields = []
+    for col in release.protected_columns:
+        if col == text_col or col not in dataset.frame.columns or col not in release.data.columns:
+            continue
+        a, b = dataset.frame[col].iloc[record], release.data[col].iloc[record]
+        if str(a) != str(b):
+            fields.append(f"{_html.escape(str(col))}: {_html.escape(str(a))} → {_html.escape(str(b))}")
+    fields_html = f'<div class="textsdc-fields">{"; ".join(fields)}</div>' if fields else ""
+    return _html_block(
+        f'<div class="textsdc-sample" data-record="{record}">'
+        f'<div class="textsdc-head">Row {record + 1}: original (left) and protected (right)</div>'
+        f'<div class="textsdc-original">{orig_html}</div>'
+        f'<div class="textsdc-protected">{prot_html}</div>{fields_html}</div>'
+    )

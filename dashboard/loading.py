@@ -1,0 +1,190 @@
+"""Loading data on the Data page: demos, files and uploads (kept in a private folder in the cache and deleted
+after), and the role mapping that becomes a Schema.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+import pandas as pd
+import streamlit as st
+
+from dashboard.caching import demo_slot
+from engine.data.dataset import Dataset
+from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
+from engine.data.infer import infer_schema
+from engine.data.load import load_dataset
+from engine.data.readers import read_table
+from engine.data.schema import ExternalSpec, FieldSpec, Schema
+from engine.errors import ConfigError, TextsdcError
+from engine.paths import cache_dir
+
+DROP = "drop"
+"""The role in the Data page's field table that leaves a column out of the dataset."""
+
+
+@st.cache_resource(show_spinner=False, ttl=600)
+def demo_infos() -> list[DemoInfo]:
+    """The demo datasets with titles, descriptions, licences and record counts."""
+    return list_demos()
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where the dataset in use came from, as needed to write the CLI command that replays an export."""
+
+    kind: Literal["demo", "file", "upload"]
+    data: str
+    encoding: str | None = None
+    custom_schema: bool = False
+
+
+def load_demo(name: str) -> Dataset:
+    """A demo dataset with its own schema, loaded once per process."""
+    return demo_slot(name).get(lambda: load_dataset(name))
+
+
+def load_source(source: str) -> tuple[Dataset, Origin]:
+    """The dataset named on the command line: a demo name or a file path."""
+    if is_demo(source):
+        return load_demo(source), Origin("demo", source)
+    return load_dataset(source), Origin("file", str(source))
+
+
+def demo_table(name: str) -> pd.DataFrame:
+    """Every column of a demo's data file, as read (for the role mapping)."""
+    return _demo_table(name)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _demo_table(name: str) -> pd.DataFrame:
+    return read_table(DEMOS_DIR / name / "data.csv")
+
+
+def demo_schema(name: str) -> Schema:
+    return Schema.from_toml(DEMOS_DIR / name / "schema.toml")
+
+
+def _safe_name(filename: str) -> str:
+    """The uploaded file's base name (the browser may send a path); its extension selects the reader."""
+    name = Path(filename.replace("\\", "/")).name.strip() or "upload.csv"
+    return name
+
+
+def _write_uploads(folder: Path, files: list[tuple[str, bytes]]) -> list[Path]:
+    paths = []
+    for filename, data in files:
+        path = folder / _safe_name(filename)
+        path.write_bytes(data)
+        paths.append(path)
+    return paths
+
+
+def _upload_folder() -> tempfile.TemporaryDirectory:
+    """A private temporary folder inside the textsdc cache; uploads never go elsewhere and are deleted after."""
+    base = cache_dir() / "uploads"
+    base.mkdir(parents=True, exist_ok=True)
+    return tempfile.TemporaryDirectory(dir=base)
+
+
+def upload_table(filename: str, data: bytes, encoding: str | None) -> pd.DataFrame:
+    """Every column of an uploaded file, as read (for the role mapping); DataError if it cannot be read."""
+    key = (hashlib.sha256(data).hexdigest(), _safe_name(filename), encoding or "")
+    return _upload_table(key, filename, data, encoding)
+
+
+@st.cache_data(show_spinner=False, max_entries=4)
+def _upload_table(key: tuple[str, str, str], filename: str, _data: bytes, encoding: str | None) -> pd.DataFrame:
+    with _upload_folder() as tmp:
+        (path,) = _write_uploads(Path(tmp), [(filename, _data)])
+        return read_table(path, encoding=encoding or None)
+
+
+def load_upload(
+    filename: str,
+    data: bytes,
+    schema: Schema,
+    encoding: str | None,
+    external: tuple[str, bytes] | None = None,
+) -> Dataset:
+    """Validate an uploaded file (and optional external file) against ``schema``; DataError / ConfigError if not.
+
+    The files are written to a private temporary folder in the cache, loaded, and deleted.
+    """
+    with _upload_folder() as tmp:
+        folder = Path(tmp)
+        files = [(filename, data)] + ([external] if external else [])
+        paths = _write_uploads(folder, files)
+        if external and paths[0].name == paths[1].name:
+            raise ConfigError("the external file has the same name as the data file; rename one of them")
+        if external:
+            schema = replace(schema, external=ExternalSpec(file=paths[1].name))
+        dataset = load_dataset(paths[0], schema, encoding=encoding or None, name=paths[0].stem)
+    return replace(dataset, source=f"upload:{paths[0].name}")
+
+
+def load_demo_with_schema(name: str, schema: Schema) -> Dataset:
+    """A demo under a schema chosen on the Data page (the demo's own one is cached)."""
+    if schema == demo_schema(name):
+        return load_demo(name)
+    return load_dataset(name, schema)
+
+
+def default_schema_for(table: pd.DataFrame, demo: str | None) -> Schema:
+    """The role mapping to start from: the demo's schema, or one inferred from the columns."""
+    return demo_schema(demo) if demo else infer_schema(table)
+
+
+def field_table(table: pd.DataFrame, schema: Schema, exclude: set[str]) -> pd.DataFrame:
+    """One row per column that is not the text, author or document column: its kind and role (or drop)."""
+    inferred = {f.name: f.kind for f in _inferred_fields(table)}
+    rows = []
+    for col in map(str, table.columns):
+        if col in exclude:
+            continue
+        spec = next((f for f in schema.fields if f.name == col), None)
+        if spec is not None:
+            rows.append({"column": col, "kind": spec.kind, "role": spec.role})
+        else:
+            rows.append({"column": col, "kind": inferred.get(col, "categorical"), "role": DROP})
+    return pd.DataFrame(rows, columns=["column", "kind", "role"])
+
+
+def _inferred_fields(table: pd.DataFrame) -> tuple[FieldSpec, ...]:
+    try:
+        return infer_schema(table).fields
+    except TextsdcError:
+        return ()
+
+
+def build_schema(
+    text: str,
+    author: str | None,
+    document: str | None,
+    fields: pd.DataFrame,
+    external: ExternalSpec | None,
+) -> Schema:
+    """The Schema of the Data page's mapping; rows with role "drop" are left out. ConfigError if inconsistent."""
+    specs = [
+        FieldSpec(str(r["column"]), str(r["kind"]), str(r["role"]))
+        for r in fields.to_dict(orient="records")
+        if str(r.get("role")) != DROP and str(r["column"]) not in (text, author, document)
+    ]
+    if author is not None and author == text:
+        raise ConfigError(f"column '{text}' cannot be both the text and the author column")
+    if document is not None and document in (text, author):
+        raise ConfigError(f"column '{document}' cannot be the document column and another role column")
+    return Schema(text=text, author=author, document=document, fields=tuple(specs), external=external)
+
+
+def dataset_counts(dataset: Dataset) -> dict[str, int | None]:
+    """Records, authors (None without an author column) and the intruder's external records."""
+    return {
+        "records": dataset.n_records,
+        "authors": None if dataset.authors is None else int(dataset.authors.nunique()),
+        "external": 0 if dataset.external is None else len(dataset.external),
+    }

@@ -1,0 +1,144 @@
+"""Session state of one steward's browser tab: the dataset in use and where it came from, the choice handed
+from a page to Export, widget keys, and errors shown in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+import streamlit as st
+
+from dashboard.loading import Origin, load_source
+from engine.data.dataset import Dataset
+from engine.errors import TextsdcError
+from engine.measures.evaluate import MeasureOptions
+from engine.results import SweepResult
+
+T = TypeVar("T")
+
+
+DEFAULT_SOURCE = "airline-tweets"
+
+
+DEFAULT_METHOD = "redact"
+
+
+DEFAULT_RISK = "attack_identification_rate"
+
+
+DEFAULT_UTILITY = "unigram_cosine"
+
+
+DATASET = "dataset"
+
+
+ORIGIN = "dataset_origin"
+
+
+STARTUP_ERROR = "startup_error"
+
+
+STARTUP_DONE = "startup_done"
+
+
+CHOICE = "choice"
+
+
+EXPORTED = "exported"
+
+
+METHOD_KEY = "protect_method"
+
+
+RISK_KEY = "protect_risk"
+
+
+UTILITY_KEY = "protect_utility"
+
+
+REPLICATES_KEY = "protect_replicates"
+
+
+SEED_KEY = "protect_seed"
+
+
+def knob_key(method: str) -> str:
+    """The session-state key of the knob slider of ``method``."""
+    return f"knob::{method}"
+
+
+def guarded(fn: Callable[[], T], prefix: str = "") -> T | None:
+    """``fn()``; a `TextsdcError` is shown in place with st.error and gives None (the session lives on)."""
+    try:
+        return fn()
+    except TextsdcError as exc:
+        st.error(f"{prefix}{exc}")
+        return None
+
+
+def init_session(default_source: str) -> None:
+    """On the first run of a session, load the default dataset; a failure is kept to show on the Data page."""
+    ss = st.session_state
+    if ss.get(STARTUP_DONE):
+        return
+    ss[STARTUP_DONE] = True
+    try:
+        ss[DATASET], ss[ORIGIN] = load_source(default_source)
+    except TextsdcError as exc:
+        ss[STARTUP_ERROR] = f"Could not open '{default_source}': {exc}"
+
+
+def page_dataset() -> Dataset | None:
+    """The dataset in use, or None after pointing the steward to the Data page (the start of every page that
+    needs one)."""
+    dataset = current_dataset()
+    if dataset is None:
+        st.info("No dataset is loaded yet.")
+        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+    return dataset
+
+
+def current_dataset() -> Dataset | None:
+    return st.session_state.get(DATASET)
+
+
+def current_origin() -> Origin | None:
+    return st.session_state.get(ORIGIN)
+
+
+def use_dataset(dataset: Dataset, origin: Origin) -> None:
+    """Make ``dataset`` the one in use. A choice made on another dataset stays but no longer applies."""
+    st.session_state[DATASET] = dataset
+    st.session_state[ORIGIN] = origin
+    st.session_state.pop(STARTUP_ERROR, None)
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """What the Protect page shows and the Export page writes."""
+
+    fingerprint: str
+    dataset: str
+    method: str
+    knob: float
+    seed: int
+    replicates: int
+    risk: str | None
+    utility: str | None
+    sweep: SweepResult
+    params: dict = field(default_factory=dict)
+    options: MeasureOptions | None = None
+
+
+def set_choice(chosen: Chosen) -> None:
+    st.session_state[CHOICE] = chosen
+
+
+def get_choice(dataset: Dataset | None) -> Chosen | None:
+    """The choice made on the Protect page, if it was made on ``dataset``."""
+    c = st.session_state.get(CHOICE)
+    if c is None or dataset is None or c.fingerprint != dataset.fingerprint:
+        return None
+    return c

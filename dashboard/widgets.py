@@ -1,0 +1,117 @@
+"""Widgets built from declarations: a method's parameters (`engine.protect.params.Param`), so a new method
+gets its settings on its page without a line of dashboard code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import streamlit as st
+
+from engine.data.dataset import Dataset
+from engine.errors import TextsdcError
+from engine.protect import METHODS
+from engine.protect.params import Param
+
+NONE = "(none)"
+
+
+def _key(method: str, p: Param, dataset: Dataset) -> str:
+    # Field choices depend on the dataset; other settings carry over from one dataset to the next.
+    suffix = f"::{dataset.fingerprint[:12]}" if p.fields else ""
+    return f"param::{method}::{p.name}{suffix}"
+
+
+def _field_options(p: Param, dataset: Dataset, kinds: tuple[str, ...]) -> list[str]:
+    allowed = set(p.fields) & set(kinds) if p.synthesized and kinds else set(p.fields)
+    return [f.name for f in dataset.schema.fields if f.kind in allowed]
+
+
+def _suggested(p: Param, dataset: Dataset, options: list[str], kinds: tuple[str, ...]) -> list[str]:
+    """What a field widget starts with: the sensitive fields it may synthesize, or — on a page that synthesizes
+    counts and amounts only — the key fields as predictors (synthpop's and Guo & Hu's set-up; elsewhere the
+    method's own default, which for text-based synthesis is the text alone)."""
+    if p.suggest == "sensitive":
+        return [f for f in options if dataset.schema.field(f).role == "sensitive"]
+    if p.suggest == "key" and kinds and "categorical" not in kinds:
+        return [f for f in options if dataset.schema.field(f).role == "key"]
+    return []
+
+
+def _field_widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any:
+    options = _field_options(p, dataset, kinds)
+    suggested = _suggested(p, dataset, options, kinds)
+    help_text = p.help[:1].upper() + p.help[1:]
+    if p.many:
+        stored = st.session_state.get(key)
+        if not isinstance(stored, list) or any(f not in options for f in stored):
+            st.session_state[key] = suggested or ([] if p.default is None or not p.synthesized else options[:1])
+        chosen = st.multiselect(p.title, options, key=key, persist_state="session", help=help_text)
+        return list(chosen) if chosen else None
+    choices = [NONE, *options]
+    if st.session_state.get(key) not in choices:
+        st.session_state[key] = suggested[0] if suggested else NONE
+    value = st.selectbox(p.title, choices, key=key, persist_state="session", help=help_text)
+    return None if value == NONE else value
+
+
+def _text_list(p: Param, key: str) -> Any:
+    st.session_state.setdefault(key, ", ".join(map(str, p.default or ())))
+    text = st.text_input(p.title + " (separated by commas)", key=key, persist_state="session", help=p.help)
+    try:
+        return list(p.parse(text)) if text.strip() else []
+    except TextsdcError as exc:
+        st.error(str(exc))
+        return p.default
+
+
+def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any:
+    if p.fields:
+        return _field_widget(p, dataset, key, kinds)
+    if p.many:
+        return _text_list(p, key)
+    if p.type is bool:
+        st.session_state.setdefault(key, bool(p.default))
+        return st.checkbox(p.title, key=key, persist_state="session", help=p.help)
+    if p.choices:
+        if st.session_state.get(key) not in p.choices:
+            st.session_state[key] = p.default
+        return st.selectbox(p.title, list(p.choices), key=key, persist_state="session", help=p.help)
+    if p.type in (int, float):
+        if p.default is None:
+            text = st.text_input(p.title + " (empty: from the data)", key=key, persist_state="session", help=p.help)
+            try:
+                return p.parse(text) if text.strip() else None
+            except TextsdcError as exc:
+                st.error(str(exc))
+                return None
+        st.session_state.setdefault(key, p.default)
+        return st.number_input(
+            p.title, min_value=p.type(p.low) if p.low is not None else None,
+            max_value=p.type(p.high) if p.high is not None else None, step=1 if p.type is int else None,
+            format=None if p.type is int else "%g", key=key, persist_state="session", help=p.help)
+    st.session_state.setdefault(key, p.default or "")
+    text = st.text_input(p.title, key=key, persist_state="session", help=p.help)
+    return text.strip() or p.default
+
+
+def parameter_widgets(method: str, dataset: Dataset, kinds: tuple[str, ...] = ()) -> dict[str, Any]:
+    """One widget per declared parameter of ``method`` (expert ones in an expander); returns the values that
+    differ from the defaults, as keywords for `get_protector`. ``kinds`` limits the fields a page offers to
+    synthesize (its own kinds)."""
+    params = METHODS[method].parameters
+    values: dict[str, Any] = {}
+    for group in ([p for p in params if not p.expert], [p for p in params if p.expert]):
+        if not group:
+            continue
+        container = st.expander("Expert settings of the method") if group[0].expert else st.container()
+        with container:
+            for p in group:
+                values[p.name] = _widget(p, dataset, _key(method, p, dataset), kinds)
+    return {k: v for k, v in values.items() if v is not None and not _is_default(params, k, v)}
+
+
+def _is_default(params: tuple[Param, ...], name: str, value: Any) -> bool:
+    """Whether ``value`` is the parameter's default (a list and a tuple of the same values are the same)."""
+    p = next(q for q in params if q.name == name)
+    default = tuple(p.default) if isinstance(p.default, (list, tuple)) else p.default
+    return (tuple(value) if isinstance(value, (list, tuple)) else value) == default

@@ -1,0 +1,256 @@
+"""Reading a data file as it is: CSV / TSV / Parquet / JSON Lines, with a clear error for every problem.
+
+Every problem with the user's file is a `DataError` that names the file, the column, the row and what would be
+accepted. Rows are numbered as a person counts the records of the file: the first record is row 1 and a header
+line is not counted (so in a CSV, row N is usually on line N + 1). Nothing is dropped silently: a record is
+either read or the read fails with a message.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import json
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from engine.errors import ConfigError, DataError
+
+FORMATS: dict[str, str] = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+ROW_CONVENTION = "rows are counted from 1 at the first record; a header line is not counted"
+_DEFAULT_MAX_MB = 2048
+
+
+def _max_file_bytes_from_env() -> int:
+    raw = os.environ.get("TEXTSDC_MAX_FILE_MB", "")
+    try:
+        mb = float(raw) if raw.strip() else _DEFAULT_MAX_MB
+    except ValueError:
+        warnings.warn(f"TEXTSDC_MAX_FILE_MB={raw!r} is not a number; using {_DEFAULT_MAX_MB} MB", stacklevel=2)
+        mb = _DEFAULT_MAX_MB
+    return int(mb * 1024 * 1024)
+
+
+MAX_FILE_BYTES: int = _max_file_bytes_from_env()
+"""Largest data file accepted, in bytes: ``$TEXTSDC_MAX_FILE_MB`` megabytes, default 2048."""
+
+
+def read_table(path: str | Path, *, encoding: str | None = None) -> pd.DataFrame:
+    """Read a data file as it is (every column, CSV / TSV values as strings), or raise a `DataError`.
+
+    Checks that the file exists, is readable, not empty, not larger than `MAX_FILE_BYTES`, decodes in the
+    given encoding (default strict UTF-8), parses, has no duplicated column names and at least one data row.
+    """
+    path = Path(path)
+    fmt = _check_file(path)
+    enc = _encoding(encoding)
+    try:
+        if fmt in ("csv", "tsv"):
+            frame = _read_delimited(path, "," if fmt == "csv" else "\t", enc)
+        elif fmt == "jsonl":
+            frame = _read_jsonl(path, enc)
+        else:
+            frame = _read_parquet(path)
+    except UnicodeDecodeError as exc:
+        raise DataError(_decode_error_message(path, enc, exc)) from None
+    except PermissionError:
+        raise DataError(f"{path} cannot be read: permission denied") from None
+    if frame.shape[1] == 0:
+        raise DataError(f"{path} has no columns; a data file needs a header row and at least one record")
+    if len(frame) == 0:
+        raise DataError(f"{path} has a header but no data rows; it needs at least one record")
+    return frame
+
+
+def _readable(path: Path) -> bool:
+    return os.access(path, os.R_OK)
+
+
+def _check_file(path: Path) -> str:
+    """The file's format, after checking it exists, is a readable non-empty file and is within the size limit."""
+    if not path.exists():
+        raise DataError(f"{path} does not exist")
+    if path.is_dir():
+        raise DataError(f"{path} is a folder, not a data file; give the path of a .csv, .tsv, .parquet or .jsonl file")
+    fmt = FORMATS.get(path.suffix.lower())
+    if fmt is None:
+        accepted = ", ".join(FORMATS)
+        raise DataError(f"{path}: the extension '{path.suffix or '(none)'}' is not supported; accepted: {accepted}")
+    if not _readable(path):
+        raise DataError(f"{path} cannot be read: permission denied")
+    size = path.stat().st_size
+    if size == 0:
+        raise DataError(f"{path} is empty (0 bytes); it needs a header row and at least one record")
+    if size > MAX_FILE_BYTES:
+        raise DataError(
+            f"{path} is {_megabytes(size)}, larger than the limit of {_megabytes(MAX_FILE_BYTES)}; "
+            "load a sample, or raise the limit with the environment variable TEXTSDC_MAX_FILE_MB"
+        )
+    return fmt
+
+
+def _megabytes(n: int) -> str:
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def _encoding(encoding: str | None) -> str:
+    """The codec to read with; UTF-8 becomes utf-8-sig so a byte-order mark is skipped rather than kept."""
+    if not encoding:
+        return "utf-8-sig"
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        raise ConfigError(f"unknown text encoding '{encoding}'; for example: utf-8, latin-1, cp1252") from None
+    return "utf-8-sig" if name == "utf-8" else encoding
+
+
+def _decode_error_message(path: Path, encoding: str, exc: UnicodeDecodeError) -> str:
+    where = _locate_decode_error(path, encoding)
+    label = "UTF-8" if encoding == "utf-8-sig" else encoding
+    if where is None:
+        detail = f"{exc.reason}"
+    else:
+        offset, line, column, bad = where
+        detail = f"byte {bad} at line {line}, column {column} (byte offset {offset} from the start) cannot be decoded"
+    return (
+        f"{path} is not valid {label} text: {detail}. If it was saved by Excel or an older program, give its "
+        "encoding: --encoding latin-1 (or cp1252); in Python, load_dataset(..., encoding='latin-1')"
+    )
+
+
+def _locate_decode_error(path: Path, encoding: str, chunk_size: int = 1 << 20) -> tuple[int, int, int, str] | None:
+    """Byte offset (from 0), line and byte column (from 1) and the offending byte(s) of the first decoding error."""
+    # A BOM is valid UTF-8, and the utf-8-sig decoder would shift the offsets of the first chunk by it.
+    decoder = codecs.getincrementaldecoder("utf-8" if encoding == "utf-8-sig" else encoding)(errors="strict")
+    offset, newlines, line_start = 0, 0, 0
+    with path.open("rb") as f:
+        while True:
+            chunk = f.read(chunk_size)
+            try:
+                decoder.decode(chunk, final=not chunk)
+            except UnicodeDecodeError as exc:
+                data = exc.object
+                base = offset - (len(data) - len(chunk))  # the decoder prepends bytes held back from the last chunk
+                before = data[: exc.start]
+                nl = before.rfind(b"\n")
+                start = base + exc.start
+                line = newlines + before.count(b"\n") - data[: len(data) - len(chunk)].count(b"\n") + 1
+                column = start - (base + nl + 1 if nl >= 0 else line_start) + 1
+                bad = " ".join(f"0x{b:02X}" for b in data[exc.start : exc.end])
+                return start, line, column, bad
+            if not chunk:
+                return None
+            offset += len(chunk)
+            newlines += chunk.count(b"\n")
+            last = chunk.rfind(b"\n")
+            if last >= 0:
+                line_start = offset - len(chunk) + last + 1
+
+
+def _read_delimited(path: Path, sep: str, encoding: str) -> pd.DataFrame:
+    """CSV / TSV with every value as a string and only empty cells missing (so 'NA' or 'null' stay text)."""
+    header = _raw_header(path, sep, encoding)
+    _reject_duplicates(path, [h for h in header if h.strip()], "header")
+    with warnings.catch_warnings():
+        # With index_col=False pandas would silently drop surplus fields of the first row; make that an error.
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return pd.read_csv(
+                path, sep=sep, dtype=str, keep_default_na=False, na_values=[""], encoding=encoding,
+                encoding_errors="strict", index_col=False,
+            )
+        except pd.errors.EmptyDataError:
+            raise DataError(f"{path} has no header row and no data; it needs a header row and at least one record") from None
+        except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
+            raise DataError(_malformed_csv_message(path, sep, encoding, len(header), exc)) from None
+
+
+def _raw_header(path: Path, sep: str, encoding: str) -> list[str]:
+    """The header as written (pandas renames a duplicated 'a' to 'a.1', so duplicates are found here)."""
+    with path.open(encoding=encoding, errors="strict", newline="") as f:
+        return next(csv.reader(f, delimiter=sep), [])
+
+
+def _malformed_csv_message(path: Path, sep: str, encoding: str, n_header: int, exc: Exception) -> str:
+    kind = "CSV" if sep == "," else "TSV"
+    with path.open(encoding=encoding, errors="strict", newline="") as f:
+        reader = csv.reader(f, delimiter=sep)
+        next(reader, None)
+        for row_number, fields in enumerate(reader, start=1):
+            if len(fields) > n_header:
+                return (
+                    f"{path} is not well-formed {kind}: row {row_number} (line {reader.line_num}) has {len(fields)} "
+                    f"fields but the header has {n_header} ({ROW_CONVENTION}); every row needs at most as many "
+                    "fields as the header — check for an unquoted separator inside a value"
+                )
+    return f"{path} is not well-formed {kind}: {str(exc).strip()}"
+
+
+def _reject_duplicates(path: Path, names: list[str], where: str) -> None:
+    seen: set[str] = set()
+    for n in names:
+        if n in seen:
+            raise DataError(
+                f"{path}: the column name '{n}' appears more than once in the {where}; every column needs a unique name"
+            )
+        seen.add(n)
+
+
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        keys = [k for k, _ in pairs]
+        raise _DuplicateKey(next(k for k in keys if keys.count(k) > 1))
+    return obj
+
+
+def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
+    """JSON Lines: one JSON object per line; blank lines are skipped."""
+    records = []
+    with path.open(encoding=encoding, errors="strict") as f:
+        for line_number, line in enumerate(f, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line, object_pairs_hook=_object_without_duplicates)
+            except _DuplicateKey as exc:
+                raise DataError(
+                    f"{path}: line {line_number} has the key '{exc}' more than once; every column needs a unique name"
+                ) from None
+            except json.JSONDecodeError as exc:
+                raise DataError(
+                    f"{path}: line {line_number} is not valid JSON ({exc.msg} at column {exc.colno}); "
+                    "JSON Lines needs one JSON object per line"
+                ) from None
+            if not isinstance(obj, dict):
+                raise DataError(
+                    f"{path}: line {line_number} holds a JSON {type(obj).__name__}, not an object; "
+                    'JSON Lines needs one object per line, like {"text": "...", "rating": 4}'
+                )
+            records.append(obj)
+    if not records:
+        raise DataError(f"{path} has no records (only blank lines); it needs at least one JSON object")
+    return pd.DataFrame.from_records(records)
+
+
+def _read_parquet(path: Path) -> pd.DataFrame:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        pf = pq.ParquetFile(path)
+        _reject_duplicates(path, list(pf.schema_arrow.names), "Parquet schema")
+        table = pf.read()
+    except (pa.ArrowException, OSError) as exc:
+        if isinstance(exc, PermissionError):
+            raise
+        raise DataError(f"{path} is not a readable Parquet file ({exc}); is it corrupt or truncated?") from None
+    return table.to_pandas()

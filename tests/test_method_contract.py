@@ -1,0 +1,197 @@
+"""The contract every registered method keeps (in the spirit of scikit-learn's `parametrize_with_checks`),
+run over `engine.protect.METHODS` and the toy method of tests/toy_method.py. A new method is covered the
+moment it is registered; ``FAST`` may give it settings that keep its fit quick on the small data."""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.cache import fit_key
+from engine.errors import ConfigError
+from engine.measures.base import metric_info
+from engine.protect import METHODS, get_protector
+from engine.protect.base import Fitted, Protector
+from engine.protect.params import Param
+from engine.sweep import make_release, run_sweep
+from tests.contract_data import contract_dataset
+from tests.toy_method import WordShuffle
+
+ALL = {**METHODS, WordShuffle.name: WordShuffle}
+FAST: dict[str, dict[str, Any]] = {
+    "count-bayes": {"lambdas": (1.0, 1e7), "warmup": 100, "draws": 100},
+    "glm": {"n_lambda": 20},
+}
+
+
+def build(name: str, **params: Any) -> Protector:
+    return ALL[name](**{**FAST.get(name, {}), **params})
+
+
+@cache
+def dataset():
+    return contract_dataset()
+
+
+@cache
+def fitted(name: str) -> Fitted:
+    return build(name).fit(dataset())
+
+
+def ends(f: Fitted) -> tuple[float, float]:
+    """(most private, least private) knob values of the fitted knob."""
+    k = f.knob
+    hi, lo = f.snap(k.high), f.snap(k.low)
+    return (hi, lo) if k.more_privacy == "higher" else (lo, hi)
+
+
+def other_value(p: Param, name: str) -> Any:
+    """A value of ``p`` other than its default that the method accepts (None if there is none to try)."""
+    schema = dataset().schema
+    if p.fields:
+        names = [f.name for f in schema.fields if f.kind in p.fields]
+        candidates: list[Any] = [tuple(names[:1]), tuple(names[-1:])] if p.many else names
+    elif p.type is bool:
+        candidates = [not p.default]
+    elif p.choices:
+        candidates = [c for c in p.choices if c != p.default]
+    elif p.type in (int, float):
+        base = p.default[0] if p.many and p.default else (p.default if p.default is not None else p.low or 1)
+        steps = [base + 1, base - 1, base * 2, base / 2, p.low, p.high]
+        singles = [p.type(v) for v in steps if v is not None and (p.low is None or v >= p.low)
+                   and (p.high is None or v <= p.high) and (p.type is float or float(v).is_integer())]
+        candidates = [(v,) for v in singles] if p.many else singles
+    else:
+        candidates = [("zebra0",), ("okay", "fine")] if p.many else ["zebra0"]
+    for value in candidates:
+        if value == p.default:
+            continue
+        try:
+            build(name, **{p.name: value})
+        except ConfigError:
+            continue
+        return value
+    return None
+
+
+methods = pytest.mark.parametrize("name", sorted(ALL))
+
+
+@methods
+def test_declares_what_the_cli_and_dashboard_need(name):
+    cls = ALL[name]
+    assert cls.name == name and cls.title and cls.description and cls.knob.symbol
+    assert cls.changes in ("text", "fields")
+    if cls.changes == "fields":
+        assert cls.field_kinds and set(cls.field_kinds) <= {"categorical", "count", "continuous"}
+    for p in cls.parameters:
+        assert p.help and p.flag.startswith("--")
+        assert p.coerce(p.default, name) == (tuple(p.default) if p.many and p.default is not None else p.default)
+
+
+@methods
+def test_params_round_trip_through_get_protector(name):
+    p = build(name)
+    again = ALL[name](**p.params()) if name not in METHODS else get_protector(name, **p.params())
+    assert again.params() == p.params()
+    assert fit_key(again, dataset()) == fit_key(p, dataset())
+
+
+@methods
+def test_unknown_parameter_is_a_config_error_naming_the_accepted_ones(name):
+    with pytest.raises(ConfigError, match="has no parameter 'no_such_thing'"):
+        ALL[name](no_such_thing=1)
+
+
+@methods
+def test_changing_any_parameter_changes_the_cache_key(name):
+    base = fit_key(build(name), dataset())
+    tried = 0
+    for p in ALL[name].parameters:
+        value = other_value(p, name)
+        if value is None:
+            continue
+        tried += 1
+        assert fit_key(build(name, **{p.name: value}), dataset()) != base, p.name
+    assert tried == sum(1 for p in ALL[name].parameters if other_value(p, name) is not None)
+
+
+@methods
+def test_knob_bounds_are_enforced_with_a_config_error(name):
+    f = fitted(name)
+    k = f.knob
+    for bad in (k.low - abs(k.low) - 1, k.high * 10 + 1, float("nan"), "many"):
+        with pytest.raises(ConfigError):
+            make_release(f, bad, seed=0)
+
+
+@methods
+def test_same_seed_same_release_other_seed_other_release(name):
+    f = fitted(name)
+    private, _ = ends(f)
+    for value in (f.knob.default, private):
+        a = make_release(f, f.snap(value), seed=3, replicates=2, replicate=1)
+        b = make_release(f, f.snap(value), seed=3, replicates=2, replicate=1)
+        pd.testing.assert_frame_equal(a.data, b.data)
+    if not ALL[name].deterministic:
+        differs = [not make_release(f, private, seed=3).data.equals(make_release(f, private, seed=4).data)
+                   for _ in range(1)]
+        assert any(differs), "a stochastic method gave the same release under two seeds"
+
+
+@methods
+def test_a_release_changes_only_the_columns_it_declares(name):
+    f, data = fitted(name), dataset()
+    private, _ = ends(f)
+    release = make_release(f, private, seed=1)
+    assert list(release.data.columns) == list(data.frame.columns) and len(release.data) == data.n_records
+    declared = set(release.protected_columns)
+    if ALL[name].changes == "text":
+        assert declared == {data.schema.text}
+    else:
+        assert declared and declared == set(f.synthesized_fields)
+        assert {data.schema.field(c).kind for c in declared} <= set(ALL[name].field_kinds)
+    for column in data.frame.columns:
+        if column not in declared:
+            pd.testing.assert_series_equal(release.data[column], data.frame[column], check_names=False)
+    changed = [c for c in declared if not release.data[c].astype(str).equals(data.frame[c].astype(str))]
+    assert changed, "the most private setting changed none of the declared columns"
+
+
+@methods
+def test_most_private_end_is_no_riskier_than_the_least_private(name):
+    f, data = fitted(name), dataset()
+    private, open_ = ends(f)
+    sweep = run_sweep(data, build(name), grid=[private, open_], replicates=3, seed=0, fitted=f)
+    risks = [m for m in sweep.metric_ids if metric_info(m).kind == "risk"]
+    assert risks, sweep.skipped
+    risk = risks[0]  # the method's own risk measure: the first the registry lists for it
+    mean = sweep.summary[sweep.summary.metric == risk].set_index("knob")["mean"]
+    sign = -1.0 if metric_info(risk).better == "higher" else 1.0
+    assert sign * mean[private] <= sign * mean[open_] + 1e-12, (risk, mean.to_dict())
+
+
+def test_flags_do_not_collide_and_mean_one_thing():
+    from engine.cli import build_parser, method_parameters
+
+    build_parser()  # argparse refuses two options with one flag
+    params = method_parameters()
+    assert {"fields", "predictors", "vendor_keywords"} <= set(params)
+    assert params["predictors"][1] == ["cart", "count-bayes"]
+
+
+def test_defaults_differ_from_every_tried_value():
+    """The helper above must find a value for every parameter of the built-in methods (or the cache-key
+    check would silently skip it)."""
+    for name, cls in METHODS.items():
+        missing = [p.name for p in cls.parameters if other_value(p, name) is None]
+        assert not missing, (name, missing)
+
+
+def test_count_bayes_snaps_a_lambda_between_grid_points_lazily():
+    f = fitted("count-bayes")
+    assert np.isclose(f.snap(1.0), 1.0)

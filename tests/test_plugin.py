@@ -1,0 +1,99 @@
+"""A method added as a plug-in reaches the CLI, the replay command, the bundle and the dashboard without a
+line of CLI, dashboard or report code: the toy of tests/toy_method.py, registered in one line."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.cli import main
+from engine.protect import METHODS, register
+from tests.toy_method import WordShuffle
+
+APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
+
+
+@pytest.fixture
+def toy():
+    register(WordShuffle)  # the one registration line a new method needs
+    yield WordShuffle
+    METHODS.pop(WordShuffle.name)
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def digests(folder: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
+
+
+def test_toy_method_flag_is_in_the_help(toy, capsys):
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--keep-first" in out and "toy-shuffle: words at the start of each text left in place" in out
+
+
+def test_toy_method_flag_is_refused_for_another_method(toy, capsys, tiny_files):
+    code, _, err = run(capsys, "sweep", "--data", tiny_files.parent / "data.csv", "--schema", tiny_files,
+                       "--method", "redact", "--keep-first", "2", "--out", tiny_files.parent / "r.json")
+    assert code == 2 and "--keep-first does not apply to method 'redact'; it applies to: toy-shuffle" in err
+
+
+def test_toy_method_sweeps_exports_and_replays_byte_for_byte(toy, capsys, tiny_files, tmp_path):
+    data = tiny_files.parent / "data.csv"
+    results = tmp_path / "results.json"
+    code, out, err = run(capsys, "sweep", "--data", data, "--schema", tiny_files, "--method", "toy-shuffle",
+                         "--keep-first", "2", "--replicates", "2", "--out", results)
+    assert code == 0, err
+    payload = json.loads(results.read_text())
+    assert payload["method"] == "toy-shuffle" and payload["grid"] == [0.0, 0.5, 1.0]
+    assert {"attack_identification_rate", "unigram_cosine"} <= {r["metric"] for r in payload["rows"]}
+
+    bundle = tmp_path / "bundle"
+    audit = tmp_path / "audit.sqlite"
+    code, out, err = run(capsys, "release", "--data", data, "--schema", tiny_files, "--method", "toy-shuffle",
+                         "--keep-first", "2", "--knob", "1", "--seed", "7", "--replicates", "2", "--out", bundle,
+                         "--audit-log", audit)
+    assert code == 0, err
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["method"]["params"] == {"keep_first": 2}
+    replay = shlex.split(manifest["replay"])
+    assert replay[:2] == ["textsdc", "release"] and "--keep-first" in replay
+    assert replay[replay.index("--keep-first") + 1] == "2"
+
+    first = digests(bundle)
+    shutil.move(bundle, tmp_path / "first")
+    code, _, err = run(capsys, *replay[1:], "--audit-log", audit)
+    assert code == 0, err
+    assert digests(bundle) == first
+
+
+def test_toy_method_shows_on_the_protect_page_with_a_widget_for_its_parameter(toy, tiny_files, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import session
+
+    data = tiny_files.parent / "data.csv"
+    shutil.copy(tiny_files, tiny_files.parent / "data.schema.toml")
+    monkeypatch.setattr(sys, "argv", ["app.py", "--data", str(data)])
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    at.session_state[session.METHOD_KEY] = "toy-shuffle"
+    at.switch_page("views/protect.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    widget = next(w for w in at.number_input if w.label == "Keep first")
+    widget.set_value(3).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    chosen = at.session_state[session.CHOICE]
+    assert chosen.method == "toy-shuffle" and chosen.params == {"keep_first": 3}
+    assert chosen.sweep.method == "toy-shuffle" and chosen.sweep.grid == [0.0, 0.5, 1.0]
