@@ -103,7 +103,7 @@ def main() -> None:
 
     dataset = load_dataset(args.data)
     start = time.perf_counter()
-    protector = CountBayesSynthesizer(grid=[1.0])
+    protector = CountBayesSynthesizer(lambdas=[1.0])
     t = time.perf_counter()
     fitted = protector.fit(dataset)
     fit_seconds = time.perf_counter() - t

@@ -13,6 +13,7 @@ from engine.protect import METHODS
 from engine.protect.params import Param
 
 NONE = "(none)"
+JS_SAFE = 2**53 - 1
 
 
 def _key(method: str, p: Param, dataset: Dataset) -> str:
@@ -85,9 +86,12 @@ def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any
                 st.error(str(exc))
                 return None
         st.session_state.setdefault(key, p.default)
+        # The browser holds numbers as doubles: bounds beyond ±(2^53 − 1) (a 64-bit seed) are clipped to it.
+        low = max(p.low, -JS_SAFE) if p.low is not None else None
+        high = min(p.high, JS_SAFE) if p.high is not None else None
         return st.number_input(
-            p.title, min_value=p.type(p.low) if p.low is not None else None,
-            max_value=p.type(p.high) if p.high is not None else None, step=1 if p.type is int else None,
+            p.title, min_value=p.type(low) if low is not None else None,
+            max_value=p.type(high) if high is not None else None, step=1 if p.type is int else None,
             format=None if p.type is int else "%g", key=key, persist_state="session", help=p.help)
     st.session_state.setdefault(key, p.default or "")
     text = st.text_input(p.title, key=key, persist_state="session", help=p.help)

@@ -262,7 +262,7 @@ def cmd_release(args) -> int:
     print(f"{protector.title} at {fitted.knob.symbol} = {fitted.knob.format(knob)} on {dataset.name}")
     for mid, m in sorted(result.manifest["metrics"].items()):
         print(f"  {mid}: " + ("not a number" if m["value"] is None else f"{m['value']:.4f}"))
-    for name, path in result.files.items():
+    for path in result.files.values():
         print(f"wrote {path}")
     return 0
 

@@ -37,7 +37,8 @@ def make_release(fitted: Fitted, value: float, seed: int, replicates: int = 1, r
     return replace(release, seed=seed, replicate=replicate)
 
 
-def _measure(fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int, m: int):
+def _measure(fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int,
+             m: int) -> tuple[float, int, dict[str, MetricResult]]:
     release = make_release(fitted, value, seed, replicates, m)
     return value, m, evaluator.evaluate(release)
 
@@ -84,7 +85,9 @@ def run_sweep(
         progress(0, 1, f"fitting {protector.title}")
         fitted = fit_cached(protector, dataset, progress, use_cache=use_cache)
     knob = fitted.knob
-    raw = fitted.path_grid() if grid == "path" else (knob.default_grid() if grid is None else grid)
+    if isinstance(grid, str) and grid != "path":
+        raise ConfigError(f"grid {grid!r} is not accepted; give knob values, \"path\" or nothing (the default grid)")
+    raw = fitted.path_grid() if isinstance(grid, str) else (knob.default_grid() if grid is None else grid)
     values = sorted({fitted.snap(v) for v in raw})
     if evaluator is None:
         evaluator = Evaluator(dataset, metrics, progress, fields=fitted.synthesized_fields, options=options)
@@ -96,7 +99,8 @@ def run_sweep(
     total = len(tasks)
     progress(0, total, "protecting and measuring")
     runner = Parallel(n_jobs=jobs, return_as="generator")
-    rows, details = [], {}
+    rows: list[dict] = []
+    details: dict[float, dict[str, list[pd.DataFrame]]] = {}
     results = runner(delayed(_measure)(fitted, evaluator, v, seed, replicates, m) for v, m in tasks)
     for done, (v, m, measured) in enumerate(results, start=1):
         for mid, res in measured.items():

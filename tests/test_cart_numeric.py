@@ -173,7 +173,7 @@ def test_defaults_synthesize_the_sensitive_numeric_fields_with_the_key_fields_as
     assert [f.name for f in p.predictor_fields(d, ["visits", "spend"])] == ["kind"]
     assert get_protector("cart", fields=["mood"]).predictor_fields(d, ["mood"]) == []
     assert p.params()["predictors"] is None
-    assert get_protector("cart", predictors=["mood"]).params()["predictors"] == ["mood"]
+    assert get_protector("cart", predictors=["mood"]).params()["predictors"] == ("mood",)
     # With a sensitive categorical field, that one is synthesized by default, from the text alone.
     schema = Schema(text="text", fields=tuple(FieldSpec(f.name, f.kind, "sensitive" if f.name == "mood" else f.role)
                                               for f in d.schema.fields))

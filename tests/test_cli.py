@@ -75,7 +75,7 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
         (["release", "--method", "glm", "--knob", "-1"], "Shrinkage (λ) = -1.0 is out of range"),
         (["release", "--method", "cart", "--knob", "0.5"], "Complexity (α) = 0.5 is out of range; accepted: 1e-08 to 0.09"),
         (["sweep", "--method", "glm", "--level", "mood"], "must be FIELD=LEVEL with FIELD one of the synthesized fields (mood)"),
-        (["sweep", "--method", "glm", "--projections", "0"], "pMSE projections must be from 1 to 200"),
+        (["sweep", "--method", "glm", "--projections", "0"], "pMSE projections (projections) must be a whole number from 1 to 200, got 0"),
         # In the tiny data every template is written with every mood equally often: nothing to learn.
         (["sweep", "--method", "glm"], "the text carries no information about the fields"),
     ],

@@ -143,7 +143,7 @@ def listings(n=1500, seed=0) -> Dataset:
 @pytest.fixture(scope="module")
 def listing_fit():
     d = listings()
-    return d, get_protector("count-bayes", grid=[1.0, 1e8], warmup=150, draws=250, upper=365).fit(d)
+    return d, get_protector("count-bayes", lambdas=[1.0, 1e8], warmup=150, draws=250, upper=365).fit(d)
 
 
 def test_defaults_follow_the_schema(listing_fit):
@@ -209,7 +209,7 @@ def test_paper_priors_keep_the_relations_and_large_lambda_samples_the_fitted_mar
 
 def test_a_lambda_between_grid_points_is_sampled_when_asked_and_reproducibly(listing_fit):
     d, _ = listing_fit
-    p = get_protector("count-bayes", grid=[1.0], warmup=20, draws=40, upper=365)
+    p = get_protector("count-bayes", lambdas=[1.0], warmup=20, draws=40, upper=365)
     f1, f2 = p.fit(d), p.fit(d)
     r1, r2 = make_release(f1, 50.0, seed=0), make_release(f2, 50.0, seed=0)
     pd.testing.assert_frame_equal(r1.data, r2.data)

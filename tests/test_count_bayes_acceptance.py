@@ -41,7 +41,7 @@ M = 20
 @pytest.fixture(scope="module")
 def airbnb_point():
     dataset = load_dataset("nyc-airbnb")
-    protector = get_protector("count-bayes", grid=[1.0])
+    protector = get_protector("count-bayes", lambdas=[1.0])
     fitted = protector.fit(dataset)
     evaluator = Evaluator(dataset, fields=fitted.synthesized_fields)
     sweep = run_sweep(dataset, protector, [1.0], replicates=M, seed=0, fitted=fitted, evaluator=evaluator)
@@ -94,7 +94,7 @@ def test_posterior_predictive_mean_when_the_model_holds(airbnb_point):
     rate = X @ alpha + rng.normal(0, 1 / np.sqrt(tau), len(X))
     y = np.where(rng.random(len(X)) < special.expit(X @ beta), 0, draw_truncated_poisson(np.exp(rate), 0, 365, rng))
     simulated = replace(dataset, frame=frame.assign(availability_365=y))
-    refit = get_protector("count-bayes", grid=[1.0], continuous_field=None).fit(simulated)
+    refit = get_protector("count-bayes", lambdas=[1.0], continuous_field=None).fit(simulated)
     means = [make_release(refit, 1.0, seed=0, replicates=M, replicate=m).data["availability_365"].mean()
              for m in range(M)]
     se = np.std(means, ddof=1)
@@ -149,7 +149,7 @@ def test_the_full_airbnb_file():
         FieldSpec("price", "continuous", "sensitive")))
     dataset = Dataset("AB_NYC_2019", frame, schema)
     assert len(frame) > 48_800
-    protector = get_protector("count-bayes", grid=[1.0])
+    protector = get_protector("count-bayes", lambdas=[1.0])
     fitted = protector.fit(dataset)
     assert fitted.posterior(1.0).diagnostics["rhat"].max() < 1.1
     sweep = run_sweep(dataset, protector, [1.0], replicates=3, seed=0, fitted=fitted)

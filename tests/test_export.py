@@ -192,7 +192,7 @@ def test_append_audit_returns_row_id(tmp_path):
 # --- report ----------------------------------------------------------------------------------------
 
 def _report(**kw) -> str:
-    args = dict(dataset=make_dataset(), release=make_release(), metrics=make_metrics(), method_params={"a": 1},
+    args = dict(dataset=make_dataset(), release=make_release(), metrics=make_metrics(), method_params={"a": 1}, records=[0, 3],
                 replicates=2, sweep=make_sweep(), risk_metric=RISK, utility_metric=UTILITY,
                 replay_command="textsdc release --data 'tiny' --seed 11 && echo <done>", method_title="Redaction")
     args.update(kw)

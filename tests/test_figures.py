@@ -48,6 +48,21 @@ def test_frontier_marks_current_and_chosen_knob():
     assert fig.layout.yaxis.title.text == "Attack identification rate"
 
 
+def test_frontier_axes_follow_each_measures_direction():
+    """fmr is a risk measure where higher is safer: its axis runs downwards so that safer is still lower, and
+    propensity-score utility Up (lower is better) runs right to left; the plain pair is not turned."""
+    plain = frontier_figure(make_sweep(), RISK, UTILITY)
+    assert plain.layout.yaxis.autorange is True and plain.layout.xaxis.autorange is True
+    sweep = make_sweep()
+    for frame in (sweep.rows, sweep.summary):
+        frame["metric"] = frame["metric"].map({RISK: "fmr", UTILITY: "propensity_up"}).fillna(frame["metric"])
+    sweep.baseline = {}
+    turned = frontier_figure(sweep, "fmr", "propensity_up")
+    assert turned.layout.yaxis.autorange == "reversed" and turned.layout.xaxis.autorange == "reversed"
+    assert "axis reversed" in turned.layout.yaxis.title.text
+    assert turned.layout.title.text.endswith("lower right is better")
+
+
 def test_frontier_without_current_has_no_marker_and_skips_off_grid_knob():
     fig = frontier_figure(make_sweep(), RISK, UTILITY, current=0.3)
     assert not [t for t in fig.data if isinstance(t.meta, dict) and t.meta.get("role") == "current"]

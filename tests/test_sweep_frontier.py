@@ -78,10 +78,16 @@ def test_sweep_refuses_bad_grids_and_replicates(tiny_dataset):
 
 
 def test_parallel_sweep_equals_serial(tiny_dataset):
-    protector = get_protector("redact", use_ner=False)
-    serial = run_sweep(tiny_dataset, protector, seed=1, jobs=1)
-    parallel = run_sweep(tiny_dataset, protector, seed=1, jobs=2)
+    """A stochastic method (CART draws from its leaves), so the seeding of parallel replicates is exercised:
+    workers must draw the same releases as the serial loop, and replicates must differ from each other."""
+    protector = get_protector("cart", fields=["mood"])
+    grid = [1e-3, 5e-2]
+    serial = run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1, jobs=1)
+    parallel = run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1, jobs=2)
     pd.testing.assert_frame_equal(serial.rows, parallel.rows)
+    per_replicate = serial.rows[serial.rows["kind"] == "utility"].pivot_table(
+        index=["knob", "metric"], columns="replicate", values="value")
+    assert (per_replicate.nunique(axis=1) > 1).any()
 
 
 def test_fits_are_cached_on_disk(tiny_dataset, _private_cache):

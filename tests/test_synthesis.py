@@ -59,7 +59,7 @@ def test_glm_at_lambda_max_samples_every_record_from_the_marginal(colours, glm_f
     # And the draws follow it: pooled over 60 releases, the shares match the marginal.
     draws = pd.concat([make_release(glm_fit, top, seed=s).data["colour"] for s in range(60)])
     assert np.allclose(shares(draws, first.levels), marginal, atol=0.02)
-    for lv, path in zip(glm_fit.fields, glm_fit.paths[0]):
+    for _lv, path in zip(glm_fit.fields, glm_fit.paths[0]):
         assert path.coefficients(top)[0].nnz == 0
 
 

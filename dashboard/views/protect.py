@@ -12,7 +12,7 @@ import numpy as np
 import streamlit as st
 
 from dashboard import compute, display, loading, session, widgets
-from engine.report import samples
+from engine.report import samples as sampling
 from engine.data.dataset import Dataset
 from engine.figures.text import attack_bars_figure, cosine_by_author_figure, frontier_figure, metric_along_knob_figure
 from engine.measures.base import MetricResult, metric_info
@@ -101,12 +101,16 @@ def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> None:
 def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:
     """The steward's rule; returns the knob value it picks (None if it picks none)."""
     rule = st.radio("Rule", ["threshold", "tradeoff"], horizontal=True, key="choose_rule", persist_state="session",
-                    format_func=lambda r: "Maximum risk" if r == "threshold" else "Trade-off slope")
+                    format_func=lambda r: "Risk limit" if r == "threshold" else "Trade-off slope")
     if rule == "threshold":
         risks = sweep.summary[sweep.summary["metric"] == risk]["mean"].dropna()
         start = float(math.ceil(float(risks.median()) * 1000) / 1000) if len(risks) else 0.1
-        limit = st.number_input(f"Highest acceptable {metric_info(risk).label.lower()}", min_value=0.0,
-                                value=start, step=0.005, format="%.3f", key=f"choose_max::{risk}")
+        info = metric_info(risk)
+        label = {"lower": f"Highest acceptable {info.label.lower()}",
+                 "higher": f"Lowest acceptable {info.label.lower()}",
+                 "one": f"Acceptable {info.label.lower()} (as far from 1 as)"}[info.better]
+        limit = st.number_input(label, min_value=0.0, value=start,
+                                step=0.005, format="%.3f", key=f"choose_max::{risk}", help=info.better_text)
         choice = session.guarded(lambda: compute.risk_utility_choice(sweep, risk, utility, "threshold", float(limit)))
     else:
         a = st.number_input("Risk accepted per unit of utility (a)", min_value=0.001, value=1.0, step=0.1,
@@ -134,7 +138,7 @@ def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float
     key = f"targets::{dataset.fingerprint[:12]}::{method}"
     stored = st.session_state.get(key)
     if not isinstance(stored, list) or any(t not in targets for t in stored):
-        st.session_state[key] = samples.attack_targets(detail)
+        st.session_state[key] = sampling.attack_targets(detail)
     chosen = st.multiselect("Targets", targets, key=key, max_selections=8, persist_state="session",
                             help="People the intruder holds other texts of. Each panel shows, for every released "
                                  "user, the share of their records the intruder's classifier assigns to the target.")
@@ -157,13 +161,13 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
              params: dict) -> None:
     st.subheader("Sample protected records")
     release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
-    samples = session.guarded(lambda: compute.sample_records(dataset, method, seed, replicates, MAX_SAMPLES, params))
-    if release is None or samples is None:
+    chosen = session.guarded(lambda: compute.sample_records(dataset, method, seed, replicates, MAX_SAMPLES, params))
+    if release is None or chosen is None:
         return
     for text in release.info.values():
         if isinstance(text, str) and text:
             st.caption(f"At {display.md_escape(display.knob_text(knob, value))}: {display.md_escape(text)}")
-    changed = samples.changed_records(dataset, release, samples)
+    changed = sampling.changed_records(dataset, release, chosen)
     if not changed:
         st.info(f"No sample record is changed at {display.knob_text(knob, value)}.")
         return

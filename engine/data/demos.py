@@ -57,7 +57,7 @@ def list_demos() -> list[DemoInfo]:
             from engine.data.load import load_dataset  # load resolves demo names through this module
 
             ds = load_dataset(name)
-            n_records, n_external = ds.n_records, len(ds.external)
+            n_records, n_external = ds.n_records, 0 if ds.external is None else len(ds.external)
         infos.append(DemoInfo(name, meta["title"], meta["description"], n_records, n_external, meta["licence"], folder))
     return infos
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.data.schema import FieldSpec, Schema
+from engine.data.schema import FieldKind, FieldSpec, Schema
 from engine.data.values import is_str, n_distinct, numbers
 from engine.errors import DataError
 
@@ -98,7 +98,7 @@ def _named_column(frame: pd.DataFrame, names: tuple[str, ...], exclude: set[Any]
     return None
 
 
-def _infer_kind(col: pd.Series, nums: pd.Series | None) -> str | None:
+def _infer_kind(col: pd.Series, nums: pd.Series | None) -> FieldKind | None:
     if nums is None:
         return "categorical"
     present = nums.dropna()

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -133,9 +133,6 @@ class Schema:
                 raise ConfigError(f"'{name}' is synthesized, so it cannot also be a predictor")
             out.append(self.field(name))
         return out
-
-    def with_fields(self, fields: list[FieldSpec]) -> Schema:
-        return replace(self, fields=tuple(fields))
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"text": self.text}

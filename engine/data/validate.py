@@ -39,7 +39,7 @@ def conformed(frame: pd.DataFrame, schema: Schema, source: str, *, release: bool
     if present, and a field may be constant.
     """
     _check_unique_columns(frame, source)
-    required = schema.columns if release else [schema.text, schema.author]
+    required: list[str | None] = list(schema.columns) if release else [schema.text, schema.author]
     _check_columns_present(frame, schema, required, source)
     columns = [c for c in schema.columns if c in frame.columns and (release or c != schema.document)]
     data = frame[columns].reset_index(drop=True)

@@ -75,6 +75,7 @@ def append_audit(
             " replicate, manifest_sha256) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             row,
         )
+        assert cur.lastrowid is not None  # an INSERT always sets it
         return int(cur.lastrowid)
 
 

@@ -77,7 +77,8 @@ def frontier_figure(
     current: float | None = None,
     chosen: float | None = None,
 ) -> go.Figure:
-    """Risk (y) against utility (x), one point per knob value; good releases sit at the lower right.
+    """Risk (y) against utility (x), one point per knob value; good releases sit at the lower right (each
+    axis is reversed where its measure's direction needs it: fmr, where higher is safer, runs downwards).
 
     The convention of Greve & Sablica (2024, Fig. 1) after Gomatam et al. (2005): the Pareto frontier
     (Eq. 2.7) is drawn as a line; the unprotected data as a star; ``current`` and ``chosen`` knob values,
@@ -135,13 +136,30 @@ def frontier_figure(
             meta={"role": what.lower(), "knob": float(row["knob"])},
         ))
 
+    # Each axis is turned by its measure's direction, so better is always to the right and down: a utility
+    # where lower is better runs right to left, a risk measure where higher is safer (fmr) top to bottom.
+    x_rev, y_rev = u_info.better == "lower", r_info.better == "higher"
+    oriented_both = "one" not in (u_info.better, r_info.better)
     fig.update_layout(
         template=TEMPLATE, uirevision=UIREVISION, height=480, margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text="Risk against utility: lower right is better", font=dict(size=15)),
-        xaxis_title=_plain(u_info.label) + " →", yaxis_title=_plain(r_info.label),
+        title=dict(text="Risk against utility" + (": lower right is better" if oriented_both else ""),
+                   font=dict(size=15)),
+        xaxis=dict(title=_axis_title(u_info.label, u_info.better, x_rev),
+                   autorange="reversed" if x_rev else True),
+        yaxis=dict(title=_axis_title(r_info.label, r_info.better, y_rev),
+                   autorange="reversed" if y_rev else True),
         legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
     )
     return fig
+
+
+def _axis_title(label: str, better: str, reversed_: bool) -> str:
+    """An axis title that says which way is better when the axis is reversed or its ideal is 1."""
+    if reversed_:
+        return f"{_plain(label)} ({better} is better; axis reversed)"
+    if better == "one":
+        return f"{_plain(label)} (closer to 1 is better)"
+    return _plain(label)
 
 
 def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | None = None) -> go.Figure:

@@ -200,7 +200,7 @@ class Protector(ABC):
             setattr(self, key, value)
         self.validate()
 
-    def validate(self) -> None:
+    def validate(self) -> None:  # noqa: B027 (a hook; by default every combination is accepted)
         """Raise a ConfigError if the parameters do not fit together (each one alone was checked)."""
 
     def params(self) -> dict[str, Any]:

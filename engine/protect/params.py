@@ -64,6 +64,11 @@ class Param:
         return self.label or self.name.replace("_", " ").capitalize()
 
     @property
+    def named(self) -> str:
+        """The parameter in messages: its label and name (``pMSE projections (projections)``) or its name."""
+        return f"{self.label} ({self.name})" if self.label else self.name
+
+    @property
     def accepted(self) -> str:
         """What the parameter accepts, in words (for messages and help)."""
         what = {str: "text", int: "a whole number", float: "a number", bool: "true or false"}[self.type]
@@ -95,9 +100,9 @@ class Param:
     def _one(self, value: Any, method: str) -> Any:
         where = f" (a parameter of method '{method}')" if method else ""
         if self.choices:
-            bad = ConfigError(f"{self.name} {value!r} is not one of {', '.join(map(str, self.choices))}{where}")
+            bad = ConfigError(f"{self.named} {value!r} is not one of {', '.join(map(str, self.choices))}{where}")
         else:
-            bad = ConfigError(f"{self.name} must be {self.accepted}, got {value!r}{where}")
+            bad = ConfigError(f"{self.named} must be {self.accepted}, got {value!r}{where}")
         if self.type is bool:
             if not isinstance(value, bool):
                 raise bad

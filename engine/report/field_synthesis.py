@@ -65,7 +65,7 @@ def synthesis_sections(
         out.append(f"<h2>The synthesizer along {_e(knob.symbol)}</h2>")
         out.append(figure(complexity_figure(complexity, knob, current=release.knob,
                                             best=None if choice is None else choice.best), "fig-complexity"))
-    if choice is not None:
+    if choice is not None and sweep is not None:
         sym = _e(sweep.knob.symbol)
         out.append(f"<h2>Choosing {sym}: the pMSE ratio</h2>")
         out.append(f"<p>{sym}* = {_e(sweep.knob.format(choice.best))}: {_e(choice.why)}. For comparison, {sym}<sup>h</sup> = {_e(sweep.knob.format(choice.high))} "

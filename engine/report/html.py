@@ -62,7 +62,7 @@ def _isnum(v: float | None) -> bool:
 
 
 def _num(v: float | None) -> str:
-    if not _isnum(v):
+    if v is None or not _isnum(v):
         return "—"
     return f"{v:.3f}" if abs(v) < 1000 else f"{v:,.0f}"
 

@@ -155,7 +155,7 @@ def style_vector(text: str) -> np.ndarray:
     tokens = text.split()
     words = _WORD.findall(text)
     lower = text.lower()
-    out = [text.count(p) for p in PUNCTUATION_MARKS]
+    out: list[float] = [text.count(p) for p in PUNCTUATION_MARKS]
     lw = Counter(w.lower() for w in words)
     out += [lw.get(w, 0) for w in FUNCTION_WORDS]
     out += [lower.count(c) for c in "abcdefghijklmnopqrstuvwxyz"]

@@ -110,8 +110,8 @@ class IdentificationRisk:
         match_fields: Sequence[str],
         progress: Progress = no_progress,
     ) -> IdentificationRisk:
-        released_authors = np.asarray([str(a) for a in released_authors], dtype=object)
-        external_authors = np.asarray([str(a) for a in external_authors], dtype=object)
+        released_authors = [str(a) for a in released_authors]
+        external_authors = [str(a) for a in external_authors]
         by_author: dict[str, list[int]] = {}
         for i, a in enumerate(released_authors):
             by_author.setdefault(a, []).append(i)

@@ -150,7 +150,8 @@ def match_counts(target: pd.DataFrame, released: pd.DataFrame, keys: Sequence[st
     rv = {f: released[f].to_numpy(dtype=float) for f, _, _ in conditions}
     # Search on the field whose windows hold the fewest candidates (for availability the ±days windows on a
     # floor of zeros are wide; the amount's ±5% ones are narrow), then check every condition on those.
-    best, best_k = None, 0
+    best: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+    best_k = 0
     for k, (field, how, radius) in enumerate(conditions):
         lo, hi = _window(how, radius, tv[field])
         runs = _runs(gt, lo, hi, gr, rv[field])
@@ -159,6 +160,7 @@ def match_counts(target: pd.DataFrame, released: pd.DataFrame, keys: Sequence[st
     # The searched field's window is a slightly widened superset, so it is checked too, but last: the others
     # discard most candidates first.
     checks = [c for k, c in enumerate(conditions) if k != best_k] + [conditions[best_k]]
+    assert best is not None  # conditions is not empty
     order, first, counts = best
     cum = np.cumsum(counts)
     start = 0
@@ -192,7 +194,7 @@ def attribute_risk(confidential: pd.DataFrame, released: pd.DataFrame, keys: Seq
     AR = Σᵢ pᵢ, a record with an empty Mᵢ contributing 0. For the confidential baseline pass
     ``released = confidential``. Detail: one row per record (record, matches cᵢ, p).
     """
-    conditions = [*((f, "absolute", r_count) for f in count_fields),
+    conditions: list[Condition] = [*((f, "absolute", r_count) for f in count_fields),
                   *((f, "relative", r_price) for f in continuous_fields)]
     hits, _, same_key = match_counts(confidential, released, keys, conditions)
     p = np.where(same_key > 0, hits / np.maximum(same_key, 1), 0.0)
@@ -232,7 +234,7 @@ def identification_risk(confidential: pd.DataFrame, released: pd.DataFrame, keys
     where FMR is defined as 0 when there is no unique match (u = 0): no unique match can mislead.
     Detail of ``emr``: one row per record (record, matches, true_match, unique).
     """
-    conditions = [*((f, "absolute", count_radius) for f in count_fields),
+    conditions: list[Condition] = [*((f, "absolute", count_radius) for f in count_fields),
                   *((f, "log", log_radius) for f in continuous_fields)]
     c, true, _ = match_counts(confidential, released, keys, conditions, known)
     n = len(confidential)

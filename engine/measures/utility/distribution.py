@@ -13,6 +13,7 @@ import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.special import expit
 
+from engine.data.levels import levels_by_frequency
 from engine.data.schema import FieldSpec
 from engine.measures.base import MetricResult
 
@@ -27,8 +28,7 @@ def main_effects(frame: pd.DataFrame, fields: Sequence[FieldSpec], reference: pd
     for f in fields:
         ref = reference[f.name]
         if f.kind == "categorical":
-            counts = ref.astype(str).value_counts()
-            levels = sorted(counts.index, key=lambda v: (-counts[v], v))[1:]
+            levels = levels_by_frequency(ref)[1:]
             values = frame[f.name].astype(str).to_numpy()
             cols += [(values == level).astype(float) for level in levels]
         else:

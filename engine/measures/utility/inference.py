@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from engine.data.levels import levels_by_frequency
 from engine.data.schema import FieldSpec
 from engine.measures.base import MetricResult
 
@@ -46,12 +47,6 @@ def interval_overlap(lo_c, hi_c, lo_s, hi_s) -> np.ndarray:
     return term(hi_c - lo_c) + term(hi_s - lo_s)
 
 
-def _levels(values: pd.Series) -> list[str]:
-    """Levels of a categorical field, most frequent first (ties by name)."""
-    counts = values.astype(str).value_counts()
-    return sorted(counts.index, key=lambda v: (-counts[v], v))
-
-
 def regression_estimates(frame: pd.DataFrame, response: str, regressors: Sequence[FieldSpec],
                          reference: pd.DataFrame | None = None) -> pd.DataFrame:
     """OLS coefficients of log(response) on ``regressors`` with variances σ̂² (XᵀX)⁻¹, the intercept left out
@@ -72,7 +67,7 @@ def regression_estimates(frame: pd.DataFrame, response: str, regressors: Sequenc
             continue
         if f.kind == "categorical":
             values = frame[f.name].astype(str).to_numpy()
-            for level in _levels(reference[f.name])[1:]:
+            for level in levels_by_frequency(reference[f.name])[1:]:
                 cols.append((values == level).astype(float))
                 names.append(f"{f.name}={level}")
         else:

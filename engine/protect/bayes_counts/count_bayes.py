@@ -186,13 +186,14 @@ class FittedCountBayes(Fitted):
         n = len(self.frame)
         data = self.frame.copy()
         values = {c: self.frame[c].to_numpy() for c in self.frame.columns}
-        chains = (post.count or post.continuous)
+        chains = post.count or post.continuous
+        assert chains is not None  # fit refuses a model with neither field
         slots = chains.n_draws // SYNTHESIS_THIN
         if post.count is not None and "log_rate" in post.count.values:
             slots = post.count.values["log_rate"].shape[1]
         c, slot = replicate % chains.n_chains, (replicate // chains.n_chains) % max(slots, 1)
         i = slot * SYNTHESIS_THIN
-        if self.count_field is not None:
+        if self.count_field is not None and post.count is not None:
             ch = post.count.values
             X = design_matrix(self.count_columns, values, n)
             if "log_rate" in ch:  # the record's own posterior log rate (its εᵢ included)
@@ -205,7 +206,7 @@ class FittedCountBayes(Fitted):
                 y = np.where(structural, 0, y)
             data[self.count_field] = pd.Series(y, index=data.index).astype(self.frame[self.count_field].dtype)
             values[self.count_field] = y
-        if self.continuous_field is not None:
+        if self.continuous_field is not None and post.continuous is not None:
             ch = post.continuous.values
             W = design_matrix(self.continuous_columns, values, n)
             log_y = W @ ch["gamma"][c, i] + ch["sigma"][c, i] * rng.standard_normal(n)
@@ -246,6 +247,7 @@ class FittedCountBayes(Fitted):
         rows = []
         for key, names in self.parameter_names().items():
             chains = post.count if key in ("alpha", "beta") else post.continuous
+            assert chains is not None  # parameter_names lists only the fitted models' parameters
             draws = chains.values[key].reshape(-1, len(names))
             for j, name in enumerate(names):
                 lo, hi = np.quantile(draws[:, j], [0.025, 0.975])
@@ -379,7 +381,7 @@ class CountBayesSynthesizer(Protector):
         for name, kinds, what in ((count, counts, "count"), (amount, amounts, "continuous")):
             if name is not None and name not in kinds:
                 raise ConfigError(f"'{name}' is not a {what} field; {what} fields are: {', '.join(kinds) or 'none'}")
-        chosen = {count, amount} - {None}
+        chosen = {name for name in (count, amount) if name is not None}
         predictors = schema.predictors(self.predictors, chosen)
         if dataset.n_records < 10:
             raise DataError(f"Bayesian synthesis needs at least 10 records, the dataset has {dataset.n_records}")

@@ -221,7 +221,9 @@ def sample_zero_inflated_poisson(
     pa = prior_precisions(d, COUNT_PRIOR_PRECISION * slope_precision)
     pb = prior_precisions(d, COUNT_PRIOR_PRECISION * slope_precision)
     XtX = X.T @ X
-    out = {"alpha": np.zeros((chains, draws, d)), "beta": np.zeros((chains, draws, d)), "tau": np.zeros((chains, draws))}
+    out: dict[str, np.ndarray] = {
+        "alpha": np.zeros((chains, draws, d)), "beta": np.zeros((chains, draws, d)), "tau": np.zeros((chains, draws))
+    }
     keep_at = {int(k): slot for slot, k in enumerate(keep_rates)}
     rates = np.zeros((chains, len(keep_at), n), dtype=np.float32)
     acc_b = acc_u = 0

@@ -36,6 +36,7 @@ from engine.errors import ConfigError
 from engine.protect.base import Knob, Progress, no_progress
 from engine.protect.params import Param
 from engine.protect.field_synthesis.sequential import (
+    FieldLevels,
     FieldSynthesizer,
     SequentialFitted,
     design,
@@ -277,15 +278,15 @@ def weakest_link_alphas(left: np.ndarray, right: np.ndarray, counts: np.ndarray 
         alpha = max(float(g.min()), level)
         level = alpha
         pruned = alive & (g <= alpha + 1e-12)
-        for node in np.flatnonzero(pruned):
-            stack = [node]
+        for top in np.flatnonzero(pruned):
+            stack = [int(top)]
             while stack:
                 v = stack.pop()
                 if alive[v]:
                     alive[v] = False
                     collapse[v] = alpha
                     if internal[v]:
-                        stack += [left[v], right[v]]
+                        stack += [int(left[v]), int(right[v])]
     return collapse
 
 
@@ -395,7 +396,8 @@ class CARTSynthesizer(FieldSynthesizer):
         predictors = predictor_matrix(dataset.frame, self.predictor_fields(dataset, names))
         progress(0, len(levels), "counting words")
         text = synthesis_counts(dataset.texts.tolist(), self.vendor_keywords)
-        trees, previous = [], []
+        trees: list[PrunableTree] = []
+        previous: list[tuple[np.ndarray, FieldLevels]] = []
         for j, lv in enumerate(levels):
             progress(j, len(levels), f"growing the tree for {lv.name}")
             X = design(text.matrix, previous, predictors)

@@ -31,7 +31,14 @@ from engine.errors import ConfigError
 from engine.protect.base import Knob, Progress, no_progress
 from engine.protect.params import Param
 from engine.protect.field_synthesis.lasso import LassoPath, fit_lasso_path, lambda_max, standardize_columns
-from engine.protect.field_synthesis.sequential import FieldSynthesizer, SequentialFitted, design, field_levels, resolve_fields
+from engine.protect.field_synthesis.sequential import (
+    FieldLevels,
+    FieldSynthesizer,
+    SequentialFitted,
+    design,
+    field_levels,
+    resolve_fields,
+)
 from engine.text.features import synthesis_counts
 
 POSTERIORS = ("mode", "bootstrap")
@@ -137,7 +144,8 @@ class GLMSynthesizer(FieldSynthesizer):
         levels = field_levels(dataset, names)
         progress(0, 1, "counting words")
         text = synthesis_counts(dataset.texts.tolist(), self.vendor_keywords)
-        designs, previous = [], []
+        designs: list[sparse.csr_matrix] = []
+        previous: list[tuple[np.ndarray, FieldLevels]] = []
         for lv in levels:
             designs.append(design(text.matrix, previous))
             previous.append((lv.codes, lv))

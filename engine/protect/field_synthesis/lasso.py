@@ -420,7 +420,7 @@ def _fista(ws: _WorkingSet, lam: float, x: np.ndarray, eta_x: Eta, L: float, tol
     f_y, g = ws.backward(eta_x)
     t = 1.0
     it = 0
-    for it in range(1, max_iter + 1):
+    for it in range(1, max_iter + 1):  # noqa: B007 (``it`` is reported after the loop)
         while True:
             z = g / D
             z *= -1.0 / L
@@ -588,7 +588,8 @@ def _fit_path(prob: _Problem, lambdas: np.ndarray | None, n_lambda: int, lambda_
     # A safe first step size: ½·‖[X̃ 1]‖² bounds the Hessian (Böhning 1992); backtracking refines it.
     L = 0.25
     prev_lam = lam_max
-    B_prev = b_prev = eta_prev = None
+    B_prev = b_prev = None
+    eta_prev: Eta | None = None
     ws: _WorkingSet | None = None
     abs_tol = tol * max(lam_max, 1e-12)
     for l, lam in enumerate(lambdas):
@@ -610,6 +611,7 @@ def _fit_path(prob: _Problem, lambdas: np.ndarray | None, n_lambda: int, lambda_
             if B_prev is not None:
                 start_B = B_full + EXTRAPOLATE * (B_full - B_prev)
                 start_b = b + EXTRAPOLATE * (b - b_prev)
+                assert eta_prev is not None  # set with B_prev
                 start_eta = [e + EXTRAPOLATE * (e - ep) for e, ep in zip(eta, eta_prev)]
             B_prev, b_prev, eta_prev = B_full.copy(), b.copy(), eta
             while True:

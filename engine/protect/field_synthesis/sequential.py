@@ -17,6 +17,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -254,7 +255,7 @@ class FieldSynthesizer(Protector):
 
     changes = "fields"
     fields: tuple[str, ...] | None = None
-    field_kinds = ("categorical",)
+    field_kinds: ClassVar[tuple[str, ...]] = ("categorical",)
 
     def check(self, dataset: Dataset) -> list[str]:
         names = resolve_fields(dataset, self.fields, self.field_kinds)
