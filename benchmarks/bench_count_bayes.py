@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from engine.data.load import load_dataset
-from engine.measures.evaluate import Evaluator
 from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS, IDENTIFICATION_METRICS
+from engine.measures.evaluate import Evaluator
 from engine.protect.bayes_counts.count_bayes import CountBayesSynthesizer, design_matrix
 from engine.sweep import make_release
 
@@ -76,21 +76,31 @@ def run_jags(X: np.ndarray, y: np.ndarray, W: np.ndarray, log_price: np.ndarray,
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "model.bug").write_text(JAGS_MODEL.replace("UPPER", str(upper)))
-        data = (f"`n` <- {len(y)}L\n`d` <- {X.shape[1]}L\n`dw` <- {W.shape[1]}L\n" + _r_array("X", X)
-                + _r_array("W", W) + _r_array("y", y.astype(float)) + _r_array("logprice", log_price))
+        data = (
+            f"`n` <- {len(y)}L\n`d` <- {X.shape[1]}L\n`dw` <- {W.shape[1]}L\n"
+            + _r_array("X", X)
+            + _r_array("W", W)
+            + _r_array("y", y.astype(float))
+            + _r_array("logprice", log_price)
+        )
         (folder / "data.R").write_text(data)
         times = {}
         for updates in (0, iterations):
-            script = (f'model in "{folder / "model.bug"}"\ndata in "{folder / "data.R"}"\ncompile, nchains(1)\n'
-                      f"initialize\n" + (f"update {updates}\n" if updates else "") + "exit\n")
+            script = (
+                f'model in "{folder / "model.bug"}"\ndata in "{folder / "data.R"}"\ncompile, nchains(1)\n'
+                f"initialize\n" + (f"update {updates}\n" if updates else "") + "exit\n"
+            )
             (folder / "run.cmd").write_text(script)
             start = time.perf_counter()
             done = subprocess.run(["jags", str(folder / "run.cmd")], capture_output=True, text=True, cwd=folder)
             times[updates] = time.perf_counter() - start
             if done.returncode != 0 or "error" in done.stdout.lower():
                 return {"error": (done.stdout + done.stderr)[-500:]}
-    return {"iterations": iterations, "seconds_setup": times[0],
-            "seconds_per_iteration": (times[iterations] - times[0]) / iterations}
+    return {
+        "iterations": iterations,
+        "seconds_setup": times[0],
+        "seconds_per_iteration": (times[iterations] - times[0]) / iterations,
+    }
 
 
 def main() -> None:
@@ -130,15 +140,22 @@ def main() -> None:
     total = time.perf_counter() - start
     result = {
         "machine": {"python": platform.python_version(), "cores": __import__("os").cpu_count()},
-        "dataset": args.data, "records": dataset.n_records, "m": args.m,
-        "chains": protector.chains, "warmup": protector.warmup, "draws": protector.draws,
-        "seconds_total": total, "within_target": total < 120,
+        "dataset": args.data,
+        "records": dataset.n_records,
+        "m": args.m,
+        "chains": protector.chains,
+        "warmup": protector.warmup,
+        "draws": protector.draws,
+        "seconds_total": total,
+        "within_target": total < 120,
         "seconds_posterior_sampling": fit_seconds,
         "seconds_per_iteration_both_models": post.seconds / iterations,
-        "seconds_prepare_measures": prepare_seconds, "seconds_confidential_baseline": baseline_seconds,
+        "seconds_prepare_measures": prepare_seconds,
+        "seconds_confidential_baseline": baseline_seconds,
         "seconds_per_release": float(np.mean(release_seconds)),
         "seconds_per_measure_per_release": {k: float(np.mean(v)) for k, v in measure_seconds.items()},
-        "largest_rhat": float(post.diagnostics["rhat"].max()), "smallest_ess": float(post.diagnostics["ess"].min()),
+        "largest_rhat": float(post.diagnostics["rhat"].max()),
+        "smallest_ess": float(post.diagnostics["ess"].min()),
         "metrics_mean": {k: float(np.mean(v)) for k, v in values.items()},
         "metrics_confidential": {k: v.value for k, v in baseline.items()},
     }

@@ -54,7 +54,14 @@ from sklearn.feature_extraction.text import CountVectorizer
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from engine.protect.field_synthesis.lasso import LassoPath, fit_lasso_path, kkt_violation, lambda_max, objective, softmax  # noqa: E402
+from engine.protect.field_synthesis.lasso import (  # noqa: E402
+    LassoPath,
+    fit_lasso_path,
+    kkt_violation,
+    lambda_max,
+    objective,
+    softmax,
+)
 from engine.text.features import normalize_for_synthesis  # noqa: E402
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -97,22 +104,46 @@ def corpus(seed: int = 0) -> tuple[list[str], np.ndarray, np.ndarray, str]:
     profiles = SHARED / "tweets" / "twitter_user_gender_classification.csv"
     if clothing.is_file() and airline.is_file() and profiles.is_file():
         c = pd.read_csv(clothing).dropna(subset=["Review Text", "Department Name"])
-        parts.append(pd.DataFrame({"text": c["Review Text"], "five": c["Rating"].astype(int),
-                                   "eight": "dept:" + c["Department Name"]}))
+        parts.append(
+            pd.DataFrame(
+                {"text": c["Review Text"], "five": c["Rating"].astype(int), "eight": "dept:" + c["Department Name"]}
+            )
+        )
         a = pd.read_csv(airline)
-        parts.append(pd.DataFrame({"text": a["text"], "five": a["airline_sentiment"].map({"negative": 1, "neutral": 3, "positive": 5}),
-                                   "eight": "airline:" + a["airline"]}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "text": a["text"],
+                    "five": a["airline_sentiment"].map({"negative": 1, "neutral": 3, "positive": 5}),
+                    "eight": "airline:" + a["airline"],
+                }
+            )
+        )
         g = pd.read_csv(profiles, encoding="latin-1").dropna(subset=["gender"])
         g = g[g["gender"].isin(["male", "female", "brand", "unknown"])]
-        parts.append(pd.DataFrame({"text": g["text"], "five": g["gender"].map({"male": 1, "female": 2, "brand": 4, "unknown": 5}),
-                                   "eight": "gender:" + g["gender"]}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "text": g["text"],
+                    "five": g["gender"].map({"male": 1, "female": 2, "brand": 4, "unknown": 5}),
+                    "eight": "gender:" + g["gender"],
+                }
+            )
+        )
         source = "../shared/data: clothing reviews + airline tweets + Twitter profiles"
     else:
         from engine.data.load import load_dataset
 
         d = load_dataset("airline-tweets").frame
-        parts.append(pd.DataFrame({"text": d["text"], "five": d["airline_sentiment"].map({"negative": 1, "neutral": 3, "positive": 5}),
-                                   "eight": d["airline"].astype(str) + "/" + d["user_timezone"].astype(str)}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "text": d["text"],
+                    "five": d["airline_sentiment"].map({"negative": 1, "neutral": 3, "positive": 5}),
+                    "eight": d["airline"].astype(str) + "/" + d["user_timezone"].astype(str),
+                }
+            )
+        )
         source = "assets/demo/airline-tweets (../shared/data absent)"
     frame = pd.concat(parts, ignore_index=True).dropna(subset=["text"])
     frame = frame.sample(frac=1.0, random_state=seed).reset_index(drop=True)
@@ -129,14 +160,27 @@ def word_counts(texts: list[str], n_words: int = 6000) -> sparse.csr_matrix:
     return X[:, keep]
 
 
-def run_glmnet(X: sparse.csr_matrix, y: np.ndarray, lambdas: np.ndarray, thresh: float, work: Path) -> tuple[float, np.ndarray]:
+def run_glmnet(
+    X: sparse.csr_matrix, y: np.ndarray, lambdas: np.ndarray, thresh: float, work: Path
+) -> tuple[float, np.ndarray]:
     """(elapsed seconds inside R, coefficients as (L, p + 1, K) on the raw scale, intercept first)."""
     scipy_io.mmwrite(str(work / "X.mtx"), X)
     np.savetxt(work / "y.txt", y, fmt="%d")
     np.savetxt(work / "lambda.txt", lambdas)
     (work / "fit.R").write_text(R_SCRIPT)
-    subprocess.run(["Rscript", str(work / "fit.R"), str(work / "X.mtx"), str(work / "y.txt"), str(work / "lambda.txt"),
-                    repr(thresh), str(work / "time.txt"), str(work / "coef.txt")], check=True)
+    subprocess.run(
+        [
+            "Rscript",
+            str(work / "fit.R"),
+            str(work / "X.mtx"),
+            str(work / "y.txt"),
+            str(work / "lambda.txt"),
+            repr(thresh),
+            str(work / "time.txt"),
+            str(work / "coef.txt"),
+        ],
+        check=True,
+    )
     elapsed, reached = (work / "time.txt").read_text().split()[:2]
     raw = np.loadtxt(work / "coef.txt", ndmin=2)  # (p + 1) × (K · L): for each class its L columns
     K = len(np.unique(y))
@@ -153,24 +197,35 @@ def as_path(raw: np.ndarray, lambdas: np.ndarray, center: np.ndarray, scale: np.
     return LassoPath(lambdas, sparse.csr_matrix(B.reshape(L, -1)), b, center, scale, K)
 
 
-def run_python_glmnet(python: str, X: sparse.csr_matrix, y: np.ndarray, lambdas: np.ndarray,
-                      work: Path) -> tuple[float, np.ndarray]:
+def run_python_glmnet(
+    python: str, X: sparse.csr_matrix, y: np.ndarray, lambdas: np.ndarray, work: Path
+) -> tuple[float, np.ndarray]:
     """(seconds of python-glmnet's fit in the interpreter ``python``, coefficients as (L, p + 1, K) on the raw
     scale, intercept first, like `run_glmnet`)."""
     sparse.save_npz(work / "X.npz", X)
     np.save(work / "y.npy", y)
     np.save(work / "lambda.npy", lambdas)
     (work / "fit_py.py").write_text(PY_GLMNET_SCRIPT)
-    subprocess.run([python, str(work / "fit_py.py"), str(work / "X.npz"), str(work / "y.npy"),
-                    str(work / "lambda.npy"), str(work / "py_fit.npz")], check=True)
+    subprocess.run(
+        [
+            python,
+            str(work / "fit_py.py"),
+            str(work / "X.npz"),
+            str(work / "y.npy"),
+            str(work / "lambda.npy"),
+            str(work / "py_fit.npz"),
+        ],
+        check=True,
+    )
     out = np.load(work / "py_fit.npz")
     coef, intercept = out["coef"], out["intercept"]  # (K, p, L) and (K, L)
     raw = np.concatenate([intercept[:, None, :], coef], axis=1).transpose(2, 1, 0)
     return float(out["seconds"]), raw
 
 
-def against_reference(X: sparse.csr_matrix, y: np.ndarray, ours: LassoPath, other: LassoPath, ref: LassoPath,
-                      reached: int) -> dict:
+def against_reference(
+    X: sparse.csr_matrix, y: np.ndarray, ours: LassoPath, other: LassoPath, ref: LassoPath, reached: int
+) -> dict:
     """Objective differences ours − other over the first ``reached`` λ, and each one's largest difference in
     predicted probabilities from the tight reference."""
     obj_ours = np.array([objective(X, y, ours, l) for l in range(reached)])
@@ -180,10 +235,13 @@ def against_reference(X: sparse.csr_matrix, y: np.ndarray, ours: LassoPath, othe
         p_ref = softmax(ref.linear_predictor(X, lam))
         diff_ours = max(diff_ours, float(np.abs(softmax(ours.linear_predictor(X, lam)) - p_ref).max()))
         diff_other = max(diff_other, float(np.abs(softmax(other.linear_predictor(X, lam)) - p_ref).max()))
-    return {"objective_diff_mean": float(np.mean(obj_ours - obj_other)),
-            "objective_diff_max": float(np.max(obj_ours - obj_other)),
-            "objective_rel_diff_max": float(np.max((obj_ours - obj_other) / np.abs(obj_other))),
-            "max_prob_diff_ours": diff_ours, "max_prob_diff_other": diff_other}
+    return {
+        "objective_diff_mean": float(np.mean(obj_ours - obj_other)),
+        "objective_diff_max": float(np.max(obj_ours - obj_other)),
+        "objective_rel_diff_max": float(np.max((obj_ours - obj_other) / np.abs(obj_other))),
+        "max_prob_diff_ours": diff_ours,
+        "max_prob_diff_other": diff_other,
+    }
 
 
 def compare(X: sparse.csr_matrix, y: np.ndarray, work: Path, python_glmnet: str | None = None) -> dict:
@@ -191,8 +249,13 @@ def compare(X: sparse.csr_matrix, y: np.ndarray, work: Path, python_glmnet: str 
     t = time.perf_counter()
     ours = fit_lasso_path(X, y, K)
     t_ours = time.perf_counter() - t
-    row = {"n": X.shape[0], "levels": K, "words": X.shape[1], "lambda_max": float(lambda_max(X, y, K)),
-           "seconds_ours": round(t_ours, 2)}
+    row = {
+        "n": X.shape[0],
+        "levels": K,
+        "words": X.shape[1],
+        "lambda_max": float(lambda_max(X, y, K)),
+        "seconds_ours": round(t_ours, 2),
+    }
     if shutil.which("Rscript") is None:
         row["note"] = "Rscript not found: apt-get install r-cran-glmnet to compare with R's glmnet"
         return row
@@ -200,37 +263,54 @@ def compare(X: sparse.csr_matrix, y: np.ndarray, work: Path, python_glmnet: str 
     reached = raw.shape[0]
     ref = fit_lasso_path(X, y, K, lambdas=ours.lambdas, tol=1e-7, max_iter=100_000)
     r = against_reference(X, y, ours, as_path(raw, ours.lambdas[:reached], ours.center, ours.scale), ref, reached)
-    row.update({
-        "seconds_r_glmnet": round(t_r, 2), "time_ratio": round(t_ours / t_r, 2), "glmnet_lambdas_reached": reached,
-        "objective_diff_mean": r["objective_diff_mean"], "objective_diff_max": r["objective_diff_max"],
-        "objective_rel_diff_max": r["objective_rel_diff_max"],
-        "max_prob_diff_ours_vs_reference": r["max_prob_diff_ours"],
-        "max_prob_diff_glmnet_vs_reference": r["max_prob_diff_other"],
-        "reference_max_kkt_violation": max(kkt_violation(X, y, ref, l) for l in range(0, len(ref.lambdas), 9)),
-        "seconds_python_glmnet": None,
-    })
+    row.update(
+        {
+            "seconds_r_glmnet": round(t_r, 2),
+            "time_ratio": round(t_ours / t_r, 2),
+            "glmnet_lambdas_reached": reached,
+            "objective_diff_mean": r["objective_diff_mean"],
+            "objective_diff_max": r["objective_diff_max"],
+            "objective_rel_diff_max": r["objective_rel_diff_max"],
+            "max_prob_diff_ours_vs_reference": r["max_prob_diff_ours"],
+            "max_prob_diff_glmnet_vs_reference": r["max_prob_diff_other"],
+            "reference_max_kkt_violation": max(kkt_violation(X, y, ref, l) for l in range(0, len(ref.lambdas), 9)),
+            "seconds_python_glmnet": None,
+        }
+    )
     if python_glmnet is not None:
         t_py, raw_py = run_python_glmnet(python_glmnet, X, y, ours.lambdas, work)
         reached_py = raw_py.shape[0]
-        p = against_reference(X, y, ours, as_path(raw_py, ours.lambdas[:reached_py], ours.center, ours.scale), ref,
-                              reached_py)
-        row.update({
-            "seconds_python_glmnet": round(t_py, 2), "time_ratio_python_glmnet": round(t_ours / t_py, 2),
-            "python_glmnet_lambdas_reached": reached_py,
-            "objective_diff_mean_python_glmnet": p["objective_diff_mean"],
-            "objective_diff_max_python_glmnet": p["objective_diff_max"],
-            "max_prob_diff_python_glmnet_vs_reference": p["max_prob_diff_other"],
-        })
+        p = against_reference(
+            X, y, ours, as_path(raw_py, ours.lambdas[:reached_py], ours.center, ours.scale), ref, reached_py
+        )
+        row.update(
+            {
+                "seconds_python_glmnet": round(t_py, 2),
+                "time_ratio_python_glmnet": round(t_ours / t_py, 2),
+                "python_glmnet_lambdas_reached": reached_py,
+                "objective_diff_mean_python_glmnet": p["objective_diff_mean"],
+                "objective_diff_max_python_glmnet": p["objective_diff_max"],
+                "max_prob_diff_python_glmnet_vs_reference": p["max_prob_diff_other"],
+            }
+        )
     return row
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[821, 5000, 50000])
-    ap.add_argument("--fields", nargs="+", choices=["5-level", "8-level"], default=["5-level", "8-level"],
-                    help="run only these fields (one case: one size and one field)")
-    ap.add_argument("--python-glmnet", metavar="PYTHON",
-                    help="an interpreter that can import python-glmnet (see the module docstring)")
+    ap.add_argument(
+        "--fields",
+        nargs="+",
+        choices=["5-level", "8-level"],
+        default=["5-level", "8-level"],
+        help="run only these fields (one case: one size and one field)",
+    )
+    ap.add_argument(
+        "--python-glmnet",
+        metavar="PYTHON",
+        help="an interpreter that can import python-glmnet (see the module docstring)",
+    )
     ap.add_argument("--json", help="write the rows here")
     args = ap.parse_args()
     texts, five, eight, source = corpus()

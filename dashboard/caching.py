@@ -65,8 +65,9 @@ def release_slot(fingerprint: str, method: str, params: str, value: float, seed:
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)
-def replicates_slot(fingerprint: str, method: str, params: str, value: float, seed: int, replicates: int,
-                     k: int) -> Slot:
+def replicates_slot(
+    fingerprint: str, method: str, params: str, value: float, seed: int, replicates: int, k: int
+) -> Slot:
     return Slot()
 
 

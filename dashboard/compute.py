@@ -11,16 +11,16 @@ import numpy as np
 import streamlit as st
 
 from dashboard.caching import (
+    Slot,
     evaluator_slot,
     fit_slot,
     options_key,
     params_key,
+    progress_reporter,
     release_slot,
     replicates_slot,
     samples_slot,
-    Slot,
     sweep_slot,
-    progress_reporter,
 )
 from dashboard.display import md_escape
 from dashboard.session import guarded, page_dataset
@@ -40,8 +40,9 @@ from engine.sweep import make_release, metrics_with_intervals, run_sweep
 def method_names(changes: str = "text", kinds: tuple[str, ...] = ()) -> list[str]:
     """Registered methods that change the text (``"text"``) or synthesize fields (``"fields"``), and of those
     the ones that synthesize fields of one of ``kinds`` (categorical, count, continuous)."""
-    return [m for m, cls in METHODS.items()
-            if cls.changes == changes and (not kinds or set(kinds) & set(cls.field_kinds))]
+    return [
+        m for m, cls in METHODS.items() if cls.changes == changes and (not kinds or set(kinds) & set(cls.field_kinds))
+    ]
 
 
 def protector(method: str, params: dict | None = None) -> Protector:
@@ -56,8 +57,12 @@ def get_fitted(dataset: Dataset, method: str, progress: Progress = no_progress, 
     return slot.get(lambda: fit_cached(p, dataset, progress))
 
 
-def get_evaluator(dataset: Dataset, progress: Progress = no_progress, fields: tuple[str, ...] = (),
-                  options: MeasureOptions | None = None) -> Evaluator:
+def get_evaluator(
+    dataset: Dataset,
+    progress: Progress = no_progress,
+    fields: tuple[str, ...] = (),
+    options: MeasureOptions | None = None,
+) -> Evaluator:
     """The Evaluator of a dataset for a method that changes the text (no ``fields``) or synthesizes ``fields``,
     with every metric that applies (the intruder's classifiers, distances and topics prepared once)."""
     slot = evaluator_slot(dataset.fingerprint, tuple(fields), options_key(options))
@@ -69,15 +74,23 @@ def effective_replicates(method: str, replicates: int) -> int:
     return 1 if METHODS[method].deterministic else int(replicates)
 
 
-def _sweep_slot_for(dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None,
-                    options: MeasureOptions | None) -> tuple[Slot, Protector, int]:
+def _sweep_slot_for(
+    dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None, options: MeasureOptions | None
+) -> tuple[Slot, Protector, int]:
     p = protector(method, params)
     reps = effective_replicates(method, replicates)
     return sweep_slot(dataset.fingerprint, method, params_key(p), reps, int(seed), options_key(options)), p, reps
 
 
-def get_sweep(dataset: Dataset, method: str, replicates: int, seed: int, progress: Progress = no_progress,
-              params: dict | None = None, options: MeasureOptions | None = None) -> SweepResult:
+def get_sweep(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    progress: Progress = no_progress,
+    params: dict | None = None,
+    options: MeasureOptions | None = None,
+) -> SweepResult:
     """The sweep over the fitted knob's grid; computed once per (dataset, method and parameters, replicates,
     seed, measure options)."""
     slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
@@ -93,8 +106,9 @@ def get_sweep(dataset: Dataset, method: str, replicates: int, seed: int, progres
 Settings = tuple[str, dict, MeasureOptions, int, int]  # method, its parameters, measure options, replicates, seed
 
 
-def page_sweep(releases: str, settings_of: Callable[[Dataset], Settings | None]
-               ) -> tuple[Dataset, Settings, SweepResult] | None:
+def page_sweep(
+    releases: str, settings_of: Callable[[Dataset], Settings | None]
+) -> tuple[Dataset, Settings, SweepResult] | None:
     """The start of a page that sweeps a method's knob: the dataset (or a pointer to the Data page), a caption
     naming it and saying what the page ``releases``, the page's own settings, and the sweep with a progress bar.
     None when any of them is missing (the page has then said why)."""
@@ -110,8 +124,14 @@ def page_sweep(releases: str, settings_of: Callable[[Dataset], Settings | None]
     return None if sweep is None else (dataset, settings, sweep)
 
 
-def sweep_with_progress(dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None = None,
-                        options: MeasureOptions | None = None) -> SweepResult | None:
+def sweep_with_progress(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    params: dict | None = None,
+    options: MeasureOptions | None = None,
+) -> SweepResult | None:
     """`get_sweep` with a progress bar while it fills; an error is shown in place and gives None."""
     area = st.empty()
     sweep = guarded(lambda: get_sweep(dataset, method, replicates, seed, progress_reporter(area), params, options))
@@ -119,8 +139,9 @@ def sweep_with_progress(dataset: Dataset, method: str, replicates: int, seed: in
     return sweep
 
 
-def get_release(dataset: Dataset, method: str, value: float, seed: int, replicates: int,
-                params: dict | None = None) -> Release:
+def get_release(
+    dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict | None = None
+) -> Release:
     """Replicate 0 of the release at knob ``value`` (the one the sweep's per-record detail describes)."""
     p = protector(method, params)
     fitted = get_fitted(dataset, method, params=params)
@@ -129,8 +150,9 @@ def get_release(dataset: Dataset, method: str, value: float, seed: int, replicat
     return slot.get(lambda: make_release(fitted, value, int(seed), int(replicates)))
 
 
-def get_replicate_releases(dataset: Dataset, method: str, value: float, seed: int, replicates: int,
-                           params: dict | None = None, k: int = 3) -> list[Release]:
+def get_replicate_releases(
+    dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict | None = None, k: int = 3
+) -> list[Release]:
     """The first ``k`` of the M synthetic datasets at knob ``value`` (to overlay several, as Guo & Hu do)."""
     p = protector(method, params)
     fitted = get_fitted(dataset, method, params=params)
@@ -140,15 +162,18 @@ def get_replicate_releases(dataset: Dataset, method: str, value: float, seed: in
     return slot.get(lambda: [make_release(fitted, value, int(seed), int(replicates), r) for r in range(k)])
 
 
-def sample_records(dataset: Dataset, method: str, seed: int, replicates: int, n: int = SAMPLE_RECORDS,
-                   params: dict | None = None) -> list[int]:
+def sample_records(
+    dataset: Dataset, method: str, seed: int, replicates: int, n: int = SAMPLE_RECORDS, params: dict | None = None
+) -> list[int]:
     """The sample records of the engine's choice (`engine.report.samples.sample_records`): the same records
     at every knob value, and the ones the exported report shows."""
     p = protector(method, params)
 
     def compute() -> list[int]:
         grid = get_fitted(dataset, method, params=params).knob.default_grid()
-        return engine_sample_records(dataset, [get_release(dataset, method, v, seed, replicates, params) for v in grid], n)
+        return engine_sample_records(
+            dataset, [get_release(dataset, method, v, seed, replicates, params) for v in grid], n
+        )
 
     slot = samples_slot(dataset.fingerprint, method, params_key(p), int(seed), int(replicates))
     return slot.get(compute)

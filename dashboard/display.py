@@ -1,5 +1,4 @@
-"""Text and HTML the pages show: knob and measure labels, Markdown escaping, sample records side by side.
-"""
+"""Text and HTML the pages show: knob and measure labels, Markdown escaping, sample records side by side."""
 
 from __future__ import annotations
 

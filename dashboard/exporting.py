@@ -1,5 +1,4 @@
-"""Exporting the chosen release from the dashboard, through the engine's one export step.
-"""
+"""Exporting the chosen release from the dashboard, through the engine's one export step."""
 
 from __future__ import annotations
 
@@ -39,9 +38,17 @@ def replay_command(dataset: Dataset, origin: Origin | None, chosen: Chosen, out_
         data = Path(origin.data).name
     encoding = origin.encoding if origin is not None and origin.encoding not in (None, "", "utf-8") else None
     return engine_replay_command(
-        data=data, schema=schema_file_name(dataset, origin), encoding=encoding, method=chosen.method,
-        params=chosen.params, options=chosen.options, knob=chosen.knob, seed=chosen.seed,
-        replicates=chosen.replicates, out=out_dir, with_frontier=with_frontier,
+        data=data,
+        schema=schema_file_name(dataset, origin),
+        encoding=encoding,
+        method=chosen.method,
+        params=chosen.params,
+        options=chosen.options,
+        knob=chosen.knob,
+        seed=chosen.seed,
+        replicates=chosen.replicates,
+        out=out_dir,
+        with_frontier=with_frontier,
     )
 
 
@@ -59,11 +66,21 @@ def export_chosen(
         raise ConfigError("give an output folder for the export")
     fitted = get_fitted(dataset, chosen.method, progress, chosen.params)
     return engine_export_chosen(
-        Path(out_dir).expanduser(), dataset=dataset, protector=protector(chosen.method, chosen.params),
-        fitted=fitted, knob=chosen.knob, seed=chosen.seed, replicates=chosen.replicates, options=chosen.options,
+        Path(out_dir).expanduser(),
+        dataset=dataset,
+        protector=protector(chosen.method, chosen.params),
+        fitted=fitted,
+        knob=chosen.knob,
+        seed=chosen.seed,
+        replicates=chosen.replicates,
+        options=chosen.options,
         evaluator=get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), chosen.options),
-        sweep=chosen.sweep, with_frontier=with_frontier, risk_metric=chosen.risk, utility_metric=chosen.utility,
-        replay_command=replay_command(dataset, origin, chosen, out_dir, with_frontier), progress=progress,
+        sweep=chosen.sweep,
+        with_frontier=with_frontier,
+        risk_metric=chosen.risk,
+        utility_metric=chosen.utility,
+        replay_command=replay_command(dataset, origin, chosen, out_dir, with_frontier),
+        progress=progress,
     )
 
 

@@ -90,9 +90,15 @@ def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any
         low = max(p.low, -JS_SAFE) if p.low is not None else None
         high = min(p.high, JS_SAFE) if p.high is not None else None
         return st.number_input(
-            p.title, min_value=p.type(low) if low is not None else None,
-            max_value=p.type(high) if high is not None else None, step=1 if p.type is int else None,
-            format=None if p.type is int else "%g", key=key, persist_state="session", help=p.help)
+            p.title,
+            min_value=p.type(low) if low is not None else None,
+            max_value=p.type(high) if high is not None else None,
+            step=1 if p.type is int else None,
+            format=None if p.type is int else "%g",
+            key=key,
+            persist_state="session",
+            help=p.help,
+        )
     st.session_state.setdefault(key, p.default or "")
     text = st.text_input(p.title, key=key, persist_state="session", help=p.help)
     return text.strip() or p.default

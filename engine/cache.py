@@ -19,15 +19,22 @@ def fit_key(protector: Protector, dataset: Dataset) -> str:
     """The identity of a fit: the method, every declared parameter, what else decides the fit
     (`Protector.fit_identity`), the dataset's fingerprint and textsdc's version."""
     payload = json.dumps(
-        {"textsdc": __version__, "method": protector.name, "params": protector.params(),
-         "identity": protector.fit_identity(), "data": dataset.fingerprint},
+        {
+            "textsdc": __version__,
+            "method": protector.name,
+            "params": protector.params(),
+            "identity": protector.fit_identity(),
+            "data": dataset.fingerprint,
+        },
         sort_keys=True,
         default=str,
     )
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
-def fit_cached(protector: Protector, dataset: Dataset, progress: Progress = no_progress, use_cache: bool = True) -> Fitted:
+def fit_cached(
+    protector: Protector, dataset: Dataset, progress: Progress = no_progress, use_cache: bool = True
+) -> Fitted:
     """`protector.fit(dataset)`, loaded from the on-disk cache when the same fit was done before."""
     if not use_cache:
         return protector.fit(dataset, progress)

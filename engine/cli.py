@@ -15,7 +15,6 @@ from engine.errors import TextsdcError
 from engine.measures.options import MeasureOptions
 from engine.protect.params import Param
 
-
 _OPEN_BARS: list[dict] = []  # the states of the progress callbacks, so an error can clear their bars first
 
 
@@ -76,8 +75,10 @@ def method_parameters() -> dict[str, tuple[Param, list[str]]]:
             if p.name in out:
                 first = out[p.name][0]
                 if (first.type, first.many) != (p.type, p.many):
-                    raise TypeError(f"parameter '{p.name}' of '{method}' differs in type from the one of "
-                                    f"'{out[p.name][1][0]}'; give it another name")
+                    raise TypeError(
+                        f"parameter '{p.name}' of '{method}' differs in type from the one of "
+                        f"'{out[p.name][1][0]}'; give it another name"
+                    )
                 out[p.name][1].append(method)
             else:
                 out[p.name] = (p, [method])
@@ -146,11 +147,22 @@ def cmd_datasets(args) -> int:
 
     demos = list_demos()
     if args.json:
-        print(json.dumps([
-            {"name": d.name, "title": d.title, "description": d.description, "records": d.n_records,
-             "external_records": d.n_external, "licence": d.licence}
-            for d in demos
-        ], indent=2))
+        print(
+            json.dumps(
+                [
+                    {
+                        "name": d.name,
+                        "title": d.title,
+                        "description": d.description,
+                        "records": d.n_records,
+                        "external_records": d.n_external,
+                        "licence": d.licence,
+                    }
+                    for d in demos
+                ],
+                indent=2,
+            )
+        )
         return 0
     if not demos:
         print("no demo datasets are installed (the assets/demo folder is missing)")
@@ -176,15 +188,28 @@ def cmd_sweep(args) -> int:
     progress = _progress_bar("sweep")
     fitted = fit_cached(protector, dataset, progress, use_cache=not args.no_cache)
     result = run_sweep(
-        dataset, protector, grid=grid, replicates=args.replicates, seed=args.seed,
-        jobs=args.jobs, progress=progress, fitted=fitted, options=measure_options(args),
+        dataset,
+        protector,
+        grid=grid,
+        replicates=args.replicates,
+        seed=args.seed,
+        jobs=args.jobs,
+        progress=progress,
+        fitted=fitted,
+        options=measure_options(args),
     )
     out = Path(args.out)
     payload = result.to_json_dict()
     choice = _pmse_choice(result)
     if choice is not None:
-        payload["choice"] = {"rule": "pmse_ratio_closest_to_1", "best": choice.best, "high": choice.high,
-                             "low": choice.low, "pmse_ratio": choice.ratio, "why": choice.why}
+        payload["choice"] = {
+            "rule": "pmse_ratio_closest_to_1",
+            "best": choice.best,
+            "high": choice.high,
+            "low": choice.low,
+            "pmse_ratio": choice.ratio,
+            "why": choice.why,
+        }
     curves = result.uncertainty_curves()
     if curves is not None:
         payload["intruder_uncertainty"] = curves.to_dict(orient="records")
@@ -204,21 +229,33 @@ def cmd_sweep(args) -> int:
         print(f"not measured: {k} ({why})")
     if choice is not None:
         sym = result.knob.symbol
-        print(f"{sym}* = {result.knob.format(choice.best)} (mean pMSE ratio {choice.ratio:.3f}, closest to 1); "
-              f"comparison points {sym}h = {result.knob.format(choice.high)}, {sym}l = {result.knob.format(choice.low)}")
+        print(
+            f"{sym}* = {result.knob.format(choice.best)} (mean pMSE ratio {choice.ratio:.3f}, closest to 1); "
+            f"comparison points {sym}h = {result.knob.format(choice.high)}, {sym}l = {result.knob.format(choice.low)}"
+        )
     if curves is not None:
         at = result.knob.default if result.knob.default in result.grid else result.grid[0]
         table = curves[curves["knob"] == at].groupby(["data", "S"])[["emr", "tmr", "fmr", "unique_matches"]].mean()
-        print(f"Intruder uncertainty S (Guo & Hu, Eq. 11) at {result.knob.symbol} = {result.knob.format(at)}, mean over "
-              "replicates:")
+        print(
+            f"Intruder uncertainty S (Guo & Hu, Eq. 11) at {result.knob.symbol} = {result.knob.format(at)}, mean over "
+            "replicates:"
+        )
         print(table.unstack("data").to_string(float_format=lambda v: f"{v:.4f}"))
     if diagnostics is not None:
         poor = diagnostics[diagnostics["poor"]]
         worst = diagnostics["rhat"].max()
-        print(f"MCMC: largest split R-hat {worst:.3f}, smallest effective sample size {diagnostics['ess'].min():.0f}"
-              + ("" if poor.empty else f"; {len(poor)} parameter(s) poorly mixed: "
-                 + ", ".join(f"{r.parameter} at {result.knob.symbol}={result.knob.format(r.knob)}"
-                             for r in poor.head(5).itertuples())))
+        print(
+            f"MCMC: largest split R-hat {worst:.3f}, smallest effective sample size {diagnostics['ess'].min():.0f}"
+            + (
+                ""
+                if poor.empty
+                else f"; {len(poor)} parameter(s) poorly mixed: "
+                + ", ".join(
+                    f"{r.parameter} at {result.knob.symbol}={result.knob.format(r.knob)}"
+                    for r in poor.head(5).itertuples()
+                )
+            )
+        )
     print(f"wrote {out}")
     return 0
 
@@ -234,10 +271,20 @@ def _pmse_choice(result):
 def _replay(args, knob: float) -> str:
     from engine.replay import replay_command
 
-    return replay_command(data=args.data, schema=args.schema, encoding=args.encoding, method=args.method,
-                          params=method_params(args), options=measure_options(args), knob=knob, seed=args.seed,
-                          replicates=args.replicates, replicate=args.replicate, out=args.out,
-                          with_frontier=args.with_frontier)
+    return replay_command(
+        data=args.data,
+        schema=args.schema,
+        encoding=args.encoding,
+        method=args.method,
+        params=method_params(args),
+        options=measure_options(args),
+        knob=knob,
+        seed=args.seed,
+        replicates=args.replicates,
+        replicate=args.replicate,
+        out=args.out,
+        with_frontier=args.with_frontier,
+    )
 
 
 def cmd_release(args) -> int:
@@ -254,10 +301,20 @@ def cmd_release(args) -> int:
     fitted = fit_cached(protector, dataset, progress, use_cache=not args.no_cache)
     knob = fitted.snap(fitted.knob.default if args.knob is None else args.knob)
     result = export_chosen(
-        args.out, dataset=dataset, protector=protector, fitted=fitted, knob=knob, seed=args.seed,
-        replicates=args.replicates, replicate=args.replicate, options=measure_options(args),
-        with_frontier=args.with_frontier, replay_command=_replay(args, knob), audit_log=args.audit_log,
-        jobs=args.jobs, progress=progress,
+        args.out,
+        dataset=dataset,
+        protector=protector,
+        fitted=fitted,
+        knob=knob,
+        seed=args.seed,
+        replicates=args.replicates,
+        replicate=args.replicate,
+        options=measure_options(args),
+        with_frontier=args.with_frontier,
+        replay_command=_replay(args, knob),
+        audit_log=args.audit_log,
+        jobs=args.jobs,
+        progress=progress,
     )
     print(f"{protector.title} at {fitted.knob.symbol} = {fitted.knob.format(knob)} on {dataset.name}")
     for mid, m in sorted(result.manifest["metrics"].items()):
@@ -270,10 +327,21 @@ def cmd_release(args) -> int:
 def cmd_dashboard(args) -> int:
     app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
     cmd = [
-        sys.executable, "-m", "streamlit", "run", str(app),
-        "--server.address", args.address, "--server.port", str(args.port),
-        "--browser.gatherUsageStats", "false", "--server.headless", "true",
-        "--", *(["--data", args.data] if args.data else []),
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app),
+        "--server.address",
+        args.address,
+        "--server.port",
+        str(args.port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.headless",
+        "true",
+        "--",
+        *(["--data", args.data] if args.data else []),
     ]
     print(f"textsdc dashboard on http://{args.address}:{args.port}  (Ctrl+C stops it)")
     return subprocess.call(cmd)
@@ -292,14 +360,21 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_datasets)
 
     def data_args(sp):
-        sp.add_argument("--data", required=True, help="a demo name (see `textsdc datasets`) or a CSV/Parquet/JSONL file")
+        sp.add_argument(
+            "--data", required=True, help="a demo name (see `textsdc datasets`) or a CSV/Parquet/JSONL file"
+        )
         sp.add_argument("--schema", help="a schema TOML file (default: the demo's, or inferred)")
         sp.add_argument("--encoding", help="text encoding of the file (default UTF-8), e.g. latin-1")
         sp.add_argument("--method", required=True, help=f"protection method: {', '.join(METHODS)}")
         for name, (param, methods) in method_parameters().items():
             if param.type is bool:
-                sp.add_argument(param.flag, dest=name, action=argparse.BooleanOptionalAction, default=None,
-                                help=_flag_help(param, methods))
+                sp.add_argument(
+                    param.flag,
+                    dest=name,
+                    action=argparse.BooleanOptionalAction,
+                    default=None,
+                    help=_flag_help(param, methods),
+                )
             else:
                 sp.add_argument(param.flag, dest=name, metavar=param.name.upper(), help=_flag_help(param, methods))
         for param in OPTION_PARAMETERS:
@@ -311,8 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("sweep", help="measure risk and utility along the knob grid")
     data_args(s)
-    s.add_argument("--grid", help="knob values separated by commas, or 'path' for every λ or α the method fits "
-                                  "(default: the method's grid)")
+    s.add_argument(
+        "--grid",
+        help="knob values separated by commas, or 'path' for every λ or α the method fits (default: the method's grid)",
+    )
     s.add_argument("--out", required=True, help="results JSON file to write")
     s.set_defaults(func=cmd_sweep)
 
@@ -320,7 +397,9 @@ def build_parser() -> argparse.ArgumentParser:
     data_args(r)
     r.add_argument("--knob", type=float, help="knob value, e.g. the λ* a sweep printed (default: the method's default)")
     r.add_argument("--replicate", type=int, default=0, help="which replicate to export (default 0)")
-    r.add_argument("--with-frontier", action="store_true", help="also sweep the grid to draw the frontier in the report")
+    r.add_argument(
+        "--with-frontier", action="store_true", help="also sweep the grid to draw the frontier in the report"
+    )
     r.add_argument("--audit-log", help="SQLite audit log (default: in the textsdc cache folder)")
     r.add_argument("--out", required=True, help="folder to write the release into")
     r.set_defaults(func=cmd_release)

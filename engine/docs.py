@@ -31,8 +31,10 @@ def method_parameter_table() -> str:
             rows.append(f"| `{name}` | {knob} | — | — | — |")
         for i, p in enumerate(cls.parameters):
             expert = " (expert)" if p.expert else ""
-            rows.append(f"| {f'`{name}`' if i == 0 else ''} | {knob if i == 0 else ''} | `{p.flag}`{expert} | "
-                        f"{_default(p)} | {p.help}; {p.accepted} |")
+            rows.append(
+                f"| {f'`{name}`' if i == 0 else ''} | {knob if i == 0 else ''} | `{p.flag}`{expert} | "
+                f"{_default(p)} | {p.help}; {p.accepted} |"
+            )
     return "\n".join(rows)
 
 

@@ -103,13 +103,17 @@ def select_by_risk_threshold(table: pd.DataFrame, max_risk: float) -> Choice:
     if ok.empty:
         safest = table.loc[table[risk].idxmin(), "risk"] if table[risk].notna().any() else float("nan")
         if better == "higher":
-            raise ConfigError(f"no knob value has risk measure ≥ {max_risk:g} (higher is safer); the highest "
-                              f"reached is {safest:.3g}")
+            raise ConfigError(
+                f"no knob value has risk measure ≥ {max_risk:g} (higher is safer); the highest reached is {safest:.3g}"
+            )
         raise ConfigError(f"no knob value has risk ≤ {max_risk:g}; the lowest risk reached is {safest:.3g}")
     best = ok.sort_values([utility, risk], ascending=[False, True]).iloc[0]
     bound = "at least" if better == "higher" else "at most"
     return Choice(
-        float(best["knob"]), float(best["risk"]), float(best["utility"]), "risk threshold",
+        float(best["knob"]),
+        float(best["risk"]),
+        float(best["utility"]),
+        "risk threshold",
         f"best utility ({best['utility']:.3g}) among knob values whose risk is {bound} {max_risk:g}"
         + (" (higher is safer)" if better == "higher" else ""),
     )
@@ -130,7 +134,10 @@ def select_by_tradeoff(table: pd.DataFrame, a: float) -> Choice:
     best = f.loc[score.idxmin()]
     c = float(score.min())
     return Choice(
-        float(best["knob"]), float(best["risk"]), float(best["utility"]), "linear trade-off",
+        float(best["knob"]),
+        float(best["risk"]),
+        float(best["utility"]),
+        "linear trade-off",
         f"tangent to risk = {c:.3g} + {a:g}·utility: no other frontier point has lower risk − {a:g}·utility",
     )
 
@@ -158,9 +165,14 @@ def select_by_pmse_ratio(summary: pd.DataFrame, symbol: str = "λ") -> PmseChoic
     best = r.loc[(r["mean"] - 1.0).abs().idxmin()]
     hi_knob, lo_knob = float(r["knob"].max()), float(r["knob"].min())
     return PmseChoice(
-        best=float(best["knob"]), high=hi_knob, low=lo_knob, ratio=float(best["mean"]),
+        best=float(best["knob"]),
+        high=hi_knob,
+        low=lo_knob,
+        ratio=float(best["mean"]),
         table=r[["knob", "mean", "lo", "hi"]].reset_index(drop=True),
-        why=(f"its mean pMSE ratio ({float(best['mean']):.3g}) is the closest to 1 of the values measured; smaller "
-             f"{symbol} over-fit (ratio below 1: the synthetic values copy the confidential ones), larger {symbol} "
-             "under-fit (ratio above 1: the text's information is lost)"),
+        why=(
+            f"its mean pMSE ratio ({float(best['mean']):.3g}) is the closest to 1 of the values measured; smaller "
+            f"{symbol} over-fit (ratio below 1: the synthetic values copy the confidential ones), larger {symbol} "
+            "under-fit (ratio above 1: the text's information is lost)"
+        ),
     )

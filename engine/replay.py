@@ -39,8 +39,18 @@ def replay_command(
     values = (options or MeasureOptions()).values()
     for p in OPTION_PARAMETERS:
         parts += p.to_cli(values[p.name])
-    parts += ["--knob", f"{knob:.10g}", "--replicates", str(replicates), "--replicate", str(replicate),
-              "--seed", str(seed), "--out", out]
+    parts += [
+        "--knob",
+        f"{knob:.10g}",
+        "--replicates",
+        str(replicates),
+        "--replicate",
+        str(replicate),
+        "--seed",
+        str(seed),
+        "--out",
+        out,
+    ]
     if with_frontier:
         parts.append("--with-frontier")
     return shlex.join(parts)

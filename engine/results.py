@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,13 +105,10 @@ class SweepResult:
             "seed": self.seed,
             "rows": self.rows.to_dict(orient="records"),
             "summary": self.summary.to_dict(orient="records"),
-            "baseline": {
-                k: {"value": v.value, "kind": metric_info(k).kind} for k, v in self.baseline.items()
-            },
+            "baseline": {k: {"value": v.value, "kind": metric_info(k).kind} for k, v in self.baseline.items()},
             "skipped": self.skipped,
             "complexity": None if self.complexity is None else self.complexity.to_dict(orient="records"),
         }
-
 
 
 def summarize(rows: pd.DataFrame) -> pd.DataFrame:

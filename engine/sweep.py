@@ -15,11 +15,10 @@ from joblib import Parallel, delayed
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.measures.evaluate import Evaluator, MeasureOptions, check_options
 from engine.measures.base import MetricResult, metric_info
+from engine.measures.evaluate import Evaluator, MeasureOptions, check_options
 from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
 from engine.results import SweepResult, summarize
-
 
 MAX_DETAIL_ROWS = 20_000
 
@@ -33,12 +32,15 @@ def replicate_rng(seed: int, replicates: int, replicate: int) -> np.random.Gener
 
 def make_release(fitted: Fitted, value: float, seed: int, replicates: int = 1, replicate: int = 0) -> Release:
     """One reproducible release: knob ``value``, replicate ``replicate`` of ``replicates`` under ``seed``."""
-    release = fitted.release(fitted.knob.validate(value), replicate_rng(seed, replicates, replicate), replicate=replicate)
+    release = fitted.release(
+        fitted.knob.validate(value), replicate_rng(seed, replicates, replicate), replicate=replicate
+    )
     return replace(release, seed=seed, replicate=replicate)
 
 
-def _measure(fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int,
-             m: int) -> tuple[float, int, dict[str, MetricResult]]:
+def _measure(
+    fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int, m: int
+) -> tuple[float, int, dict[str, MetricResult]]:
     release = make_release(fitted, value, seed, replicates, m)
     return value, m, evaluator.evaluate(release)
 
@@ -86,13 +88,15 @@ def run_sweep(
         fitted = fit_cached(protector, dataset, progress, use_cache=use_cache)
     knob = fitted.knob
     if isinstance(grid, str) and grid != "path":
-        raise ConfigError(f"grid {grid!r} is not accepted; give knob values, \"path\" or nothing (the default grid)")
+        raise ConfigError(f'grid {grid!r} is not accepted; give knob values, "path" or nothing (the default grid)')
     raw = fitted.path_grid() if isinstance(grid, str) else (knob.default_grid() if grid is None else grid)
     values = sorted({fitted.snap(v) for v in raw})
     if evaluator is None:
         evaluator = Evaluator(dataset, metrics, progress, fields=fitted.synthesized_fields, options=options)
     if not evaluator.available:
-        raise ConfigError("no metric applies to this dataset: " + "; ".join(f"{k} {v}" for k, v in evaluator.skipped.items()))
+        raise ConfigError(
+            "no metric applies to this dataset: " + "; ".join(f"{k} {v}" for k, v in evaluator.skipped.items())
+        )
     baseline = evaluator.baseline()
 
     tasks = [(v, m) for v in values for m in range(replicates)]

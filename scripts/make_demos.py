@@ -144,11 +144,11 @@ def airline_tweets(data_dir: Path) -> Demo:
         origin="tweets/twitter_us_airline_sentiment.csv",
         upstream=(
             "`Anuragiitk/Twitter-US-Sentiment-Analysis` @ `58786bed120ea193a2a6ed6d5565c4dbbc4890a9`, path "
-            "`Tweets.csv` — the Kaggle \"Twitter US Airline Sentiment\" data (Figure Eight / CrowdFlower, Data "
+            '`Tweets.csv` — the Kaggle "Twitter US Airline Sentiment" data (Figure Eight / CrowdFlower, Data '
             "for Everyone)"
         ),
         attribution=(
-            "\"Twitter US Airline Sentiment\", Figure Eight (formerly CrowdFlower), Data for Everyone library, "
+            '"Twitter US Airline Sentiment", Figure Eight (formerly CrowdFlower), Data for Everyone library, '
             "published on Kaggle; licensed CC BY-NC-SA 4.0 (https://creativecommons.org/licenses/by-nc-sa/4.0/). "
             "This sample is an adaptation (rows and columns selected, time zones grouped) and is shared under "
             "the same licence. **Non-commercial use only**: it may not be used for commercial purposes, and "
@@ -202,13 +202,13 @@ def nyc_airbnb(data_dir: Path) -> Demo:
         origin="airbnb/AB_NYC_2019.csv",
         upstream=(
             "`amcelvis/Airbnb-Data-Analysis` @ `7aa991ac4fb7959fe9bbbe14eaf5f8a31efc8a74`, path "
-            "`AB_NYC_2019.csv.zip`, member `AB_NYC_2019.csv` — the Kaggle \"New York City Airbnb Open Data\" "
+            '`AB_NYC_2019.csv.zip`, member `AB_NYC_2019.csv` — the Kaggle "New York City Airbnb Open Data" '
             "file (dgomonov)"
         ),
         attribution=(
-            "\"New York City Airbnb Open Data\" by Dgomonov on Kaggle, dedicated to the public domain under CC0 "
+            '"New York City Airbnb Open Data" by Dgomonov on Kaggle, dedicated to the public domain under CC0 '
             "1.0. The data were compiled from Inside Airbnb (http://insideairbnb.com), whose data are licensed "
-            "CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/): \"Data from Inside Airbnb\". This sample "
+            'CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/): "Data from Inside Airbnb". This sample '
             "selects rows and columns and changes no value."
         ),
         sampling=[
@@ -226,8 +226,13 @@ def clothing_reviews(data_dir: Path) -> Demo:
     raw = read_csv_as_strings(data_dir / "reviews" / "womens_clothing_ecommerce_reviews.csv")
     renamed = raw.rename(
         columns={
-            "Review Text": "review_text", "Rating": "rating", "Recommended IND": "recommended", "Age": "age",
-            "Division Name": "division_name", "Department Name": "department_name", "Class Name": "class_name",
+            "Review Text": "review_text",
+            "Rating": "rating",
+            "Recommended IND": "recommended",
+            "Age": "age",
+            "Division Name": "division_name",
+            "Department Name": "department_name",
+            "Class Name": "class_name",
         }
     )
     schema = Schema(
@@ -260,7 +265,7 @@ def clothing_reviews(data_dir: Path) -> Demo:
             "E-Commerce Reviews.csv` — the Kaggle dataset by nicapotato"
         ),
         attribution=(
-            "\"Women's E-Commerce Clothing Reviews\" by nicapotato on Kaggle, dedicated to the public domain under "
+            '"Women\'s E-Commerce Clothing Reviews" by nicapotato on Kaggle, dedicated to the public domain under '
             "CC0 1.0 (https://creativecommons.org/publicdomain/zero/1.0/). Attribution is not required; we give it "
             "as a courtesy."
         ),
@@ -284,8 +289,12 @@ def earnings_calls(data_dir: Path) -> Demo:
         sentences = call["sentences"]
         for k, start in enumerate(range(0, len(sentences), 8), start=1):
             rows.append(
-                {"text": " ".join(sentences[start : start + 8]), "call_id": call["call_id"], "chunk": str(k),
-                 "ticker": call["ticker"]}
+                {
+                    "text": " ".join(sentences[start : start + 8]),
+                    "call_id": call["call_id"],
+                    "chunk": str(k),
+                    "ticker": call["ticker"],
+                }
             )
     schema = Schema(
         text="text",
@@ -357,11 +366,11 @@ def twitter_profiles(data_dir: Path) -> Demo:
         origin="tweets/twitter_user_gender_classification.csv",
         upstream=(
             "`mgent83/dataScience` @ `56971eebd972174f9c2013da7954666e5028e2a4`, path "
-            "`gender-classifier-DFE-791531.csv.zip` — the CrowdFlower \"Twitter User Gender Classification\" "
+            '`gender-classifier-DFE-791531.csv.zip` — the CrowdFlower "Twitter User Gender Classification" '
             "data as published on Kaggle"
         ),
         attribution=(
-            "\"Twitter User Gender Classification\", Figure Eight (formerly CrowdFlower), Data for Everyone "
+            '"Twitter User Gender Classification", Figure Eight (formerly CrowdFlower), Data for Everyone '
             "library, published on Kaggle. The Kaggle page lists it as CC0 1.0 (public domain); **we have not "
             "verified this licence** — check it before redistributing the data outside this project."
         ),
@@ -379,7 +388,13 @@ def twitter_profiles(data_dir: Path) -> Demo:
     )
 
 
-BUILDERS: list[Callable[[Path], Demo]] = [airline_tweets, nyc_airbnb, clothing_reviews, earnings_calls, twitter_profiles]
+BUILDERS: list[Callable[[Path], Demo]] = [
+    airline_tweets,
+    nyc_airbnb,
+    clothing_reviews,
+    earnings_calls,
+    twitter_profiles,
+]
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -412,7 +427,8 @@ def readme(demo: Demo) -> str:
         "",
         demo.description,
         "",
-        f"- Records: {len(demo.data):,} in `data.csv`" + (f"; {n_ext:,} external records in `external.csv`" if n_ext else ""),
+        f"- Records: {len(demo.data):,} in `data.csv`"
+        + (f"; {n_ext:,} external records in `external.csv`" if n_ext else ""),
         f"- Licence: {demo.licence}",
         "",
         "## Origin",
@@ -508,7 +524,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'demo':<18} {'records':>8} {'external':>9} {'size':>10}")
     for name, n, n_ext, size in rows:
         print(f"{name:<18} {n:>8,} {n_ext:>9,} {size / 1024:>8.0f} KB")
-    print(f"{'total':<18} {sum(r[1] for r in rows):>8,} {sum(r[2] for r in rows):>9,} {sum(r[3] for r in rows) / 1024:>8.0f} KB")
+    print(
+        f"{'total':<18} {sum(r[1] for r in rows):>8,} {sum(r[2] for r in rows):>9,} {sum(r[3] for r in rows) / 1024:>8.0f} KB"
+    )
     return 0
 
 

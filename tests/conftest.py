@@ -38,8 +38,14 @@ def tiny_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     for i in range(6):
         a = f"user{i}"
         for j, words in enumerate(common):
-            rows.append({"text": f"@friend{i} {words} #tag{i}", "user": a, "airline": ["Delta", "United"][i % 2],
-                         "mood": ["good", "bad", "meh"][(i + j) % 3]})
+            rows.append(
+                {
+                    "text": f"@friend{i} {words} #tag{i}",
+                    "user": a,
+                    "airline": ["Delta", "United"][i % 2],
+                    "mood": ["good", "bad", "meh"][(i + j) % 3],
+                }
+            )
         ext.append({"text": f"#tag{i} hello @friend{i} see you soon", "user": a})
     return pd.DataFrame(rows), pd.DataFrame(ext)
 
@@ -48,7 +54,8 @@ def tiny_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
 def tiny_dataset() -> Dataset:
     frame, ext = tiny_frames()
     schema = Schema(
-        text="text", author="user",
+        text="text",
+        author="user",
         fields=(FieldSpec("airline", "categorical", "key"), FieldSpec("mood", "categorical", "sensitive")),
     )
     return Dataset("tiny", frame, schema, ext, source="tests")

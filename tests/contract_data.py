@@ -26,15 +26,27 @@ def contract_dataset(n_authors: int = 40, per_author: int = 5, seed: int = 0) ->
             said = mood if rng.random() < 0.7 else ["good", "bad", "meh"][int(rng.integers(3))]
             text = f"@{user} the {pet} trip was {WORDS[said]} with Anna Smith in Paris #{pet} day {j}"
             base = {"home": 120, "room": 60, "shared": 20}[room]
-            rows.append({"text": text, "user": user, "mood": mood, "room": room,
-                         "reviews": int(rng.poisson(5 + 3 * (a % 3))),
-                         "nights": int(min(365, rng.poisson(40 + 50 * (a % 3)) * int(rng.random() > 0.2))),
-                         "price": float(round(base * float(np.exp(rng.normal(0, 0.3))), 2))})
+            rows.append(
+                {
+                    "text": text,
+                    "user": user,
+                    "mood": mood,
+                    "room": room,
+                    "reviews": int(rng.poisson(5 + 3 * (a % 3))),
+                    "nights": int(min(365, rng.poisson(40 + 50 * (a % 3)) * int(rng.random() > 0.2))),
+                    "price": float(round(base * float(np.exp(rng.normal(0, 0.3))), 2)),
+                }
+            )
         ext.append({"text": f"my {pet} again, {WORDS['meh']} #{pet} @{user}", "user": user})
     schema = Schema(
-        text="text", author="user",
-        fields=(FieldSpec("mood", "categorical", "sensitive"), FieldSpec("room", "categorical", "key"),
-                FieldSpec("reviews", "count", "key"), FieldSpec("nights", "count", "sensitive"),
-                FieldSpec("price", "continuous", "sensitive")),
+        text="text",
+        author="user",
+        fields=(
+            FieldSpec("mood", "categorical", "sensitive"),
+            FieldSpec("room", "categorical", "key"),
+            FieldSpec("reviews", "count", "key"),
+            FieldSpec("nights", "count", "sensitive"),
+            FieldSpec("price", "continuous", "sensitive"),
+        ),
     )
     return Dataset("contract", pd.DataFrame(rows), schema, pd.DataFrame(ext), source="tests")

@@ -7,11 +7,11 @@ import pytest
 from scipy import sparse
 
 from engine.data.dataset import Dataset
+from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
 from engine.protect.field_synthesis.cart import ClassificationTree, PrunableTree, RegressionTree, weakest_link_alphas
 from engine.protect.field_synthesis.sequential import FieldLevels, design, draw_categorical, predictor_matrix
-from engine.data.schema import FieldSpec, Schema
 from engine.sweep import make_release
 
 
@@ -20,11 +20,18 @@ def shops(n=400, seed=0) -> Dataset:
     kind = rng.choice(["big", "small"], n)
     visits = rng.poisson(np.where(kind == "big", 40, 5))
     spend = np.round(np.where(kind == "big", 200.0, 20.0) * np.exp(rng.normal(0, 0.2, n)), 2)
-    frame = pd.DataFrame({"text": ["a shop"] * n, "kind": kind, "visits": visits, "spend": spend,
-                          "mood": rng.choice(["ok", "meh"], n)})
-    schema = Schema(text="text", fields=(FieldSpec("kind", "categorical", "key"), FieldSpec("visits", "count", "sensitive"),
-                                         FieldSpec("spend", "continuous", "sensitive"),
-                                         FieldSpec("mood", "categorical", "other")))
+    frame = pd.DataFrame(
+        {"text": ["a shop"] * n, "kind": kind, "visits": visits, "spend": spend, "mood": rng.choice(["ok", "meh"], n)}
+    )
+    schema = Schema(
+        text="text",
+        fields=(
+            FieldSpec("kind", "categorical", "key"),
+            FieldSpec("visits", "count", "sensitive"),
+            FieldSpec("spend", "continuous", "sensitive"),
+            FieldSpec("mood", "categorical", "other"),
+        ),
+    )
     return Dataset("shops", frame, schema)
 
 
@@ -39,6 +46,7 @@ def marginal(lv: FieldLevels) -> np.ndarray:
 
 
 # --- anova pruning ------------------------------------------------------------------------------------------
+
 
 def test_anova_pruning_by_hand():
     # A root with two leaves: root SS 10, leaves 2 and 3 → g = (10 − 5) / (2 − 1) = 5, relative to the root 0.5.
@@ -82,6 +90,7 @@ def test_classification_trees_keep_their_counts():
 
 # --- draws ------------------------------------------------------------------------------------------------
 
+
 def test_member_draws_equal_the_inverse_cdf_over_the_leaf_distribution(shops_fit):
     """The regression tree draws a member of the leaf without a records × values matrix; with the same generator
     it returns what the inverse CDF of the leaf's value distribution returns."""
@@ -117,6 +126,7 @@ def test_values_come_from_the_leaf_and_keep_the_dtype():
 
 # --- the limits of α ----------------------------------------------------------------------------------------
 
+
 def test_pruned_to_the_root_every_record_draws_from_the_marginal(shops_fit):
     d, fitted = shops_fit
     tree, lv = fitted.trees[0], fitted.fields[0]
@@ -130,8 +140,10 @@ def test_pruned_to_the_root_every_record_draws_from_the_marginal(shops_fit):
     assert not np.allclose(below, marginal(lv)[lv.codes])
     # Pooled over many draws, every record's values follow the field's distribution, whatever its kind.
     pooled = np.concatenate([tree.draw(X, root, lv.codes, np.random.default_rng(s))[0] for s in range(50)])
-    assert np.abs(np.cumsum(np.bincount(pooled, minlength=lv.n_levels) / len(pooled))
-                  - np.cumsum(marginal(lv))).max() < 0.02
+    assert (
+        np.abs(np.cumsum(np.bincount(pooled, minlength=lv.n_levels) / len(pooled)) - np.cumsum(marginal(lv))).max()
+        < 0.02
+    )
 
 
 def test_a_release_at_alpha_above_the_roots_complexity_samples_the_marginal():
@@ -166,6 +178,7 @@ def test_an_identifying_predictor_and_unpruned_pure_leaves_reproduce_the_data():
 
 # --- predictors and the sequential scheme --------------------------------------------------------------------
 
+
 def test_defaults_synthesize_the_sensitive_numeric_fields_with_the_key_fields_as_predictors():
     d = shops()
     p = get_protector("cart")
@@ -175,8 +188,10 @@ def test_defaults_synthesize_the_sensitive_numeric_fields_with_the_key_fields_as
     assert p.params()["predictors"] is None
     assert get_protector("cart", predictors=["mood"]).params()["predictors"] == ("mood",)
     # With a sensitive categorical field, that one is synthesized by default, from the text alone.
-    schema = Schema(text="text", fields=tuple(FieldSpec(f.name, f.kind, "sensitive" if f.name == "mood" else f.role)
-                                              for f in d.schema.fields))
+    schema = Schema(
+        text="text",
+        fields=tuple(FieldSpec(f.name, f.kind, "sensitive" if f.name == "mood" else f.role) for f in d.schema.fields),
+    )
     cat = Dataset("shops", d.frame, schema)
     assert p.check(cat) == ["mood"] and p.predictor_fields(cat, ["mood"]) == []
     assert get_protector("cart").fit(cat).predictors.shape == (400, 0)
@@ -215,8 +230,9 @@ def test_sequential_numeric_synthesis_uses_the_synthetic_earlier_field():
     p_spend = r.info["field_detail"].query("field == 'spend'")["p_original"].to_numpy()
     rows = np.arange(len(p_spend))
     with_synthetic = tree.leaf_probabilities(design(fitted.text.matrix, [(syn, visits)], fitted.predictors), alpha)
-    with_confidential = tree.leaf_probabilities(design(fitted.text.matrix, [(visits.codes, visits)],
-                                                       fitted.predictors), alpha)
+    with_confidential = tree.leaf_probabilities(
+        design(fitted.text.matrix, [(visits.codes, visits)], fitted.predictors), alpha
+    )
     assert np.allclose(p_spend, with_synthetic[rows, spend.codes])
     assert not np.allclose(p_spend, with_confidential[rows, spend.codes])
 
@@ -242,10 +258,14 @@ def test_same_seed_same_release(shops_fit):
 
 # --- errors ---------------------------------------------------------------------------------------------------
 
+
 def test_errors_name_the_field():
     d = shops()
-    with pytest.raises(ConfigError, match="field 'visits' is a count field; these synthesizers draw categorical "
-                                          r"fields only \(categorical fields: kind, mood\)"):
+    with pytest.raises(
+        ConfigError,
+        match="field 'visits' is a count field; these synthesizers draw categorical "
+        r"fields only \(categorical fields: kind, mood\)",
+    ):
         get_protector("glm", fields=["visits"]).check(d)
     with pytest.raises(ConfigError, match="no sensitive categorical field to synthesize"):
         get_protector("glm").check(d)
@@ -253,23 +273,43 @@ def test_errors_name_the_field():
         get_protector("cart", fields=["visits"], predictors=["visits"]).check(d)
     with pytest.raises(ConfigError, match="no structured field named 'nope'"):
         get_protector("cart", fields=["visits"], predictors=["nope"]).check(d)
-    none_sensitive = Dataset("s", d.frame, Schema(text="text", fields=tuple(
-        FieldSpec(f.name, f.kind, "other") for f in d.schema.fields)))
+    none_sensitive = Dataset(
+        "s", d.frame, Schema(text="text", fields=tuple(FieldSpec(f.name, f.kind, "other") for f in d.schema.fields))
+    )
     with pytest.raises(ConfigError, match="no sensitive categorical/count/continuous field to synthesize"):
         get_protector("cart").check(none_sensitive)
 
 
-@pytest.mark.parametrize("column, change, params, message", [
-    ("spend", lambda c: c.where(c.index != 2), {"fields": ["spend"]},
-     "field 'spend' has 1 missing value\\(s\\) in 400 rows"),
-    ("visits", lambda c: c.astype(str) + " visits", {"fields": ["visits"]},
-     "field 'visits' is declared count but holds text"),
-    ("visits", lambda c: c * 0 + 3, {"fields": ["visits"]}, "field 'visits' takes a single value \\(3\\)"),
-    ("visits", lambda c: c.where(c.index > 4), {"fields": ["spend"], "predictors": ["visits"]},
-     "predictor field 'visits' has 5 missing value"),
-    ("visits", lambda c: c.astype(str), {"fields": ["spend"], "predictors": ["visits"]},
-     "predictor field 'visits' is declared count but holds text"),
-])
+@pytest.mark.parametrize(
+    "column, change, params, message",
+    [
+        (
+            "spend",
+            lambda c: c.where(c.index != 2),
+            {"fields": ["spend"]},
+            "field 'spend' has 1 missing value\\(s\\) in 400 rows",
+        ),
+        (
+            "visits",
+            lambda c: c.astype(str) + " visits",
+            {"fields": ["visits"]},
+            "field 'visits' is declared count but holds text",
+        ),
+        ("visits", lambda c: c * 0 + 3, {"fields": ["visits"]}, "field 'visits' takes a single value \\(3\\)"),
+        (
+            "visits",
+            lambda c: c.where(c.index > 4),
+            {"fields": ["spend"], "predictors": ["visits"]},
+            "predictor field 'visits' has 5 missing value",
+        ),
+        (
+            "visits",
+            lambda c: c.astype(str),
+            {"fields": ["spend"], "predictors": ["visits"]},
+            "predictor field 'visits' is declared count but holds text",
+        ),
+    ],
+)
 def test_bad_numeric_columns_are_data_errors(column, change, params, message):
     d = shops()
     d.frame[column] = change(d.frame[column])

@@ -25,8 +25,20 @@ def test_datasets_lists_the_five_demos(capsys):
 
 def test_sweep_writes_rows_and_summary(capsys, tiny_files, tmp_path):
     out = tmp_path / "results.json"
-    code, stdout, _ = run(capsys, "sweep", "--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files),
-                          "--method", "redact", "--grid", "0,1,4", "--out", str(out))
+    code, stdout, _ = run(
+        capsys,
+        "sweep",
+        "--data",
+        str(tiny_files.parent / "data.csv"),
+        "--schema",
+        str(tiny_files),
+        "--method",
+        "redact",
+        "--grid",
+        "0,1,4",
+        "--out",
+        str(out),
+    )
     assert code == 0, stdout
     res = json.loads(out.read_text())
     assert {"knob", "replicate", "metric", "kind", "value"} <= set(res["rows"][0])
@@ -45,9 +57,25 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
     out = tmp_path / "rel"
     digests = []
     for _ in range(2):
-        code, stdout, err = run(capsys, "release", "--data", data, "--schema", str(tiny_files), "--method", "redact",
-                                "--knob", "1", "--seed", "5", "--out", str(out), "--audit-log", str(tmp_path / "audit.sqlite"),
-                                "--no-cache")
+        code, stdout, err = run(
+            capsys,
+            "release",
+            "--data",
+            data,
+            "--schema",
+            str(tiny_files),
+            "--method",
+            "redact",
+            "--knob",
+            "1",
+            "--seed",
+            "5",
+            "--out",
+            str(out),
+            "--audit-log",
+            str(tmp_path / "audit.sqlite"),
+            "--no-cache",
+        )
         assert code == 0, err
         digests.append({p.name: sha(p) for p in sorted(out.iterdir())})
     assert {"release.csv", "release.parquet", "manifest.json", "report.html", "changes.csv"} <= set(digests[0])
@@ -69,13 +97,28 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
         (["release", "--method", "redact", "--knob", "7"], "out of range; accepted: 0 to 4"),
         (["sweep", "--method", "redact", "--grid", "0,a"], "--grid must be numbers"),
         (["sweep", "--method", "redact", "--replicates", "0"], "replicates must be a whole number from 1 to 1000"),
-        (["sweep", "--method", "redact", "--fields", "mood"], "--fields does not apply to method 'redact'; it applies to: glm, cart"),
-        (["sweep", "--method", "glm", "--fields", "nope"], "no structured field named 'nope'; categorical fields are: airline, mood"),
+        (
+            ["sweep", "--method", "redact", "--fields", "mood"],
+            "--fields does not apply to method 'redact'; it applies to: glm, cart",
+        ),
+        (
+            ["sweep", "--method", "glm", "--fields", "nope"],
+            "no structured field named 'nope'; categorical fields are: airline, mood",
+        ),
         (["sweep", "--method", "glm", "--grid", "every"], "or 'path' (every λ or α fitted)"),
         (["release", "--method", "glm", "--knob", "-1"], "Shrinkage (λ) = -1.0 is out of range"),
-        (["release", "--method", "cart", "--knob", "0.5"], "Complexity (α) = 0.5 is out of range; accepted: 1e-08 to 0.09"),
-        (["sweep", "--method", "glm", "--level", "mood"], "must be FIELD=LEVEL with FIELD one of the synthesized fields (mood)"),
-        (["sweep", "--method", "glm", "--projections", "0"], "pMSE projections (projections) must be a whole number from 1 to 200, got 0"),
+        (
+            ["release", "--method", "cart", "--knob", "0.5"],
+            "Complexity (α) = 0.5 is out of range; accepted: 1e-08 to 0.09",
+        ),
+        (
+            ["sweep", "--method", "glm", "--level", "mood"],
+            "must be FIELD=LEVEL with FIELD one of the synthesized fields (mood)",
+        ),
+        (
+            ["sweep", "--method", "glm", "--projections", "0"],
+            "pMSE projections (projections) must be a whole number from 1 to 200, got 0",
+        ),
         # In the tiny data every template is written with every mood equally often: nothing to learn.
         (["sweep", "--method", "glm"], "the text carries no information about the fields"),
     ],
@@ -90,7 +133,9 @@ def test_user_errors_print_one_line_and_exit_2(capsys, tiny_files, tmp_path, arg
 
 
 def test_missing_file_is_a_one_line_error(capsys, tmp_path):
-    code, _, err = run(capsys, "sweep", "--data", str(tmp_path / "none.csv"), "--method", "redact", "--out", str(tmp_path / "r.json"))
+    code, _, err = run(
+        capsys, "sweep", "--data", str(tmp_path / "none.csv"), "--method", "redact", "--out", str(tmp_path / "r.json")
+    )
     assert code == 2 and "none.csv" in err and err.count("\n") == 1
 
 
@@ -103,8 +148,21 @@ def test_glm_sweep_over_the_whole_path_on_small_files(capsys, tiny_files, tmp_pa
     frame["mood"] = np.where(np.arange(len(frame)) % 5 == 0, "meh", np.array(["good", "bad", "bad", "good"])[template])
     frame.to_csv(tiny_files.parent / "data.csv", index=False)
     data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files)]
-    code, stdout, err = run(capsys, "sweep", *data, "--method", "glm", "--grid", "path", "--projections", "2",
-                            "--topics", "2", "--out", str(out))
+    code, stdout, err = run(
+        capsys,
+        "sweep",
+        *data,
+        "--method",
+        "glm",
+        "--grid",
+        "path",
+        "--projections",
+        "2",
+        "--topics",
+        "2",
+        "--out",
+        str(out),
+    )
     assert code == 0, err
     res = json.loads(out.read_text())
     assert len(res["grid"]) == 100 and res["knob"]["symbol"] == "λ"
@@ -116,7 +174,9 @@ def test_glm_sweep_over_the_whole_path_on_small_files(capsys, tiny_files, tmp_pa
 def test_airline_tweets_redaction_lowers_risk_and_utility(capsys, tmp_path):
     """Acceptance: along the levels, risk and unigram similarity do not increase; level 0 is the original."""
     out = tmp_path / "results.json"
-    code, _, err = run(capsys, "sweep", "--data", "airline-tweets", "--method", "redact", "--grid", "0,1,2,3,4", "--out", str(out))
+    code, _, err = run(
+        capsys, "sweep", "--data", "airline-tweets", "--method", "redact", "--grid", "0,1,2,3,4", "--out", str(out)
+    )
     assert code == 0, err
     res = json.loads(out.read_text())
     summary = {(s["metric"], s["knob"]): s for s in res["summary"]}

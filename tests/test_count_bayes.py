@@ -6,16 +6,16 @@ import pytest
 from scipy import special, stats
 
 from engine.data.dataset import Dataset
+from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
+from engine.protect.bayes_counts.mcmc import diagnostics, effective_sample_size, split_rhat
 from engine.protect.bayes_counts.models import (
     draw_truncated_poisson,
     log_truncation,
     sample_log_linear,
     sample_zero_inflated_poisson,
 )
-from engine.protect.bayes_counts.mcmc import diagnostics, effective_sample_size, split_rhat
-from engine.data.schema import FieldSpec, Schema
 from engine.sweep import make_release
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -86,7 +86,7 @@ def simulated_counts(n=3000, seed=0):
     rng = np.random.default_rng(seed)
     X = np.column_stack([np.ones(n), rng.normal(size=n), rng.integers(0, 2, n)])
     alpha, beta, tau = np.array([5.0, 0.6, -0.5]), np.array([-0.6, 0.9, 0.0]), 2.0
-    u = X @ alpha + rng.normal(0, 1 / np.sqrt(tau), n)   # many rates near and above the bound 365
+    u = X @ alpha + rng.normal(0, 1 / np.sqrt(tau), n)  # many rates near and above the bound 365
     structural = rng.random(n) < special.expit(X @ beta)
     y = np.where(structural, 0, draw_truncated_poisson(np.exp(u), 0, 365, rng))
     return X, y, alpha, beta, tau
@@ -100,8 +100,9 @@ def test_zero_inflated_truncated_poisson_sampler_recovers_the_parameters():
     for est, true in ((a, alpha), (b, beta)):
         assert np.all(np.abs(est.mean(axis=0) - true) < 4 * est.std(axis=0) + 0.02)
     assert abs(t.mean() - tau) < 4 * t.std() + 0.05
-    d = diagnostics({"alpha0": ch.values["alpha"][:, :, 0], "beta0": ch.values["beta"][:, :, 0],
-                     "tau": ch.values["tau"]})
+    d = diagnostics(
+        {"alpha0": ch.values["alpha"][:, :, 0], "beta0": ch.values["beta"][:, :, 0], "tau": ch.values["tau"]}
+    )
     assert d["rhat"].max() < 1.1
 
 
@@ -128,15 +129,30 @@ def listings(n=1500, seed=0) -> Dataset:
     borough = rng.choice(["north", "south", "east"], n, p=[0.5, 0.3, 0.2])
     reviews = rng.poisson(np.where(room == "home", 20, 5))
     rate = np.exp(np.where(room == "home", 5.0, 3.0) + 0.3 * (borough == "north") + rng.normal(0, 0.5, n))
-    days = np.where(rng.random(n) < np.where(borough == "south", 0.6, 0.2), 0,
-                    draw_truncated_poisson(rate, 0, 365, rng))
+    days = np.where(
+        rng.random(n) < np.where(borough == "south", 0.6, 0.2), 0, draw_truncated_poisson(rate, 0, 365, rng)
+    )
     price = np.round(np.exp(np.where(room == "home", 5.2, 4.2) + 0.001 * days + rng.normal(0, 0.4, n)))
-    frame = pd.DataFrame({"title": [f"listing {i}" for i in range(n)], "room": room, "borough": borough,
-                          "reviews": reviews, "days": days, "price": price.astype(int)})
-    schema = Schema(text="title", fields=(
-        FieldSpec("room", "categorical", "key"), FieldSpec("borough", "categorical", "key"),
-        FieldSpec("reviews", "count", "key"), FieldSpec("days", "count", "sensitive"),
-        FieldSpec("price", "continuous", "sensitive")))
+    frame = pd.DataFrame(
+        {
+            "title": [f"listing {i}" for i in range(n)],
+            "room": room,
+            "borough": borough,
+            "reviews": reviews,
+            "days": days,
+            "price": price.astype(int),
+        }
+    )
+    schema = Schema(
+        text="title",
+        fields=(
+            FieldSpec("room", "categorical", "key"),
+            FieldSpec("borough", "categorical", "key"),
+            FieldSpec("reviews", "count", "key"),
+            FieldSpec("days", "count", "sensitive"),
+            FieldSpec("price", "continuous", "sensitive"),
+        ),
+    )
     return Dataset("listings", frame, schema)
 
 
@@ -170,8 +186,10 @@ def test_same_seed_same_release_and_each_replicate_its_own_posterior_draw(listin
     a = make_release(fitted, 1.0, seed=7, replicates=4, replicate=2)
     b = make_release(fitted, 1.0, seed=7, replicates=4, replicate=2)
     pd.testing.assert_frame_equal(a.data, b.data)
-    draws = {tuple(make_release(fitted, 1.0, seed=7, replicates=4, replicate=r).info["posterior_draw"].values())
-             for r in range(4)}
+    draws = {
+        tuple(make_release(fitted, 1.0, seed=7, replicates=4, replicate=r).info["posterior_draw"].values())
+        for r in range(4)
+    }
     assert len(draws) == 4
 
 
@@ -187,9 +205,11 @@ def test_paper_priors_keep_the_relations_and_large_lambda_samples_the_fitted_mar
     pooled = {lam: pd.concat([make_release(fitted, lam, seed=s).data for s in range(8)]) for lam in (1.0, 1e8)}
     near = pooled[1.0]
     assert _group_means(near, "days")["home"] - _group_means(near, "days")["room"] == pytest.approx(
-        conf_days["home"] - conf_days["room"], rel=0.25)
+        conf_days["home"] - conf_days["room"], rel=0.25
+    )
     assert _group_means(near, "price")["home"] / _group_means(near, "price")["room"] == pytest.approx(
-        conf_price["home"] / conf_price["room"], rel=0.25)
+        conf_price["home"] / conf_price["room"], rel=0.25
+    )
     coef = fitted.coefficients(1e8)
     slopes = coef[~coef["parameter"].str.contains("intercept|log τ|log σ")]
     assert slopes["mean"].abs().max() < 1e-3
@@ -216,13 +236,16 @@ def test_a_lambda_between_grid_points_is_sampled_when_asked_and_reproducibly(lis
     assert 50.0 in f1.path_grid()
 
 
-@pytest.mark.parametrize("params, error, message", [
-    ({"count_field": "price"}, ConfigError, "'price' is not a count field"),
-    ({"continuous_field": "days"}, ConfigError, "'days' is not a continuous field"),
-    ({"predictors": ["nope"]}, ConfigError, "no structured field named 'nope'"),
-    ({"predictors": ["days"]}, ConfigError, "'days' is synthesized"),
-    ({"upper": 300}, DataError, "outside its bounds [0, 300]"),
-])
+@pytest.mark.parametrize(
+    "params, error, message",
+    [
+        ({"count_field": "price"}, ConfigError, "'price' is not a count field"),
+        ({"continuous_field": "days"}, ConfigError, "'days' is not a continuous field"),
+        ({"predictors": ["nope"]}, ConfigError, "no structured field named 'nope'"),
+        ({"predictors": ["days"]}, ConfigError, "'days' is synthesized"),
+        ({"upper": 300}, DataError, "outside its bounds [0, 300]"),
+    ],
+)
 def test_bad_settings_are_named(params, error, message):
     with pytest.raises(error, match=message.replace("[", r"\[").replace("]", r"\]")):
         get_protector("count-bayes", **params).check(listings(200))
@@ -239,7 +262,10 @@ def test_bad_data_is_named():
         get_protector("count-bayes").check(d)
     with pytest.raises(ConfigError, match="0 ≤ lower < upper"):
         get_protector("count-bayes", lower=5, upper=5)
-    none = Dataset("none", pd.DataFrame({"t": ["a", "b"], "c": ["x", "y"]}),
-                   Schema(text="t", fields=(FieldSpec("c", "categorical", "sensitive"),)))
+    none = Dataset(
+        "none",
+        pd.DataFrame({"t": ["a", "b"], "c": ["x", "y"]}),
+        Schema(text="t", fields=(FieldSpec("c", "categorical", "sensitive"),)),
+    )
     with pytest.raises(ConfigError, match="no sensitive count or continuous field"):
         get_protector("count-bayes").check(none)

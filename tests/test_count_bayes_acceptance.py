@@ -23,16 +23,16 @@ from scipy import special, stats
 
 from engine.cli import main as cli_main
 from engine.data.dataset import Dataset
-from engine.data.schema import FieldSpec, Schema
-from tests.conftest import SHARED_DATA
 from engine.data.load import load_dataset
-from engine.measures.evaluate import Evaluator
+from engine.data.schema import FieldSpec, Schema
 from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS
-from engine.report.bayes_counts import combined_intervals
+from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
-from engine.protect.bayes_counts.models import draw_truncated_poisson
 from engine.protect.bayes_counts.count_bayes import design_matrix
+from engine.protect.bayes_counts.models import draw_truncated_poisson
+from engine.report.bayes_counts import combined_intervals
 from engine.sweep import make_release, run_sweep
+from tests.conftest import SHARED_DATA
 
 pytestmark = pytest.mark.slow
 M = 20
@@ -95,8 +95,9 @@ def test_posterior_predictive_mean_when_the_model_holds(airbnb_point):
     y = np.where(rng.random(len(X)) < special.expit(X @ beta), 0, draw_truncated_poisson(np.exp(rate), 0, 365, rng))
     simulated = replace(dataset, frame=frame.assign(availability_365=y))
     refit = get_protector("count-bayes", lambdas=[1.0], continuous_field=None).fit(simulated)
-    means = [make_release(refit, 1.0, seed=0, replicates=M, replicate=m).data["availability_365"].mean()
-             for m in range(M)]
+    means = [
+        make_release(refit, 1.0, seed=0, replicates=M, replicate=m).data["availability_365"].mean() for m in range(M)
+    ]
     se = np.std(means, ddof=1)
     assert abs(np.mean(means) - y.mean()) < 3 * se + 1.0
 
@@ -115,8 +116,23 @@ def test_identification_risk_falls_as_the_intruder_gets_less_certain(airbnb_poin
 
 def test_cli_sweep_writes_curves_and_diagnostics(tmp_path, capsys):
     out = tmp_path / "results.json"
-    code = cli_main(["sweep", "--data", "nyc-airbnb", "--method", "count-bayes", "--grid", "1,10000000",
-                     "--draws", "100", "--replicates", "2", "--out", str(out)])
+    code = cli_main(
+        [
+            "sweep",
+            "--data",
+            "nyc-airbnb",
+            "--method",
+            "count-bayes",
+            "--grid",
+            "1,10000000",
+            "--draws",
+            "100",
+            "--replicates",
+            "2",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "Intruder uncertainty S" in printed and "MCMC: largest split R-hat" in printed
@@ -143,10 +159,16 @@ def test_the_full_airbnb_file():
     columns = ["name", "neighbourhood_group", "room_type", "number_of_reviews", "availability_365", "price"]
     frame = pd.read_csv(FULL_FILE, usecols=columns)[columns]
     frame = frame[frame["name"].notna() & (frame["price"] > 0)].reset_index(drop=True)
-    schema = Schema(text="name", fields=(
-        FieldSpec("neighbourhood_group", "categorical", "key"), FieldSpec("room_type", "categorical", "key"),
-        FieldSpec("number_of_reviews", "count", "key"), FieldSpec("availability_365", "count", "sensitive"),
-        FieldSpec("price", "continuous", "sensitive")))
+    schema = Schema(
+        text="name",
+        fields=(
+            FieldSpec("neighbourhood_group", "categorical", "key"),
+            FieldSpec("room_type", "categorical", "key"),
+            FieldSpec("number_of_reviews", "count", "key"),
+            FieldSpec("availability_365", "count", "sensitive"),
+            FieldSpec("price", "continuous", "sensitive"),
+        ),
+    )
     dataset = Dataset("AB_NYC_2019", frame, schema)
     assert len(frame) > 48_800
     protector = get_protector("count-bayes", lambdas=[1.0])

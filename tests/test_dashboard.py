@@ -119,7 +119,9 @@ def test_bad_upload_shows_the_error_in_place_and_keeps_the_dataset():
     at.radio(key="data_source").set_value("Upload a file").run()
     assert not at.exception
     # Latin-1 bytes read as UTF-8: a DataError naming the byte, shown as st.error; the demo stays in use.
-    at.file_uploader(key="data_upload").set_value(("reviews.csv", "text,user\ncafé au lait,a\n".encode("latin-1"), "text/csv")).run()
+    at.file_uploader(key="data_upload").set_value(
+        ("reviews.csv", "text,user\ncafé au lait,a\n".encode("latin-1"), "text/csv")
+    ).run()
     assert not at.exception
     errors = [e.value for e in at.error]
     assert any("is not valid UTF-8 text" in e and "latin-1" in e for e in errors), errors
@@ -160,7 +162,10 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache():
     assert re.match(r"Risk \d\.\d{3} · Utility \d\.\d{3}", point)
     cards = {m.label: m for m in at.metric}
     assert {"Attack identification rate", "Word (unigram) similarity", "Word-pair (bigram) similarity"} <= set(cards)
-    assert cards["Attack identification rate"].value == f"{at.session_state[session.CHOICE].sweep.metric_at(1.0, 'attack_identification_rate').value:.3f}"
+    assert (
+        cards["Attack identification rate"].value
+        == f"{at.session_state[session.CHOICE].sweep.metric_at(1.0, 'attack_identification_rate').value:.3f}"
+    )
     assert "vs unprotected" in cards["Word (unigram) similarity"].delta
     samples = protected_samples(at)
     assert 1 <= len(samples) <= 10 and "[HANDLE]" in samples[0]
@@ -240,11 +245,20 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path):
     assert any("Recommended: **λ\\* = " in i.value for i in at.info), [i.value for i in at.info]
     cards = {m.label: m for m in at.metric}
     assert {"Identification probability", "pMSE ratio", "Topic content correlation"} <= set(cards)
-    assert {"synth_complexity", "synth_pmse", "synth_identification", "synth_cells", "synth_content",
-            "synth_prevalence"} <= {c.key for c in at.get("plotly_chart")}
+    assert {
+        "synth_complexity",
+        "synth_pmse",
+        "synth_identification",
+        "synth_cells",
+        "synth_content",
+        "synth_prevalence",
+    } <= {c.key for c in at.get("plotly_chart")}
     samples = sample_table(at)
-    assert {"airline_sentiment: confidential", "airline_sentiment: released",
-            "airline_sentiment: P(confidential)"} <= set(samples.columns)
+    assert {
+        "airline_sentiment: confidential",
+        "airline_sentiment: released",
+        "airline_sentiment: P(confidential)",
+    } <= set(samples.columns)
 
     # "Use λ*" moves the slider to the recommendation; moving the slider reads from the cache.
     at.button(key="synth_use_best").click().run()
@@ -283,18 +297,30 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
     assert not at.error, [e.value for e in at.error]
     chosen = at.session_state[session.CHOICE]
     assert chosen.method == "count-bayes"
-    assert chosen.params == {"count_field": "availability_365", "continuous_field": "price",
-                             "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"], "draws": 100}
+    assert chosen.params == {
+        "count_field": "availability_365",
+        "continuous_field": "price",
+        "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"],
+        "draws": 100,
+    }
     sweep = chosen.sweep
     assert sweep.knob.symbol == "λ" and chosen.knob == 1.0 and len(sweep.grid) == 8
     cards = {m.label for m in at.metric}
     assert cards == {"AR (±5, ±5%)", "EMR", "FMR", "Up", "Interval overlap"}, cards
     assert all(not m.value.count("e+") for m in at.metric)  # large values with separators, never exponents
     charts = {c.key for c in at.get("plotly_chart")}
-    assert {"counts_hist_availability_365", "counts_density_price", "counts_overlap", "counts_ar", "counts_curves",
-            "counts_complexity"} <= charts, charts
+    assert {
+        "counts_hist_availability_365",
+        "counts_density_price",
+        "counts_overlap",
+        "counts_ar",
+        "counts_curves",
+        "counts_complexity",
+    } <= charts, charts
     samples = [d.value for d in at.dataframe if "price: released" in d.value.columns][0]
-    assert {"availability_365: confidential", "availability_365: released", "price: confidential"} <= set(samples.columns)
+    assert {"availability_365: confidential", "availability_365: released", "price: confidential"} <= set(
+        samples.columns
+    )
 
     # Moving λ and S reads the cached sweep.
     key = next(k for k in at.session_state if str(k).startswith("counts_knob::count-bayes::"))
@@ -326,6 +352,10 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
     assert not at.exception and not at.error, [e.value for e in at.error]
     cart = at.session_state[session.CHOICE]
     assert cart.method == "cart" and cart.sweep.knob.symbol == "α"
-    assert cart.params == {"fields": ["availability_365", "price"],
-                           "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"]}
-    assert {"counts_hist_availability_365", "counts_overlap", "counts_curves"} <= {c.key for c in at.get("plotly_chart")}
+    assert cart.params == {
+        "fields": ["availability_365", "price"],
+        "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"],
+    }
+    assert {"counts_hist_availability_365", "counts_overlap", "counts_curves"} <= {
+        c.key for c in at.get("plotly_chart")
+    }

@@ -14,21 +14,30 @@ SCHEMA = Schema(text="text", author="user", fields=(FieldSpec("stars", "count", 
 
 
 def frame(stars: list[int] | None = None) -> pd.DataFrame:
-    return pd.DataFrame({
-        "text": ["late again", "lost my bag", "smooth landing"],
-        "user": ["ann", "bob", "ann"],
-        "stars": stars or [3, 1, 5],
-    })
+    return pd.DataFrame(
+        {
+            "text": ["late again", "lost my bag", "smooth landing"],
+            "user": ["ann", "bob", "ann"],
+            "stars": stars or [3, 1, 5],
+        }
+    )
 
 
 def dataset(**kwargs) -> Dataset:
     return Dataset("d", kwargs.pop("frame", frame()), SCHEMA, **kwargs)
 
 
-@pytest.mark.parametrize("field, value", [
-    ("frame", frame([1, 1, 1])), ("external", frame()), ("schema", Schema(text="text")), ("name", "other"),
-    ("source", "elsewhere"), ("fingerprint", "0" * 64),
-])
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("frame", frame([1, 1, 1])),
+        ("external", frame()),
+        ("schema", Schema(text="text")),
+        ("name", "other"),
+        ("source", "elsewhere"),
+        ("fingerprint", "0" * 64),
+    ],
+)
 def test_assigning_a_field_raises(field, value):
     d = dataset()
     before = d.fingerprint

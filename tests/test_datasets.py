@@ -177,7 +177,9 @@ def test_unknown_encoding_name(tmp_path):
 
 def test_csv_row_with_too_many_fields(tmp_path):
     path = write(tmp_path, "ragged.csv", "text,user\nfine words,ann\nsurplus, field,bob\n")
-    with pytest.raises(DataError, match=r"ragged\.csv is not well-formed CSV: row 2 \(line 3\) has 3 fields but the header has 2"):
+    with pytest.raises(
+        DataError, match=r"ragged\.csv is not well-formed CSV: row 2 \(line 3\) has 3 fields but the header has 2"
+    ):
         load_dataset(path)
 
 
@@ -207,7 +209,9 @@ def test_corrupt_parquet(tmp_path):
 
 def test_unsupported_extension(tmp_path):
     path = write(tmp_path, "sheet.xlsx", b"not a csv")
-    with pytest.raises(DataError, match=r"extension '\.xlsx' is not supported; accepted: \.csv, \.tsv, \.parquet, \.jsonl, \.ndjson"):
+    with pytest.raises(
+        DataError, match=r"extension '\.xlsx' is not supported; accepted: \.csv, \.tsv, \.parquet, \.jsonl, \.ndjson"
+    ):
         load_dataset(path)
 
 
@@ -255,7 +259,9 @@ def test_missing_schema_column_suggests_close_match(tmp_path):
 def test_missing_field_column_names_its_role(tmp_path):
     path = write(tmp_path, "d.csv", GOOD_CSV)
     schema = Schema(text="text", fields=(FieldSpec("Airline"),))
-    with pytest.raises(DataError, match=r"no column 'Airline' \(the schema's structured field\); did you mean 'airline'"):
+    with pytest.raises(
+        DataError, match=r"no column 'Airline' \(the schema's structured field\); did you mean 'airline'"
+    ):
         load_dataset(path, schema)
 
 
@@ -270,7 +276,9 @@ def test_text_column_of_numbers(tmp_path):
 
 def test_text_column_of_numbers_in_a_typed_frame():
     frame = pd.DataFrame({"n": [1.5, 2.5], "t": ["a", "b"]})
-    with pytest.raises(DataError, match=r"column 'n' was chosen as the text column but holds numbers \(first value 1\.5\)"):
+    with pytest.raises(
+        DataError, match=r"column 'n' was chosen as the text column but holds numbers \(first value 1\.5\)"
+    ):
         validate(frame, Schema(text="n"), "frame")
 
 
@@ -291,7 +299,8 @@ def test_some_empty_texts_become_empty_strings_but_all_empty_is_an_error(tmp_pat
 def test_constant_field(tmp_path):
     path = write(tmp_path, "d.csv", "text,airline\nsome words,Delta\nmore words,Delta\n")
     with pytest.raises(
-        DataError, match=r"d\.csv: constant column 'airline' \(every row holds 'Delta'\).*drop it or choose another field"
+        DataError,
+        match=r"d\.csv: constant column 'airline' \(every row holds 'Delta'\).*drop it or choose another field",
     ):
         load_dataset(path, Schema(text="text", fields=(FieldSpec("airline"),)))
 
@@ -305,7 +314,10 @@ def test_missing_categorical_values_become_a_category(tmp_path):
 
 def test_categorical_numbers_keep_their_written_form(tmp_path):
     path = write(tmp_path, "d.csv", "text,zip\na b,02134\nc d,10001\n")
-    assert load_dataset(path, Schema(text="text", fields=(FieldSpec("zip"),))).frame["zip"].tolist() == ["02134", "10001"]
+    assert load_dataset(path, Schema(text="text", fields=(FieldSpec("zip"),))).frame["zip"].tolist() == [
+        "02134",
+        "10001",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -330,16 +342,22 @@ def test_bad_count_values(tmp_path, value, problem):
 
 def test_whole_floats_are_accepted_as_counts(tmp_path):
     path = write(tmp_path, "d.csv", "text,stars\na,1.0\nb,2\n")
-    assert load_dataset(path, Schema(text="text", fields=(FieldSpec("stars", "count"),))).frame["stars"].tolist() == [1, 2]
+    assert load_dataset(path, Schema(text="text", fields=(FieldSpec("stars", "count"),))).frame["stars"].tolist() == [
+        1,
+        2,
+    ]
 
 
 @pytest.mark.parametrize(
-    "value, problem", [("cheap", r"'cheap' is not a number"), ("", "the value is missing"), ("inf", "'inf' is not a finite number")]
+    "value, problem",
+    [("cheap", r"'cheap' is not a number"), ("", "the value is missing"), ("inf", "'inf' is not a finite number")],
 )
 def test_bad_continuous_values(tmp_path, value, problem):
     path = write(tmp_path, "d.csv", f"text,price\nfirst,1.5\nsecond,{value}\n")
     schema = Schema(text="text", fields=(FieldSpec("price", "continuous"),))
-    with pytest.raises(DataError, match=rf"column 'price' \(a continuous field\), row 2: {problem}; accepted: a finite number"):
+    with pytest.raises(
+        DataError, match=rf"column 'price' \(a continuous field\), row 2: {problem}; accepted: a finite number"
+    ):
         load_dataset(path, schema)
 
 
@@ -413,15 +431,22 @@ def test_external_file_without_author_column(tmp_path):
 
 
 def holdout_frame() -> pd.DataFrame:
-    rows = [{"text": f"text {a} {i}", "user": a, "city": "AB"[i % 2], "mood": "xyz"[i % 3]}
-            for a, n in [("a", 5), ("b", 1), ("c", 3), ("d", 4), ("e", 2), ("f", 6)] for i in range(n)]
+    rows = [
+        {"text": f"text {a} {i}", "user": a, "city": "AB"[i % 2], "mood": "xyz"[i % 3]}
+        for a, n in [("a", 5), ("b", 1), ("c", 3), ("d", 4), ("e", 2), ("f", 6)]
+        for i in range(n)
+    ]
     return pd.DataFrame(rows)
 
 
 def test_holdout_rule_is_deterministic_and_moves_exactly_the_asked_records():
     frame = holdout_frame()
-    schema = Schema(text="text", author="user", fields=(FieldSpec("city", role="key"), FieldSpec("mood", role="sensitive")),
-                    external=ExternalSpec(holdout_per_author=2, min_records=3, max_authors=3, seed=7))
+    schema = Schema(
+        text="text",
+        author="user",
+        fields=(FieldSpec("city", role="key"), FieldSpec("mood", role="sensitive")),
+        external=ExternalSpec(holdout_per_author=2, min_records=3, max_authors=3, seed=7),
+    )
     release, external = split_external(frame, schema)
     release2, external2 = split_external(frame, schema)
     pd.testing.assert_frame_equal(release, release2)
@@ -439,8 +464,12 @@ def test_holdout_rule_is_deterministic_and_moves_exactly_the_asked_records():
 def test_holdout_rule_applied_by_load_dataset(tmp_path):
     path = tmp_path / "d.csv"
     holdout_frame().to_csv(path, index=False)
-    schema = Schema(text="text", author="user", fields=(FieldSpec("city", role="key"),),
-                    external=ExternalSpec(holdout_per_author=1, min_records=2, max_authors=300, seed=0))
+    schema = Schema(
+        text="text",
+        author="user",
+        fields=(FieldSpec("city", role="key"),),
+        external=ExternalSpec(holdout_per_author=1, min_records=2, max_authors=300, seed=0),
+    )
     ds = load_dataset(path, schema)
     assert len(ds.external) == 5 and ds.n_records == 21 - 5
     assert set(ds.external["user"]) == {"a", "c", "d", "e", "f"}
@@ -460,30 +489,44 @@ def test_holdout_rule_with_no_eligible_author():
 
 def test_infer_schema_picks_text_author_and_kinds():
     n = 30
-    frame = pd.DataFrame({
-        "id": [f"r{i}" for i in range(n)],
-        "title": ["a somewhat longer title than the body has"] * (n - 1) + ["x"],
-        "Review Text": [f"a short review, number {i}" + "!" * (i % 5) for i in range(n)],
-        "User_ID": [f"u{i % 7}" for i in range(n)],
-        "stars": [1 + i % 5 for i in range(n)],
-        "helpful": list(range(0, 3 * n, 3)),
-        "delta": list(range(-n, 0)),
-        "price": [0.5 + i for i in range(n)],
-        "verified": [i % 2 == 0 for i in range(n)],
-        "source": ["web"] * n,
-    })
+    frame = pd.DataFrame(
+        {
+            "id": [f"r{i}" for i in range(n)],
+            "title": ["a somewhat longer title than the body has"] * (n - 1) + ["x"],
+            "Review Text": [f"a short review, number {i}" + "!" * (i % 5) for i in range(n)],
+            "User_ID": [f"u{i % 7}" for i in range(n)],
+            "stars": [1 + i % 5 for i in range(n)],
+            "helpful": list(range(0, 3 * n, 3)),
+            "delta": list(range(-n, 0)),
+            "price": [0.5 + i for i in range(n)],
+            "verified": [i % 2 == 0 for i in range(n)],
+            "source": ["web"] * n,
+        }
+    )
     schema = infer_schema(frame)
     assert schema.text == "Review Text"  # preferred name, mean length ≥ 20, though 'title' is longer
     assert schema.author == "User_ID"
     kinds = {f.name: f.kind for f in schema.fields}
-    assert kinds == {"id": "categorical", "title": "categorical", "stars": "categorical", "helpful": "count",
-                     "delta": "continuous", "price": "continuous", "verified": "categorical"}
+    assert kinds == {
+        "id": "categorical",
+        "title": "categorical",
+        "stars": "categorical",
+        "helpful": "count",
+        "delta": "continuous",
+        "price": "continuous",
+        "verified": "categorical",
+    }
     assert all(f.role == "other" for f in schema.fields) and "source" not in kinds
 
 
 def test_infer_schema_without_preferred_names_takes_the_longest_strings():
-    frame = pd.DataFrame({"k": ["a", "b", "a"], "body_of_work": ["long words here", "more long words", "x y z"],
-                          "document": ["d1", "d1", "d2"]})
+    frame = pd.DataFrame(
+        {
+            "k": ["a", "b", "a"],
+            "body_of_work": ["long words here", "more long words", "x y z"],
+            "document": ["d1", "d1", "d2"],
+        }
+    )
     schema = infer_schema(frame)
     assert (schema.text, schema.author, schema.document) == ("body_of_work", None, "document")
 
@@ -492,8 +535,11 @@ def test_inferred_schema_loads_a_csv_whose_numbers_are_strings(tmp_path):
     path = write(tmp_path, "d.csv", GOOD_CSV)
     ds = load_dataset(path)
     assert (ds.schema.text, ds.schema.author) == ("text", "user")
-    assert {f.name: f.kind for f in ds.schema.fields} == {"airline": "categorical", "stars": "categorical",
-                                                          "price": "continuous"}
+    assert {f.name: f.kind for f in ds.schema.fields} == {
+        "airline": "categorical",
+        "stars": "categorical",
+        "price": "continuous",
+    }
 
 
 def test_infer_schema_without_any_text():
@@ -526,7 +572,9 @@ def test_demo_registry():
 
 
 def test_unknown_demo_name_lists_the_demos():
-    with pytest.raises(DataError, match=r"'airline-tweet' is neither a file nor a demo dataset; demo datasets are: airline-tweets, "):
+    with pytest.raises(
+        DataError, match=r"'airline-tweet' is neither a file nor a demo dataset; demo datasets are: airline-tweets, "
+    ):
         load_dataset("airline-tweet")
 
 
@@ -539,8 +587,11 @@ def test_every_demo_loads_with_its_schema(name):
     for col in [ds.schema.text, ds.schema.author, ds.schema.document]:
         if col is not None:
             assert pd.api.types.is_string_dtype(ds.frame[col]) and isinstance(ds.frame[col].iloc[0], str)
-    expected = {"categorical": pd.api.types.is_string_dtype, "count": lambda s: s.dtype == np.int64,
-                "continuous": lambda s: s.dtype == np.float64}
+    expected = {
+        "categorical": pd.api.types.is_string_dtype,
+        "count": lambda s: s.dtype == np.int64,
+        "continuous": lambda s: s.dtype == np.float64,
+    }
     for f in ds.schema.fields:
         assert expected[f.kind](ds.frame[f.name]), (name, f.name, ds.frame[f.name].dtype)
     info = next(d for d in list_demos() if d.name == name)

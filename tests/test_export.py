@@ -13,15 +13,14 @@ import pyarrow.parquet as pq
 import pytest
 
 from engine.atomic import atomic_path, atomic_write_bytes, atomic_write_text
-from engine.export.audit import append_audit, read_audit
 from engine.data.dataset import Dataset
+from engine.data.schema import Schema
+from engine.export.audit import append_audit, read_audit
 from engine.export.bundle import CHANGES_CSV, export_release, public_changes
 from engine.measures.base import METRICS, MetricResult
 from engine.protect.base import Knob, Release
 from engine.report.html import CONFIDENTIAL_NOTICE, render_report
 from engine.results import SweepResult, summarize
-from engine.data.schema import Schema
-
 
 RISK, UTILITY = "attack_identification_rate", "unigram_cosine"
 TEXTS = ["Hello from Ann Smith & co <b>", "Nothing to see", "Call Bob at home", "Ann again, Ann"]
@@ -31,14 +30,23 @@ SECRET = "Ann Smith"
 def make_sweep() -> SweepResult:
     knob = Knob("level", "λ", "Redaction level", 0.0, 1.0, 0.5, grid=(0.0, 0.5, 1.0))
     rows = pd.DataFrame(
-        [{"knob": k, "replicate": rep, "metric": m, "kind": kind, "value": v + 0.01 * rep}
-         for k, risk, util in [(0.0, 0.8, 1.0), (0.5, 0.4, 0.8), (1.0, 0.1, 0.5)]
-         for rep in (0, 1)
-         for m, kind, v in ((RISK, "risk", risk), (UTILITY, "utility", util))]
+        [
+            {"knob": k, "replicate": rep, "metric": m, "kind": kind, "value": v + 0.01 * rep}
+            for k, risk, util in [(0.0, 0.8, 1.0), (0.5, 0.4, 0.8), (1.0, 0.1, 0.5)]
+            for rep in (0, 1)
+            for m, kind, v in ((RISK, "risk", risk), (UTILITY, "utility", util))
+        ]
     )
     return SweepResult(
-        dataset="tiny", fingerprint="f" * 64, method="redact", knob=knob, grid=[0.0, 0.5, 1.0], replicates=2,
-        seed=7, rows=rows, summary=summarize(rows),
+        dataset="tiny",
+        fingerprint="f" * 64,
+        method="redact",
+        knob=knob,
+        grid=[0.0, 0.5, 1.0],
+        replicates=2,
+        seed=7,
+        rows=rows,
+        summary=summarize(rows),
         baseline={RISK + "_confidential": MetricResult(RISK + "_confidential", 0.9)},
     )
 
@@ -49,11 +57,17 @@ def make_dataset() -> Dataset:
 
 
 def make_release() -> Release:
-    spans = [(0, 11, 20, SECRET, "[PERSON]"), (2, 5, 8, "Bob", "[PERSON]"),
-             (3, 11, 14, "Ann", "[PERSON]"), (3, 0, 3, "Ann", "[P]")]
+    spans = [
+        (0, 11, 20, SECRET, "[PERSON]"),
+        (2, 5, 8, "Bob", "[PERSON]"),
+        (3, 11, 14, "Ann", "[PERSON]"),
+        (3, 0, 3, "Ann", "[P]"),
+    ]
     changes = pd.DataFrame(
-        [{"record": r, "column": "text", "start": s, "end": e, "original": o, "replacement": p, "label": "PERSON"}
-         for r, s, e, o, p in spans]
+        [
+            {"record": r, "column": "text", "start": s, "end": e, "original": o, "replacement": p, "label": "PERSON"}
+            for r, s, e, o, p in spans
+        ]
     )
     protected = list(TEXTS)
     for r, s, e, _o, p in sorted(spans, key=lambda t: (t[0], -t[1])):
@@ -71,15 +85,24 @@ def make_metrics() -> dict[str, MetricResult]:
 
 
 def do_export(out: Path, audit: Path, **kw):
-    args = dict(dataset=make_dataset(), release=make_release(), metrics=make_metrics(),
-                method_params={"labels": ("PERSON",), "threshold": 0.5}, replicates=2, sweep=make_sweep(),
-                risk_metric=RISK, utility_metric=UTILITY, replay_command="textsdc release --data tiny --seed 11",
-                audit_log=audit)
+    args = dict(
+        dataset=make_dataset(),
+        release=make_release(),
+        metrics=make_metrics(),
+        method_params={"labels": ("PERSON",), "threshold": 0.5},
+        replicates=2,
+        sweep=make_sweep(),
+        risk_metric=RISK,
+        utility_metric=UTILITY,
+        replay_command="textsdc release --data tiny --seed 11",
+        audit_log=audit,
+    )
     args.update(kw)
     return export_release(out, **args)
 
 
 # --- atomic writes ---------------------------------------------------------------------------------
+
 
 def test_atomic_write_replaces_file(tmp_path):
     p = tmp_path / "f.txt"
@@ -110,6 +133,7 @@ def test_atomic_path_failure_keeps_old_file(tmp_path):
 
 
 # --- export bundle ---------------------------------------------------------------------------------
+
 
 def test_export_writes_all_files_with_matching_checksums(tmp_path):
     res = do_export(tmp_path / "out", tmp_path / "audit.sqlite")
@@ -149,12 +173,23 @@ def test_changes_csv_carries_no_confidential_text(tmp_path):
     # offsets point at the replacement inside the released text
     released = make_release().data["text"]
     for row in changes.itertuples():
-        assert released[row.record][row.release_start:row.release_end] == row.replacement
+        assert released[row.record][row.release_start : row.release_end] == row.replacement
 
 
 def test_public_changes_keeps_field_changes_without_offsets():
-    ch = pd.DataFrame([{"record": 1, "column": "state", "start": None, "end": None, "original": "CA",
-                        "replacement": "West", "label": "generalized"}])
+    ch = pd.DataFrame(
+        [
+            {
+                "record": 1,
+                "column": "state",
+                "start": None,
+                "end": None,
+                "original": "CA",
+                "replacement": "West",
+                "label": "generalized",
+            }
+        ]
+    )
     out = public_changes(ch)
     assert "original" not in out.columns and out["release_start"].isna().all()
 
@@ -183,18 +218,37 @@ def test_audit_log_gets_one_row_per_export(tmp_path):
 
 
 def test_append_audit_returns_row_id(tmp_path):
-    kw = dict(out_dir="x", dataset_name="d", fingerprint="f", method="m", knob=1.0, seed=None, replicate=0,
-              manifest_sha256="0" * 64)
+    kw = dict(
+        out_dir="x",
+        dataset_name="d",
+        fingerprint="f",
+        method="m",
+        knob=1.0,
+        seed=None,
+        replicate=0,
+        manifest_sha256="0" * 64,
+    )
     assert append_audit(tmp_path / "a.sqlite", **kw) == 1
     assert append_audit(tmp_path / "a.sqlite", **kw) == 2
 
 
 # --- report ----------------------------------------------------------------------------------------
 
+
 def _report(**kw) -> str:
-    args = dict(dataset=make_dataset(), release=make_release(), metrics=make_metrics(), method_params={"a": 1}, records=[0, 3],
-                replicates=2, sweep=make_sweep(), risk_metric=RISK, utility_metric=UTILITY,
-                replay_command="textsdc release --data 'tiny' --seed 11 && echo <done>", method_title="Redaction")
+    args = dict(
+        dataset=make_dataset(),
+        release=make_release(),
+        metrics=make_metrics(),
+        method_params={"a": 1},
+        records=[0, 3],
+        replicates=2,
+        sweep=make_sweep(),
+        risk_metric=RISK,
+        utility_metric=UTILITY,
+        replay_command="textsdc release --data 'tiny' --seed 11 && echo <done>",
+        method_title="Redaction",
+    )
     args.update(kw)
     return render_report(**args)
 

@@ -9,6 +9,10 @@ from scipy import stats
 from engine.errors import ConfigError
 from engine.frontier import select_by_pmse_ratio
 from engine.measures.risk.identification import IdentificationRisk, standardized_l1_distances
+from engine.measures.utility.cells import cell_differences
+from engine.measures.utility.combining import combine_partial_synthesis
+from engine.measures.utility.pmse import propensity_score
+from engine.measures.utility.topics import TopicModel, content_correlation, prevalence, prevalence_ratio
 from engine.text.features import (
     count_syllables,
     flesch_kincaid_grade,
@@ -19,10 +23,6 @@ from engine.text.features import (
     synthesis_counts,
     yules_k,
 )
-from engine.measures.utility.cells import cell_differences
-from engine.measures.utility.combining import combine_partial_synthesis
-from engine.measures.utility.pmse import propensity_score
-from engine.measures.utility.topics import TopicModel, content_correlation, prevalence, prevalence_ratio
 
 # --- text features ------------------------------------------------------------------------------------------
 
@@ -52,7 +52,10 @@ def test_style_vector_counts_the_paper_s_features():
     assert v["words"] == 7 and v["mixed_case_words"] == 2  # "Hi", "McDonalds"
     assert v["function:i"] == 1 and v["function:for"] == 1
     assert v["word_length:9"] == 1 and v["letter:d"] == 3
-    assert len(style_feature_names()) == 13 + len([n for n in style_feature_names() if n.startswith("function:")]) + 26 + 10 + 2 + 30 + 2
+    assert (
+        len(style_feature_names())
+        == 13 + len([n for n in style_feature_names() if n.startswith("function:")]) + 26 + 10 + 2 + 30 + 2
+    )
 
 
 # --- identification probability -----------------------------------------------------------------------------
@@ -60,6 +63,7 @@ def test_style_vector_counts_the_paper_s_features():
 
 def dense_distances(released, intruder):
     """Eq. 8 the slow way: whole vectors, each standardized by its own mean and standard deviation."""
+
     def std(f):
         full = np.hstack([f.words.toarray(), f.style])
         return (full - full.mean(axis=1, keepdims=True)) / full.std(axis=1, keepdims=True)
@@ -68,8 +72,12 @@ def dense_distances(released, intruder):
     return np.abs(b[:, None, :] - a[None, :, :]).sum(axis=2)
 
 
-TEXTS = ["I love the rates here!", "Terrible claims service, never again.", "Rates are fine; service slow.",
-         "LOVE this company :)"]
+TEXTS = [
+    "I love the rates here!",
+    "Terrible claims service, never again.",
+    "Rates are fine; service slow.",
+    "LOVE this company :)",
+]
 
 
 def test_standardized_l1_distance_matches_the_dense_formula():
@@ -174,8 +182,16 @@ def test_topic_measures_are_perfect_when_the_fields_are_kept():
 
 
 def test_lambda_star_is_the_knob_with_mean_pmse_ratio_closest_to_one():
-    summary = pd.DataFrame({"knob": [0.001, 0.01, 0.05, 0.2], "metric": "pmse_ratio", "kind": "utility",
-                            "mean": [0.1, 0.8, 1.3, 3.0], "lo": np.nan, "hi": np.nan})
+    summary = pd.DataFrame(
+        {
+            "knob": [0.001, 0.01, 0.05, 0.2],
+            "metric": "pmse_ratio",
+            "kind": "utility",
+            "mean": [0.1, 0.8, 1.3, 3.0],
+            "lo": np.nan,
+            "hi": np.nan,
+        }
+    )
     choice = select_by_pmse_ratio(summary)
     assert (choice.best, choice.high, choice.low) == (0.01, 0.2, 0.001)
     with pytest.raises(ConfigError, match="pMSE ratio was not measured"):

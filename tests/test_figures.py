@@ -26,13 +26,24 @@ def make_sweep(scale: str = "linear") -> SweepResult:
     for k, risk, util in [(0.0, 0.8, 1.0), (0.5, 0.4, 0.8), (1.0, 0.1, 0.5)]:
         for rep, jitter in enumerate((-0.02, 0.02)):
             rows.append({"knob": k, "replicate": rep, "metric": RISK, "kind": "risk", "value": risk + jitter})
-            rows.append({"knob": k, "replicate": rep, "metric": UTILITY, "kind": "utility", "value": util - abs(jitter)})
+            rows.append(
+                {"knob": k, "replicate": rep, "metric": UTILITY, "kind": "utility", "value": util - abs(jitter)}
+            )
     frame = pd.DataFrame(rows)
     return SweepResult(
-        dataset="tiny", fingerprint="f" * 64, method="redact", knob=knob, grid=[0.0, 0.5, 1.0], replicates=2,
-        seed=7, rows=frame, summary=summarize(frame),
-        baseline={RISK + "_confidential": MetricResult(RISK + "_confidential", 0.9),
-                  UTILITY + "_confidential": MetricResult(UTILITY + "_confidential", 1.0)},
+        dataset="tiny",
+        fingerprint="f" * 64,
+        method="redact",
+        knob=knob,
+        grid=[0.0, 0.5, 1.0],
+        replicates=2,
+        seed=7,
+        rows=frame,
+        summary=summarize(frame),
+        baseline={
+            RISK + "_confidential": MetricResult(RISK + "_confidential", 0.9),
+            UTILITY + "_confidential": MetricResult(UTILITY + "_confidential", 1.0),
+        },
     )
 
 
@@ -80,12 +91,19 @@ def test_metric_along_knob_log_axis_baseline_and_current():
 
 
 def attack_detail() -> pd.DataFrame:
-    return pd.DataFrame([
-        # alice is identified: her own bar is the tallest
-        ("alice", "alice", 0.9, True, True), ("alice", "bob", 0.2, False, False), ("alice", "carol", 0.0, False, False),
-        # bob is missed: carol scores higher than bob
-        ("bob", "alice", 0.0, False, False), ("bob", "bob", 0.3, True, False), ("bob", "carol", 0.6, False, True),
-    ], columns=["target", "candidate", "score", "is_true", "is_guess"])
+    return pd.DataFrame(
+        [
+            # alice is identified: her own bar is the tallest
+            ("alice", "alice", 0.9, True, True),
+            ("alice", "bob", 0.2, False, False),
+            ("alice", "carol", 0.0, False, False),
+            # bob is missed: carol scores higher than bob
+            ("bob", "alice", 0.0, False, False),
+            ("bob", "bob", 0.3, True, False),
+            ("bob", "carol", 0.6, False, True),
+        ],
+        columns=["target", "candidate", "score", "is_true", "is_guess"],
+    )
 
 
 def test_attack_bars_colours_true_and_false_positives():
@@ -118,8 +136,19 @@ def test_cosine_histogram():
 def test_highlight_changes_escapes_everything():
     text = "Hi <script>alert(1)</script> from Ann & Bo"
     start = text.index("Ann")
-    changes = pd.DataFrame([{"record": 0, "column": "text", "start": start, "end": start + 3,
-                             "original": "Ann", "replacement": "<b>X</b>", "label": 'PER"SON'}])
+    changes = pd.DataFrame(
+        [
+            {
+                "record": 0,
+                "column": "text",
+                "start": start,
+                "end": start + 3,
+                "original": "Ann",
+                "replacement": "<b>X</b>",
+                "label": 'PER"SON',
+            }
+        ]
+    )
     orig, prot = highlight_changes(text, changes)
     for out in (orig, prot):
         assert "<script>" not in out and "&lt;script&gt;" in out and "&amp; Bo" in out
@@ -135,4 +164,6 @@ def test_highlight_changes_several_spans_in_any_order_and_none():
     assert prot == '<mark class="repl" title="P">[P1]</mark> met <mark class="repl" title="P">[P2]</mark>'
     assert highlight_changes("a<b", changes.iloc[0:0]) == ("a&lt;b", "a&lt;b")
     with pytest.raises(ValueError):
-        highlight_changes(text, pd.DataFrame({"start": [0, 2], "end": [3, 5], "replacement": ["", ""], "label": ["", ""]}))
+        highlight_changes(
+            text, pd.DataFrame({"start": [0, 2], "end": [3, 5], "replacement": ["", ""], "label": ["", ""]})
+        )

@@ -50,7 +50,15 @@ def test_every_registered_measure_is_fully_declared(cls):
     assert cls.low < cls.high
     info = metric_info(cls.id)
     assert (info.id, info.kind, info.better, info.label, info.meaning, info.source, info.low, info.high) == (
-        cls.id, cls.kind, cls.better, cls.label, cls.meaning, cls.source, cls.low, cls.high)
+        cls.id,
+        cls.kind,
+        cls.better,
+        cls.label,
+        cls.meaning,
+        cls.source,
+        cls.low,
+        cls.high,
+    )
 
 
 def test_ids_are_unique_and_the_registry_orders_metrics():
@@ -85,13 +93,16 @@ def few_words_dataset() -> Dataset:
     rng = np.random.default_rng(0)
     words = ["nice hat", "nice shoe", "red hat", "red shoe", "hat", "shoe"]
     n = 60
-    frame = pd.DataFrame({
-        "text": [words[i % len(words)] for i in range(n)],
-        "colour": rng.choice(["red", "blue", "green"], n),
-        "shop": rng.choice(["north", "south"], n),
-    })
-    schema = Schema(text="text", fields=(FieldSpec("colour", "categorical", "sensitive"),
-                                         FieldSpec("shop", "categorical", "key")))
+    frame = pd.DataFrame(
+        {
+            "text": [words[i % len(words)] for i in range(n)],
+            "colour": rng.choice(["red", "blue", "green"], n),
+            "shop": rng.choice(["north", "south"], n),
+        }
+    )
+    schema = Schema(
+        text="text", fields=(FieldSpec("colour", "categorical", "sensitive"), FieldSpec("shop", "categorical", "key"))
+    )
     return Dataset("few-words", frame, schema, None, source="tests")
 
 
@@ -107,8 +118,13 @@ def test_few_words_lists_the_topic_measures_as_not_measured_and_measures_the_res
     for mid in ("topic_content_correlation", "topic_prevalence_ratio"):
         assert "too few for 5 topics" in ev.skipped[mid]
     assert "author column" in ev.skipped["identification_probability"]
-    assert ev.available == ["confidential_value_rate", "pmse_ratio", "pmse", "cell_difference_1way",
-                            "cell_difference_2way"]
+    assert ev.available == [
+        "confidential_value_rate",
+        "pmse_ratio",
+        "pmse",
+        "cell_difference_1way",
+        "cell_difference_2way",
+    ]
     out = ev.evaluate(shuffled(d, "colour"))
     assert list(out) == ev.available
     assert all(np.isfinite(r.value) for r in out.values())
@@ -117,8 +133,7 @@ def test_few_words_lists_the_topic_measures_as_not_measured_and_measures_the_res
 
 def test_a_sweep_on_few_words_runs_and_reports_the_topic_measures_as_skipped():
     d = few_words_dataset()
-    result = run_sweep(d, get_protector("glm", fields=["colour"]), grid="path", replicates=1, seed=0,
-                       use_cache=False)
+    result = run_sweep(d, get_protector("glm", fields=["colour"]), grid="path", replicates=1, seed=0, use_cache=False)
     assert "too few for 5 topics" in result.skipped["topic_prevalence_ratio"]
     assert {"pmse_ratio", "confidential_value_rate"} <= set(result.rows["metric"])
     assert not {"topic_content_correlation", "topic_prevalence_ratio"} & set(result.rows["metric"])
@@ -181,16 +196,24 @@ def counting(monkeypatch, owner, name: str) -> list:
 
 def numeric_dataset(n: int = 80) -> Dataset:
     rng = np.random.default_rng(4)
-    frame = pd.DataFrame({
-        "text": [f"listing {i}" for i in range(n)],
-        "room": rng.choice(["home", "room"], n),
-        "reviews": rng.integers(0, 30, n),
-        "days": rng.integers(0, 365, n),
-        "price": np.round(rng.lognormal(4, 0.5, n), 2),
-    })
-    schema = Schema(text="text", fields=(
-        FieldSpec("room", "categorical", "key"), FieldSpec("reviews", "count", "key"),
-        FieldSpec("days", "count", "sensitive"), FieldSpec("price", "continuous", "sensitive")))
+    frame = pd.DataFrame(
+        {
+            "text": [f"listing {i}" for i in range(n)],
+            "room": rng.choice(["home", "room"], n),
+            "reviews": rng.integers(0, 30, n),
+            "days": rng.integers(0, 365, n),
+            "price": np.round(rng.lognormal(4, 0.5, n), 2),
+        }
+    )
+    schema = Schema(
+        text="text",
+        fields=(
+            FieldSpec("room", "categorical", "key"),
+            FieldSpec("reviews", "count", "key"),
+            FieldSpec("days", "count", "sensitive"),
+            FieldSpec("price", "continuous", "sensitive"),
+        ),
+    )
     return Dataset("numeric", frame, schema, None, source="tests")
 
 
@@ -239,7 +262,9 @@ def test_a_prepared_evaluator_pickles_for_parallel_sweeps():
     ev = Evaluator(d, fields=["days", "price"], progress=lambda *a: None)
     copy = pickle.loads(pickle.dumps(ev))
     assert copy.available == ev.available
-    assert {k: v.value for k, v in copy.evaluate(d.frame).items()} == {k: v.value for k, v in ev.evaluate(d.frame).items()}
+    assert {k: v.value for k, v in copy.evaluate(d.frame).items()} == {
+        k: v.value for k, v in ev.evaluate(d.frame).items()
+    }
 
 
 def test_prepare_context_memo_computes_once_and_remembers_reasons(tiny_dataset):
@@ -266,8 +291,10 @@ def test_prepare_context_memo_computes_once_and_remembers_reasons(tiny_dataset):
 def fmr_summary(points):
     rows = []
     for knob, fmr, overlap in points:
-        rows += [{"knob": knob, "replicate": 0, "metric": "fmr", "kind": "risk", "value": fmr},
-                 {"knob": knob, "replicate": 0, "metric": "ci_overlap", "kind": "utility", "value": overlap}]
+        rows += [
+            {"knob": knob, "replicate": 0, "metric": "fmr", "kind": "risk", "value": fmr},
+            {"knob": knob, "replicate": 0, "metric": "ci_overlap", "kind": "utility", "value": overlap},
+        ]
     return summarize(pd.DataFrame(rows))
 
 
@@ -293,8 +320,10 @@ def test_the_frontier_of_the_false_match_rate_treats_higher_as_safer():
 def test_a_lower_is_better_risk_keeps_its_frontier():
     rows = []
     for knob, r, u in [(0, 0.30, 1.0), (1, 0.20, 0.9), (2, 0.25, 0.6), (3, 0.0, 0.1)]:
-        rows += [{"knob": knob, "replicate": 0, "metric": "emr", "kind": "risk", "value": r},
-                 {"knob": knob, "replicate": 0, "metric": "pmse", "kind": "utility", "value": u}]
+        rows += [
+            {"knob": knob, "replicate": 0, "metric": "emr", "kind": "risk", "value": r},
+            {"knob": knob, "replicate": 0, "metric": "pmse", "kind": "utility", "value": u},
+        ]
     t = frontier(summarize(pd.DataFrame(rows)), "emr", "pmse")
     assert list(t["risk_score"]) == list(t["risk"])
     assert list(t["utility_score"]) == [-1.0, -0.9, -0.6, -0.1]  # pMSE: lower is better

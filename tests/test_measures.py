@@ -1,4 +1,5 @@
 import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,10 +8,10 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from engine.errors import DataError
 from engine.measures.evaluate import Evaluator
-from engine.protect import get_protector
 from engine.measures.risk.attack import StyleAttack
-from engine.text.tokens import tokenize
 from engine.measures.utility.ngram import ngram_cosine
+from engine.protect import get_protector
+from engine.text.tokens import tokenize
 
 
 def hand_attack(weight_on: str | None, intercept: float = -0.5) -> StyleAttack:
@@ -78,7 +79,11 @@ def test_redaction_lowers_risk_and_utility_on_signature_identifiers(tiny_dataset
 
 def test_baseline_carries_the_confidential_suffix(tiny_dataset):
     baseline = Evaluator(tiny_dataset).baseline()
-    assert set(baseline) == {"attack_identification_rate_confidential", "unigram_cosine_confidential", "bigram_cosine_confidential"}
+    assert set(baseline) == {
+        "attack_identification_rate_confidential",
+        "unigram_cosine_confidential",
+        "bigram_cosine_confidential",
+    }
 
 
 def test_attack_is_skipped_with_a_reason_without_external_texts(tiny_dataset):

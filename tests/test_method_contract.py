@@ -62,8 +62,14 @@ def other_value(p: Param, name: str) -> Any:
     elif p.type in (int, float):
         base = p.default[0] if p.many and p.default else (p.default if p.default is not None else p.low or 1)
         steps = [base + 1, base - 1, base * 2, base / 2, p.low, p.high]
-        singles = [p.type(v) for v in steps if v is not None and (p.low is None or v >= p.low)
-                   and (p.high is None or v <= p.high) and (p.type is float or float(v).is_integer())]
+        singles = [
+            p.type(v)
+            for v in steps
+            if v is not None
+            and (p.low is None or v >= p.low)
+            and (p.high is None or v <= p.high)
+            and (p.type is float or float(v).is_integer())
+        ]
         candidates = [(v,) for v in singles] if p.many else singles
     else:
         candidates = [("zebra0",), ("okay", "fine")] if p.many else ["zebra0"]
@@ -138,8 +144,9 @@ def test_same_seed_same_release_other_seed_other_release(name):
         b = make_release(f, f.snap(value), seed=3, replicates=2, replicate=1)
         pd.testing.assert_frame_equal(a.data, b.data)
     if not ALL[name].deterministic:
-        differs = [not make_release(f, private, seed=3).data.equals(make_release(f, private, seed=4).data)
-                   for _ in range(1)]
+        differs = [
+            not make_release(f, private, seed=3).data.equals(make_release(f, private, seed=4).data) for _ in range(1)
+        ]
         assert any(differs), "a stochastic method gave the same release under two seeds"
 
 

@@ -8,6 +8,7 @@ import pytest
 from scipy import stats
 
 from engine.data.load import load_dataset
+from engine.data.schema import FieldSpec
 from engine.measures.base import METRICS, metric_info
 from engine.measures.risk.matching import (
     attribute_risk,
@@ -19,7 +20,6 @@ from engine.measures.risk.matching import (
     match_counts,
     noisy_counts,
 )
-from engine.data.schema import FieldSpec
 from engine.measures.utility.combining import combine_table
 from engine.measures.utility.distribution import _logistic_fit, cluster_uc, ecdf_measures, main_effects, propensity_up
 from engine.measures.utility.inference import (
@@ -59,8 +59,12 @@ def test_attribute_risk_by_hand():
     assert r.detail["matches"].tolist() == [3, 3, 3, 1]
     assert r.value == pytest.approx(2 / 3)
     wide = attribute_risks(conf, rel, ["room"], ["days"], ["price"])
-    assert list(wide) == ["attribute_risk_r5_p5", "attribute_risk_r5_p10", "attribute_risk_r10_p5",
-                          "attribute_risk_r10_p10"]
+    assert list(wide) == [
+        "attribute_risk_r5_p5",
+        "attribute_risk_r5_p10",
+        "attribute_risk_r10_p5",
+        "attribute_risk_r10_p10",
+    ]
     # ±10 days, ±10%: record 2 still misses (20%); record 0 and 1 gain nothing.
     assert wide["attribute_risk_r10_p10"].value == pytest.approx(2 / 3)
     # ±25 days, ±25%: records 0 and 1 now also reach (30, 100) → 2/3 each; record 2 reaches (98, 120) → 1/3;
@@ -126,8 +130,17 @@ def test_identification_uses_the_intruders_known_keys():
     assert r["emr"].value == pytest.approx(1 / 2 + 1)
 
 
-def brute_force(conf: pd.DataFrame, rel: pd.DataFrame, keys, counts, amounts, r_count, r_amount, log,
-                known: pd.DataFrame | None = None) -> tuple[np.ndarray, np.ndarray]:
+def brute_force(
+    conf: pd.DataFrame,
+    rel: pd.DataFrame,
+    keys,
+    counts,
+    amounts,
+    r_count,
+    r_amount,
+    log,
+    known: pd.DataFrame | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """The n × n match matrix by direct comparison, formulas written out independently; and same-key matrix."""
     known = conf if known is None else known
     same = np.ones((len(conf), len(rel)), dtype=bool)
@@ -149,9 +162,15 @@ def brute_force(conf: pd.DataFrame, rel: pd.DataFrame, keys, counts, amounts, r_
 
 def random_listings(n: int, seed: int) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
-    return pd.DataFrame({"room": rng.choice(["a", "b"], n), "reviews": rng.integers(0, 4, n),
-                         "days": rng.integers(0, 30, n), "stays": rng.integers(0, 10, n),
-                         "price": rng.integers(0, 60, n).astype(float)})  # prices of 0 included on purpose
+    return pd.DataFrame(
+        {
+            "room": rng.choice(["a", "b"], n),
+            "reviews": rng.integers(0, 4, n),
+            "days": rng.integers(0, 30, n),
+            "stays": rng.integers(0, 10, n),
+            "price": rng.integers(0, 60, n).astype(float),
+        }
+    )  # prices of 0 included on purpose
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -180,8 +199,9 @@ def test_matching_agrees_with_brute_force(seed):
 
 def test_chunked_matching_and_noisy_keys_agree_with_brute_force():
     conf, rel = random_listings(120, 5), random_listings(90, 6)  # a release of another length
-    known = conf[["room", "reviews"]].assign(reviews=noisy_counts(conf["reviews"].to_numpy(), 0.3,
-                                                                  np.random.default_rng(0).standard_normal(120)))
+    known = conf[["room", "reviews"]].assign(
+        reviews=noisy_counts(conf["reviews"].to_numpy(), 0.3, np.random.default_rng(0).standard_normal(120))
+    )
     m, _ = brute_force(conf, rel, ["room", "reviews"], ["days"], ["price"], 5, 0.05, log=True, known=known)
     conditions = [("days", "absolute", 5.0), ("price", "log", 0.05)]
     for budget in (1, 7, 1 << 20):  # one target at a time, small chunks, everything at once
@@ -191,8 +211,13 @@ def test_chunked_matching_and_noisy_keys_agree_with_brute_force():
 
 
 def test_candidate_pairs_respect_groups_and_windows():
-    i, j = candidate_pairs(np.array([0, 1]), np.array([1.0, 0.0]), np.array([2.0, 10.0]),
-                           np.array([0, 0, 1, 1, 0]), np.array([1.0, 3.0, 5.0, 11.0, 2.0]))
+    i, j = candidate_pairs(
+        np.array([0, 1]),
+        np.array([1.0, 0.0]),
+        np.array([2.0, 10.0]),
+        np.array([0, 0, 1, 1, 0]),
+        np.array([1.0, 3.0, 5.0, 11.0, 2.0]),
+    )
     assert sorted(zip(i.tolist(), j.tolist())) == [(0, 0), (0, 4), (1, 2)]
 
 
@@ -298,12 +323,14 @@ def test_cluster_uc_by_construction():
     # Two clusters, each entirely one half: (1/2)·Σ (n_j/N)(share − ½)² = (1/2)·(½·¼ + ½·¼) = 1/8.
     assert apart.value == pytest.approx(1 / 8)
     assert apart.detail["size"].sum() == 600
-    big = cluster_uc(rng.normal(size=(5000, 2)), rng.normal(size=(5000, 2)), max_records=1000,
-                     rng=np.random.default_rng(0))
+    big = cluster_uc(
+        rng.normal(size=(5000, 2)), rng.normal(size=(5000, 2)), max_records=1000, rng=np.random.default_rng(0)
+    )
     assert big.detail["size"].sum() == 1000
     assert big.detail.eval("size * synthetic_share").sum() == pytest.approx(500)
-    uneven = cluster_uc(rng.normal(size=(3000, 2)), rng.normal(size=(1000, 2)), max_records=800,
-                        rng=np.random.default_rng(0))
+    uneven = cluster_uc(
+        rng.normal(size=(3000, 2)), rng.normal(size=(1000, 2)), max_records=800, rng=np.random.default_rng(0)
+    )
     assert uneven.detail.eval("size * synthetic_share").sum() == pytest.approx(200)  # c = 1/4 kept
     a = cluster_uc(X, X + 0.5, max_records=200, rng=np.random.default_rng(7))
     b = cluster_uc(X, X + 0.5, max_records=200, rng=np.random.default_rng(7))
@@ -316,9 +343,9 @@ def test_ecdf_by_hand():
     # At the merged points 1,2,3,4,1,1,3,5: F_c = .25,.5,.75,1,.25,.25,.75,1 and F_s = .5,.5,.75,.75,.5,.5,.75,1.
     d = np.array([-0.25, 0, 0, 0.25, -0.25, -0.25, 0, 0])
     assert out["ecdf_max"].value == pytest.approx(0.25)
-    assert out["ecdf_avg"].value == pytest.approx(np.mean(d ** 2))
+    assert out["ecdf_avg"].value == pytest.approx(np.mean(d**2))
     detail = out["ecdf_max"].detail.set_index("field")
-    assert detail.loc["y", "ecdf_max"] == 0 and detail.loc["x", "ecdf_avg"] == pytest.approx(np.mean(d ** 2))
+    assert detail.loc["y", "ecdf_max"] == 0 and detail.loc["x", "ecdf_avg"] == pytest.approx(np.mean(d**2))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -342,8 +369,11 @@ def test_interval_overlap_eq_10():
 
 
 TARGETS = [FieldSpec("availability_365", "count", "sensitive"), FieldSpec("price", "continuous", "sensitive")]
-PREDICTORS = [FieldSpec("neighbourhood_group", "categorical", "key"), FieldSpec("room_type", "categorical", "key"),
-              FieldSpec("number_of_reviews", "count", "key")]
+PREDICTORS = [
+    FieldSpec("neighbourhood_group", "categorical", "key"),
+    FieldSpec("room_type", "categorical", "key"),
+    FieldSpec("number_of_reviews", "count", "key"),
+]
 
 
 def test_estimates_and_overlap_on_identical_and_shifted_data(airbnb):
@@ -353,14 +383,27 @@ def test_estimates_and_overlap_on_identical_and_shifted_data(airbnb):
     q = conf.set_index("quantity")
     assert q.loc["mean of availability_365", "estimate"] == pytest.approx(airbnb["availability_365"].mean())
     assert q.loc["mean of availability_365", "variance"] == pytest.approx(
-        airbnb["availability_365"].var() / len(airbnb))
+        airbnb["availability_365"].var() / len(airbnb)
+    )
     assert q.loc["90% quantile of price", "estimate"] == pytest.approx(airbnb["price"].quantile(0.9))
     assert "log(price) ~ room_type=Private room" in q.index and "log(price) ~ availability_365" in q.index
     assert not q.index.str.contains("intercept").any()
     same = ci_overlap(conf, conf)
     assert same.value == pytest.approx(1.0)
-    assert same.detail.columns.tolist() == ["quantity", "kind", "field", "term", "estimate", "variance", "lo", "hi",
-                                            "confidential_estimate", "confidential_lo", "confidential_hi", "overlap"]
+    assert same.detail.columns.tolist() == [
+        "quantity",
+        "kind",
+        "field",
+        "term",
+        "estimate",
+        "variance",
+        "lo",
+        "hi",
+        "confidential_estimate",
+        "confidential_lo",
+        "confidential_hi",
+        "overlap",
+    ]
     moved = airbnb.assign(availability_365=airbnb["availability_365"] + 40)
     shifted = ci_overlap(conf, inferential_estimates(moved, TARGETS, PREDICTORS, "price", np.random.default_rng(0)))
     per = shifted.detail.set_index("quantity")["overlap"]
@@ -421,13 +464,25 @@ def test_regression_matches_numpy_least_squares():
 
 
 def test_every_numeric_measure_is_registered():
-    ids = ["propensity_up", "cluster_uc", "ecdf_max", "ecdf_avg", "ci_overlap", "emr", "tmr", "fmr",
-           "unique_matches", *attribute_risks(four_records(), four_records(), ["room"], ["days"], ["price"])]
+    ids = [
+        "propensity_up",
+        "cluster_uc",
+        "ecdf_max",
+        "ecdf_avg",
+        "ci_overlap",
+        "emr",
+        "tmr",
+        "fmr",
+        "unique_matches",
+        *attribute_risks(four_records(), four_records(), ["room"], ["days"], ["price"]),
+    ]
     for i in ids:
         assert i in METRICS and METRICS[i].meaning
     assert METRICS["fmr"].kind == "risk" and METRICS["fmr"].better == "higher"
-    assert all(METRICS[i].better == "lower" and METRICS[i].high == float("inf")
-               for i in ("emr", "unique_matches", "attribute_risk_r5_p5"))
+    assert all(
+        METRICS[i].better == "lower" and METRICS[i].high == float("inf")
+        for i in ("emr", "unique_matches", "attribute_risk_r5_p5")
+    )
     assert (METRICS["ci_overlap"].low, METRICS["ci_overlap"].high) == (float("-inf"), 1.0)
     assert METRICS["propensity_up"].high == 0.25
     assert metric_info("emr_confidential").kind == "risk"

@@ -44,16 +44,42 @@ def test_toy_method_flag_is_in_the_help(toy, capsys):
 
 
 def test_toy_method_flag_is_refused_for_another_method(toy, capsys, tiny_files):
-    code, _, err = run(capsys, "sweep", "--data", tiny_files.parent / "data.csv", "--schema", tiny_files,
-                       "--method", "redact", "--keep-first", "2", "--out", tiny_files.parent / "r.json")
+    code, _, err = run(
+        capsys,
+        "sweep",
+        "--data",
+        tiny_files.parent / "data.csv",
+        "--schema",
+        tiny_files,
+        "--method",
+        "redact",
+        "--keep-first",
+        "2",
+        "--out",
+        tiny_files.parent / "r.json",
+    )
     assert code == 2 and "--keep-first does not apply to method 'redact'; it applies to: toy-shuffle" in err
 
 
 def test_toy_method_sweeps_exports_and_replays_byte_for_byte(toy, capsys, tiny_files, tmp_path):
     data = tiny_files.parent / "data.csv"
     results = tmp_path / "results.json"
-    code, out, err = run(capsys, "sweep", "--data", data, "--schema", tiny_files, "--method", "toy-shuffle",
-                         "--keep-first", "2", "--replicates", "2", "--out", results)
+    code, out, err = run(
+        capsys,
+        "sweep",
+        "--data",
+        data,
+        "--schema",
+        tiny_files,
+        "--method",
+        "toy-shuffle",
+        "--keep-first",
+        "2",
+        "--replicates",
+        "2",
+        "--out",
+        results,
+    )
     assert code == 0, err
     payload = json.loads(results.read_text())
     assert payload["method"] == "toy-shuffle" and payload["grid"] == [0.0, 0.5, 1.0]
@@ -61,9 +87,28 @@ def test_toy_method_sweeps_exports_and_replays_byte_for_byte(toy, capsys, tiny_f
 
     bundle = tmp_path / "bundle"
     audit = tmp_path / "audit.sqlite"
-    code, out, err = run(capsys, "release", "--data", data, "--schema", tiny_files, "--method", "toy-shuffle",
-                         "--keep-first", "2", "--knob", "1", "--seed", "7", "--replicates", "2", "--out", bundle,
-                         "--audit-log", audit)
+    code, out, err = run(
+        capsys,
+        "release",
+        "--data",
+        data,
+        "--schema",
+        tiny_files,
+        "--method",
+        "toy-shuffle",
+        "--keep-first",
+        "2",
+        "--knob",
+        "1",
+        "--seed",
+        "7",
+        "--replicates",
+        "2",
+        "--out",
+        bundle,
+        "--audit-log",
+        audit,
+    )
     assert code == 0, err
     manifest = json.loads((bundle / "manifest.json").read_text())
     assert manifest["method"]["params"] == {"keep_first": 2}

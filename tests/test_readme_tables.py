@@ -15,6 +15,6 @@ def test_method_parameter_table_is_the_generated_one():
 
 def test_every_registered_method_is_described_in_the_methods_table():
     text = README.read_text(encoding="utf-8")
-    methods = text[text.index("### Methods"):text.index("#### Method parameters")]
+    methods = text[text.index("### Methods") : text.index("#### Method parameters")]
     for name in METHODS:
         assert f"| `{name}` |" in methods, name

@@ -1,4 +1,5 @@
 import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -16,8 +17,11 @@ def labels(text):
 def test_patterns_find_each_kind_of_identifier():
     text = "@united lost my bag #fail see http://t.co/x1 mail a.b@mail.co.uk call (555) 123-4567"
     assert labels(text) == [
-        ("@united", "HANDLE"), ("#fail", "HASHTAG"), ("http://t.co/x1", "URL"),
-        ("a.b@mail.co.uk", "EMAIL"), ("(555) 123-4567", "PHONE"),
+        ("@united", "HANDLE"),
+        ("#fail", "HASHTAG"),
+        ("http://t.co/x1", "URL"),
+        ("a.b@mail.co.uk", "EMAIL"),
+        ("(555) 123-4567", "PHONE"),
     ]
 
 
@@ -36,7 +40,11 @@ def test_spacy_entities_get_their_tiers():
 
 
 def replaced_chars(release) -> set[tuple[int, int]]:
-    return {(r, i) for r, s, e in zip(release.changes["record"], release.changes["start"], release.changes["end"]) for i in range(s, e)}
+    return {
+        (r, i)
+        for r, s, e in zip(release.changes["record"], release.changes["start"], release.changes["end"])
+        for i in range(s, e)
+    }
 
 
 def test_levels_are_cumulative_and_level_zero_is_the_original(tiny_dataset):
@@ -62,7 +70,7 @@ def test_changes_point_at_the_original_spans(tiny_dataset):
     r = fitted.release(1, None)
     texts = tiny_dataset.texts
     for row in r.changes.itertuples():
-        assert texts[row.record][row.start:row.end] == row.original
+        assert texts[row.record][row.start : row.end] == row.original
         assert row.replacement == f"[{row.label}]"
     assert set(r.changes["label"]) == {"HANDLE", "HASHTAG"}
     assert r.protected_columns == ("text",)

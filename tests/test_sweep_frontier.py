@@ -19,8 +19,10 @@ def test_pareto_mask_on_a_hand_example():
 def summary_of(points):
     rows = []
     for knob, r, u in points:
-        rows += [{"knob": knob, "replicate": 0, "metric": "risk_m", "kind": "risk", "value": r},
-                 {"knob": knob, "replicate": 0, "metric": "util_m", "kind": "utility", "value": u}]
+        rows += [
+            {"knob": knob, "replicate": 0, "metric": "risk_m", "kind": "risk", "value": r},
+            {"knob": knob, "replicate": 0, "metric": "util_m", "kind": "utility", "value": u},
+        ]
     return summarize(pd.DataFrame(rows))
 
 
@@ -86,7 +88,8 @@ def test_parallel_sweep_equals_serial(tiny_dataset):
     parallel = run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1, jobs=2)
     pd.testing.assert_frame_equal(serial.rows, parallel.rows)
     per_replicate = serial.rows[serial.rows["kind"] == "utility"].pivot_table(
-        index=["knob", "metric"], columns="replicate", values="value")
+        index=["knob", "metric"], columns="replicate", values="value"
+    )
     assert (per_replicate.nunique(axis=1) > 1).any()
 
 

@@ -5,11 +5,11 @@ import pandas as pd
 import pytest
 
 from engine.data.dataset import Dataset
+from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
 from engine.protect.field_synthesis.cart import CART_KNOB, weakest_link_alphas
 from engine.protect.field_synthesis.sequential import draw_categorical
-from engine.data.schema import FieldSpec, Schema
 from engine.sweep import make_release
 
 WORDS = {"red": ["apple", "cherry", "brick"], "green": ["grass", "lime", "leaf"], "blue": ["sky", "sea", "ink"]}
@@ -23,12 +23,24 @@ def colour_dataset(n=240, seed=0) -> Dataset:
     for i, c in enumerate(colours):
         words = list(rng.choice(WORDS[c], 3)) + list(rng.choice(["the", "a", "nice", "old", "my"], 3))
         size = "big" if (c == "red") ^ (rng.random() < 0.1) else "small"
-        rows.append({"text": " ".join(words), "user": f"u{i % 60}", "colour": c, "size": size,
-                     "shop": ["north", "south"][i % 2]})
-    schema = Schema(text="text", author="user", fields=(
-        FieldSpec("colour", "categorical", "sensitive"), FieldSpec("size", "categorical", "sensitive"),
-        FieldSpec("shop", "categorical", "key"),
-    ))
+        rows.append(
+            {
+                "text": " ".join(words),
+                "user": f"u{i % 60}",
+                "colour": c,
+                "size": size,
+                "shop": ["north", "south"][i % 2],
+            }
+        )
+    schema = Schema(
+        text="text",
+        author="user",
+        fields=(
+            FieldSpec("colour", "categorical", "sensitive"),
+            FieldSpec("size", "categorical", "sensitive"),
+            FieldSpec("shop", "categorical", "key"),
+        ),
+    )
     return Dataset("colours", pd.DataFrame(rows), schema)
 
 
@@ -128,7 +140,9 @@ def test_lambda_out_of_the_fitted_range_names_the_range(glm_fit):
 
 
 def test_field_choices_are_checked(colours):
-    with pytest.raises(ConfigError, match="no structured field named 'nope'; categorical fields are: colour, size, shop"):
+    with pytest.raises(
+        ConfigError, match="no structured field named 'nope'; categorical fields are: colour, size, shop"
+    ):
         get_protector("glm", fields=["nope"]).fit(colours)
     with pytest.raises(ConfigError, match="listed more than once"):
         get_protector("cart", fields=["size", "size"]).fit(colours)

@@ -77,15 +77,36 @@ def test_glm_on_airline_tweets_trades_utility_for_privacy_along_lambda(capsys, t
     # Export at λ*, as printed, and read the report.
     best = printed.split("λ* = ")[1].split()[0]
     out = tmp_path / "release"
-    run(capsys, "release", "--data", "airline-tweets", "--method", "glm", "--knob", best, *FAST,
-        "--with-frontier", "--out", out, "--audit-log", tmp_path / "audit.sqlite")
+    run(
+        capsys,
+        "release",
+        "--data",
+        "airline-tweets",
+        "--method",
+        "glm",
+        "--knob",
+        best,
+        *FAST,
+        "--with-frontier",
+        "--out",
+        out,
+        "--audit-log",
+        tmp_path / "audit.sqlite",
+    )
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["knob"]["symbol"] == "λ" and manifest["knob"]["value"] == pytest.approx(res["choice"]["best"])
     assert {"identification_probability", "pmse_ratio", "topic_content_correlation"} <= set(manifest["metrics"])
     assert not (out / "changes.csv").exists(), "which records kept their confidential value must not ship"
     report = (out / "report.html").read_text()
-    for needle in ("fig-complexity", "fig-pmse-ratio", "fig-identification", "λ* = ", "Topic prevalence coefficient",
-                   "Topic content correlation", "probability of confidential"):
+    for needle in (
+        "fig-complexity",
+        "fig-pmse-ratio",
+        "fig-identification",
+        "λ* = ",
+        "Topic prevalence coefficient",
+        "Topic content correlation",
+        "probability of confidential",
+    ):
         assert needle in report, needle
 
 
@@ -102,7 +123,9 @@ def test_cart_on_airline_tweets_prunes_splits_along_alpha(capsys, tmp_path):
     assert "α* = " in printed
 
 
-@pytest.mark.skipif(not AMAZON.is_file(), reason=f"the raw data file {AMAZON} is absent (it is not part of the repository)")
+@pytest.mark.skipif(
+    not AMAZON.is_file(), reason=f"the raw data file {AMAZON} is absent (it is not part of the repository)"
+)
 def test_glm_on_amazon_reviews_trades_utility_for_privacy_along_lambda(capsys, tmp_path):
     schema = tmp_path / "amazon.schema.toml"
     schema.write_text(AMAZON_SCHEMA)

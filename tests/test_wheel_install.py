@@ -25,8 +25,19 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 DEMOS = ["airline-tweets", "clothing-reviews", "earnings-calls", "nyc-airbnb", "twitter-profiles"]
 # Top-level entries of a working tree that a clean clone does not have, or that the build does not read.
-_NOT_COPIED = {".git", ".venv", "build", "dist", ".pytest_cache", ".ruff_cache", ".mypy_cache", ".textsdc-cache",
-               "out", "exports", "node_modules"}
+_NOT_COPIED = {
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".mypy_cache",
+    ".textsdc-cache",
+    "out",
+    "exports",
+    "node_modules",
+}
 _BACKEND_WARNING = re.compile(r"\w*Warning:|^\s*warning:", re.MULTILINE)  # pip's own notes say "WARNING:"
 
 
@@ -83,8 +94,24 @@ def test_installed_wheel_lists_and_loads_the_demos(tmp_path):
     src = _copy_source(tmp_path / "src")
     wheels = tmp_path / "wheels"
     build_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}  # else a harmless warning
-    built = _run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "--no-build-isolation", "--no-index",
-                  "--disable-pip-version-check", "-v", "-w", str(wheels)], cwd=tmp_path, env=build_env)
+    built = _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(src),
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "--disable-pip-version-check",
+            "-v",
+            "-w",
+            str(wheels),
+        ],
+        cwd=tmp_path,
+        env=build_env,
+    )
     warnings = [line for line in (built.stdout + built.stderr).splitlines() if _BACKEND_WARNING.search(line)]
     assert not warnings, "the build backend warned:\n" + "\n".join(warnings)
     (wheel,) = wheels.glob("textsdc-*.whl")
@@ -92,13 +119,30 @@ def test_installed_wheel_lists_and_loads_the_demos(tmp_path):
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index",
-          "--disable-pip-version-check", "--quiet", str(wheel)])
+    _run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "--no-index",
+            "--disable-pip-version-check",
+            "--quiet",
+            str(wheel),
+        ]
+    )
 
     paths = sysconfig.get_paths()
     dependencies = os.pathsep.join(dict.fromkeys([paths["purelib"], paths["platlib"]]))
-    env = {**os.environ, "PYTHONPATH": dependencies, "PYTHONNOUSERSITE": "1",
-           "TEXTSDC_CACHE_DIR": str(tmp_path / "cache")}
+    env = {
+        **os.environ,
+        "PYTHONPATH": dependencies,
+        "PYTHONNOUSERSITE": "1",
+        "TEXTSDC_CACHE_DIR": str(tmp_path / "cache"),
+    }
     env.pop("PYTHONHOME", None)
     run_dir = tmp_path / "run"
     run_dir.mkdir()

@@ -12,8 +12,17 @@ import pandas as pd
 from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
 from engine.protect.params import Param
 
-SHUFFLE_KNOB = Knob(name="share", symbol="s", label="Share of records shuffled", low=0.0, high=1.0, default=0.5,
-                    grid=(0.0, 0.5, 1.0), more_privacy="higher", help="Share of the records whose words are shuffled.")
+SHUFFLE_KNOB = Knob(
+    name="share",
+    symbol="s",
+    label="Share of records shuffled",
+    low=0.0,
+    high=1.0,
+    default=0.5,
+    grid=(0.0, 0.5, 1.0),
+    more_privacy="higher",
+    help="Share of the records whose words are shuffled.",
+)
 
 
 @dataclass
@@ -31,7 +40,7 @@ class FittedShuffle(Fitted):
         out = []
         for text, shuffle in zip(texts, chosen):
             words = text.split()
-            head, tail = words[: self.keep_first], words[self.keep_first:]
+            head, tail = words[: self.keep_first], words[self.keep_first :]
             if shuffle:
                 tail = [tail[i] for i in rng.permutation(len(tail))]
             out.append(" ".join(head + tail))

@@ -17,8 +17,6 @@ import streamlit as st
 
 from dashboard import compute, display, session, widgets
 from engine.data.dataset import Dataset
-from engine.measures.evaluate import MeasureOptions
-from engine.measures.base import MetricResult, metric_info
 from engine.figures.bayes_counts import (
     amount_density_figure,
     count_histogram_figure,
@@ -26,15 +24,22 @@ from engine.figures.bayes_counts import (
     risk_against_confidential_figure,
     uncertainty_curves_figure,
 )
-from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS, UNCERTAINTY_LEVELS
-from engine.report.bayes_counts import combined_intervals, confidential_intervals, risk_rows
-from engine.protect import METHODS
-from engine.results import SweepResult
 from engine.figures.field_synthesis import complexity_figure
+from engine.measures.base import MetricResult, metric_info
+from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS, UNCERTAINTY_LEVELS
+from engine.measures.evaluate import MeasureOptions
+from engine.protect import METHODS
+from engine.report.bayes_counts import combined_intervals, confidential_intervals, risk_rows
+from engine.results import SweepResult
 
 # The cards, with the paper's short names (the full meaning is in each card's help).
-CARDS = {"attribute_risk_r5_p5": "AR (±5, ±5%)", "emr": "EMR", "fmr": "FMR", "propensity_up": "Up",
-         "ci_overlap": "Interval overlap"}
+CARDS = {
+    "attribute_risk_r5_p5": "AR (±5, ±5%)",
+    "emr": "EMR",
+    "fmr": "FMR",
+    "propensity_up": "Up",
+    "ci_overlap": "Interval overlap",
+}
 PREFIX = "counts_"
 
 
@@ -51,14 +56,20 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
         st.info("This dataset has no count or continuous field. Mark one as count or continuous on the Data page.")
         return None
     # Methods made for counts and amounts first, general ones (CART, the comparator) after.
-    methods = sorted(compute.method_names("fields", ("count", "continuous")),
-                     key=lambda m: "categorical" in METHODS[m].field_kinds)
+    methods = sorted(
+        compute.method_names("fields", ("count", "continuous")), key=lambda m: "categorical" in METHODS[m].field_kinds
+    )
     c1, c2 = st.columns([1, 2])
     with c1:
         if st.session_state.get(PREFIX + "method") not in methods:
             st.session_state[PREFIX + "method"] = methods[0]
-        method = st.radio("Synthesizer", methods, key=PREFIX + "method", format_func=lambda m: METHODS[m].title,
-                          persist_state="session")
+        method = st.radio(
+            "Synthesizer",
+            methods,
+            key=PREFIX + "method",
+            format_func=lambda m: METHODS[m].title,
+            persist_state="session",
+        )
         st.caption(display.md_escape(METHODS[method].description))
     with c2:
         params = widgets.parameter_widgets(method, dataset, kinds=("count", "continuous"))
@@ -70,18 +81,32 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
         st.session_state.setdefault(PREFIX + "replicates", 5)
         st.session_state.setdefault(PREFIX + "seed", 0)
         st.session_state.setdefault(PREFIX + "clusters", 20)
-        replicates = int(a.number_input("Synthetic datasets m", 1, 20, step=1, key=PREFIX + "replicates",
-                                        persist_state="session",
-                                        help="Each uses its own posterior draw; the paper uses m = 20."))
+        replicates = int(
+            a.number_input(
+                "Synthetic datasets m",
+                1,
+                20,
+                step=1,
+                key=PREFIX + "replicates",
+                persist_state="session",
+                help="Each uses its own posterior draw; the paper uses m = 20.",
+            )
+        )
         seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key=PREFIX + "seed", persist_state="session"))
-        clusters = int(c.number_input("Clusters for Uc", 2, 200, step=1, key=PREFIX + "clusters",
-                                      persist_state="session"))
+        clusters = int(
+            c.number_input("Clusters for Uc", 2, 200, step=1, key=PREFIX + "clusters", persist_state="session")
+        )
         key_counts = [f.name for f in schema.fields if f.role == "key" and f.kind == "count" and f.name not in chosen]
         uk = f"{PREFIX}uncertain::{dataset.fingerprint[:12]}"
         if st.session_state.get(uk) not in key_counts:
             st.session_state[uk] = key_counts[0] if key_counts else None
-        noisy = st.selectbox("Key count the intruder knows with noise (Eq. 11)", key_counts, key=uk,
-                             persist_state="session") if key_counts else None
+        noisy = (
+            st.selectbox(
+                "Key count the intruder knows with noise (Eq. 11)", key_counts, key=uk, persist_state="session"
+            )
+            if key_counts
+            else None
+        )
     options = MeasureOptions(clusters=clusters, uncertainty_field=noisy)
     return method, params, options, replicates, seed
 
@@ -92,10 +117,20 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta = None if base is None or math.isnan(base.value) else f"unprotected: {_fmt(base.value)}"
-        interval = (f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
-                    if replicates > 1 else "One synthetic dataset per setting")
-        col.metric(CARDS[mid], _fmt(m.value), delta, delta_color="off", delta_arrow="off", border=True,
-                   help=f"{info.label}: {info.meaning}\n\n{interval}. {info.better_text.capitalize()}.")
+        interval = (
+            f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
+            if replicates > 1
+            else "One synthetic dataset per setting"
+        )
+        col.metric(
+            CARDS[mid],
+            _fmt(m.value),
+            delta,
+            delta_color="off",
+            delta_arrow="off",
+            border=True,
+            help=f"{info.label}: {info.meaning}\n\n{interval}. {info.better_text.capitalize()}.",
+        )
 
 
 def _slider(sweep: SweepResult, key: str) -> float:
@@ -103,13 +138,23 @@ def _slider(sweep: SweepResult, key: str) -> float:
     if st.session_state.get(key) not in sweep.grid:
         st.session_state[key] = compute.nearest_grid_value(sweep.grid, knob.default)
     more = "higher" if knob.more_privacy == "higher" else "lower"
-    return float(st.select_slider(f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy", sweep.grid,
-                                  format_func=knob.format, key=key, help=knob.help or None))
+    return float(
+        st.select_slider(
+            f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy",
+            sweep.grid,
+            format_func=knob.format,
+            key=key,
+            help=knob.help or None,
+        )
+    )
 
 
-def _distributions(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict,
-                   fields: list[str]) -> None:
-    releases = session.guarded(lambda: compute.get_replicate_releases(dataset, method, value, seed, replicates, params, 3))
+def _distributions(
+    dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict, fields: list[str]
+) -> None:
+    releases = session.guarded(
+        lambda: compute.get_replicate_releases(dataset, method, value, seed, replicates, params, 3)
+    )
     if not releases:
         return
     cols = st.columns(len(fields))
@@ -130,11 +175,17 @@ def _estimates(sweep: SweepResult, value: float) -> None:
         st.caption("Interval overlap not measured.")
         return
     combined, conf = combined_intervals(detail), confidential_intervals(detail)
-    kinds = st.multiselect("Quantities", ["mean", "quantile", "coefficient"], default=["mean", "quantile", "coefficient"],
-                           key=PREFIX + "kinds")
+    kinds = st.multiselect(
+        "Quantities",
+        ["mean", "quantile", "coefficient"],
+        default=["mean", "quantile", "coefficient"],
+        key=PREFIX + "kinds",
+    )
     st.plotly_chart(interval_overlap_figure(combined, conf, kinds, max_rows=40), key=PREFIX + "overlap")
-    st.caption("Synthetic estimates combined over the datasets with Reiter's (2003) rules; I is Guo & Hu's "
-               "interval overlap (Eq. 10): 1 = the same interval, 0 or below = none.")
+    st.caption(
+        "Synthetic estimates combined over the datasets with Reiter's (2003) rules; I is Guo & Hu's "
+        "interval overlap (Eq. 10): 1 = the same interval, 0 or below = none."
+    )
 
 
 def _risk(metrics: dict[str, MetricResult], sweep: SweepResult, value: float, s_level: float) -> None:
@@ -142,18 +193,28 @@ def _risk(metrics: dict[str, MetricResult], sweep: SweepResult, value: float, s_
     left, right = st.columns(2)
     ar = risk_rows(metrics, ATTRIBUTE_RISK_METRICS)
     if len(ar):
-        left.plotly_chart(risk_against_confidential_figure(
-            ar, base, {m: metric_info(m).label for m in ATTRIBUTE_RISK_METRICS},
-            "Attribute disclosure risk AR (Table 3)"), key=PREFIX + "ar")
+        left.plotly_chart(
+            risk_against_confidential_figure(
+                ar,
+                base,
+                {m: metric_info(m).label for m in ATTRIBUTE_RISK_METRICS},
+                "Attribute disclosure risk AR (Table 3)",
+            ),
+            key=PREFIX + "ar",
+        )
     curves = sweep.uncertainty_curves([value])
     if curves is not None:
         at = curves[curves["S"].round(2) == round(s_level, 2)]
         table = at.groupby("data")[["emr", "tmr", "fmr", "unique_matches"]].mean()
         right.markdown(f"**Identification risk at S = {s_level:.2f}** (Table 4; mean over the synthetic datasets)")
-        right.dataframe(table.rename(columns={"emr": "EMR", "tmr": "TMR", "fmr": "FMR", "unique_matches": "unique"}),
-                        key=PREFIX + "ident_table")
-        right.caption("EMR: expected number of records correctly identified; TMR: share of records with a unique, "
-                      "true match; FMR: share of unique matches that are false (higher = safer).")
+        right.dataframe(
+            table.rename(columns={"emr": "EMR", "tmr": "TMR", "fmr": "FMR", "unique_matches": "unique"}),
+            key=PREFIX + "ident_table",
+        )
+        right.caption(
+            "EMR: expected number of records correctly identified; TMR: share of records with a unique, "
+            "true match; FMR: share of unique matches that are false (higher = safer)."
+        )
 
 
 def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, params: dict) -> None:
@@ -167,27 +228,38 @@ def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, para
     if diag is not None:
         poor = diag[diag["poor"]]
         if len(poor):
-            st.warning(f"{len(poor)} parameter(s) mixed poorly at {display.knob_text(sweep.knob, value)} (split R-hat "
-                       f"above 1.05 or fewer than 100 effective draws): {', '.join(poor['parameter'])}. Increase "
-                       "the MCMC draws.")
+            st.warning(
+                f"{len(poor)} parameter(s) mixed poorly at {display.knob_text(sweep.knob, value)} (split R-hat "
+                f"above 1.05 or fewer than 100 effective draws): {', '.join(poor['parameter'])}. Increase "
+                "the MCMC draws."
+            )
         else:
-            st.success(f"MCMC converged at {display.knob_text(sweep.knob, value)}: largest split R-hat "
-                       f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f}.")
+            st.success(
+                f"MCMC converged at {display.knob_text(sweep.knob, value)}: largest split R-hat "
+                f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f}."
+            )
     coef = fitted.coefficients(at)
     if coef is None:
         return
     if diag is not None:
         coef = coef.merge(diag[["parameter", "rhat", "ess"]], on="parameter", how="left")
-    st.dataframe(coef, hide_index=True, key=PREFIX + "coefficients",
-                 column_config={"mean": st.column_config.NumberColumn("posterior mean", format="%.4f"),
-                                "lo": st.column_config.NumberColumn("2.5%", format="%.4f"),
-                                "hi": st.column_config.NumberColumn("97.5%", format="%.4f"),
-                                "rhat": st.column_config.NumberColumn("R-hat", format="%.3f"),
-                                "ess": st.column_config.NumberColumn("ESS", format="%.0f")})
+    st.dataframe(
+        coef,
+        hide_index=True,
+        key=PREFIX + "coefficients",
+        column_config={
+            "mean": st.column_config.NumberColumn("posterior mean", format="%.4f"),
+            "lo": st.column_config.NumberColumn("2.5%", format="%.4f"),
+            "hi": st.column_config.NumberColumn("97.5%", format="%.4f"),
+            "rhat": st.column_config.NumberColumn("R-hat", format="%.3f"),
+            "ess": st.column_config.NumberColumn("ESS", format="%.0f"),
+        },
+    )
 
 
-def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict,
-             fields: list[str]) -> None:
+def _samples(
+    dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict, fields: list[str]
+) -> None:
     release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
     if release is None:
         return
@@ -200,15 +272,22 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
         table[f"{f}: confidential"] = dataset.frame[f].to_numpy()
         table[f"{f}: released"] = release.data[f].to_numpy()
     st.caption("Synthetic dataset 1 at this setting; the text and the other fields are released unchanged.")
-    st.dataframe(table.head(500), hide_index=True, key=PREFIX + "samples",
-                 column_config={"text": st.column_config.TextColumn("text", width="large")})
+    st.dataframe(
+        table.head(500),
+        hide_index=True,
+        key=PREFIX + "samples",
+        column_config={"text": st.column_config.TextColumn("text", width="large")},
+    )
 
 
 def render() -> None:
     """The Counts and amounts page."""
     st.title("Counts and amounts")
-    started = compute.page_sweep("a count field and an amount are replaced by synthetic values; the text and the "
-                               "predictors are released unchanged.", _settings)
+    started = compute.page_sweep(
+        "a count field and an amount are replaced by synthetic values; the text and the "
+        "predictors are released unchanged.",
+        _settings,
+    )
     if started is None:
         return
     dataset, (method, params, options, replicates, seed), sweep = started
@@ -219,23 +298,44 @@ def render() -> None:
         value = _slider(sweep, f"{PREFIX}knob::{method}::{dataset.fingerprint[:12]}")
     with b:
         st.session_state.setdefault(PREFIX + "s", 0.0)
-        s_level = float(st.select_slider("Intruder uncertainty S (Eq. 11)", list(UNCERTAINTY_LEVELS),
-                                         key=PREFIX + "s", format_func=lambda v: f"{v:.2f}",
-                                         help="Noise of the intruder's knowledge of the key count: the standard "
-                                              "deviation on the log scale is S times the count."))
+        s_level = float(
+            st.select_slider(
+                "Intruder uncertainty S (Eq. 11)",
+                list(UNCERTAINTY_LEVELS),
+                key=PREFIX + "s",
+                format_func=lambda v: f"{v:.2f}",
+                help="Noise of the intruder's knowledge of the key count: the standard "
+                "deviation on the log scale is S times the count.",
+            )
+        )
     metrics = compute.metrics_at(sweep, value)
     _cards(metrics, sweep.replicates)
     for mid, why in sweep.skipped.items():
         st.caption(f"Not measured: {display.md_escape(display.metric_label(mid))} — {display.md_escape(why)}.")
-    session.set_choice(session.Chosen(
-        fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
-        replicates=sweep.replicates, risk="attribute_risk_r5_p5" if "attribute_risk_r5_p5" in sweep.metric_ids
-        else next(iter(compute.metric_ids(sweep, "risk")), None),
-        utility="ci_overlap" if "ci_overlap" in sweep.metric_ids else next(iter(compute.metric_ids(sweep, "utility")), None),
-        sweep=sweep, params=params, options=options,
-    ))
-    st.page_link("views/export.py", label=f"Export the release at {display.knob_text(sweep.knob, value)}",
-                 icon=":material/download:")
+    session.set_choice(
+        session.Chosen(
+            fingerprint=dataset.fingerprint,
+            dataset=dataset.name,
+            method=method,
+            knob=value,
+            seed=seed,
+            replicates=sweep.replicates,
+            risk="attribute_risk_r5_p5"
+            if "attribute_risk_r5_p5" in sweep.metric_ids
+            else next(iter(compute.metric_ids(sweep, "risk")), None),
+            utility="ci_overlap"
+            if "ci_overlap" in sweep.metric_ids
+            else next(iter(compute.metric_ids(sweep, "utility")), None),
+            sweep=sweep,
+            params=params,
+            options=options,
+        )
+    )
+    st.page_link(
+        "views/export.py",
+        label=f"Export the release at {display.knob_text(sweep.knob, value)}",
+        icon=":material/download:",
+    )
     tabs = st.tabs(["Distributions", "Estimates", "Risk", "Intruder uncertainty", "Model", "Samples"])
     with tabs[0]:
         _distributions(dataset, method, value, seed, sweep.replicates, params, fields)

@@ -40,10 +40,18 @@ def _demo_source() -> Source | None:
         return None
     by_name = {d.name: d for d in infos}
     origin = session.current_origin()
-    start = origin.data if origin is not None and origin.kind == "demo" and origin.data in by_name else session.DEFAULT_SOURCE
+    start = (
+        origin.data
+        if origin is not None and origin.kind == "demo" and origin.data in by_name
+        else session.DEFAULT_SOURCE
+    )
     st.session_state.setdefault("data_demo", start if start in by_name else infos[0].name)
     name = st.selectbox(
-        "Demo dataset", list(by_name), format_func=lambda n: by_name[n].title, key="data_demo", persist_state="session",
+        "Demo dataset",
+        list(by_name),
+        format_func=lambda n: by_name[n].title,
+        key="data_demo",
+        persist_state="session",
     )
     info = by_name[name]
     st.markdown(display.md_escape(info.description))
@@ -58,15 +66,26 @@ def _demo_source() -> Source | None:
 
 
 def _upload_source() -> Source | None:
-    upload = st.file_uploader("Data file", type=FILE_TYPES, key="data_upload",
-                              help="CSV, TSV, Parquet or JSON Lines; one record per row, with a header row.")
-    encoding = st.text_input("Text encoding", key="data_encoding", value="utf-8", persist_state="session",
-                             help="Of CSV, TSV and JSON Lines files. Parquet files carry their own.")
+    upload = st.file_uploader(
+        "Data file",
+        type=FILE_TYPES,
+        key="data_upload",
+        help="CSV, TSV, Parquet or JSON Lines; one record per row, with a header row.",
+    )
+    encoding = st.text_input(
+        "Text encoding",
+        key="data_encoding",
+        value="utf-8",
+        persist_state="session",
+        help="Of CSV, TSV and JSON Lines files. Parquet files carry their own.",
+    )
     st.caption("If the file was saved by Excel or an older program and does not load, try **latin-1** (or cp1252).")
     external = st.file_uploader(
-        "Intruder's external texts (optional)", type=FILE_TYPES, key="data_external",
+        "Intruder's external texts (optional)",
+        type=FILE_TYPES,
+        key="data_external",
         help="A second file with other texts by some of the same authors (the text and author columns): what an "
-             "intruder already holds. Without it, records can be held out of the data file instead.",
+        "intruder already holds. Without it, records can be held out of the data file instead.",
     )
     if upload is None:
         st.info("Upload a data file to map its columns.")
@@ -81,7 +100,12 @@ def _upload_source() -> Source | None:
         return None
     digest = hashlib.sha256(data).hexdigest()[:16]
     return Source(
-        id=f"upload:{digest}", table=table, schema=schema, filename=upload.name, data=data, encoding=enc,
+        id=f"upload:{digest}",
+        table=table,
+        schema=schema,
+        filename=upload.name,
+        data=data,
+        encoding=enc,
         external=None if external is None else (external.name, external.getvalue()),
     )
 
@@ -106,17 +130,19 @@ def _external_rule(source: Source, author: str | None) -> tuple[ExternalSpec | N
         return spec, True
     base = spec or ExternalSpec()
     on = st.checkbox(
-        "Hold out records as the intruder's external texts", value=spec is not None or source.demo is None,
+        "Hold out records as the intruder's external texts",
+        value=spec is not None or source.demo is None,
         key=f"holdout::{source.id}",
         help="Moves a few records of some authors out of the data into what the intruder holds, so the "
-             "identification attack can be measured.",
+        "identification attack can be measured.",
     )
     if not on:
         return None, True
     c1, c2, c3, c4 = st.columns(4)
     per_author = c1.number_input("Records per author", 1, 100, base.holdout_per_author, key=f"ho_per::{source.id}")
-    min_records = c2.number_input("Authors with at least", 2, 1000, base.min_records, key=f"ho_min::{source.id}",
-                                  help="records are eligible")
+    min_records = c2.number_input(
+        "Authors with at least", 2, 1000, base.min_records, key=f"ho_min::{source.id}", help="records are eligible"
+    )
     max_authors = c3.number_input("At most this many authors", 1, 100_000, base.max_authors, key=f"ho_max::{source.id}")
     seed = c4.number_input("Seed", 0, 2**31 - 1, base.seed, key=f"ho_seed::{source.id}")
     rule = session.guarded(lambda: ExternalSpec(None, int(per_author), int(min_records), int(max_authors), int(seed)))
@@ -131,19 +157,35 @@ def _mapping(source: Source) -> None:
     with c1:
         text = _pick("Text column", columns, schema.text, f"map_text::{source.id}", "The free text to protect.")
     with c2:
-        author = _pick("Author column", [NONE, *columns], schema.author or NONE, f"map_author::{source.id}",
-                       "Who wrote each record (one person, several records), or none.")
+        author = _pick(
+            "Author column",
+            [NONE, *columns],
+            schema.author or NONE,
+            f"map_author::{source.id}",
+            "Who wrote each record (one person, several records), or none.",
+        )
     with c3:
-        document = _pick("Document column", [NONE, *columns], schema.document or NONE, f"map_document::{source.id}",
-                         "Records that are chunks of one document, or none.")
+        document = _pick(
+            "Document column",
+            [NONE, *columns],
+            schema.document or NONE,
+            f"map_document::{source.id}",
+            "Records that are chunks of one document, or none.",
+        )
     author_col = None if author == NONE else author
     document_col = None if document == NONE else document
     base = loading.field_table(source.table, schema, {text, author, document})
-    st.caption("The other columns: their kind, and their role — sensitive (to be protected), key (an intruder "
-               "may know it), other, or drop (left out of the dataset).")
+    st.caption(
+        "The other columns: their kind, and their role — sensitive (to be protected), key (an intruder "
+        "may know it), other, or drop (left out of the dataset)."
+    )
     table_key = f"map_fields::{source.id}::" + hashlib.sha1("\x1f".join(base["column"]).encode()).hexdigest()[:10]
     fields = st.data_editor(
-        base, key=table_key, hide_index=True, num_rows="fixed", disabled=["column"],
+        base,
+        key=table_key,
+        hide_index=True,
+        num_rows="fixed",
+        disabled=["column"],
         column_config={
             "column": st.column_config.TextColumn("Column"),
             "kind": st.column_config.SelectboxColumn("Kind", options=list(FIELD_KINDS), required=True),
@@ -160,15 +202,22 @@ def _mapping(source: Source) -> None:
             st.rerun()
 
 
-def _load(source: Source, text: str, author: str | None, document: str | None, fields: pd.DataFrame,
-          external: ExternalSpec | None):
+def _load(
+    source: Source,
+    text: str,
+    author: str | None,
+    document: str | None,
+    fields: pd.DataFrame,
+    external: ExternalSpec | None,
+):
     schema = loading.build_schema(text, author, document, fields, None if source.external else external)
     if source.demo is not None:
         dataset = loading.load_demo_with_schema(source.demo, schema)
         custom = schema != loading.demo_schema(source.demo)
         return dataset, loading.Origin("demo", source.demo, None, custom)
-    dataset = loading.load_upload(source.filename, source.data, schema, source.encoding,
-                                source.external if author else None)
+    dataset = loading.load_upload(
+        source.filename, source.data, schema, source.encoding, source.external if author else None
+    )
     return dataset, loading.Origin("upload", source.filename, source.encoding, True)
 
 
@@ -188,8 +237,14 @@ def _preview() -> None:
     roles += [f"{f.name}: {f.kind}, {f.role}" for f in schema.fields]
     st.caption(f"{display.md_escape(dataset.name)} · " + " · ".join(display.md_escape(r) for r in roles))
     st.dataframe(dataset.frame.head(50), hide_index=True, key="data_preview")
-    st.download_button("Download the schema (TOML)", schema.to_toml(), file_name=f"{dataset.name}.schema.toml",
-                       mime="application/toml", on_click="ignore", key="data_schema_download")
+    st.download_button(
+        "Download the schema (TOML)",
+        schema.to_toml(),
+        file_name=f"{dataset.name}.schema.toml",
+        mime="application/toml",
+        on_click="ignore",
+        key="data_schema_download",
+    )
 
 
 def render() -> None:

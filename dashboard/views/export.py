@@ -35,11 +35,18 @@ def _show_result(exported: dict) -> None:
         sha = listed.get(name) or file_sha256(path)
         rows.append({"file": name, "bytes": path.stat().st_size if path.exists() else None, "SHA-256": sha})
     st.dataframe(pd.DataFrame(rows), hide_index=True, key="export_files")
-    st.caption(f"The SHA-256 of {MANIFEST_JSON} is recorded in the audit log (row {result.audit_row_id}); the "
-               "manifest lists the checksums of the other files.")
+    st.caption(
+        f"The SHA-256 of {MANIFEST_JSON} is recorded in the audit log (row {result.audit_row_id}); the "
+        "manifest lists the checksums of the other files."
+    )
     st.download_button(
-        "Download the bundle (.zip)", exported["zip"], file_name=f"{result.out_dir.resolve().name}.zip",
-        mime="application/zip", on_click="ignore", key="export_zip", type="primary",
+        "Download the bundle (.zip)",
+        exported["zip"],
+        file_name=f"{result.out_dir.resolve().name}.zip",
+        mime="application/zip",
+        on_click="ignore",
+        key="export_zip",
+        type="primary",
     )
     st.subheader("Report preview")
     if hasattr(st, "iframe"):  # st.components.v1.html is deprecated in newer Streamlit
@@ -54,8 +61,10 @@ def render() -> None:
     dataset = session.current_dataset()
     chosen = session.get_choice(dataset)
     if dataset is None or chosen is None:
-        st.info("Nothing is chosen yet: pick a method and a knob setting on the Protect, Synthesize fields or "
-                "Counts and amounts page first.")
+        st.info(
+            "Nothing is chosen yet: pick a method and a knob setting on the Protect, Synthesize fields or "
+            "Counts and amounts page first."
+        )
         st.page_link("views/protect.py", label="Go to Protect", icon=":material/tune:")
         st.page_link("views/synthesize.py", label="Go to Synthesize fields", icon=":material/casino:")
         st.page_link("views/counts.py", label="Go to Counts and amounts", icon=":material/bar_chart:")
@@ -63,33 +72,54 @@ def render() -> None:
     _facts(chosen)
     origin = session.current_origin()
     tag = f"{chosen.fingerprint[:12]}::{chosen.method}::{chosen.knob:g}::{chosen.seed}::{chosen.replicates}"
-    out_dir = st.text_input("Output folder", value=exporting.default_export_dir(chosen), key=f"export_dir::{tag}",
-                            help="Created if it does not exist; files of the same name in it are replaced.")
+    out_dir = st.text_input(
+        "Output folder",
+        value=exporting.default_export_dir(chosen),
+        key=f"export_dir::{tag}",
+        help="Created if it does not exist; files of the same name in it are replaced.",
+    )
     st.caption(f"Resolves to {display.md_escape(Path(out_dir).expanduser().resolve())}")
-    with_frontier = st.checkbox("Include the frontier in the report", value=True, key="export_frontier",
-                                persist_state="session",
-                                help="Uses the sweep already computed on the Protect page.")
+    with_frontier = st.checkbox(
+        "Include the frontier in the report",
+        value=True,
+        key="export_frontier",
+        persist_state="session",
+        help="Uses the sweep already computed on the Protect page.",
+    )
     st.caption("The same release from the command line:")
     st.code(exporting.replay_command(dataset, origin, chosen, out_dir, with_frontier), language="bash", wrap_lines=True)
     schema_file = exporting.schema_file_name(dataset, origin)
     if schema_file:
-        st.caption(f"The command needs the column roles chosen on the Data page: save them as "
-                   f"{display.md_escape(schema_file)} beside the data file.")
-        st.download_button(f"Download {schema_file}", dataset.schema.to_toml(), file_name=schema_file,
-                           mime="application/toml", on_click="ignore", key="export_schema")
+        st.caption(
+            f"The command needs the column roles chosen on the Data page: save them as "
+            f"{display.md_escape(schema_file)} beside the data file."
+        )
+        st.download_button(
+            f"Download {schema_file}",
+            dataset.schema.to_toml(),
+            file_name=schema_file,
+            mime="application/toml",
+            on_click="ignore",
+            key="export_schema",
+        )
 
     if st.button("Export", type="primary", key="export_run"):
         progress_area = st.empty()
         try:
-            result = session.guarded(lambda: exporting.export_chosen(
-                dataset, origin, chosen, out_dir, with_frontier, caching.progress_reporter(progress_area)))
+            result = session.guarded(
+                lambda: exporting.export_chosen(
+                    dataset, origin, chosen, out_dir, with_frontier, caching.progress_reporter(progress_area)
+                )
+            )
         except OSError as exc:  # a full disk or a vanished folder: a message, not a traceback
             st.error(f"Could not write the export to {out_dir}: {exc}")
             result = None
         progress_area.empty()
         if result is not None:
             st.session_state[session.EXPORTED] = {
-                "tag": tag, "result": result, "zip": exporting.zip_bundle(result),
+                "tag": tag,
+                "result": result,
+                "zip": exporting.zip_bundle(result),
                 "report": result.files[REPORT_HTML].read_text(encoding="utf-8"),
             }
     exported = st.session_state.get(session.EXPORTED)

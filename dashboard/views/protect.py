@@ -12,12 +12,12 @@ import numpy as np
 import streamlit as st
 
 from dashboard import compute, display, loading, session, widgets
-from engine.report import samples as sampling
 from engine.data.dataset import Dataset
 from engine.figures.text import attack_bars_figure, cosine_by_author_figure, frontier_figure, metric_along_knob_figure
 from engine.measures.base import MetricResult, metric_info
 from engine.protect import METHODS
 from engine.protect.base import Knob
+from engine.report import samples as sampling
 from engine.results import SweepResult
 
 ATTACK = "attack_identification_rate"
@@ -43,7 +43,9 @@ def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | N
                 chosen.append(None)
                 continue
             _valid_choice(key, options, default)
-            chosen.append(st.selectbox(label, options, format_func=display.metric_label, key=key, persist_state="session"))
+            chosen.append(
+                st.selectbox(label, options, format_func=display.metric_label, key=key, persist_state="session")
+            )
     return chosen[0], chosen[1]
 
 
@@ -57,15 +59,27 @@ def _knob_slider(knob: Knob, grid: list[float], method: str) -> float:
         # Grid values, evenly spaced on the slider: a log-scale knob moves by equal ratios.
         if st.session_state.get(key) not in grid:
             st.session_state[key] = default
-        return float(st.select_slider(label, options=grid, format_func=knob.format, key=key, help=knob.help or None,
-                                      persist_state="session"))
+        return float(
+            st.select_slider(
+                label, options=grid, format_func=knob.format, key=key, help=knob.help or None, persist_state="session"
+            )
+        )
     steps = np.diff(grid)
     step = float(steps[0]) if len(steps) and np.allclose(steps, steps[0]) else None
     stored = st.session_state.get(key)
     if not isinstance(stored, float) or not knob.low <= stored <= knob.high:
         st.session_state[key] = float(default)
-    return float(st.slider(label, float(knob.low), float(knob.high), step=step, key=key, help=knob.help or None,
-                           persist_state="session"))
+    return float(
+        st.slider(
+            label,
+            float(knob.low),
+            float(knob.high),
+            step=step,
+            key=key,
+            help=knob.help or None,
+            persist_state="session",
+        )
+    )
 
 
 def _fmt(v: float | None) -> str:
@@ -84,8 +98,7 @@ def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResu
     else:
         interval = "One release per setting, so no interval (deterministic method or M = 1)"
     better = info.better_text
-    st.metric(info.label, _fmt(m.value), delta, delta_color=colour, help=f"{info.meaning}\n\n{interval}.",
-              border=True)
+    st.metric(info.label, _fmt(m.value), delta, delta_color=colour, help=f"{info.meaning}\n\n{interval}.", border=True)
     st.caption(f"{info.kind.capitalize()}, {better}. {info.meaning} {interval}.")
 
 
@@ -100,27 +113,49 @@ def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> None:
 
 def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:
     """The steward's rule; returns the knob value it picks (None if it picks none)."""
-    rule = st.radio("Rule", ["threshold", "tradeoff"], horizontal=True, key="choose_rule", persist_state="session",
-                    format_func=lambda r: "Risk limit" if r == "threshold" else "Trade-off slope")
+    rule = st.radio(
+        "Rule",
+        ["threshold", "tradeoff"],
+        horizontal=True,
+        key="choose_rule",
+        persist_state="session",
+        format_func=lambda r: "Risk limit" if r == "threshold" else "Trade-off slope",
+    )
     if rule == "threshold":
         risks = sweep.summary[sweep.summary["metric"] == risk]["mean"].dropna()
         start = float(math.ceil(float(risks.median()) * 1000) / 1000) if len(risks) else 0.1
         info = metric_info(risk)
-        label = {"lower": f"Highest acceptable {info.label.lower()}",
-                 "higher": f"Lowest acceptable {info.label.lower()}",
-                 "one": f"Acceptable {info.label.lower()} (as far from 1 as)"}[info.better]
-        limit = st.number_input(label, min_value=0.0, value=start,
-                                step=0.005, format="%.3f", key=f"choose_max::{risk}", help=info.better_text)
+        label = {
+            "lower": f"Highest acceptable {info.label.lower()}",
+            "higher": f"Lowest acceptable {info.label.lower()}",
+            "one": f"Acceptable {info.label.lower()} (as far from 1 as)",
+        }[info.better]
+        limit = st.number_input(
+            label,
+            min_value=0.0,
+            value=start,
+            step=0.005,
+            format="%.3f",
+            key=f"choose_max::{risk}",
+            help=info.better_text,
+        )
         choice = session.guarded(lambda: compute.risk_utility_choice(sweep, risk, utility, "threshold", float(limit)))
     else:
-        a = st.number_input("Risk accepted per unit of utility (a)", min_value=0.001, value=1.0, step=0.1,
-                            format="%.3f", key="choose_slope",
-                            help="The frontier point tangent to risk = c + a·utility (Greve & Sablica, Eq. 2.8).")
+        a = st.number_input(
+            "Risk accepted per unit of utility (a)",
+            min_value=0.001,
+            value=1.0,
+            step=0.1,
+            format="%.3f",
+            key="choose_slope",
+            help="The frontier point tangent to risk = c + a·utility (Greve & Sablica, Eq. 2.8).",
+        )
         choice = session.guarded(lambda: compute.risk_utility_choice(sweep, risk, utility, "tradeoff", float(a)))
     if choice is None:
         return None
-    st.markdown(f"Suggested: **{display.md_escape(display.knob_text(knob, choice.knob))}** — "
-                f"{display.md_escape(choice.why)}.")
+    st.markdown(
+        f"Suggested: **{display.md_escape(display.knob_text(knob, choice.knob))}** — {display.md_escape(choice.why)}."
+    )
     st.button("Use this knob", key="choose_use", on_click=_set_knob, args=(method, choice.knob))
     return choice.knob
 
@@ -139,9 +174,15 @@ def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float
     stored = st.session_state.get(key)
     if not isinstance(stored, list) or any(t not in targets for t in stored):
         st.session_state[key] = sampling.attack_targets(detail)
-    chosen = st.multiselect("Targets", targets, key=key, max_selections=8, persist_state="session",
-                            help="People the intruder holds other texts of. Each panel shows, for every released "
-                                 "user, the share of their records the intruder's classifier assigns to the target.")
+    chosen = st.multiselect(
+        "Targets",
+        targets,
+        key=key,
+        max_selections=8,
+        persist_state="session",
+        help="People the intruder holds other texts of. Each panel shows, for every released "
+        "user, the share of their records the intruder's classifier assigns to the target.",
+    )
     if not chosen:
         st.info("Choose one or more targets to see the intruder's scores.")
         return
@@ -157,8 +198,7 @@ def _utility_detail(sweep: SweepResult, utility: str | None, at: float) -> None:
         st.plotly_chart(cosine_by_author_figure(detail, metric_info(utility).label), key="cosine_by_author")
 
 
-def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, knob: Knob,
-             params: dict) -> None:
+def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, knob: Knob, params: dict) -> None:
     st.subheader("Sample protected records")
     release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
     chosen = session.guarded(lambda: compute.sample_records(dataset, method, seed, replicates, MAX_SAMPLES, params))
@@ -171,8 +211,10 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
     if not changed:
         st.info(f"No sample record is changed at {display.knob_text(knob, value)}.")
         return
-    st.caption(f"{len(changed)} records changed at this setting; the same records at every setting. "
-               "Red: what was removed; green: what replaced it.")
+    st.caption(
+        f"{len(changed)} records changed at this setting; the same records at every setting. "
+        "Red: what was removed; green: what replaced it."
+    )
     st.html(display.SAMPLE_CSS)
     for record in changed[:MAX_SAMPLES]:
         st.markdown(display.sample_html(dataset, release, record), unsafe_allow_html=True)
@@ -191,21 +233,38 @@ def render() -> None:
     _valid_choice(session.METHOD_KEY, methods, session.DEFAULT_METHOD)
     c_method, c_risk, c_utility = st.columns([2, 1, 1])
     with c_method:
-        method = st.selectbox("Protection method", methods, format_func=lambda m: METHODS[m].title,
-                              key=session.METHOD_KEY, persist_state="session")
+        method = st.selectbox(
+            "Protection method",
+            methods,
+            format_func=lambda m: METHODS[m].title,
+            key=session.METHOD_KEY,
+            persist_state="session",
+        )
         st.caption(display.md_escape(METHODS[method].description))
     protector = METHODS[method]
     params = widgets.parameter_widgets(method, dataset)
     with st.expander("Replicates and seed"):
         st.session_state.setdefault(session.REPLICATES_KEY, 1)
         st.session_state.setdefault(session.SEED_KEY, 0)
-        replicates = int(st.number_input("Replicates (M protected releases per knob value)", min_value=1,
-                                         max_value=20, step=1, key=session.REPLICATES_KEY, persist_state="session"))
-        seed = int(st.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=session.SEED_KEY,
-                                   persist_state="session"))
+        replicates = int(
+            st.number_input(
+                "Replicates (M protected releases per knob value)",
+                min_value=1,
+                max_value=20,
+                step=1,
+                key=session.REPLICATES_KEY,
+                persist_state="session",
+            )
+        )
+        seed = int(
+            st.number_input(
+                "Seed", min_value=0, max_value=2**31 - 1, step=1, key=session.SEED_KEY, persist_state="session"
+            )
+        )
         if protector.deterministic:
-            st.caption("This method is deterministic: every replicate is the same release, so it is measured once "
-                       "per setting.")
+            st.caption(
+                "This method is deterministic: every replicate is the same release, so it is measured once per setting."
+            )
     replicates = compute.effective_replicates(method, replicates)
 
     sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params)
@@ -221,7 +280,9 @@ def render() -> None:
     metrics = compute.metrics_at(sweep, value)
     st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
     if not np.isclose(at, value):
-        st.caption(f"Measures are shown at the nearest measured setting, {display.md_escape(display.knob_text(knob, at))}.")
+        st.caption(
+            f"Measures are shown at the nearest measured setting, {display.md_escape(display.knob_text(knob, at))}."
+        )
     point = " · ".join(
         f"{what} {_fmt(metrics[m].value)}" for what, m in (("Risk", risk), ("Utility", utility)) if m is not None
     )
@@ -244,15 +305,28 @@ def render() -> None:
             for mid in sweep.metric_ids:
                 st.plotly_chart(metric_along_knob_figure(sweep, mid, current=value), key=f"along::{mid}")
             if risk is None:
-                st.info("No risk measure applies to this dataset, so there is no risk–utility frontier; "
-                        "the reasons are listed above.")
+                st.info(
+                    "No risk measure applies to this dataset, so there is no risk–utility frontier; "
+                    "the reasons are listed above."
+                )
 
-    session.set_choice(session.Chosen(
-        fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
-        replicates=sweep.replicates, risk=risk, utility=utility, sweep=sweep, params=params,
-    ))
-    st.page_link("views/export.py", label=f"Export the release at {display.knob_text(knob, value)}",
-                 icon=":material/download:")
+    session.set_choice(
+        session.Chosen(
+            fingerprint=dataset.fingerprint,
+            dataset=dataset.name,
+            method=method,
+            knob=value,
+            seed=seed,
+            replicates=sweep.replicates,
+            risk=risk,
+            utility=utility,
+            sweep=sweep,
+            params=params,
+        )
+    )
+    st.page_link(
+        "views/export.py", label=f"Export the release at {display.knob_text(knob, value)}", icon=":material/download:"
+    )
 
     _attack_section(sweep, dataset, method, at)
     _utility_detail(sweep, utility, at)

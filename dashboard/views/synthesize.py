@@ -17,11 +17,6 @@ import streamlit as st
 from dashboard import compute, display, session, widgets
 from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
-from engine.measures.evaluate import MeasureOptions
-from engine.frontier import PmseChoice, select_by_pmse_ratio
-from engine.measures.base import MetricResult, metric_info
-from engine.protect import METHODS
-from engine.results import SweepResult
 from engine.figures.field_synthesis import (
     cell_difference_figure,
     complexity_figure,
@@ -30,11 +25,21 @@ from engine.figures.field_synthesis import (
     pmse_ratio_figure,
     prevalence_figure,
 )
+from engine.frontier import PmseChoice, select_by_pmse_ratio
+from engine.measures.base import MetricResult, metric_info
+from engine.measures.evaluate import MeasureOptions
 from engine.measures.utility.topics import prevalence_intervals
+from engine.protect import METHODS
+from engine.results import SweepResult
 
 METHOD_KEY = "synth_method"
-CARDS = ["identification_probability", "confidential_value_rate", "pmse_ratio", "topic_content_correlation",
-         "cell_difference_2way"]
+CARDS = [
+    "identification_probability",
+    "confidential_value_rate",
+    "pmse_ratio",
+    "topic_content_correlation",
+    "cell_difference_2way",
+]
 
 
 def knob_key(method: str, fingerprint: str) -> str:
@@ -55,37 +60,65 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
     with c1:
         if st.session_state.get(METHOD_KEY) not in methods:
             st.session_state[METHOD_KEY] = methods[0]
-        method = st.radio("Synthesizer", methods, key=METHOD_KEY, format_func=lambda m: METHODS[m].title,
-                          persist_state="session")
+        method = st.radio(
+            "Synthesizer", methods, key=METHOD_KEY, format_func=lambda m: METHODS[m].title, persist_state="session"
+        )
         st.caption(display.md_escape(METHODS[method].description))
     with c2:
         params = widgets.parameter_widgets(method, dataset, kinds=("categorical",))
         fields = list(params.get("fields") or ())
         if fields:
-            st.caption("Order: " + " → ".join(display.md_escape(f) for f in fields) + ". The first field is "
-                       "modelled on the text alone; each later one on the text and the fields before it.")
+            st.caption(
+                "Order: " + " → ".join(display.md_escape(f) for f in fields) + ". The first field is "
+                "modelled on the text alone; each later one on the text and the fields before it."
+            )
     with st.expander("Replicates, measures and seed"):
         a, b, c, d = st.columns(4)
         st.session_state.setdefault("synth_replicates", 3)
         st.session_state.setdefault("synth_seed", 0)
         st.session_state.setdefault("synth_projections", 5)
         st.session_state.setdefault("synth_topics", 5)
-        replicates = int(a.number_input("Synthetic datasets M", 1, 20, step=1, key="synth_replicates",
-                                        persist_state="session",
-                                        help="Releases per knob value; the paper uses 20. Measures are averaged over them."))
+        replicates = int(
+            a.number_input(
+                "Synthetic datasets M",
+                1,
+                20,
+                step=1,
+                key="synth_replicates",
+                persist_state="session",
+                help="Releases per knob value; the paper uses 20. Measures are averaged over them.",
+            )
+        )
         seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key="synth_seed", persist_state="session"))
-        projections = int(c.number_input("pMSE projections", 1, 50, step=1, key="synth_projections",
-                                         persist_state="session",
-                                         help="Random projections of the text for the pMSE ratio; the paper uses 20."))
+        projections = int(
+            c.number_input(
+                "pMSE projections",
+                1,
+                50,
+                step=1,
+                key="synth_projections",
+                persist_state="session",
+                help="Random projections of the text for the pMSE ratio; the paper uses 20.",
+            )
+        )
         topics = int(d.number_input("Topics", 2, 20, step=1, key="synth_topics", persist_state="session"))
-        followed = fields or [f.name for f in dataset.schema.fields if f.kind == "categorical" and f.role == "sensitive"]
+        followed = fields or [
+            f.name for f in dataset.schema.fields if f.kind == "categorical" and f.role == "sensitive"
+        ]
         level_options = ["(default)"] + [f"{f}={v}" for f in followed for v in _levels(dataset, f)[1:]]
-        level = st.selectbox("Field level whose topic prevalence is followed", level_options, key="synth_level",
-                             help="The paper follows the low-rating coefficient. The most frequent level of each "
-                                  "field is the reference.")
-    options = MeasureOptions(projections=projections, topics=topics,
-                             vendor_keywords=tuple(params.get("vendor_keywords", ())),
-                             prevalence_level=None if level == "(default)" else level)
+        level = st.selectbox(
+            "Field level whose topic prevalence is followed",
+            level_options,
+            key="synth_level",
+            help="The paper follows the low-rating coefficient. The most frequent level of each "
+            "field is the reference.",
+        )
+    options = MeasureOptions(
+        projections=projections,
+        topics=topics,
+        vendor_keywords=tuple(params.get("vendor_keywords", ())),
+        prevalence_level=None if level == "(default)" else level,
+    )
     return method, params, options, replicates, seed
 
 
@@ -99,8 +132,15 @@ def _slider(sweep: SweepResult, method: str, fingerprint: str, best: float | Non
     if st.session_state.get(key) not in sweep.grid:
         st.session_state[key] = best if best in sweep.grid else compute.nearest_grid_value(sweep.grid, knob.default)
     more = "higher" if knob.more_privacy == "higher" else "lower"
-    return float(st.select_slider(f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy", sweep.grid,
-                                  format_func=knob.format, key=key, help=knob.help or None))
+    return float(
+        st.select_slider(
+            f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy",
+            sweep.grid,
+            format_func=knob.format,
+            key=key,
+            help=knob.help or None,
+        )
+    )
 
 
 def _use_best(method: str, fingerprint: str, value: float) -> None:
@@ -114,10 +154,19 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
         base = metrics.get(mid + "_confidential")
         delta = None if base is None or math.isnan(base.value) else f"{m.value - base.value:+.3f} vs unprotected"
         colour = "inverse" if info.better == "lower" else ("normal" if info.better == "higher" else "off")
-        interval = (f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
-                    if replicates > 1 else "One synthetic dataset per setting")
-        col.metric(info.label, _fmt(m.value), delta, delta_color=colour, border=True,
-                   help=f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}.")
+        interval = (
+            f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
+            if replicates > 1
+            else "One synthetic dataset per setting"
+        )
+        col.metric(
+            info.label,
+            _fmt(m.value),
+            delta,
+            delta_color=colour,
+            border=True,
+            help=f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}.",
+        )
 
 
 def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict) -> None:
@@ -127,8 +176,9 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
         return
     d = release.info["field_detail"]
     wide = d.pivot(index="record", columns="field")
-    table = pd.DataFrame({"row": wide.index + 1,
-                          "text": dataset.frame[dataset.schema.text].iloc[wide.index].astype(str).to_numpy()})
+    table = pd.DataFrame(
+        {"row": wide.index + 1, "text": dataset.frame[dataset.schema.text].iloc[wide.index].astype(str).to_numpy()}
+    )
     for f in dict.fromkeys(d["field"]):
         table[f"{f}: confidential"] = wide[("original", f)].to_numpy()
         table[f"{f}: released"] = wide[("synthetic", f)].to_numpy()
@@ -137,12 +187,21 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
     if only_changed:
         changed = (wide["original"] != wide["synthetic"]).any(axis=1).to_numpy()
         table = table[changed]
-    st.caption(f"Replicate 0 at this setting; P(confidential) is the probability the synthesizer gave the "
-               f"confidential value (Schneider et al. 2023, Table 6). {len(table):,} records.")
-    pcols = {c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
-             for c in table.columns if c.endswith("P(confidential)")}
-    st.dataframe(table.head(500), hide_index=True, key="synth_samples",
-                 column_config={"text": st.column_config.TextColumn("text", width="large"), **pcols})
+    st.caption(
+        f"Replicate 0 at this setting; P(confidential) is the probability the synthesizer gave the "
+        f"confidential value (Schneider et al. 2023, Table 6). {len(table):,} records."
+    )
+    pcols = {
+        c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
+        for c in table.columns
+        if c.endswith("P(confidential)")
+    }
+    st.dataframe(
+        table.head(500),
+        hide_index=True,
+        key="synth_samples",
+        column_config={"text": st.column_config.TextColumn("text", width="large"), **pcols},
+    )
 
 
 def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
@@ -151,20 +210,28 @@ def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
     left, right = st.columns(2)
     with left:
         if sweep.complexity is not None:
-            st.plotly_chart(complexity_figure(sweep.complexity, knob, current=at,
-                                              best=None if choice is None else choice.best), key="synth_complexity")
+            st.plotly_chart(
+                complexity_figure(sweep.complexity, knob, current=at, best=None if choice is None else choice.best),
+                key="synth_complexity",
+            )
     with right:
         if "pmse_ratio" in sweep.metric_ids:
             st.plotly_chart(pmse_ratio_figure(sweep, choice, current=at), key="synth_pmse")
     ident = sweep.detail(at, "identification_probability")
     if ident is not None:
         base = sweep.baseline.get("identification_probability_confidential")
-        st.plotly_chart(identification_bars_figure(ident, None if base is None else base.detail,
-                                                   title=f"Identification probability per target at "
-                                                         f"{knob.symbol} = {knob.format(at)}"),
-                        key="synth_identification")
+        st.plotly_chart(
+            identification_bars_figure(
+                ident,
+                None if base is None else base.detail,
+                title=f"Identification probability per target at {knob.symbol} = {knob.format(at)}",
+            ),
+            key="synth_identification",
+        )
     elif "identification_probability" in sweep.skipped:
-        st.caption(f"Identification probability not measured: {display.md_escape(sweep.skipped['identification_probability'])}.")
+        st.caption(
+            f"Identification probability not measured: {display.md_escape(sweep.skipped['identification_probability'])}."
+        )
     left, right = st.columns(2)
     with left:
         one, two = sweep.detail(at, "cell_difference_1way"), sweep.detail(at, "cell_difference_2way")
@@ -181,15 +248,18 @@ def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
         st.plotly_chart(prevalence_figure(conf, prevalence_intervals(prev)), key="synth_prevalence")
     if "topic_prevalence_ratio" in metrics:
         m = metrics["topic_prevalence_ratio"]
-        st.caption(f"Average ratio of the synthetic to the confidential prevalence coefficient: {_fmt(m.value)} "
-                   "(Table 5; 1 = kept, below 1 = shrunk).")
+        st.caption(
+            f"Average ratio of the synthetic to the confidential prevalence coefficient: {_fmt(m.value)} "
+            "(Table 5; 1 = kept, below 1 = shrunk)."
+        )
 
 
 def render() -> None:
     """The Synthesize page."""
     st.title("Synthesize fields")
-    started = compute.page_sweep("the text is released unchanged; the chosen fields are replaced by synthetic values.",
-                               _settings)
+    started = compute.page_sweep(
+        "the text is released unchanged; the chosen fields are replaced by synthetic values.", _settings
+    )
     if started is None:
         return
     dataset, (method, params, options, replicates, seed), sweep = started
@@ -199,25 +269,42 @@ def render() -> None:
         choice = session.guarded(lambda: select_by_pmse_ratio(sweep.summary, knob.symbol))
     if choice is not None:
         c1, c2 = st.columns([4, 1])
-        c1.info(f"Recommended: **{display.md_escape(knob.symbol)}\\* = {knob.format(choice.best)}** — "
-                f"{display.md_escape(choice.why)}.")
-        c2.button(f"Use {knob.symbol}*", key="synth_use_best", on_click=_use_best,
-                  args=(method, dataset.fingerprint, choice.best))
+        c1.info(
+            f"Recommended: **{display.md_escape(knob.symbol)}\\* = {knob.format(choice.best)}** — "
+            f"{display.md_escape(choice.why)}."
+        )
+        c2.button(
+            f"Use {knob.symbol}*",
+            key="synth_use_best",
+            on_click=_use_best,
+            args=(method, dataset.fingerprint, choice.best),
+        )
     value = _slider(sweep, method, dataset.fingerprint, None if choice is None else choice.best)
     st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
     metrics = compute.metrics_at(sweep, value)
     _cards(metrics, sweep.replicates)
     for mid, why in sweep.skipped.items():
         st.caption(f"Not measured: {display.md_escape(display.metric_label(mid))} — {display.md_escape(why)}.")
-    session.set_choice(session.Chosen(
-        fingerprint=dataset.fingerprint, dataset=dataset.name, method=method, knob=value, seed=seed,
-        replicates=sweep.replicates, risk=next((m for m in compute.metric_ids(sweep, "risk")), None),
-        utility="topic_content_correlation" if "topic_content_correlation" in sweep.metric_ids
-        else next((m for m in compute.metric_ids(sweep, "utility")), None),
-        sweep=sweep, params=params, options=options,
-    ))
-    st.page_link("views/export.py", label=f"Export the release at {display.knob_text(knob, value)}",
-                 icon=":material/download:")
+    session.set_choice(
+        session.Chosen(
+            fingerprint=dataset.fingerprint,
+            dataset=dataset.name,
+            method=method,
+            knob=value,
+            seed=seed,
+            replicates=sweep.replicates,
+            risk=next((m for m in compute.metric_ids(sweep, "risk")), None),
+            utility="topic_content_correlation"
+            if "topic_content_correlation" in sweep.metric_ids
+            else next((m for m in compute.metric_ids(sweep, "utility")), None),
+            sweep=sweep,
+            params=params,
+            options=options,
+        )
+    )
+    st.page_link(
+        "views/export.py", label=f"Export the release at {display.knob_text(knob, value)}", icon=":material/download:"
+    )
     _figures(sweep, value, choice)
     _samples(dataset, method, value, seed, sweep.replicates, params)
 

@@ -33,9 +33,7 @@ def demo_names() -> list[str]:
     """Names of the demo datasets, sorted."""
     if not DEMOS_DIR.is_dir():
         return []
-    return sorted(
-        p.name for p in DEMOS_DIR.iterdir() if (p / "data.csv").is_file() and (p / "schema.toml").is_file()
-    )
+    return sorted(p.name for p in DEMOS_DIR.iterdir() if (p / "data.csv").is_file() and (p / "schema.toml").is_file())
 
 
 def is_demo(name: str) -> bool:

@@ -48,7 +48,9 @@ def split_external(
     if spec is None or spec.file:
         raise ConfigError("split_external needs a hold-out rule ([external] without 'file') in the schema")
     if schema.author is None:
-        raise ConfigError("the hold-out rule needs an author column (who wrote each record); set 'author' in the schema")
+        raise ConfigError(
+            "the hold-out rule needs an author column (who wrote each record); set 'author' in the schema"
+        )
     authors = frame[schema.author].astype(str).to_numpy()
     counts = pd.Series(authors).value_counts()
     eligible = sorted(counts.index[counts >= spec.min_records])

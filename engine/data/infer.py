@@ -72,10 +72,7 @@ def _mean_length(col: pd.Series) -> float:
 
 
 def _infer_text_column(frame: pd.DataFrame, numeric: dict[Any, pd.Series | None]) -> Any:
-    candidates = [
-        c for c in frame.columns
-        if numeric[c] is None and is_str(frame[c]).mean() >= 0.5
-    ]
+    candidates = [c for c in frame.columns if numeric[c] is None and is_str(frame[c]).mean() >= 0.5]
     if not candidates:
         raise DataError(
             "no column holds free text (every column is numeric or empty); give a schema that names the text column"

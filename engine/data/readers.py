@@ -160,11 +160,19 @@ def _read_delimited(path: Path, sep: str, encoding: str) -> pd.DataFrame:
         warnings.simplefilter("error", pd.errors.ParserWarning)
         try:
             return pd.read_csv(
-                path, sep=sep, dtype=str, keep_default_na=False, na_values=[""], encoding=encoding,
-                encoding_errors="strict", index_col=False,
+                path,
+                sep=sep,
+                dtype=str,
+                keep_default_na=False,
+                na_values=[""],
+                encoding=encoding,
+                encoding_errors="strict",
+                index_col=False,
             )
         except pd.errors.EmptyDataError:
-            raise DataError(f"{path} has no header row and no data; it needs a header row and at least one record") from None
+            raise DataError(
+                f"{path} has no header row and no data; it needs a header row and at least one record"
+            ) from None
         except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
             raise DataError(_malformed_csv_message(path, sep, encoding, len(header), exc)) from None
 

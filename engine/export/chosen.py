@@ -18,8 +18,12 @@ from engine.sweep import make_release, metrics_with_intervals, run_sweep
 
 
 def _on_grid(sweep: SweepResult | None, value: float, seed: int, replicates: int) -> bool:
-    return (sweep is not None and sweep.seed == seed and sweep.replicates == replicates
-            and any(np.isclose(value, g, rtol=1e-9, atol=0) for g in sweep.grid))
+    return (
+        sweep is not None
+        and sweep.seed == seed
+        and sweep.replicates == replicates
+        and any(np.isclose(value, g, rtol=1e-9, atol=0) for g in sweep.grid)
+    )
 
 
 def first_measure(sweep: SweepResult, kind: str) -> str | None:
@@ -56,24 +60,50 @@ def export_chosen(
     value = fitted.snap(knob)
     if with_frontier and sweep is None:
         evaluator = evaluator or Evaluator(dataset, None, progress, fields=fitted.synthesized_fields, options=options)
-        sweep = run_sweep(dataset, protector, replicates=replicates, seed=seed, jobs=jobs, progress=progress,
-                          fitted=fitted, evaluator=evaluator)
+        sweep = run_sweep(
+            dataset,
+            protector,
+            replicates=replicates,
+            seed=seed,
+            jobs=jobs,
+            progress=progress,
+            fitted=fitted,
+            evaluator=evaluator,
+        )
     if _on_grid(sweep, value, seed, replicates):
         assert sweep is not None
         point, at = sweep, min(sweep.grid, key=lambda g: abs(g - value))
     else:
         evaluator = evaluator or Evaluator(dataset, None, progress, fields=fitted.synthesized_fields, options=options)
-        point = run_sweep(dataset, protector, grid=[value], replicates=replicates, seed=seed, jobs=jobs,
-                          progress=progress, fitted=fitted, evaluator=evaluator)
+        point = run_sweep(
+            dataset,
+            protector,
+            grid=[value],
+            replicates=replicates,
+            seed=seed,
+            jobs=jobs,
+            progress=progress,
+            fitted=fitted,
+            evaluator=evaluator,
+        )
         at = point.grid[0]
     replicate = min(replicate, point.replicates - 1)  # a deterministic method has one release per knob value
     release = make_release(fitted, value, seed, point.replicates, replicate)
     along = [make_release(fitted, v, seed, point.replicates, replicate) for v in fitted.knob.default_grid()]
     return export_release(
-        out_dir, dataset=dataset, release=release, metrics=metrics_with_intervals(point, at),
-        method_params=protector.params(), replicates=point.replicates, sweep=sweep if with_frontier else None,
-        point=point, risk_metric=risk_metric or first_measure(point, "risk"),
-        utility_metric=utility_metric or first_measure(point, "utility"), replay_command=replay_command,
-        audit_log=audit_log, knob=fitted.knob, method_title=protector.title,
+        out_dir,
+        dataset=dataset,
+        release=release,
+        metrics=metrics_with_intervals(point, at),
+        method_params=protector.params(),
+        replicates=point.replicates,
+        sweep=sweep if with_frontier else None,
+        point=point,
+        risk_metric=risk_metric or first_measure(point, "risk"),
+        utility_metric=utility_metric or first_measure(point, "utility"),
+        replay_command=replay_command,
+        audit_log=audit_log,
+        knob=fitted.knob,
+        method_title=protector.title,
         records=sample_records(dataset, along, SAMPLE_RECORDS),
     )

@@ -16,14 +16,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 from scipy import stats
 
-from engine.figures.text import COLOURS, TEMPLATE, UIREVISION, _plain
 from engine.figures.field_synthesis import PALETTE
+from engine.figures.text import COLOURS, TEMPLATE, UIREVISION, _plain
 
 CONFIDENTIAL = "#222222"
 
 
-def count_histogram_figure(confidential: np.ndarray, synthetic: Sequence[np.ndarray], field: str,
-                           bin_width: float = 25.0) -> go.Figure:
+def count_histogram_figure(
+    confidential: np.ndarray, synthetic: Sequence[np.ndarray], field: str, bin_width: float = 25.0
+) -> go.Figure:
     """Histogram outlines of a count field: confidential (filled) and each synthetic dataset (lines), the
     paper's bin width of 25 (Fig. 1, left)."""
     conf = np.asarray(confidential, dtype=float)
@@ -33,18 +34,38 @@ def count_histogram_figure(confidential: np.ndarray, synthetic: Sequence[np.ndar
     if len(edges) < 2:
         edges = np.array([lo, lo + bin_width])
     mids = (edges[:-1] + edges[1:]) / 2
-    fig = go.Figure(go.Bar(x=mids, y=np.histogram(conf, edges)[0], width=bin_width, name="Confidential",
-                           marker_color="#cccccc", hovertemplate="%{x}: %{y} records<extra>confidential</extra>"))
+    fig = go.Figure(
+        go.Bar(
+            x=mids,
+            y=np.histogram(conf, edges)[0],
+            width=bin_width,
+            name="Confidential",
+            marker_color="#cccccc",
+            hovertemplate="%{x}: %{y} records<extra>confidential</extra>",
+        )
+    )
     for i, s in enumerate(synthetic):
-        fig.add_trace(go.Scatter(x=mids, y=np.histogram(np.asarray(s, float), edges)[0], mode="lines+markers",
-                                 line=dict(color=PALETTE[i % len(PALETTE)], width=2, shape="hvh"),
-                                 name=f"Synthetic dataset {i + 1}",
-                                 hovertemplate="%{x}: %{y} records<extra>synthetic " + str(i + 1) + "</extra>"))
-    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=360, margin=dict(l=60, r=20, t=40, b=60),
-                      title=dict(text=f"{_plain(field)}: confidential and synthetic (bins of {bin_width:g})",
-                                 font=dict(size=15)),
-                      xaxis_title=_plain(field), yaxis_title="Records", bargap=0.05,
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+        fig.add_trace(
+            go.Scatter(
+                x=mids,
+                y=np.histogram(np.asarray(s, float), edges)[0],
+                mode="lines+markers",
+                line=dict(color=PALETTE[i % len(PALETTE)], width=2, shape="hvh"),
+                name=f"Synthetic dataset {i + 1}",
+                hovertemplate="%{x}: %{y} records<extra>synthetic " + str(i + 1) + "</extra>",
+            )
+        )
+    fig.update_layout(
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=360,
+        margin=dict(l=60, r=20, t=40, b=60),
+        title=dict(text=f"{_plain(field)}: confidential and synthetic (bins of {bin_width:g})", font=dict(size=15)),
+        xaxis_title=_plain(field),
+        yaxis_title="Records",
+        bargap=0.05,
+        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+    )
     return fig
 
 
@@ -54,24 +75,41 @@ def amount_density_figure(confidential: np.ndarray, synthetic: Sequence[np.ndarr
     conf = np.log(np.asarray(confidential, dtype=float))
     grid = np.linspace(conf.min(), conf.max(), 300)
     fig = go.Figure()
-    for i, (name, values) in enumerate([("Confidential", conf)] + [
-            (f"Synthetic dataset {k + 1}", np.log(np.asarray(s, float))) for k, s in enumerate(synthetic)]):
+    for i, (name, values) in enumerate(
+        [("Confidential", conf)]
+        + [(f"Synthetic dataset {k + 1}", np.log(np.asarray(s, float))) for k, s in enumerate(synthetic)]
+    ):
         density = stats.gaussian_kde(values)(grid) if np.ptp(values) > 0 else np.zeros_like(grid)
-        fig.add_trace(go.Scatter(
-            x=np.exp(grid), y=density, mode="lines", name=name,
-            line=dict(color=CONFIDENTIAL if i == 0 else PALETTE[(i - 1) % len(PALETTE)], width=3 if i == 0 else 2,
-                      dash="solid" if i == 0 else "dot"),
-            hovertemplate="%{x:.4g}: %{y:.3f}<extra>" + _plain(name) + "</extra>"))
-    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=360, margin=dict(l=60, r=20, t=40, b=60),
-                      title=dict(text=f"{_plain(field)}: density of the logarithm", font=dict(size=15)),
-                      xaxis=dict(title=f"{_plain(field)} (log scale)", type="log"),
-                      yaxis_title=f"Density of log {_plain(field)}",
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+        fig.add_trace(
+            go.Scatter(
+                x=np.exp(grid),
+                y=density,
+                mode="lines",
+                name=name,
+                line=dict(
+                    color=CONFIDENTIAL if i == 0 else PALETTE[(i - 1) % len(PALETTE)],
+                    width=3 if i == 0 else 2,
+                    dash="solid" if i == 0 else "dot",
+                ),
+                hovertemplate="%{x:.4g}: %{y:.3f}<extra>" + _plain(name) + "</extra>",
+            )
+        )
+    fig.update_layout(
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=360,
+        margin=dict(l=60, r=20, t=40, b=60),
+        title=dict(text=f"{_plain(field)}: density of the logarithm", font=dict(size=15)),
+        xaxis=dict(title=f"{_plain(field)} (log scale)", type="log"),
+        yaxis_title=f"Density of log {_plain(field)}",
+        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+    )
     return fig
 
 
-def interval_overlap_figure(combined: pd.DataFrame, confidential: pd.DataFrame, kinds: Sequence[str] = (),
-                            max_rows: int = 40) -> go.Figure:
+def interval_overlap_figure(
+    combined: pd.DataFrame, confidential: pd.DataFrame, kinds: Sequence[str] = (), max_rows: int = 40
+) -> go.Figure:
     """Per quantity, the synthetic 95% interval combined over the M datasets (Reiter 2003) against the
     confidential one, with the interval overlap I (Eq. 10) in the label (Figs. 2–3). Means, quantiles and
     coefficients live on very different scales, so each is drawn relative to its confidential estimate, in
@@ -91,66 +129,121 @@ def interval_overlap_figure(combined: pd.DataFrame, confidential: pd.DataFrame, 
 
     labels = [f"{_plain(q)}  (I = {o:.2f})" for q, o in zip(rows["quantity"], rows["overlap"])]
     fig = go.Figure()
-    fig.add_trace(go.Scatter(
-        x=np.zeros(len(rows)), y=labels, mode="markers", name="Confidential",
-        marker=dict(symbol="square", size=10, color=CONFIDENTIAL),
-        error_x=dict(type="data", symmetric=False, array=z(conf["hi"]), arrayminus=-z(conf["lo"]),
-                     color=CONFIDENTIAL, thickness=2),
-        customdata=np.column_stack([centre, conf["lo"], conf["hi"]]),
-        hovertemplate="%{y}<br>confidential %{customdata[0]:.4g} [%{customdata[1]:.4g}, %{customdata[2]:.4g}]"
-                      "<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            x=np.zeros(len(rows)),
+            y=labels,
+            mode="markers",
+            name="Confidential",
+            marker=dict(symbol="square", size=10, color=CONFIDENTIAL),
+            error_x=dict(
+                type="data",
+                symmetric=False,
+                array=z(conf["hi"]),
+                arrayminus=-z(conf["lo"]),
+                color=CONFIDENTIAL,
+                thickness=2,
+            ),
+            customdata=np.column_stack([centre, conf["lo"], conf["hi"]]),
+            hovertemplate="%{y}<br>confidential %{customdata[0]:.4g} [%{customdata[1]:.4g}, %{customdata[2]:.4g}]"
+            "<extra></extra>",
+        )
+    )
     zs = z(rows["estimate"])
-    fig.add_trace(go.Scatter(
-        x=zs, y=labels, mode="markers", name="Synthetic, combined over the datasets",
-        marker=dict(symbol="x", size=10, color=COLOURS["point"]),
-        error_x=dict(type="data", symmetric=False, array=z(rows["hi"]) - zs, arrayminus=zs - z(rows["lo"]),
-                     color=COLOURS["point"], thickness=2),
-        customdata=np.column_stack([rows["estimate"], rows["lo"], rows["hi"]]),
-        hovertemplate="%{y}<br>synthetic %{customdata[0]:.4g} [%{customdata[1]:.4g}, %{customdata[2]:.4g}]"
-                      "<extra></extra>"))
-    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=140 + 30 * max(len(rows), 1),
-                      margin=dict(l=20, r=20, t=40, b=70),
-                      title=dict(text="95% intervals and their overlap I (1 = the same interval)", font=dict(size=15)),
-                      xaxis=dict(title="Difference from the confidential estimate, in confidential standard errors",
-                                 zeroline=True),
-                      yaxis=dict(autorange="reversed", automargin=True),
-                      legend=dict(orientation="h", yanchor="top", y=-0.35 if len(rows) < 8 else -0.1, x=0))
+    fig.add_trace(
+        go.Scatter(
+            x=zs,
+            y=labels,
+            mode="markers",
+            name="Synthetic, combined over the datasets",
+            marker=dict(symbol="x", size=10, color=COLOURS["point"]),
+            error_x=dict(
+                type="data",
+                symmetric=False,
+                array=z(rows["hi"]) - zs,
+                arrayminus=zs - z(rows["lo"]),
+                color=COLOURS["point"],
+                thickness=2,
+            ),
+            customdata=np.column_stack([rows["estimate"], rows["lo"], rows["hi"]]),
+            hovertemplate="%{y}<br>synthetic %{customdata[0]:.4g} [%{customdata[1]:.4g}, %{customdata[2]:.4g}]"
+            "<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=140 + 30 * max(len(rows), 1),
+        margin=dict(l=20, r=20, t=40, b=70),
+        title=dict(text="95% intervals and their overlap I (1 = the same interval)", font=dict(size=15)),
+        xaxis=dict(title="Difference from the confidential estimate, in confidential standard errors", zeroline=True),
+        yaxis=dict(autorange="reversed", automargin=True),
+        legend=dict(orientation="h", yanchor="top", y=-0.35 if len(rows) < 8 else -0.1, x=0),
+    )
     return fig
 
 
-def risk_against_confidential_figure(synthetic: pd.DataFrame, confidential: dict[str, float], labels: dict[str, str],
-                                     title: str) -> go.Figure:
+def risk_against_confidential_figure(
+    synthetic: pd.DataFrame, confidential: dict[str, float], labels: dict[str, str], title: str
+) -> go.Figure:
     """Bars of risk measures in the release (mean with its 95% range over the datasets) against the same
     measure on the confidential data (stars) — Tables 3–4 as a picture. ``synthetic`` has metric, mean, lo, hi."""
     s = synthetic.set_index("metric")
     ids = [m for m in labels if m in s.index]
     names = [_plain(labels[m]) for m in ids]
     mean = s.loc[ids, "mean"].to_numpy()
-    fig = go.Figure(go.Bar(
-        x=names, y=mean, name="Synthetic release", marker_color=COLOURS["point"],
-        error_y=dict(type="data", symmetric=False, array=s.loc[ids, "hi"].to_numpy() - mean,
-                     arrayminus=mean - s.loc[ids, "lo"].to_numpy()),
-        hovertemplate="%{x}: %{y:.4g}<extra>synthetic</extra>"))
-    fig.add_trace(go.Scatter(
-        x=names, y=[confidential.get(m, np.nan) for m in ids], mode="markers", name="Confidential data",
-        marker=dict(symbol="star", size=14, color=COLOURS["true_positive"], line=dict(width=1, color="white")),
-        hovertemplate="%{x}: %{y:.4g}<extra>confidential</extra>"))
-    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=340, margin=dict(l=60, r=20, t=40, b=60),
-                      title=dict(text=_plain(title), font=dict(size=15)), yaxis=dict(rangemode="tozero"),
-                      legend=dict(orientation="h", yanchor="top", y=-0.2, x=0))
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=mean,
+            name="Synthetic release",
+            marker_color=COLOURS["point"],
+            error_y=dict(
+                type="data",
+                symmetric=False,
+                array=s.loc[ids, "hi"].to_numpy() - mean,
+                arrayminus=mean - s.loc[ids, "lo"].to_numpy(),
+            ),
+            hovertemplate="%{x}: %{y:.4g}<extra>synthetic</extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=names,
+            y=[confidential.get(m, np.nan) for m in ids],
+            mode="markers",
+            name="Confidential data",
+            marker=dict(symbol="star", size=14, color=COLOURS["true_positive"], line=dict(width=1, color="white")),
+            hovertemplate="%{x}: %{y:.4g}<extra>confidential</extra>",
+        )
+    )
+    fig.update_layout(
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=340,
+        margin=dict(l=60, r=20, t=40, b=60),
+        title=dict(text=_plain(title), font=dict(size=15)),
+        yaxis=dict(rangemode="tozero"),
+        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+    )
     return fig
 
 
-CURVE_PANELS = (("emr", "Expected match risk (EMR)"), ("tmr", "True match rate (TMR)"),
-                ("fmr", "False match rate (FMR)"), ("unique_matches", "Unique matches"))
+CURVE_PANELS = (
+    ("emr", "Expected match risk (EMR)"),
+    ("tmr", "True match rate (TMR)"),
+    ("fmr", "False match rate (FMR)"),
+    ("unique_matches", "Unique matches"),
+)
 
 
 def uncertainty_curves_figure(curves: pd.DataFrame, current_s: float | None = None) -> go.Figure:
     """EMR, TMR, FMR and unique matches against the intruder's uncertainty S (Guo & Hu, Fig. 4), synthetic
     (mean over datasets, band = range) and confidential. ``curves`` has columns data, S, emr, tmr, fmr,
     unique_matches (several rows per S for the synthetic datasets)."""
-    fig = make_subplots(rows=2, cols=2, subplot_titles=[t for _, t in CURVE_PANELS], horizontal_spacing=0.12,
-                        vertical_spacing=0.24)
+    fig = make_subplots(
+        rows=2, cols=2, subplot_titles=[t for _, t in CURVE_PANELS], horizontal_spacing=0.12, vertical_spacing=0.24
+    )
     for k, (col, _) in enumerate(CURVE_PANELS):
         r, c = divmod(k, 2)
         for data, colour in (("synthetic", COLOURS["point"]), ("confidential", CONFIDENTIAL)):
@@ -159,19 +252,42 @@ def uncertainty_curves_figure(curves: pd.DataFrame, current_s: float | None = No
                 continue
             mean, lo, hi = g.mean(), g.min(), g.max()
             if data == "synthetic" and (hi > lo).any():
-                fig.add_trace(go.Scatter(x=list(mean.index) + list(mean.index[::-1]),
-                                         y=list(hi) + list(lo[::-1]), fill="toself", line=dict(width=0),
-                                         fillcolor="rgba(31,119,180,0.15)", hoverinfo="skip", showlegend=False),
-                              row=r + 1, col=c + 1)
-            fig.add_trace(go.Scatter(x=mean.index, y=mean, mode="lines+markers", name=data.capitalize(),
-                                     line=dict(color=colour, width=2), showlegend=k == 0, legendgroup=data,
-                                     hovertemplate="S = %{x:.2f}: %{y:.4g}<extra>" + data + "</extra>"),
-                          row=r + 1, col=c + 1)
+                fig.add_trace(
+                    go.Scatter(
+                        x=list(mean.index) + list(mean.index[::-1]),
+                        y=list(hi) + list(lo[::-1]),
+                        fill="toself",
+                        line=dict(width=0),
+                        fillcolor="rgba(31,119,180,0.15)",
+                        hoverinfo="skip",
+                        showlegend=False,
+                    ),
+                    row=r + 1,
+                    col=c + 1,
+                )
+            fig.add_trace(
+                go.Scatter(
+                    x=mean.index,
+                    y=mean,
+                    mode="lines+markers",
+                    name=data.capitalize(),
+                    line=dict(color=colour, width=2),
+                    showlegend=k == 0,
+                    legendgroup=data,
+                    hovertemplate="S = %{x:.2f}: %{y:.4g}<extra>" + data + "</extra>",
+                ),
+                row=r + 1,
+                col=c + 1,
+            )
         if current_s is not None:
             fig.add_vline(x=current_s, line=dict(color=COLOURS["current"], dash="dash"), row=r + 1, col=c + 1)
     fig.update_xaxes(title_text="Intruder uncertainty S")
-    fig.update_layout(template=TEMPLATE, uirevision=UIREVISION, height=640, margin=dict(l=60, r=20, t=70, b=60),
-                      title=dict(text="Identification risk as the intruder's knowledge gets noisier (Eq. 11)",
-                                 font=dict(size=15)),
-                      legend=dict(orientation="h", yanchor="top", y=-0.12, x=0))
+    fig.update_layout(
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=640,
+        margin=dict(l=60, r=20, t=70, b=60),
+        title=dict(text="Identification risk as the intruder's knowledge gets noisier (Eq. 11)", font=dict(size=15)),
+        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
+    )
     return fig

@@ -14,50 +14,78 @@ import plotly.graph_objects as go
 
 from engine.figures.text import COLOURS, TEMPLATE, UIREVISION, _plain
 from engine.frontier import PmseChoice
+from engine.measures.risk.identification import by_target
 from engine.protect.base import Knob
 from engine.results import SweepResult
-from engine.measures.risk.identification import by_target
 
 PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
 
 
 def _knob_axis(knob: Knob) -> dict:
     more = "higher" if knob.more_privacy == "higher" else "lower"
-    return dict(title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
-                type="log" if knob.scale == "log" else "linear")
+    return dict(
+        title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
+        type="log" if knob.scale == "log" else "linear",
+    )
 
 
-def _vertical(fig: go.Figure, x: float, ys: list[float], name: str, colour: str, dash: str = "solid",
-              role: str = "") -> None:
+def _vertical(
+    fig: go.Figure, x: float, ys: list[float], name: str, colour: str, dash: str = "solid", role: str = ""
+) -> None:
     """A vertical marker as a two-point trace (shapes need log10 coordinates on a log axis)."""
     if not ys:
         return
-    fig.add_trace(go.Scatter(x=[x, x], y=[min(ys), max(ys)], mode="lines", name=name, hoverinfo="skip",
-                             line=dict(color=colour, width=2, dash=dash), meta={"role": role, "knob": float(x)}))
+    fig.add_trace(
+        go.Scatter(
+            x=[x, x],
+            y=[min(ys), max(ys)],
+            mode="lines",
+            name=name,
+            hoverinfo="skip",
+            line=dict(color=colour, width=2, dash=dash),
+            meta={"role": role, "knob": float(x)},
+        )
+    )
 
 
-def complexity_figure(complexity: pd.DataFrame, knob: Knob, current: float | None = None,
-                      best: float | None = None) -> go.Figure:
+def complexity_figure(
+    complexity: pd.DataFrame, knob: Knob, current: float | None = None, best: float | None = None
+) -> go.Figure:
     """Model size along the knob, one line per synthesized field (Schneider et al. 2023, Fig. 2)."""
     fig = go.Figure()
     what = str(complexity["what"].iloc[0]) if len(complexity) else "model size"
     for i, (field, g) in enumerate(complexity.groupby("field", sort=False)):
         g = g.sort_values("knob")
-        fig.add_trace(go.Scatter(
-            x=g["knob"], y=g["size"], mode="lines", name=f"{_plain(field)} model",
-            line=dict(color=PALETTE[i % len(PALETTE)], width=2),
-            hovertemplate=f"{_plain(knob.symbol)} = %{{x:.3g}}<br>{_plain(what)}: %{{y}}<extra>{_plain(field)}</extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=g["knob"],
+                y=g["size"],
+                mode="lines",
+                name=f"{_plain(field)} model",
+                line=dict(color=PALETTE[i % len(PALETTE)], width=2),
+                hovertemplate=f"{_plain(knob.symbol)} = %{{x:.3g}}<br>{_plain(what)}: %{{y}}<extra>{_plain(field)}</extra>",
+            )
+        )
     ys = complexity["size"].tolist()
     if best is not None:
         _vertical(fig, best, ys, f"{_plain(knob.symbol)}* = {knob.format(best)}", COLOURS["chosen"], "dash", "best")
     if current is not None:
-        _vertical(fig, current, ys, f"Current: {_plain(knob.symbol)} = {knob.format(current)}", COLOURS["current"],
-                  role="current")
+        _vertical(
+            fig,
+            current,
+            ys,
+            f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
+            COLOURS["current"],
+            role="current",
+        )
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, height=340, margin=dict(l=60, r=20, t=40, b=60),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=340,
+        margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=f"Model size along {_plain(knob.symbol)}: {_plain(what)}", font=dict(size=15)),
-        xaxis=_knob_axis(knob), yaxis_title=_plain(what).capitalize(),
+        xaxis=_knob_axis(knob),
+        yaxis_title=_plain(what).capitalize(),
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
     )
     return fig
@@ -70,56 +98,107 @@ def pmse_ratio_figure(sweep: SweepResult, choice: PmseChoice | None = None, curr
     fig = go.Figure()
     band = s.dropna(subset=["lo", "hi"])
     if not band.empty:
-        fig.add_trace(go.Scatter(
-            x=band["knob"].tolist() + band["knob"].tolist()[::-1], y=band["hi"].tolist() + band["lo"].tolist()[::-1],
-            fill="toself", fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), mode="lines",
-            name="95% range over replicates", hoverinfo="skip",
-        ))
-    fig.add_trace(go.Scatter(
-        x=s["knob"], y=s["mean"], mode="lines+markers", name="Mean pMSE ratio", line=dict(color=COLOURS["point"]),
-        hovertemplate=f"{_plain(knob.symbol)} = %{{x:.3g}}<br>pMSE ratio %{{y:.3f}}<extra></extra>",
-    ))
+        fig.add_trace(
+            go.Scatter(
+                x=band["knob"].tolist() + band["knob"].tolist()[::-1],
+                y=band["hi"].tolist() + band["lo"].tolist()[::-1],
+                fill="toself",
+                fillcolor="rgba(31,119,180,0.18)",
+                line=dict(width=0),
+                mode="lines",
+                name="95% range over replicates",
+                hoverinfo="skip",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=s["knob"],
+            y=s["mean"],
+            mode="lines+markers",
+            name="Mean pMSE ratio",
+            line=dict(color=COLOURS["point"]),
+            hovertemplate=f"{_plain(knob.symbol)} = %{{x:.3g}}<br>pMSE ratio %{{y:.3f}}<extra></extra>",
+        )
+    )
     if len(s):
-        fig.add_trace(go.Scatter(x=[s["knob"].min(), s["knob"].max()], y=[1, 1], mode="lines",
-                                 name="Ratio 1: synthetic like confidential", hoverinfo="skip",
-                                 line=dict(color=COLOURS["baseline"], dash="dash", width=1.5)))
+        fig.add_trace(
+            go.Scatter(
+                x=[s["knob"].min(), s["knob"].max()],
+                y=[1, 1],
+                mode="lines",
+                name="Ratio 1: synthetic like confidential",
+                hoverinfo="skip",
+                line=dict(color=COLOURS["baseline"], dash="dash", width=1.5),
+            )
+        )
     ys = pd.concat([s["lo"], s["hi"], s["mean"]]).dropna().tolist() + [1.0]
     if choice is not None:
-        _vertical(fig, choice.best, ys, f"{_plain(knob.symbol)}* = {knob.format(choice.best)} (closest to 1)",
-                  COLOURS["chosen"], "dash", "best")
+        _vertical(
+            fig,
+            choice.best,
+            ys,
+            f"{_plain(knob.symbol)}* = {knob.format(choice.best)} (closest to 1)",
+            COLOURS["chosen"],
+            "dash",
+            "best",
+        )
     if current is not None:
-        _vertical(fig, current, ys, f"Current: {_plain(knob.symbol)} = {knob.format(current)}", COLOURS["current"],
-                  role="current")
+        _vertical(
+            fig,
+            current,
+            ys,
+            f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
+            COLOURS["current"],
+            role="current",
+        )
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, height=360, margin=dict(l=60, r=20, t=40, b=60),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=360,
+        margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text="pMSE ratio: below 1 over-fits, above 1 under-fits", font=dict(size=15)),
-        xaxis=_knob_axis(knob), yaxis=dict(title="pMSE ratio", type="log" if (s["mean"] > 0).all() and len(s) else "linear"),
+        xaxis=_knob_axis(knob),
+        yaxis=dict(title="pMSE ratio", type="log" if (s["mean"] > 0).all() and len(s) else "linear"),
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
     )
     return fig
 
 
-def identification_bars_figure(synthetic: pd.DataFrame, confidential: pd.DataFrame | None,
-                               max_targets: int = 30, title: str = "") -> go.Figure:
+def identification_bars_figure(
+    synthetic: pd.DataFrame, confidential: pd.DataFrame | None, max_targets: int = 30, title: str = ""
+) -> go.Figure:
     """Per target, the identification probability in the release (bar, mean over records and replicates)
     against the unprotected data (star), as the paper's Figs. 7–8; targets most at risk first."""
     syn = by_target(synthetic)
     conf = by_target(confidential) if confidential is not None and len(confidential) else pd.Series(dtype=float)
     order = (conf.reindex(syn.index).fillna(0) if len(conf) else syn).sort_values(ascending=False).index[:max_targets]
     names = [_plain(t) for t in order]
-    fig = go.Figure(go.Bar(
-        x=names, y=syn.reindex(order).to_numpy(), name="Protected release", marker_color=COLOURS["point"],
-        hovertemplate="%{x}: %{y:.3f}<extra>protected release</extra>",
-    ))
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=syn.reindex(order).to_numpy(),
+            name="Protected release",
+            marker_color=COLOURS["point"],
+            hovertemplate="%{x}: %{y:.3f}<extra>protected release</extra>",
+        )
+    )
     if len(conf):
-        fig.add_trace(go.Scatter(
-            x=names, y=conf.reindex(order).to_numpy(), mode="markers", name="Unprotected data",
-            marker=dict(symbol="star", size=13, color=COLOURS["true_positive"], line=dict(width=1, color="white")),
-            hovertemplate="%{x}: %{y:.3f}<extra>unprotected data</extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=names,
+                y=conf.reindex(order).to_numpy(),
+                mode="markers",
+                name="Unprotected data",
+                marker=dict(symbol="star", size=13, color=COLOURS["true_positive"], line=dict(width=1, color="white")),
+                hovertemplate="%{x}: %{y:.3f}<extra>unprotected data</extra>",
+            )
+        )
     shown = f" (the {len(order)} most at risk of {len(syn)})" if len(syn) > len(order) else ""
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, height=380, margin=dict(l=60, r=20, t=40, b=90),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=380,
+        margin=dict(l=60, r=20, t=40, b=90),
         title=dict(text=_plain(title or "Identification probability per target") + shown, font=dict(size=15)),
         xaxis=dict(title="Target", type="category", tickangle=-45, showticklabels=len(order) <= 40),
         yaxis=dict(title="Probability on the target's record", rangemode="tozero"),
@@ -135,15 +214,28 @@ def cell_difference_figure(one_way: pd.DataFrame | None, two_way: pd.DataFrame |
     for name, d, colour in (("One-way tables", one_way, PALETTE[0]), ("Two-way tables", two_way, PALETTE[1])):
         if d is None or d.empty:
             continue
-        fig.add_trace(go.Violin(
-            y=d["relative_difference"], name=name, box_visible=True, meanline_visible=True, points="all",
-            jitter=0.4, pointpos=0, marker=dict(size=3, opacity=0.5), line_color=colour,
-            text=[_plain(f"{t}: {c}") for t, c in zip(d["table"], d["cell"])],
-            hovertemplate="%{text}<br>relative difference %{y:.3f}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Violin(
+                y=d["relative_difference"],
+                name=name,
+                box_visible=True,
+                meanline_visible=True,
+                points="all",
+                jitter=0.4,
+                pointpos=0,
+                marker=dict(size=3, opacity=0.5),
+                line_color=colour,
+                text=[_plain(f"{t}: {c}") for t, c in zip(d["table"], d["cell"])],
+                hovertemplate="%{text}<br>relative difference %{y:.3f}<extra></extra>",
+            )
+        )
     fig.add_hline(y=0, line=dict(color=COLOURS["baseline"], dash="dash", width=1))
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, height=360, margin=dict(l=60, r=20, t=40, b=40), showlegend=False,
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=360,
+        margin=dict(l=60, r=20, t=40, b=40),
+        showlegend=False,
         title=dict(text="Relative cell differences, synthetic vs confidential (0 = same count)", font=dict(size=15)),
         yaxis_title="(synthetic − confidential) / confidential",
     )
@@ -165,20 +257,40 @@ def content_correlation_figure(detail: pd.DataFrame) -> go.Figure:
     for i, (field, g) in enumerate(per_level.groupby("field", sort=False)):
         colour = PALETTE[i % len(PALETTE)]
         mean = g.groupby("topic")["correlation"].mean()
-        fig.add_trace(go.Bar(
-            x=[_plain(labels[t]) for t in mean.index], y=mean.to_numpy(), name=f"{_plain(field)}: mean over levels",
-            marker_color=colour, opacity=0.75, hovertemplate="%{x}: %{y:.3f}<extra>" + _plain(field) + "</extra>",
-        ))
-        fig.add_trace(go.Scatter(
-            x=[_plain(labels[t]) for t in g["topic"]], y=g["correlation"], mode="markers",
-            name=f"{_plain(field)}: each level", marker=dict(color=colour, size=7, line=dict(width=1, color="white")),
-            text=[_plain(v) for v in g["level"]], hovertemplate="%{text}: %{y:.3f}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Bar(
+                x=[_plain(labels[t]) for t in mean.index],
+                y=mean.to_numpy(),
+                name=f"{_plain(field)}: mean over levels",
+                marker_color=colour,
+                opacity=0.75,
+                hovertemplate="%{x}: %{y:.3f}<extra>" + _plain(field) + "</extra>",
+            )
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=[_plain(labels[t]) for t in g["topic"]],
+                y=g["correlation"],
+                mode="markers",
+                name=f"{_plain(field)}: each level",
+                marker=dict(color=colour, size=7, line=dict(width=1, color="white")),
+                text=[_plain(v) for v in g["level"]],
+                hovertemplate="%{text}: %{y:.3f}<extra></extra>",
+            )
+        )
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, barmode="group", height=360, margin=dict(l=60, r=20, t=40, b=90),
-        title=dict(text="Topic content correlation, confidential vs synthetic (1 = same words per level)",
-                   font=dict(size=15)),
-        yaxis=dict(title="Correlation", range=[min(0.0, float(np.nanmin(per_level["correlation"])) if len(per_level) else 0.0), 1.02]),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        barmode="group",
+        height=360,
+        margin=dict(l=60, r=20, t=40, b=90),
+        title=dict(
+            text="Topic content correlation, confidential vs synthetic (1 = same words per level)", font=dict(size=15)
+        ),
+        yaxis=dict(
+            title="Correlation",
+            range=[min(0.0, float(np.nanmin(per_level["correlation"])) if len(per_level) else 0.0), 1.02],
+        ),
         legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
     )
     return fig
@@ -194,24 +306,42 @@ def prevalence_figure(confidential: pd.DataFrame, combined: pd.DataFrame) -> go.
     c = confidential.set_index("topic").reindex(topics)
     s = combined.set_index("topic").reindex(topics)
     half = 1.96 * np.sqrt(c["variance"].to_numpy())
-    fig.add_trace(go.Scatter(
-        x=labels, y=c["estimate"], mode="markers", name="Confidential data",
-        marker=dict(symbol="star", size=13, color=COLOURS["true_positive"]),
-        error_y=dict(type="data", array=half, arrayminus=half, thickness=1.5),
-        hovertemplate="%{x}: %{y:.3f}<extra>confidential</extra>",
-    ))
-    fig.add_trace(go.Scatter(
-        x=labels, y=s["estimate"], mode="markers", name="Synthetic, combined over replicates",
-        marker=dict(size=10, color=COLOURS["point"]),
-        error_y=dict(type="data", array=(s["hi"] - s["estimate"]).to_numpy(), arrayminus=(s["estimate"] - s["lo"]).to_numpy(),
-                     thickness=1.5),
-        hovertemplate="%{x}: %{y:.3f}<extra>synthetic</extra>",
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=labels,
+            y=c["estimate"],
+            mode="markers",
+            name="Confidential data",
+            marker=dict(symbol="star", size=13, color=COLOURS["true_positive"]),
+            error_y=dict(type="data", array=half, arrayminus=half, thickness=1.5),
+            hovertemplate="%{x}: %{y:.3f}<extra>confidential</extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=labels,
+            y=s["estimate"],
+            mode="markers",
+            name="Synthetic, combined over replicates",
+            marker=dict(size=10, color=COLOURS["point"]),
+            error_y=dict(
+                type="data",
+                array=(s["hi"] - s["estimate"]).to_numpy(),
+                arrayminus=(s["estimate"] - s["lo"]).to_numpy(),
+                thickness=1.5,
+            ),
+            hovertemplate="%{x}: %{y:.3f}<extra>synthetic</extra>",
+        )
+    )
     fig.add_hline(y=0, line=dict(color="#999", width=1))
     level = f"{combined['field'].iloc[0]} = {combined['level'].iloc[0]}" if len(combined) else ""
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, height=360, margin=dict(l=60, r=20, t=40, b=90),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=360,
+        margin=dict(l=60, r=20, t=40, b=90),
         title=dict(text=f"Topic prevalence coefficient of {_plain(level)} (95% intervals)", font=dict(size=15)),
-        yaxis_title="Coefficient on the topic's share", legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
+        yaxis_title="Coefficient on the topic's share",
+        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
     )
     return fig

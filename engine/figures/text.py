@@ -24,10 +24,10 @@ UIREVISION = "textsdc"
 TEMPLATE = "plotly_white"
 
 COLOURS: dict[str, str] = {
-    "true_positive": "#2ca02c",   # green
+    "true_positive": "#2ca02c",  # green
     "false_positive": "#d62728",  # red
     "false_negative": "#ff7f0e",  # orange
-    "other": "#9e9e9e",           # grey
+    "other": "#9e9e9e",  # grey
     "point": "#1f77b4",
     "frontier": "#1f77b4",
     "current": "#d62728",
@@ -97,57 +97,89 @@ def frontier_figure(
 
     fig = go.Figure()
     pareto = t[t["pareto"]].sort_values(["utility", "risk"])
-    fig.add_trace(go.Scatter(
-        x=pareto["utility"], y=pareto["risk"], mode="lines", name="Frontier (not beaten on both measures)",
-        line=dict(color=COLOURS["frontier"], width=2, dash="dot"), hoverinfo="skip",
-    ))
-    fig.add_trace(go.Scatter(
-        x=t["utility"], y=t["risk"], mode="markers+text", name=f"{_plain(knob.label)} ({_plain(knob.symbol)})",
-        text=labels, textposition="top right", hovertemplate=hover,
-        marker=dict(color=COLOURS["point"], size=9),
-        error_x=dict(type="data", array=ex_up, arrayminus=ex_down, thickness=1, width=3, color="#9ab"),
-        error_y=dict(type="data", array=ey_up, arrayminus=ey_down, thickness=1, width=3, color="#9ab"),
-    ))
+    fig.add_trace(
+        go.Scatter(
+            x=pareto["utility"],
+            y=pareto["risk"],
+            mode="lines",
+            name="Frontier (not beaten on both measures)",
+            line=dict(color=COLOURS["frontier"], width=2, dash="dot"),
+            hoverinfo="skip",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=t["utility"],
+            y=t["risk"],
+            mode="markers+text",
+            name=f"{_plain(knob.label)} ({_plain(knob.symbol)})",
+            text=labels,
+            textposition="top right",
+            hovertemplate=hover,
+            marker=dict(color=COLOURS["point"], size=9),
+            error_x=dict(type="data", array=ex_up, arrayminus=ex_down, thickness=1, width=3, color="#9ab"),
+            error_y=dict(type="data", array=ey_up, arrayminus=ey_down, thickness=1, width=3, color="#9ab"),
+        )
+    )
 
     r0, u0 = _baseline_value(sweep, risk), _baseline_value(sweep, utility)
     if r0 is not None and u0 is not None:
-        fig.add_trace(go.Scatter(
-            x=[u0], y=[r0], mode="markers", name="Unprotected data",
-            marker=dict(symbol="star", size=16, color=COLOURS["baseline"]),
-            hovertemplate=f"Unprotected data<br>{_plain(u_info.label)}: %{{x:.3f}}"
-            f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[u0],
+                y=[r0],
+                mode="markers",
+                name="Unprotected data",
+                marker=dict(symbol="star", size=16, color=COLOURS["baseline"]),
+                hovertemplate=f"Unprotected data<br>{_plain(u_info.label)}: %{{x:.3f}}"
+                f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
+            )
+        )
     elif r0 is not None:
-        fig.add_hline(y=r0, line=dict(color=COLOURS["baseline"], dash="dash", width=1),
-                      annotation_text="unprotected data", annotation_position="top left")
+        fig.add_hline(
+            y=r0,
+            line=dict(color=COLOURS["baseline"], dash="dash", width=1),
+            annotation_text="unprotected data",
+            annotation_position="top left",
+        )
     elif u0 is not None:
-        fig.add_vline(x=u0, line=dict(color=COLOURS["baseline"], dash="dash", width=1),
-                      annotation_text="unprotected data", annotation_position="top right")
+        fig.add_vline(
+            x=u0,
+            line=dict(color=COLOURS["baseline"], dash="dash", width=1),
+            annotation_text="unprotected data",
+            annotation_position="top right",
+        )
 
     for what, value, symbol, size in (("Chosen", chosen, "diamond-open", 22), ("Current", current, "circle-open", 20)):
         row = _row_at(t, value)
         if row is None:
             continue
-        fig.add_trace(go.Scatter(
-            x=[row["utility"]], y=[row["risk"]], mode="markers",
-            name=f"{what}: {_plain(knob.symbol)} = {knob.format(row['knob'])}",
-            marker=dict(symbol=symbol, size=size, color=COLOURS[what.lower()], line=dict(width=3)),
-            hovertemplate=f"{what} {_plain(knob.symbol)} = {knob.format(row['knob'])}<extra></extra>",
-            meta={"role": what.lower(), "knob": float(row["knob"])},
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[row["utility"]],
+                y=[row["risk"]],
+                mode="markers",
+                name=f"{what}: {_plain(knob.symbol)} = {knob.format(row['knob'])}",
+                marker=dict(symbol=symbol, size=size, color=COLOURS[what.lower()], line=dict(width=3)),
+                hovertemplate=f"{what} {_plain(knob.symbol)} = {knob.format(row['knob'])}<extra></extra>",
+                meta={"role": what.lower(), "knob": float(row["knob"])},
+            )
+        )
 
     # Each axis is turned by its measure's direction, so better is always to the right and down: a utility
     # where lower is better runs right to left, a risk measure where higher is safer (fmr) top to bottom.
     x_rev, y_rev = u_info.better == "lower", r_info.better == "higher"
     oriented_both = "one" not in (u_info.better, r_info.better)
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, height=480, margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text="Risk against utility" + (": lower right is better" if oriented_both else ""),
-                   font=dict(size=15)),
-        xaxis=dict(title=_axis_title(u_info.label, u_info.better, x_rev),
-                   autorange="reversed" if x_rev else True),
-        yaxis=dict(title=_axis_title(r_info.label, r_info.better, y_rev),
-                   autorange="reversed" if y_rev else True),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=480,
+        margin=dict(l=60, r=20, t=40, b=60),
+        title=dict(
+            text="Risk against utility" + (": lower right is better" if oriented_both else ""), font=dict(size=15)
+        ),
+        xaxis=dict(title=_axis_title(u_info.label, u_info.better, x_rev), autorange="reversed" if x_rev else True),
+        yaxis=dict(title=_axis_title(r_info.label, r_info.better, y_rev), autorange="reversed" if y_rev else True),
         legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
     )
     return fig
@@ -172,42 +204,68 @@ def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | N
     fig = go.Figure()
     band = s.dropna(subset=["lo", "hi"])
     if not band.empty:
-        fig.add_trace(go.Scatter(
-            x=band["knob"].tolist() + band["knob"].tolist()[::-1],
-            y=band["hi"].tolist() + band["lo"].tolist()[::-1],
-            fill="toself", fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), mode="lines",
-            name="95% range over replicates", hoverinfo="skip",
-        ))
-    fig.add_trace(go.Scatter(
-        x=x, y=s["mean"], mode="lines+markers", name="Mean over replicates",
-        line=dict(color=COLOURS["point"], width=2),
-        text=[knob.format(k) for k in x],
-        hovertemplate=f"{_plain(knob.symbol)} = %{{text}}<br>{_plain(info.label)}: %{{y:.3f}}<extra></extra>",
-    ))
+        fig.add_trace(
+            go.Scatter(
+                x=band["knob"].tolist() + band["knob"].tolist()[::-1],
+                y=band["hi"].tolist() + band["lo"].tolist()[::-1],
+                fill="toself",
+                fillcolor="rgba(31,119,180,0.18)",
+                line=dict(width=0),
+                mode="lines",
+                name="95% range over replicates",
+                hoverinfo="skip",
+            )
+        )
+    fig.add_trace(
+        go.Scatter(
+            x=x,
+            y=s["mean"],
+            mode="lines+markers",
+            name="Mean over replicates",
+            line=dict(color=COLOURS["point"], width=2),
+            text=[knob.format(k) for k in x],
+            hovertemplate=f"{_plain(knob.symbol)} = %{{text}}<br>{_plain(info.label)}: %{{y:.3f}}<extra></extra>",
+        )
+    )
     b = _baseline_value(sweep, metric)
     if b is not None and x:
-        fig.add_trace(go.Scatter(
-            x=[min(x), max(x)], y=[b, b], mode="lines", name="Unprotected data",
-            line=dict(color=COLOURS["baseline"], dash="dash", width=1.5),
-            hovertemplate=f"Unprotected data: {b:.3f}<extra></extra>",
-        ))
+        fig.add_trace(
+            go.Scatter(
+                x=[min(x), max(x)],
+                y=[b, b],
+                mode="lines",
+                name="Unprotected data",
+                line=dict(color=COLOURS["baseline"], dash="dash", width=1.5),
+                hovertemplate=f"Unprotected data: {b:.3f}<extra></extra>",
+            )
+        )
     if current is not None and x:
         # A two-point trace rather than a shape: shapes need log10 coordinates on a log axis.
         ys = pd.concat([s["lo"], s["hi"], s["mean"]]).dropna().tolist() + ([b] if b is not None else [])
         if ys:
-            fig.add_trace(go.Scatter(
-                x=[current, current], y=[min(ys), max(ys)], mode="lines",
-                name=f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
-                line=dict(color=COLOURS["current"], width=2), hoverinfo="skip",
-                meta={"role": "current", "knob": float(current)},
-            ))
+            fig.add_trace(
+                go.Scatter(
+                    x=[current, current],
+                    y=[min(ys), max(ys)],
+                    mode="lines",
+                    name=f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
+                    line=dict(color=COLOURS["current"], width=2),
+                    hoverinfo="skip",
+                    meta={"role": "current", "knob": float(current)},
+                )
+            )
 
     more = "higher" if knob.more_privacy == "higher" else "lower"
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, height=360, margin=dict(l=60, r=20, t=40, b=60),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=360,
+        margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=_plain(info.label), font=dict(size=15)),
-        xaxis=dict(title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
-                   type="log" if knob.scale == "log" else "linear"),
+        xaxis=dict(
+            title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
+            type="log" if knob.scale == "log" else "linear",
+        ),
         yaxis_title=f"{_plain(info.label)} ({info.better_text})",
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
@@ -270,36 +328,76 @@ def attack_bars_figure(detail: pd.DataFrame, targets: list[str] | None = None, m
             sel = d[d["category"] == cat]
             bars = sel[sel["score"] > 0] if cat == "other" else sel
             if not bars.empty:
-                fig.add_trace(go.Bar(
-                    x=bars["x"], y=bars["score"], name=name, legendgroup=cat, showlegend=cat not in shown,
-                    marker_color=COLOURS[cat], width=0.8, meta={"category": cat},
-                    hovertemplate="%{x}: %{y:.2f} of records assigned to the target<extra></extra>",
-                ), row=row, col=col)
+                fig.add_trace(
+                    go.Bar(
+                        x=bars["x"],
+                        y=bars["score"],
+                        name=name,
+                        legendgroup=cat,
+                        showlegend=cat not in shown,
+                        marker_color=COLOURS[cat],
+                        width=0.8,
+                        meta={"category": cat},
+                        hovertemplate="%{x}: %{y:.2f} of records assigned to the target<extra></extra>",
+                    ),
+                    row=row,
+                    col=col,
+                )
                 if cat != "other":
-                    fig.add_trace(go.Scatter(
-                        x=bars["x"], y=bars["score"], mode="markers", legendgroup=cat, showlegend=False,
-                        marker=dict(symbol=symbol, size=9, color=COLOURS[cat], line=dict(width=1, color="white")),
-                        hoverinfo="skip", meta={"category": cat},
-                    ), row=row, col=col)
+                    fig.add_trace(
+                        go.Scatter(
+                            x=bars["x"],
+                            y=bars["score"],
+                            mode="markers",
+                            legendgroup=cat,
+                            showlegend=False,
+                            marker=dict(symbol=symbol, size=9, color=COLOURS[cat], line=dict(width=1, color="white")),
+                            hoverinfo="skip",
+                            meta={"category": cat},
+                        ),
+                        row=row,
+                        col=col,
+                    )
                 shown.add(cat)
             zero = sel[sel["score"] <= 0] if cat == "other" else sel.iloc[0:0]
             if not zero.empty:
-                fig.add_trace(go.Scatter(
-                    x=zero["x"], y=[0.0] * len(zero), mode="markers", name="No records assigned",
-                    legendgroup="zero", showlegend="zero" not in shown,
-                    marker=dict(size=4, color=COLOURS["other"]), meta={"category": "zero"},
-                    hovertemplate="%{x}: no records assigned to the target<extra></extra>",
-                ), row=row, col=col)
+                fig.add_trace(
+                    go.Scatter(
+                        x=zero["x"],
+                        y=[0.0] * len(zero),
+                        mode="markers",
+                        name="No records assigned",
+                        legendgroup="zero",
+                        showlegend="zero" not in shown,
+                        marker=dict(size=4, color=COLOURS["other"]),
+                        meta={"category": "zero"},
+                        hovertemplate="%{x}: no records assigned to the target<extra></extra>",
+                    ),
+                    row=row,
+                    col=col,
+                )
                 shown.add("zero")
-        fig.update_xaxes(type="category", categoryorder="array", categoryarray=order,
-                         showticklabels=len(order) <= 20, tickangle=-45, row=row, col=col)
+        fig.update_xaxes(
+            type="category",
+            categoryorder="array",
+            categoryarray=order,
+            showticklabels=len(order) <= 20,
+            tickangle=-45,
+            row=row,
+            col=col,
+        )
         fig.update_yaxes(range=[-0.03, 1.05], row=row, col=col)
 
     fig.update_yaxes(title_text="Share assigned to target", col=1)
     fig.update_xaxes(title_text="Released users (by name)", row=rows)
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, barmode="overlay", bargap=0.1, height=260 * rows + 120,
-        margin=dict(l=60, r=20, t=50, b=60), legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        barmode="overlay",
+        bargap=0.1,
+        height=260 * rows + 120,
+        margin=dict(l=60, r=20, t=50, b=60),
+        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
     )
     return fig
 
@@ -307,19 +405,33 @@ def attack_bars_figure(detail: pd.DataFrame, targets: list[str] | None = None, m
 def cosine_by_author_figure(detail: pd.DataFrame, metric_label: str) -> go.Figure:
     """How the per-author cosine similarity between original and release is spread across authors."""
     values = pd.to_numeric(detail["cosine"], errors="coerce").dropna()
-    fig = go.Figure(go.Histogram(
-        x=values, xbins=dict(start=0.0, end=1.0 + 1e-9, size=0.05), marker_color=COLOURS["point"],
-        name="Authors", hovertemplate="cosine %{x}: %{y} author(s)<extra></extra>",
-    ))
+    fig = go.Figure(
+        go.Histogram(
+            x=values,
+            xbins=dict(start=0.0, end=1.0 + 1e-9, size=0.05),
+            marker_color=COLOURS["point"],
+            name="Authors",
+            hovertemplate="cosine %{x}: %{y} author(s)<extra></extra>",
+        )
+    )
     if len(values):
         mean = float(values.mean())
-        fig.add_vline(x=mean, line=dict(color=COLOURS["baseline"], dash="dash"),
-                      annotation_text=f"average {mean:.3f}", annotation_position="top left")
+        fig.add_vline(
+            x=mean,
+            line=dict(color=COLOURS["baseline"], dash="dash"),
+            annotation_text=f"average {mean:.3f}",
+            annotation_position="top left",
+        )
     fig.update_layout(
-        template=TEMPLATE, uirevision=UIREVISION, height=320, margin=dict(l=60, r=20, t=40, b=50),
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=320,
+        margin=dict(l=60, r=20, t=40, b=50),
         title=dict(text=f"{_plain(metric_label)} per author", font=dict(size=15)),
         xaxis=dict(title=f"{_plain(metric_label)} (1 = unchanged)", range=[-0.02, 1.02]),
-        yaxis_title="Authors", bargap=0.05, showlegend=False,
+        yaxis_title="Authors",
+        bargap=0.05,
+        showlegend=False,
     )
     return fig
 

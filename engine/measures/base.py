@@ -140,8 +140,7 @@ class PrepareContext:
     """What measures see while they prepare, once per dataset: the data, the synthesized fields (in order, and
     split into categorical and count / continuous ones), the settings, progress, and the `shared` memo."""
 
-    def __init__(self, dataset: Dataset, fields: Sequence[str], options: MeasureOptions,
-                 progress: Progress) -> None:
+    def __init__(self, dataset: Dataset, fields: Sequence[str], options: MeasureOptions, progress: Progress) -> None:
         self.dataset = dataset
         self.fields = list(fields)
         self.categorical = [f for f in self.fields if dataset.schema.field(f).kind == "categorical"]
@@ -158,8 +157,9 @@ class PrepareContext:
         """Why a measure of ``target`` does not apply to this method, or None when it does."""
         if target == "text":
             return "measures changes to the text; this method leaves the text as it is" if self.fields else None
-        have, what = (self.categorical, "categorical") if target == "categorical" else (self.numeric,
-                                                                                      "count or continuous")
+        have, what = (
+            (self.categorical, "categorical") if target == "categorical" else (self.numeric, "count or continuous")
+        )
         if have:
             return None
         if self.fields:
@@ -211,8 +211,9 @@ class Measure(ABC):
 
     @classmethod
     def info(cls) -> MetricInfo:
-        return MetricInfo(cls.id, cls.kind, cls.better, cls.label, cls.meaning, cls.low, cls.high, cls.source,
-                          cls.applies_to)
+        return MetricInfo(
+            cls.id, cls.kind, cls.better, cls.label, cls.meaning, cls.low, cls.high, cls.source, cls.applies_to
+        )
 
 
 class _Metrics(Mapping[str, MetricInfo]):

@@ -26,8 +26,15 @@ from engine.measures.risk.matching import RADIUS_PAIRS, UNCERTAINTY_LEVELS, attr
 from engine.measures.utility.distribution import main_effects
 from engine.measures.utility.inference import inferential_estimates
 
-__all__ = ["ATTRIBUTE_RISK_METRICS", "IDENTIFICATION_METRICS", "UNCERTAINTY_LEVELS", "NumericMeasure",
-           "NumericMeasures", "numeric_preparation", "uncertainty_field"]  # and NUMERIC_METRICS, read lazily
+__all__ = [
+    "ATTRIBUTE_RISK_METRICS",
+    "IDENTIFICATION_METRICS",
+    "UNCERTAINTY_LEVELS",
+    "NumericMeasure",
+    "NumericMeasures",
+    "numeric_preparation",
+    "uncertainty_field",
+]  # and NUMERIC_METRICS, read lazily
 
 ATTRIBUTE_RISK_METRICS = [attribute_risk_id(rc, rp) for rc, rp in RADIUS_PAIRS]
 IDENTIFICATION_METRICS = ["emr", "tmr", "fmr", "unique_matches"]
@@ -40,8 +47,10 @@ def uncertainty_field(dataset: Dataset, synthesized: Sequence[str], name: str | 
     if name is None:
         return next((f.name for f in keys if f.kind == "count"), None)
     if name not in [f.name for f in keys]:
-        raise ConfigError(f"intruder-uncertainty field '{name}' must be an un-synthesized key field; key fields: "
-                          f"{', '.join(f.name for f in keys) or 'none'}")
+        raise ConfigError(
+            f"intruder-uncertainty field '{name}' must be an un-synthesized key field; key fields: "
+            f"{', '.join(f.name for f in keys) or 'none'}"
+        )
     if dataset.schema.field(name).kind != "count":
         raise ConfigError(f"intruder-uncertainty field '{name}' must be a count field (Eq. 11 is for counts)")
     return name
@@ -52,28 +61,30 @@ class NumericMeasures:
     """Everything about the confidential data the numeric measures need, computed once."""
 
     dataset: Dataset
-    fields: list[FieldSpec]          # the synthesized count / continuous fields
-    keys: list[str]                  # what the intruder knows: the un-synthesized key fields
-    noisy: str | None                # the key count known with noise (Eq. 11)
+    fields: list[FieldSpec]  # the synthesized count / continuous fields
+    keys: list[str]  # what the intruder knows: the un-synthesized key fields
+    noisy: str | None  # the key count known with noise (Eq. 11)
     seed: int
     clusters: int
-    design_fields: list[FieldSpec]   # the main effects: the key and the synthesized fields
-    confidential_X: np.ndarray       # their columns on the confidential data
+    design_fields: list[FieldSpec]  # the main effects: the key and the synthesized fields
+    confidential_X: np.ndarray  # their columns on the confidential data
     confidential_estimates: pd.DataFrame = field(init=False)  # the quantities of Section 3.2 on it
 
     def __post_init__(self) -> None:
         self.confidential_estimates = self.estimates(self.dataset.frame)
 
     @classmethod
-    def prepare(cls, dataset: Dataset, synthesized: Sequence[str], seed: int = 0, clusters: int = 20,
-                noisy: str | None = None) -> NumericMeasures:
+    def prepare(
+        cls, dataset: Dataset, synthesized: Sequence[str], seed: int = 0, clusters: int = 20, noisy: str | None = None
+    ) -> NumericMeasures:
         schema = dataset.schema
         fields = [schema.field(f) for f in synthesized if schema.field(f).kind in ("count", "continuous")]
         keys = [f.name for f in schema.fields if f.role == "key" and f.name not in synthesized]
         noisy = uncertainty_field(dataset, synthesized, noisy)
         design = [f for f in schema.fields if f.name in keys or f.name in synthesized]
-        return cls(dataset, fields, keys, noisy, seed, clusters, design, main_effects(dataset.frame, design,
-                                                                                    dataset.frame))
+        return cls(
+            dataset, fields, keys, noisy, seed, clusters, design, main_effects(dataset.frame, design, dataset.frame)
+        )
 
     @property
     def response(self) -> str | None:
@@ -83,8 +94,14 @@ class NumericMeasures:
     def estimates(self, frame: pd.DataFrame) -> pd.DataFrame:
         """The quantities of Section 3.2 on ``frame``, bootstrapped with a generator seeded afresh."""
         predictors = [f for f in self.design_fields if f.name not in {g.name for g in self.fields}]
-        return inferential_estimates(frame, self.fields, predictors, self.response,
-                                     np.random.default_rng(self.seed), reference=self.dataset.frame)
+        return inferential_estimates(
+            frame,
+            self.fields,
+            predictors,
+            self.response,
+            np.random.default_rng(self.seed),
+            reference=self.dataset.frame,
+        )
 
     def split(self) -> tuple[list[str], list[str]]:
         """The synthesized count fields and the synthesized continuous fields."""
@@ -108,6 +125,7 @@ class NumericMeasures:
 
 def numeric_preparation(context: PrepareContext) -> NumericMeasures:
     """`NumericMeasures.prepare` once for all the numeric measures of an evaluator."""
+
     def prepare() -> NumericMeasures:
         o = context.options
         context.progress(0, 1, "preparing the measures of counts and amounts")

@@ -24,8 +24,15 @@ from engine.measures.utility.topics import prevalence_level
 from engine.protect.base import Progress, Release, no_progress
 from engine.protect.field_synthesis.sequential import FieldLevels
 
-__all__ = ["FIELD_METRICS", "NUMERIC_METRICS", "TEXT_METRICS", "Evaluator", "MeasureOptions", "check_options",
-           "prevalence_level"]
+__all__ = [
+    "FIELD_METRICS",
+    "NUMERIC_METRICS",
+    "TEXT_METRICS",
+    "Evaluator",
+    "MeasureOptions",
+    "check_options",
+    "prevalence_level",
+]
 
 TEXT_METRICS = measure_ids("text")
 FIELD_METRICS = measure_ids("categorical")
@@ -79,16 +86,26 @@ class Evaluator:
         ConfigError, raised before anything is prepared.
     """
 
-    def __init__(self, dataset: Dataset, metrics: Sequence[str] | None = None, progress: Progress = no_progress,
-                 fields: Sequence[str] = (), options: MeasureOptions | None = None) -> None:
+    def __init__(
+        self,
+        dataset: Dataset,
+        metrics: Sequence[str] | None = None,
+        progress: Progress = no_progress,
+        fields: Sequence[str] = (),
+        options: MeasureOptions | None = None,
+    ) -> None:
         self.dataset = dataset
         self.options = options or MeasureOptions()
         self.fields, self.numeric_fields = _kinds(dataset, fields)
         if metrics:
             requested = list(metrics)
         elif fields:
-            requested = [m.id for m in MEASURES if (m.applies_to == "categorical" and self.fields)
-                         or (m.applies_to == "numeric" and self.numeric_fields)]
+            requested = [
+                m.id
+                for m in MEASURES
+                if (m.applies_to == "categorical" and self.fields)
+                or (m.applies_to == "numeric" and self.numeric_fields)
+            ]
         else:
             requested = list(TEXT_METRICS)
         unknown = [m for m in requested if m not in measure_ids()]

@@ -11,17 +11,42 @@ from engine.errors import ConfigError
 from engine.protect.params import Param
 
 OPTION_PARAMETERS: tuple[Param, ...] = (
-    Param("projections", int, 20, "synthesis measures: random projections of the text for the pMSE", low=1,
-          high=200, label="pMSE projections"),
+    Param(
+        "projections",
+        int,
+        20,
+        "synthesis measures: random projections of the text for the pMSE",
+        low=1,
+        high=200,
+        label="pMSE projections",
+    ),
     Param("topics", int, 5, "synthesis measures: topics of the topic model", low=2, high=50, label="Topics"),
-    Param("level", str, None, "synthesis measures: FIELD=LEVEL whose topic-prevalence coefficient is followed "
-          "(default: the least frequent level of the first field)",
-          label="Field level whose topic prevalence is followed"),
-    Param("clusters", int, 20, "count and amount measures: clusters of the cluster utility Uc", low=2, high=500,
-          label="Clusters of the cluster utility Uc"),
-    Param("uncertainty_field", str, None, "count and amount measures: the key count the intruder knows with "
-          "noise of level S (default: the first un-synthesized key count)", fields=("count",),
-          label="Key count known with noise (Eq. 11)"),
+    Param(
+        "level",
+        str,
+        None,
+        "synthesis measures: FIELD=LEVEL whose topic-prevalence coefficient is followed "
+        "(default: the least frequent level of the first field)",
+        label="Field level whose topic prevalence is followed",
+    ),
+    Param(
+        "clusters",
+        int,
+        20,
+        "count and amount measures: clusters of the cluster utility Uc",
+        low=2,
+        high=500,
+        label="Clusters of the cluster utility Uc",
+    ),
+    Param(
+        "uncertainty_field",
+        str,
+        None,
+        "count and amount measures: the key count the intruder knows with "
+        "noise of level S (default: the first un-synthesized key count)",
+        fields=("count",),
+        label="Key count known with noise (Eq. 11)",
+    ),
 )
 """The measure settings a steward chooses; their names are the `MeasureOptions` fields (``level`` is
 ``prevalence_level``)."""

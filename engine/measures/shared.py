@@ -13,8 +13,9 @@ from engine.protect.field_synthesis.sequential import FieldLevels
 
 def field_levels(context: PrepareContext) -> list[FieldLevels]:
     """The synthesized categorical fields coded 0..K−1 on the confidential data (level 0 the most frequent)."""
-    return context.shared("field_levels", lambda: [FieldLevels.of(f, context.dataset.frame[f])
-                                                   for f in context.categorical])
+    return context.shared(
+        "field_levels", lambda: [FieldLevels.of(f, context.dataset.frame[f]) for f in context.categorical]
+    )
 
 
 def synthetic_codes(view: ReleaseView, levels: list[FieldLevels]) -> list[np.ndarray]:
@@ -33,8 +34,9 @@ def released_texts(view: ReleaseView) -> list[str]:
 def released_authors(view: ReleaseView) -> pd.Series | None:
     """Who wrote each released record (None without an author column)."""
     author = view.dataset.schema.author
-    return view.memo("released_authors", lambda: None if author is None
-                     else view.data[author].astype(str).reset_index(drop=True))
+    return view.memo(
+        "released_authors", lambda: None if author is None else view.data[author].astype(str).reset_index(drop=True)
+    )
 
 
 def require_intruder_texts(dataset: Dataset) -> tuple[pd.DataFrame, str]:

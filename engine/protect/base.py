@@ -89,9 +89,17 @@ class Knob:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "name": self.name, "symbol": self.symbol, "label": self.label, "low": self.low, "high": self.high,
-            "default": self.default, "scale": self.scale, "integer": self.integer,
-            "more_privacy": self.more_privacy, "grid": list(self.default_grid()), "help": self.help,
+            "name": self.name,
+            "symbol": self.symbol,
+            "label": self.label,
+            "low": self.low,
+            "high": self.high,
+            "default": self.default,
+            "scale": self.scale,
+            "integer": self.integer,
+            "more_privacy": self.more_privacy,
+            "grid": list(self.default_grid()),
+            "help": self.help,
         }
 
 

@@ -80,8 +80,9 @@ class Param:
             what += f" ≥ {_fmt(self.low)}"
         if self.many:
             plural = {str: "names", int: "whole numbers", float: "numbers", bool: "true or false"}[self.type]
-            what = f"{plural} separated by commas" + ("" if what in ("text", "a whole number", "a number")
-                                                     else f", each {what.removeprefix('a ')}")
+            what = f"{plural} separated by commas" + (
+                "" if what in ("text", "a whole number", "a number") else f", each {what.removeprefix('a ')}"
+            )
         return what
 
     def coerce(self, value: Any, method: str = "") -> Any:

@@ -106,9 +106,15 @@ class Redaction(Protector):
 
     use_ner: bool
     parameters = (
-        Param("use_ner", bool, True, "find person names, places, organizations and the other entities of levels "
-              "2–4 with spaCy's English model; without it only the level-1 patterns are found", expert=True,
-              label="Use spaCy's entity recognizer"),
+        Param(
+            "use_ner",
+            bool,
+            True,
+            "find person names, places, organizations and the other entities of levels "
+            "2–4 with spaCy's English model; without it only the level-1 patterns are found",
+            expert=True,
+            label="Use spaCy's entity recognizer",
+        ),
     )
 
     def fit_identity(self) -> dict:

@@ -27,10 +27,10 @@ from engine.figures.text import (
 )
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.protect.base import Knob, Release
-from engine.results import SweepResult
 from engine.report.bayes_counts import numeric_samples, numeric_sections
 from engine.report.field_synthesis import synthesis_samples, synthesis_sections
 from engine.report.samples import attack_targets
+from engine.results import SweepResult
 
 CONFIDENTIAL_NOTICE = "Internal review document: contains excerpts of the confidential data. Do not publish."
 
@@ -89,13 +89,20 @@ def _knob_text(knob: Knob | None, value: float) -> str:
 
 
 def _figure_html(fig: go.Figure, div_id: str) -> str:
-    body = fig.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
-                       config={"displaylogo": False, "responsive": True})
+    body = fig.to_html(
+        full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False, "responsive": True}
+    )
     return f'<div class="figure">{body}</div>'
 
 
-def _summary(dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult], replicates: int,
-             method_title: str, knob: Knob | None) -> str:
+def _summary(
+    dataset: Dataset,
+    release: Release,
+    metrics: Mapping[str, MetricResult],
+    replicates: int,
+    method_title: str,
+    knob: Knob | None,
+) -> str:
     parts = [
         f"This release of {len(release.data):,} records from <b>{_e(dataset.name)}</b> was protected with "
         f"<b>{_e(method_title or release.method)}</b> at {_e(_knob_text(knob, release.knob))}."
@@ -104,8 +111,9 @@ def _summary(dataset: Dataset, release: Release, metrics: Mapping[str, MetricRes
         parts.append(f"Moving {_e(knob.symbol)} {'up' if knob.more_privacy == 'higher' else 'down'} protects more.")
     if release.changes is not None:
         n_rec = release.changes["record"].nunique() if len(release.changes) else 0
-        parts.append(f"The method changed {len(release.changes):,} passages in {n_rec:,} of "
-                     f"{dataset.n_records:,} records.")
+        parts.append(
+            f"The method changed {len(release.changes):,} passages in {n_rec:,} of {dataset.n_records:,} records."
+        )
     for mid, m in metrics.items():
         if mid.endswith(CONFIDENTIAL_SUFFIX):
             continue
@@ -122,7 +130,9 @@ def _summary(dataset: Dataset, release: Release, metrics: Mapping[str, MetricRes
 
 def _metrics_table(metrics: Mapping[str, MetricResult]) -> str:
     ids = [m for m in metrics if not m.endswith(CONFIDENTIAL_SUFFIX)]
-    ids += [m for m in metrics if m.endswith(CONFIDENTIAL_SUFFIX) and m.removesuffix(CONFIDENTIAL_SUFFIX) not in metrics]
+    ids += [
+        m for m in metrics if m.endswith(CONFIDENTIAL_SUFFIX) and m.removesuffix(CONFIDENTIAL_SUFFIX) not in metrics
+    ]
     rows = []
     for mid in ids:
         m, info = metrics[mid], metric_info(mid)
@@ -133,8 +143,10 @@ def _metrics_table(metrics: Mapping[str, MetricResult]) -> str:
             f'<td class="num">{_num(m.value)}</td><td class="num">{interval}</td>'
             f'<td class="num">{_num(base.value) if base is not None else "—"}</td><td>{_e(info.meaning)}</td></tr>'
         )
-    head = ("<tr><th>Measure</th><th>Kind</th><th>Value</th><th>95% interval</th>"
-            "<th>Unprotected data</th><th>What it means</th></tr>")
+    head = (
+        "<tr><th>Measure</th><th>Kind</th><th>Value</th><th>95% interval</th>"
+        "<th>Unprotected data</th><th>What it means</th></tr>"
+    )
     return f"<table>{head}{''.join(rows)}</table>"
 
 
@@ -182,8 +194,10 @@ def _samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
             f'<div><span class="muted">Protected</span><br>{prot_html}</div></div>'
             + _field_changes(dataset, release, rec, rows[rows["column"] != text_col])
         )
-    return (f"<p>The {len(records)} sample records the dashboard shows: changed ones whose protected version "
-            "differs at the most settings of the knob.</p>" + "".join(out))
+    return (
+        f"<p>The {len(records)} sample records the dashboard shows: changed ones whose protected version "
+        "differs at the most settings of the knob.</p>" + "".join(out)
+    )
 
 
 def _default_metric(sweep: SweepResult, kind: str) -> str | None:
@@ -193,8 +207,13 @@ def _default_metric(sweep: SweepResult, kind: str) -> str | None:
     return None
 
 
-def _figures(release: Release, metrics: Mapping[str, MetricResult], sweep: SweepResult | None,
-             risk_metric: str | None, utility_metric: str | None) -> list[str]:
+def _figures(
+    release: Release,
+    metrics: Mapping[str, MetricResult],
+    sweep: SweepResult | None,
+    risk_metric: str | None,
+    utility_metric: str | None,
+) -> list[str]:
     out = []
     if sweep is not None:
         risk = risk_metric or _default_metric(sweep, "risk")
@@ -257,12 +276,19 @@ def render_report(
     (`SweepResult.uncertainty_curves`)."""
     knob = knob or (sweep.knob if sweep is not None else None)
     facts = [
-        ("Dataset", dataset.name), ("Source", dataset.source or "—"), ("Fingerprint", dataset.fingerprint),
+        ("Dataset", dataset.name),
+        ("Source", dataset.source or "—"),
+        ("Fingerprint", dataset.fingerprint),
         ("Records", f"{dataset.n_records:,}"),
-        ("Method", method_title or release.method), ("Setting", _knob_text(knob, release.knob)),
-        ("Method parameters", ", ".join(
-            f"{k} = {json.dumps(v, ensure_ascii=False, default=str)}" for k, v in sorted(method_params.items())
-        ) or "—"),
+        ("Method", method_title or release.method),
+        ("Setting", _knob_text(knob, release.knob)),
+        (
+            "Method parameters",
+            ", ".join(
+                f"{k} = {json.dumps(v, ensure_ascii=False, default=str)}" for k, v in sorted(method_params.items())
+            )
+            or "—",
+        ),
         ("Seed", "—" if release.seed is None else release.seed),
         ("Replicate", f"{release.replicate} of {replicates} (numbered from 0)"),
         ("textsdc", __version__),
@@ -272,40 +298,43 @@ def render_report(
     warning = (
         f'<div class="warning">Warning: the protected column(s) {_e(", ".join(unchanged))} carry the confidential '
         "values unchanged in every record. Check the method and its setting before releasing.</div>"
-        if unchanged else ""
+        if unchanged
+        else ""
     )
     figures = _figures(release, metrics, sweep, risk_metric, utility_metric)
     if "field_detail" in release.info or complexity is not None:
-        figures += synthesis_sections(release=release, metrics=metrics, sweep=sweep, complexity=complexity,
-                                      knob=knob, figure=_figure_html)
-    figures += numeric_sections(dataset=dataset, release=release, metrics=metrics, curves=curves,
-                                figure=_figure_html)
+        figures += synthesis_sections(
+            release=release, metrics=metrics, sweep=sweep, complexity=complexity, knob=knob, figure=_figure_html
+        )
+    figures += numeric_sections(dataset=dataset, release=release, metrics=metrics, curves=curves, figure=_figure_html)
     plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
     title = f"textsdc report: {dataset.name}"
-    return "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title><style>{_CSS}</style>",
-        plotly_js,
-        "</head><body>",
-        f"<h1>{_e(title)}</h1>",
-        f'<div class="notice">{_e(CONFIDENTIAL_NOTICE)}</div>',
-        warning,
-        f'<table class="facts">{facts_html}</table>',
-        "<h2>Summary</h2>",
-        _summary(dataset, release, metrics, replicates, method_title, knob),
-        *figures,
-        "<h2>Measures</h2>",
-        _metrics_table(metrics),
-        _not_measured(not_measured or {}),
-        "<h2>Before and after</h2>",
-        _samples(dataset, release, records),
-        "<h2>Reproduce this release</h2>",
-        f"<pre>{_e(replay_command)}</pre>",
-        "<h2>How to read this report</h2>",
-        _HOW_TO_READ,
-        f'<p class="muted">Written by textsdc {_e(__version__)}.</p>',
-        "</body></html>",
-        "",
-    ])
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en"><head><meta charset="utf-8">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{_e(title)}</title><style>{_CSS}</style>",
+            plotly_js,
+            "</head><body>",
+            f"<h1>{_e(title)}</h1>",
+            f'<div class="notice">{_e(CONFIDENTIAL_NOTICE)}</div>',
+            warning,
+            f'<table class="facts">{facts_html}</table>',
+            "<h2>Summary</h2>",
+            _summary(dataset, release, metrics, replicates, method_title, knob),
+            *figures,
+            "<h2>Measures</h2>",
+            _metrics_table(metrics),
+            _not_measured(not_measured or {}),
+            "<h2>Before and after</h2>",
+            _samples(dataset, release, records),
+            "<h2>Reproduce this release</h2>",
+            f"<pre>{_e(replay_command)}</pre>",
+            "<h2>How to read this report</h2>",
+            _HOW_TO_READ,
+            f'<p class="muted">Written by textsdc {_e(__version__)}.</p>',
+            "</body></html>",
+            "",
+        ]
+    )

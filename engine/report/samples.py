@@ -48,8 +48,11 @@ def sample_records(dataset: Dataset, releases: Sequence[Release], n: int = SAMPL
 def changed_records(dataset: Dataset, release: Release, records: Sequence[int]) -> list[int]:
     """Which of ``records`` the release changed in any protected column."""
     cols = protected_columns(dataset, release)
-    return [r for r in records
-            if dataset.frame.iloc[r][cols].astype(str).tolist() != release.data.iloc[r][cols].astype(str).tolist()]
+    return [
+        r
+        for r in records
+        if dataset.frame.iloc[r][cols].astype(str).tolist() != release.data.iloc[r][cols].astype(str).tolist()
+    ]
 
 
 def attack_targets(detail: pd.DataFrame | None, n: int = ATTACK_TARGETS) -> list[str]:

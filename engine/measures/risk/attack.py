@@ -59,7 +59,9 @@ class StyleAttack:
             raise DataError("none of the intruder's external authors appears in the release; the attack needs overlap")
         if len(set(ext_authors)) < 2:
             raise DataError("the intruder's external records come from a single author; the attack needs at least two")
-        vec = TfidfVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(1, 2), sublinear_tf=True)
+        vec = TfidfVectorizer(
+            tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(1, 2), sublinear_tf=True
+        )
         X = vec.fit_transform(external_texts)
         W = np.zeros((len(targets), X.shape[1]))
         b = np.zeros(len(targets))
@@ -67,7 +69,9 @@ class StyleAttack:
             if i % 25 == 0:
                 progress(i, len(targets), "training the intruder's classifiers")
             y = (ext_authors == q).astype(int)
-            svm = LinearSVC(C=C, penalty="l2", loss="squared_hinge", class_weight="balanced", dual="auto", max_iter=5000)
+            svm = LinearSVC(
+                C=C, penalty="l2", loss="squared_hinge", class_weight="balanced", dual="auto", max_iter=5000
+            )
             svm.fit(X, y)
             W[i] = svm.coef_[0]
             b[i] = svm.intercept_[0]
@@ -79,7 +83,9 @@ class StyleAttack:
         X = self.vectorizer.transform(texts)
         positive = (X @ self.weights.T).toarray() + self.intercepts > 0  # records × targets
         codes, candidates = pd.factorize(pd.Series(authors, dtype=object), sort=True)
-        member = sparse.csr_matrix((np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(len(candidates), len(codes)))
+        member = sparse.csr_matrix(
+            (np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(len(candidates), len(codes))
+        )
         counts = np.asarray(member.sum(axis=1)).ravel()
         share = (member @ positive.astype(float)) / counts[:, None]  # candidates × targets
         return list(candidates), share.T  # targets × candidates
@@ -101,10 +107,20 @@ class StyleAttack:
             c = float(top[is_true].any()) / max(int(top.sum()), 1)
             credit.append(c)
             keep = (s > 0) | is_true | (top if top.sum() <= max_tied else False)
-            frames.append(pd.DataFrame({
-                "target": q, "candidate": cand[keep], "score": s[keep], "is_true": is_true[keep],
-                "is_guess": top[keep], "n_candidates": len(cand), "n_tied": int(top.sum()), "credit": c,
-            }))
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "target": q,
+                        "candidate": cand[keep],
+                        "score": s[keep],
+                        "is_true": is_true[keep],
+                        "is_guess": top[keep],
+                        "n_candidates": len(cand),
+                        "n_tied": int(top.sum()),
+                        "credit": c,
+                    }
+                )
+            )
         detail = pd.concat(frames, ignore_index=True)
         return MetricResult(METRIC_ID, float(np.mean(credit)), detail=detail)
 
@@ -128,8 +144,10 @@ class AttackIdentificationRate(Measure):
         ext, self.author = require_intruder_texts(context.dataset)
         text = context.dataset.schema.text
         self.attack = StyleAttack.train(
-            ext[text].astype(str).tolist(), ext[self.author].astype(str).tolist(),
-            context.dataset.frame[self.author].astype(str).tolist(), progress=context.progress,
+            ext[text].astype(str).tolist(),
+            ext[self.author].astype(str).tolist(),
+            context.dataset.frame[self.author].astype(str).tolist(),
+            progress=context.progress,
         )
 
     def compute(self, view: ReleaseView) -> MetricResult:

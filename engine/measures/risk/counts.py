@@ -38,21 +38,27 @@ class AttributeRisk(NumericMeasure):
 def attribute_risk_measure(r_count: float, r_price: float) -> type[AttributeRisk]:
     """The `AttributeRisk` class of one radius pair."""
     rc, rp = int(r_count), int(round(100 * r_price))
-    return type(f"AttributeRiskR{rc}P{rp}", (AttributeRisk,), {
-        "__module__": __name__,  # pickled by reference: each class is also a module attribute of that name
-        "__doc__": f"Attribute risk AR with counts within ±{rc} and amounts within ±{rp}% (Guo & Hu, Table 3).",
-        "id": attribute_risk_id(r_count, r_price),
-        "label": f"Attribute risk AR (count ±{rc}, amount ±{rp}%)",
-        "meaning": f"Summed over records, the share of released records with the record's key values whose "
-                   f"count is within ±{rc} and amount within ±{rp}% of its confidential values: how often an "
-                   "intruder who knows the key values would guess the sensitive ones closely (Guo & Hu, "
-                   "Section 4.1, Table 3).",
-        "r_count": float(r_count), "r_price": float(r_price),
-    })
+    return type(
+        f"AttributeRiskR{rc}P{rp}",
+        (AttributeRisk,),
+        {
+            "__module__": __name__,  # pickled by reference: each class is also a module attribute of that name
+            "__doc__": f"Attribute risk AR with counts within ±{rc} and amounts within ±{rp}% (Guo & Hu, Table 3).",
+            "id": attribute_risk_id(r_count, r_price),
+            "label": f"Attribute risk AR (count ±{rc}, amount ±{rp}%)",
+            "meaning": f"Summed over records, the share of released records with the record's key values whose "
+            f"count is within ±{rc} and amount within ±{rp}% of its confidential values: how often an "
+            "intruder who knows the key values would guess the sensitive ones closely (Guo & Hu, "
+            "Section 4.1, Table 3).",
+            "r_count": float(r_count),
+            "r_price": float(r_price),
+        },
+    )
 
 
 AttributeRiskR5P5, AttributeRiskR5P10, AttributeRiskR10P5, AttributeRiskR10P10 = (
-    attribute_risk_measure(rc, rp) for rc, rp in RADIUS_PAIRS)
+    attribute_risk_measure(rc, rp) for rc, rp in RADIUS_PAIRS
+)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -68,8 +74,9 @@ class _IdentificationMeasure(NumericMeasure):
     def identification(self, view: ReleaseView) -> dict[str, MetricResult]:
         n = self.numeric
         counts, amounts = n.split()
-        return view.memo("identification_risk", lambda: identification_risk(
-            n.dataset.frame, view.data, n.keys, counts, amounts))
+        return view.memo(
+            "identification_risk", lambda: identification_risk(n.dataset.frame, view.data, n.keys, counts, amounts)
+        )
 
     def compute(self, view: ReleaseView) -> MetricResult:
         return self.identification(view)[self.id]
@@ -95,8 +102,16 @@ class Emr(_IdentificationMeasure):
         if n.noisy is None:
             return emr
         counts, amounts = n.split()
-        curve = intruder_uncertainty(n.dataset.frame, view.data, n.keys, n.noisy, UNCERTAINTY_LEVELS, n.seed,
-                                     count_fields=counts, continuous_fields=amounts)
+        curve = intruder_uncertainty(
+            n.dataset.frame,
+            view.data,
+            n.keys,
+            n.noisy,
+            UNCERTAINTY_LEVELS,
+            n.seed,
+            count_fields=counts,
+            continuous_fields=amounts,
+        )
         return MetricResult("emr", emr.value, detail=curve)
 
 

@@ -72,8 +72,8 @@ def standardized_l1_distances(released: StyleFeatures, intruder: StyleFeatures) 
     p_words = W.shape[1]
     out = np.empty((Z.shape[0], W.shape[0]))
     for z in range(Z.shape[0]):
-        cols = Z.indices[Z.indptr[z]:Z.indptr[z + 1]]
-        vals = Z.data[Z.indptr[z]:Z.indptr[z + 1]] / s_z[z] + a_z[z]
+        cols = Z.indices[Z.indptr[z] : Z.indptr[z + 1]]
+        vals = Z.data[Z.indptr[z] : Z.indptr[z + 1]] / s_z[z] + a_z[z]
         # Words of released documents, against the intruder's constant a_z where the intruder lacks them.
         term_r = np.bincount(row_of, weights=np.abs(data_r - a_z[z]), minlength=W.shape[0])
         # The intruder's words: correct the released side there (value or the document's constant).
@@ -94,10 +94,10 @@ def standardized_l1_distances(released: StyleFeatures, intruder: StyleFeatures) 
 class IdentificationRisk:
     """The intruder's side, prepared once per dataset: targets, their known values and all text distances."""
 
-    similarity: np.ndarray          # external texts × released records, 1/d
-    pairs: pd.DataFrame             # one row per (target, true record): external, record, target
+    similarity: np.ndarray  # external texts × released records, 1/d
+    pairs: pd.DataFrame  # one row per (target, true record): external, record, target
     match_fields: list[str]
-    confidential_keys: np.ndarray   # the intruder's known values per pair, as one string key
+    confidential_keys: np.ndarray  # the intruder's known values per pair, as one string key
 
     @classmethod
     def prepare(
@@ -117,7 +117,9 @@ class IdentificationRisk:
             by_author.setdefault(a, []).append(i)
         rows = [(z, i, a) for z, a in enumerate(external_authors) for i in by_author.get(a, [])]
         if not rows:
-            raise DataError("none of the intruder's external authors appears in the release; identification needs overlap")
+            raise DataError(
+                "none of the intruder's external authors appears in the release; identification needs overlap"
+            )
         if not match_fields:
             raise DataError("identification needs at least one field the intruder matches on (synthesized or key)")
         progress(0, 1, "measuring writing-style distances")
@@ -128,13 +130,15 @@ class IdentificationRisk:
         progress(1, 1, "measuring writing-style distances")
         pairs = pd.DataFrame(rows, columns=["external", "record", "target"])
         keys = match_keys(confidential, match_fields)
-        return cls(1.0 / np.maximum(distance, MIN_DISTANCE), pairs, list(match_fields), keys[pairs["record"].to_numpy()])
+        return cls(
+            1.0 / np.maximum(distance, MIN_DISTANCE), pairs, list(match_fields), keys[pairs["record"].to_numpy()]
+        )
 
     def evaluate(self, released: pd.DataFrame) -> MetricResult:
         """Eq. 9 on the true record of every (target, record) pair, for one release of the fields."""
         keys = match_keys(released, self.match_fields)
         codes, uniques = pd.factorize(pd.Series(np.concatenate([keys, self.confidential_keys]), dtype=object))
-        rec_codes, known = codes[: len(keys)], codes[len(keys):]
+        rec_codes, known = codes[: len(keys)], codes[len(keys) :]
         G = sparse.csr_matrix((np.ones(len(keys)), (np.arange(len(keys)), rec_codes)), shape=(len(keys), len(uniques)))
         totals = np.asarray(self.similarity @ G)
         ext = self.pairs["external"].to_numpy()
@@ -185,9 +189,13 @@ class IdentificationProbability(Measure):
         schema = d.schema
         match = list(dict.fromkeys([*context.categorical, *(f.name for f in schema.fields_with_role("key"))]))
         self.risk = IdentificationRisk.prepare(
-            d.texts.astype(str).tolist(), d.frame[author].astype(str).tolist(),
-            ext[schema.text].astype(str).tolist(), ext[author].astype(str).tolist(),
-            d.frame, match, context.progress,
+            d.texts.astype(str).tolist(),
+            d.frame[author].astype(str).tolist(),
+            ext[schema.text].astype(str).tolist(),
+            ext[author].astype(str).tolist(),
+            d.frame,
+            match,
+            context.progress,
         )
 
     def compute(self, view: ReleaseView) -> MetricResult:

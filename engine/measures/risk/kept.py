@@ -36,10 +36,19 @@ class ConfidentialValueRate(Measure):
             detail = detail[detail["field"].isin(self.fields)].reset_index(drop=True)
         if detail is None or detail.empty:
             data = view.data
-            detail = pd.concat([pd.DataFrame({
-                "record": np.arange(len(data)), "field": name,
-                "original": self.confidential[name].astype(str).to_numpy(),
-                "synthetic": data[name].astype(str).to_numpy(),
-            }) for name in self.names], ignore_index=True)
+            detail = pd.concat(
+                [
+                    pd.DataFrame(
+                        {
+                            "record": np.arange(len(data)),
+                            "field": name,
+                            "original": self.confidential[name].astype(str).to_numpy(),
+                            "synthetic": data[name].astype(str).to_numpy(),
+                        }
+                    )
+                    for name in self.names
+                ],
+                ignore_index=True,
+            )
         same = (detail["original"].astype(str) == detail["synthetic"].astype(str)).to_numpy()
         return MetricResult(self.id, float(same.mean()), detail=detail)

@@ -48,7 +48,7 @@ def _groups(known: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str]) ->
         c, uniques = pd.factorize(col.astype(float) if pd.api.types.is_numeric_dtype(col) else col.astype(str))
         codes = codes * (len(uniques) + 1) + (c + 1)
         codes = pd.factorize(codes)[0].astype(np.int64)  # keep the ids small however many keys there are
-    return codes[: len(known)], codes[len(known):]
+    return codes[: len(known)], codes[len(known) :]
 
 
 def close(how: Closeness, radius: float, target: np.ndarray, released: np.ndarray) -> np.ndarray:
@@ -92,8 +92,9 @@ def _window(how: Closeness, radius: float, values: np.ndarray) -> tuple[np.ndarr
     return np.where(empty, np.inf, lo), np.where(empty, -np.inf, hi)
 
 
-def _runs(group_t: np.ndarray, lo_t: np.ndarray, hi_t: np.ndarray, group_r: np.ndarray,
-          value_r: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _runs(
+    group_t: np.ndarray, lo_t: np.ndarray, hi_t: np.ndarray, group_r: np.ndarray, value_r: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each target, the run of released records (positions in ``order``) with the same group and a value in
     [lo, hi]: returns ``order``, each run's ``first`` position and its length.
 
@@ -107,13 +108,14 @@ def _runs(group_t: np.ndarray, lo_t: np.ndarray, hi_t: np.ndarray, group_r: np.n
     order = np.argsort(key_r, kind="stable")
     sorted_keys = key_r[order]
     base = group_t.astype(np.int64) * width
-    first = np.searchsorted(sorted_keys, base + rank[n_r:n_r + n_t], side="left")
-    last = np.searchsorted(sorted_keys, base + rank[n_r + n_t:], side="right")
+    first = np.searchsorted(sorted_keys, base + rank[n_r : n_r + n_t], side="left")
+    last = np.searchsorted(sorted_keys, base + rank[n_r + n_t :], side="right")
     return order, first, np.maximum(last - first, 0)
 
 
-def _materialize(targets: np.ndarray, order: np.ndarray, first: np.ndarray,
-                 counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _materialize(
+    targets: np.ndarray, order: np.ndarray, first: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """The (target, released) pairs of the runs of ``targets``."""
     c = counts[targets]
     i = np.repeat(targets, c)
@@ -121,16 +123,22 @@ def _materialize(targets: np.ndarray, order: np.ndarray, first: np.ndarray,
     return i, order[np.repeat(first[targets], c) + offsets]
 
 
-def candidate_pairs(group_t: np.ndarray, lo_t: np.ndarray, hi_t: np.ndarray, group_r: np.ndarray,
-                    value_r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def candidate_pairs(
+    group_t: np.ndarray, lo_t: np.ndarray, hi_t: np.ndarray, group_r: np.ndarray, value_r: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     """Every (target i, released j) with group_r[j] == group_t[i] and lo_t[i] ≤ value_r[j] ≤ hi_t[i]."""
     order, first, counts = _runs(group_t, lo_t, hi_t, group_r, value_r)
     return _materialize(np.arange(len(lo_t)), order, first, counts)
 
 
-def match_counts(target: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str],
-                 conditions: Sequence[Condition], known: pd.DataFrame | None = None,
-                 budget: int = PAIR_BUDGET) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def match_counts(
+    target: pd.DataFrame,
+    released: pd.DataFrame,
+    keys: Sequence[str],
+    conditions: Sequence[Condition],
+    known: pd.DataFrame | None = None,
+    budget: int = PAIR_BUDGET,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per target i: the number of released records j with i's (known) key values that meet every condition
     (`close` on the field, target value from ``target``); whether released record i itself (same row position)
     is among them; and the number of released records with i's key values at all.
@@ -181,9 +189,15 @@ def match_counts(target: pd.DataFrame, released: pd.DataFrame, keys: Sequence[st
 # Attribute disclosure (Section 4.1)
 
 
-def attribute_risk(confidential: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str],
-                   count_fields: Sequence[str], continuous_fields: Sequence[str], r_count: float,
-                   r_price: float) -> MetricResult:
+def attribute_risk(
+    confidential: pd.DataFrame,
+    released: pd.DataFrame,
+    keys: Sequence[str],
+    count_fields: Sequence[str],
+    continuous_fields: Sequence[str],
+    r_count: float,
+    r_price: float,
+) -> MetricResult:
     """Attribute disclosure risk (Guo & Hu, Section 4.1, after Mitra et al. 2020).
 
     For confidential record i, Mᵢ are the released records with i's key values, cᵢ = |Mᵢ|, and
@@ -194,17 +208,24 @@ def attribute_risk(confidential: pd.DataFrame, released: pd.DataFrame, keys: Seq
     AR = Σᵢ pᵢ, a record with an empty Mᵢ contributing 0. For the confidential baseline pass
     ``released = confidential``. Detail: one row per record (record, matches cᵢ, p).
     """
-    conditions: list[Condition] = [*((f, "absolute", r_count) for f in count_fields),
-                  *((f, "relative", r_price) for f in continuous_fields)]
+    conditions: list[Condition] = [
+        *((f, "absolute", r_count) for f in count_fields),
+        *((f, "relative", r_price) for f in continuous_fields),
+    ]
     hits, _, same_key = match_counts(confidential, released, keys, conditions)
     p = np.where(same_key > 0, hits / np.maximum(same_key, 1), 0.0)
     detail = pd.DataFrame({"record": np.arange(len(confidential)), "matches": same_key, "p": p})
     return MetricResult(attribute_risk_id(r_count, r_price), float(p.sum()), detail=detail)
 
 
-def attribute_risks(confidential: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str],
-                    count_fields: Sequence[str], continuous_fields: Sequence[str],
-                    radii: Sequence[tuple[float, float]] = RADIUS_PAIRS) -> dict[str, MetricResult]:
+def attribute_risks(
+    confidential: pd.DataFrame,
+    released: pd.DataFrame,
+    keys: Sequence[str],
+    count_fields: Sequence[str],
+    continuous_fields: Sequence[str],
+    radii: Sequence[tuple[float, float]] = RADIUS_PAIRS,
+) -> dict[str, MetricResult]:
     """`attribute_risk` at the paper's radius pairs (Table 3): counts within 5 or 10, amounts within 5% or 10%."""
     out = {}
     for rc, rp in radii:
@@ -217,9 +238,16 @@ def attribute_risks(confidential: pd.DataFrame, released: pd.DataFrame, keys: Se
 # Identification disclosure (Sections 4.2–4.3)
 
 
-def identification_risk(confidential: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str],
-                        count_fields: Sequence[str], continuous_fields: Sequence[str], count_radius: float = 5.0,
-                        log_radius: float = 0.05, known: pd.DataFrame | None = None) -> dict[str, MetricResult]:
+def identification_risk(
+    confidential: pd.DataFrame,
+    released: pd.DataFrame,
+    keys: Sequence[str],
+    count_fields: Sequence[str],
+    continuous_fields: Sequence[str],
+    count_radius: float = 5.0,
+    log_radius: float = 0.05,
+    known: pd.DataFrame | None = None,
+) -> dict[str, MetricResult]:
     """Identification disclosure risk (Reiter & Mitra 2009; Hu 2019; Guo & Hu, Section 4.2).
 
     The intruder knows target i's key values (from ``known`` if given, else the confidential ones) and its
@@ -234,8 +262,10 @@ def identification_risk(confidential: pd.DataFrame, released: pd.DataFrame, keys
     where FMR is defined as 0 when there is no unique match (u = 0): no unique match can mislead.
     Detail of ``emr``: one row per record (record, matches, true_match, unique).
     """
-    conditions: list[Condition] = [*((f, "absolute", count_radius) for f in count_fields),
-                  *((f, "log", log_radius) for f in continuous_fields)]
+    conditions: list[Condition] = [
+        *((f, "absolute", count_radius) for f in count_fields),
+        *((f, "log", log_radius) for f in continuous_fields),
+    ]
     c, true, _ = match_counts(confidential, released, keys, conditions, known)
     n = len(confidential)
     emr = float(np.sum(np.where(c > 0, true / np.maximum(c, 1), 0.0)))
@@ -244,8 +274,12 @@ def identification_risk(confidential: pd.DataFrame, released: pd.DataFrame, keys
     tmr = float(np.sum(unique & true) / n) if n else 0.0
     fmr = float(np.sum(unique & ~true) / u) if u else 0.0
     detail = pd.DataFrame({"record": np.arange(n), "matches": c, "true_match": true, "unique": unique})
-    return {"emr": MetricResult("emr", emr, detail=detail), "tmr": MetricResult("tmr", tmr),
-            "fmr": MetricResult("fmr", fmr), "unique_matches": MetricResult("unique_matches", float(u))}
+    return {
+        "emr": MetricResult("emr", emr, detail=detail),
+        "tmr": MetricResult("tmr", tmr),
+        "fmr": MetricResult("fmr", fmr),
+        "unique_matches": MetricResult("unique_matches", float(u)),
+    }
 
 
 def noisy_counts(values: np.ndarray, level: float, noise: np.ndarray) -> np.ndarray:
@@ -264,9 +298,15 @@ def noisy_counts(values: np.ndarray, level: float, noise: np.ndarray) -> np.ndar
     return np.where(x > 0, out, x)
 
 
-def intruder_uncertainty(confidential: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str], noisy_field: str,
-                         levels: Sequence[float] = UNCERTAINTY_LEVELS, seed: int = 0,
-                         **match_kwargs) -> pd.DataFrame:
+def intruder_uncertainty(
+    confidential: pd.DataFrame,
+    released: pd.DataFrame,
+    keys: Sequence[str],
+    noisy_field: str,
+    levels: Sequence[float] = UNCERTAINTY_LEVELS,
+    seed: int = 0,
+    **match_kwargs,
+) -> pd.DataFrame:
     """EMR, TMR, FMR and unique matches when the intruder knows the key count ``noisy_field`` only through
     `noisy_counts` at each uncertainty level S (Guo & Hu, Section 4.3, Eq. 11): sd on the log scale S·xᵢ,
     counts of 0 kept exact.

@@ -28,18 +28,29 @@ def relative_differences(confidential: pd.DataFrame, synthetic: pd.DataFrame, co
     syn = _table(synthetic.astype(str), cols).reindex(conf.index, fill_value=0)
     rel = (syn - conf) / conf
     cells = [" × ".join(map(str, k if isinstance(k, tuple) else (k,))) for k in conf.index]
-    return pd.DataFrame({"table": " × ".join(cols), "cell": cells, "confidential": conf.to_numpy(),
-                         "synthetic": syn.to_numpy(), "relative_difference": rel.to_numpy()})
+    return pd.DataFrame(
+        {
+            "table": " × ".join(cols),
+            "cell": cells,
+            "confidential": conf.to_numpy(),
+            "synthetic": syn.to_numpy(),
+            "relative_difference": rel.to_numpy(),
+        }
+    )
 
 
 def two_way_tables(synthesized: Sequence[str], categorical: Sequence[str]) -> list[tuple[str, str]]:
     """The pairs of categorical fields crossed in the two-way tables: those with at least one synthesized."""
-    return [p for p in combinations(list(dict.fromkeys([*synthesized, *categorical])), 2)
-            if p[0] in synthesized or p[1] in synthesized]
+    return [
+        p
+        for p in combinations(list(dict.fromkeys([*synthesized, *categorical])), 2)
+        if p[0] in synthesized or p[1] in synthesized
+    ]
 
 
-def cell_differences(confidential: pd.DataFrame, synthetic: pd.DataFrame, synthesized: Sequence[str],
-                     categorical: Sequence[str]) -> dict[str, MetricResult]:
+def cell_differences(
+    confidential: pd.DataFrame, synthetic: pd.DataFrame, synthesized: Sequence[str], categorical: Sequence[str]
+) -> dict[str, MetricResult]:
     """``cell_difference_1way`` and ``cell_difference_2way`` with per-cell detail."""
     one = [relative_differences(confidential, synthetic, [f]) for f in synthesized]
     pairs = two_way_tables(synthesized, categorical)
@@ -68,8 +79,10 @@ class _CellDifference(Measure):
         self.categorical = [f.name for f in context.dataset.schema.fields if f.kind == "categorical"]
 
     def compute(self, view: ReleaseView) -> MetricResult:
-        return view.memo("cell_differences", lambda: cell_differences(
-            self.confidential, view.data, self.synthesized, self.categorical))[self.id]
+        return view.memo(
+            "cell_differences",
+            lambda: cell_differences(self.confidential, view.data, self.synthesized, self.categorical),
+        )[self.id]
 
 
 class CellDifference1way(_CellDifference):

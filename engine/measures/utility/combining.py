@@ -56,6 +56,15 @@ def combine_table(rows: pd.DataFrame, keys: list[str], level: float = 0.95) -> p
     for key, g in rows.groupby(keys, sort=False):
         c = combine_partial_synthesis(g["estimate"].to_numpy(), g["variance"].to_numpy(), level)
         key = key if isinstance(key, tuple) else (key,)
-        out.append({**dict(zip(keys, key)), "estimate": c.estimate, "variance": c.variance, "df": c.df,
-                    "lo": c.lo, "hi": c.hi, "replicates": int(len(g))})
+        out.append(
+            {
+                **dict(zip(keys, key)),
+                "estimate": c.estimate,
+                "variance": c.variance,
+                "df": c.df,
+                "lo": c.lo,
+                "hi": c.hi,
+                "replicates": int(len(g)),
+            }
+        )
     return pd.DataFrame(out, columns=[*keys, "estimate", "variance", "df", "lo", "hi", "replicates"])

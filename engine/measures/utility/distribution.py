@@ -100,8 +100,13 @@ def propensity_up(confidential_X: np.ndarray, synthetic_X: np.ndarray) -> Metric
     return MetricResult("propensity_up", float(np.mean((p - c) ** 2)))
 
 
-def cluster_uc(confidential_X: np.ndarray, synthetic_X: np.ndarray, groups: int = 20, max_records: int = 4000,
-               rng: np.random.Generator | None = None) -> MetricResult:
+def cluster_uc(
+    confidential_X: np.ndarray,
+    synthetic_X: np.ndarray,
+    groups: int = 20,
+    max_records: int = 4000,
+    rng: np.random.Generator | None = None,
+) -> MetricResult:
     """Cluster utility Uc (Woo et al. 2009; Guo & Hu, Section 3.1): cluster the stacked records by
     UPGMA (average linkage, Euclidean distance) into ``groups`` clusters and compute
 
@@ -139,8 +144,9 @@ def cluster_uc(confidential_X: np.ndarray, synthetic_X: np.ndarray, groups: int 
     return MetricResult("cluster_uc", value, detail=detail)
 
 
-def ecdf_measures(confidential: pd.DataFrame, synthetic: pd.DataFrame,
-                  fields: Sequence[str]) -> dict[str, MetricResult]:
+def ecdf_measures(
+    confidential: pd.DataFrame, synthetic: pd.DataFrame, fields: Sequence[str]
+) -> dict[str, MetricResult]:
     """Empirical-CDF utility (Woo et al. 2009): per field, with F_c and F_s the empirical CDFs of the
     confidential and synthetic values evaluated at every value of the merged data, Um = max |F_c − F_s| and
     Ua = mean (F_c − F_s)². Each metric's value is its largest over ``fields`` (the worst field); detail: one
@@ -151,7 +157,9 @@ def ecdf_measures(confidential: pd.DataFrame, synthetic: pd.DataFrame,
         s = np.sort(synthetic[f].to_numpy(dtype=float))
         points = np.concatenate([c, s])
         diff = np.searchsorted(c, points, side="right") / len(c) - np.searchsorted(s, points, side="right") / len(s)
-        rows.append({"field": f, "ecdf_max": float(np.abs(diff).max()), "ecdf_avg": float(np.mean(diff ** 2))})
+        rows.append({"field": f, "ecdf_max": float(np.abs(diff).max()), "ecdf_avg": float(np.mean(diff**2))})
     detail = pd.DataFrame(rows, columns=["field", "ecdf_max", "ecdf_avg"])
-    return {m: MetricResult(m, float(detail[m].max()) if len(detail) else float("nan"), detail=detail)
-            for m in ("ecdf_max", "ecdf_avg")}
+    return {
+        m: MetricResult(m, float(detail[m].max()) if len(detail) else float("nan"), detail=detail)
+        for m in ("ecdf_max", "ecdf_avg")
+    }

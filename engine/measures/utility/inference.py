@@ -47,8 +47,9 @@ def interval_overlap(lo_c, hi_c, lo_s, hi_s) -> np.ndarray:
     return term(hi_c - lo_c) + term(hi_s - lo_s)
 
 
-def regression_estimates(frame: pd.DataFrame, response: str, regressors: Sequence[FieldSpec],
-                         reference: pd.DataFrame | None = None) -> pd.DataFrame:
+def regression_estimates(
+    frame: pd.DataFrame, response: str, regressors: Sequence[FieldSpec], reference: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """OLS coefficients of log(response) on ``regressors`` with variances σ̂² (XᵀX)⁻¹, the intercept left out
     (Guo & Hu, Section 3.2, regress Price on Neighborhood, RoomType, ReviewsCount and AvailableDays).
 
@@ -79,9 +80,17 @@ def regression_estimates(frame: pd.DataFrame, response: str, regressors: Sequenc
     dof = max(len(y) - X.shape[1], 1)
     cov = float(resid @ resid / dof) * np.linalg.pinv(X.T @ X)
     lhs = f"log({response})" if logged else response
-    return pd.DataFrame({"quantity": [f"{lhs} ~ {n}" for n in names[1:]], "kind": "coefficient", "field": response,
-                         "term": names[1:], "estimate": beta[1:], "variance": np.diag(cov)[1:]},
-                        columns=ESTIMATE_COLUMNS)
+    return pd.DataFrame(
+        {
+            "quantity": [f"{lhs} ~ {n}" for n in names[1:]],
+            "kind": "coefficient",
+            "field": response,
+            "term": names[1:],
+            "estimate": beta[1:],
+            "variance": np.diag(cov)[1:],
+        },
+        columns=ESTIMATE_COLUMNS,
+    )
 
 
 def _bootstrap_quantiles(values: list[np.ndarray], rng: np.random.Generator, bootstrap: int) -> list[np.ndarray]:
@@ -100,9 +109,15 @@ def _bootstrap_quantiles(values: list[np.ndarray], rng: np.random.Generator, boo
     return [np.concatenate(o, axis=1) for o in out]
 
 
-def inferential_estimates(frame: pd.DataFrame, targets: Sequence[FieldSpec], predictors: Sequence[FieldSpec],
-                          response: str | None, rng: np.random.Generator, bootstrap: int = 200,
-                          reference: pd.DataFrame | None = None) -> pd.DataFrame:
+def inferential_estimates(
+    frame: pd.DataFrame,
+    targets: Sequence[FieldSpec],
+    predictors: Sequence[FieldSpec],
+    response: str | None,
+    rng: np.random.Generator,
+    bootstrap: int = 200,
+    reference: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """The quantities of Guo & Hu, Section 3.2, with estimates and variances, one row each (columns quantity,
     kind, field, term, estimate, variance):
 
@@ -118,12 +133,27 @@ def inferential_estimates(frame: pd.DataFrame, targets: Sequence[FieldSpec], pre
     values = [frame[f.name].to_numpy(dtype=float) for f in numeric]
     boots = _bootstrap_quantiles(values, rng, bootstrap) if values and bootstrap > 1 and n > 0 else None
     for k, (f, x) in enumerate(zip(numeric, values)):
-        rows.append({"quantity": f"mean of {f.name}", "kind": "mean", "field": f.name, "term": "mean",
-                     "estimate": float(x.mean()), "variance": float(x.var(ddof=1) / n)})
+        rows.append(
+            {
+                "quantity": f"mean of {f.name}",
+                "kind": "mean",
+                "field": f.name,
+                "term": "mean",
+                "estimate": float(x.mean()),
+                "variance": float(x.var(ddof=1) / n),
+            }
+        )
         for q_at, q in enumerate(QUANTILES):
-            rows.append({"quantity": f"{round(100 * q)}% quantile of {f.name}", "kind": "quantile", "field": f.name,
-                         "term": f"q{round(100 * q)}", "estimate": float(np.quantile(x, q)),
-                         "variance": float(boots[k][q_at].var(ddof=1)) if boots is not None else float("nan")})
+            rows.append(
+                {
+                    "quantity": f"{round(100 * q)}% quantile of {f.name}",
+                    "kind": "quantile",
+                    "field": f.name,
+                    "term": f"q{round(100 * q)}",
+                    "estimate": float(np.quantile(x, q)),
+                    "variance": float(boots[k][q_at].var(ddof=1)) if boots is not None else float("nan"),
+                }
+            )
     out = pd.DataFrame(rows, columns=ESTIMATE_COLUMNS)
     specs = {f.name: f for f in [*predictors, *targets]}
     if response is not None and response in specs and specs[response].kind == "continuous":

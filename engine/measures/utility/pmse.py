@@ -78,7 +78,7 @@ def _field_pairs(D: np.ndarray, n_levels: Sequence[int]) -> np.ndarray:
     cols = []
     for a in range(len(n_levels)):
         for b in range(a + 1, len(n_levels)):
-            A, B = D[:, bounds[a]:bounds[a + 1]], D[:, bounds[b]:bounds[b + 1]]
+            A, B = D[:, bounds[a] : bounds[a + 1]], D[:, bounds[b] : bounds[b + 1]]
             cols.append((A[:, :, None] * B[:, None, :]).reshape(len(D), -1))
     return np.hstack(cols) if cols else np.zeros((len(D), 0))
 
@@ -90,8 +90,9 @@ def propensity_design(Z: np.ndarray, codes: Sequence[np.ndarray], n_levels: Sequ
     return np.hstack([np.ones((len(Z), 1)), Z, D, inter, _field_pairs(D, n_levels)])
 
 
-def fit_logistic(X: np.ndarray, t: np.ndarray, w: np.ndarray, max_iter: int = 30, tol: float = 1e-8
-                 ) -> tuple[np.ndarray, int]:
+def fit_logistic(
+    X: np.ndarray, t: np.ndarray, w: np.ndarray, max_iter: int = 30, tol: float = 1e-8
+) -> tuple[np.ndarray, int]:
     """Weighted maximum-likelihood logistic regression by Newton's method with step halving.
 
     Returns the fitted probabilities and the number of estimable parameters (rank of the weighted design).
@@ -167,6 +168,7 @@ def projection_interval(detail: pd.DataFrame) -> tuple[float, float, float]:
 
 def projected_texts(context: PrepareContext) -> list[np.ndarray]:
     """The `random_projections` of the confidential texts' word counts, drawn once for the pMSE measures."""
+
     def project() -> list[np.ndarray]:
         o = context.options
         context.progress(0, 1, "projecting the text for the pMSE")
@@ -181,8 +183,9 @@ class _PropensityMeasure(Measure):
     row per projection (projection, pmse, pmse_ratio, parameters)."""
 
     kind = "utility"
-    source = ("Snoke, Raab, Nowok, Dibben & Slavković (2018); Schneider, Hu, Mankad & Bale (2023), Sections 4.1.1 "
-              "and 5.3")
+    source = (
+        "Snoke, Raab, Nowok, Dibben & Slavković (2018); Schneider, Hu, Mankad & Bale (2023), Sections 4.1.1 and 5.3"
+    )
     applies_to = "categorical"
     levels: list[FieldLevels]
     projections: list[np.ndarray]
@@ -197,9 +200,14 @@ class _PropensityMeasure(Measure):
             syn = synthetic_codes(view, self.levels)
             k = [lv.n_levels for lv in self.levels]
             results = [propensity_score(Z, conf, syn, k) for Z in self.projections]
-            return pd.DataFrame({"projection": np.arange(1, len(results) + 1),
-                                 "pmse": [r.pmse for r in results], "pmse_ratio": [r.ratio for r in results],
-                                 "parameters": [r.n_parameters for r in results]})
+            return pd.DataFrame(
+                {
+                    "projection": np.arange(1, len(results) + 1),
+                    "pmse": [r.pmse for r in results],
+                    "pmse_ratio": [r.ratio for r in results],
+                    "parameters": [r.n_parameters for r in results],
+                }
+            )
 
         return view.memo("pmse", fit)
 

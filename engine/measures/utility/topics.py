@@ -69,8 +69,14 @@ class TopicModel:
         return {t + 1: ", ".join(words) for t, words in enumerate(self.top_words(n))}
 
     @classmethod
-    def fit(cls, texts: Sequence[str], n_topics: int = 5, seed: int = 0, vendor_keywords: Sequence[str] = (),
-            progress: Progress = no_progress) -> TopicModel:
+    def fit(
+        cls,
+        texts: Sequence[str],
+        n_topics: int = 5,
+        seed: int = 0,
+        vendor_keywords: Sequence[str] = (),
+        progress: Progress = no_progress,
+    ) -> TopicModel:
         if n_topics < 2:
             raise DataError(f"the topic model needs at least 2 topics, got {n_topics}")
         progress(0, 1, "fitting the topic model")
@@ -83,8 +89,7 @@ class TopicModel:
             raise DataError(
                 f"the texts have {X.shape[1]} words used in two or more documents, too few for {n_topics} topics"
             )
-        lda = LatentDirichletAllocation(n_components=n_topics, learning_method="batch", max_iter=10,
-                                        random_state=seed)
+        lda = LatentDirichletAllocation(n_components=n_topics, learning_method="batch", max_iter=10, random_state=seed)
         theta = lda.fit_transform(X)
         phi = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
         coo = X.tocoo()
@@ -97,8 +102,9 @@ class TopicModel:
         return cls(counts.vocabulary, theta, phi, assigned)
 
 
-def _level_indicators(values: pd.DataFrame, fields: Sequence[str], levels: dict[str, Sequence[str]]
-                      ) -> tuple[np.ndarray, list[tuple[str, str]]]:
+def _level_indicators(
+    values: pd.DataFrame, fields: Sequence[str], levels: dict[str, Sequence[str]]
+) -> tuple[np.ndarray, list[tuple[str, str]]]:
     cols, names = [np.ones(len(values))], []
     for f in fields:
         v = values[f].astype(str).to_numpy()
@@ -108,8 +114,9 @@ def _level_indicators(values: pd.DataFrame, fields: Sequence[str], levels: dict[
     return np.column_stack(cols), names
 
 
-def prevalence(model: TopicModel, values: pd.DataFrame, fields: Sequence[str], levels: dict[str, Sequence[str]]
-               ) -> pd.DataFrame:
+def prevalence(
+    model: TopicModel, values: pd.DataFrame, fields: Sequence[str], levels: dict[str, Sequence[str]]
+) -> pd.DataFrame:
     """OLS of each topic's share on the fields' level indicators: one row per (field, level, topic) with the
     estimate and its variance (columns field, level, topic, estimate, variance)."""
     X, names = _level_indicators(values, fields, levels)
@@ -122,8 +129,16 @@ def prevalence(model: TopicModel, values: pd.DataFrame, fields: Sequence[str], l
     words = model.labels()
     for i, (f, level) in enumerate(names, start=1):
         for t in range(model.n_topics):
-            rows.append({"field": f, "level": level, "topic": t + 1, "topic_words": words[t + 1],
-                         "estimate": float(beta[i, t]), "variance": float(sigma2[t] * XtX_inv[i, i])})
+            rows.append(
+                {
+                    "field": f,
+                    "level": level,
+                    "topic": t + 1,
+                    "topic_words": words[t + 1],
+                    "estimate": float(beta[i, t]),
+                    "variance": float(sigma2[t] * XtX_inv[i, i]),
+                }
+            )
     return pd.DataFrame(rows, columns=["field", "level", "topic", "topic_words", "estimate", "variance"])
 
 
@@ -135,8 +150,9 @@ def prevalence_ratio(confidential: pd.DataFrame, synthetic: pd.DataFrame, field:
     chosen = both[(both["field"] == field) & (both["level"] == level)]
     ratio = chosen["estimate_synthetic"] / chosen["estimate_confidential"]
     detail = synthetic.assign(chosen=(synthetic["field"] == field) & (synthetic["level"] == level))
-    return MetricResult("topic_prevalence_ratio", float(np.nanmean(ratio)) if len(ratio) else float("nan"),
-                        detail=detail)
+    return MetricResult(
+        "topic_prevalence_ratio", float(np.nanmean(ratio)) if len(ratio) else float("nan"), detail=detail
+    )
 
 
 def content_coefficients(model: TopicModel, codes: np.ndarray, n_levels: int) -> np.ndarray:
@@ -153,8 +169,9 @@ def _row_correlations(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(den > 0, (a * b).sum(axis=-1) / den, np.nan)
 
 
-def content_correlation(model: TopicModel, fields: Sequence[tuple[str, Sequence[str], np.ndarray, np.ndarray]]
-                        ) -> MetricResult:
+def content_correlation(
+    model: TopicModel, fields: Sequence[tuple[str, Sequence[str], np.ndarray, np.ndarray]]
+) -> MetricResult:
     """Eq. 4 for every (field, level, topic) and their mean (Eq. 5 averaged over topics and fields).
 
     ``fields`` holds (name, levels, confidential codes, synthetic codes). A level that no synthetic record
@@ -163,12 +180,20 @@ def content_correlation(model: TopicModel, fields: Sequence[tuple[str, Sequence[
     rows = []
     words = model.labels()
     for name, levels, conf, syn in fields:
-        corr = _row_correlations(content_coefficients(model, conf, len(levels)),
-                                 content_coefficients(model, syn, len(levels)))
+        corr = _row_correlations(
+            content_coefficients(model, conf, len(levels)), content_coefficients(model, syn, len(levels))
+        )
         for k, level in enumerate(levels):
             for t in range(model.n_topics):
-                rows.append({"field": name, "level": level, "topic": t + 1, "topic_words": words[t + 1],
-                             "correlation": float(corr[k, t])})
+                rows.append(
+                    {
+                        "field": name,
+                        "level": level,
+                        "topic": t + 1,
+                        "topic_words": words[t + 1],
+                        "correlation": float(corr[k, t]),
+                    }
+                )
     detail = pd.DataFrame(rows, columns=["field", "level", "topic", "topic_words", "correlation"])
     value = float(np.nanmean(detail["correlation"])) if detail["correlation"].notna().any() else float("nan")
     return MetricResult("topic_content_correlation", value, detail=detail)
@@ -188,8 +213,12 @@ def prevalence_intervals(detail: pd.DataFrame, field: str | None = None, level: 
 
 def content_by_topic(detail: pd.DataFrame) -> pd.DataFrame:
     """Eq. 5: the content correlation of each field and topic averaged over levels (and replicates)."""
-    return (detail.groupby(["field", "topic", "topic_words"], sort=True)["correlation"].mean()
-            .rename("correlation").reset_index())
+    return (
+        detail.groupby(["field", "topic", "topic_words"], sort=True)["correlation"]
+        .mean()
+        .rename("correlation")
+        .reset_index()
+    )
 
 
 def prevalence_level(levels: Sequence[FieldLevels], spec: str | None) -> tuple[str, str]:
@@ -216,8 +245,12 @@ def topic_model(context: PrepareContext) -> TopicModel:
     """The `TopicModel` of the confidential texts, fitted once for both topic measures (a `DataError` when
     the texts have too few words is remembered, so both are listed as not measured with its reason)."""
     o = context.options
-    return context.shared("topic_model", lambda: TopicModel.fit(
-        context.dataset.texts.astype(str).tolist(), o.topics, o.seed, o.vendor_keywords, progress=context.progress))
+    return context.shared(
+        "topic_model",
+        lambda: TopicModel.fit(
+            context.dataset.texts.astype(str).tolist(), o.topics, o.seed, o.vendor_keywords, progress=context.progress
+        ),
+    )
 
 
 class TopicContentCorrelation(Measure):

@@ -37,17 +37,17 @@ from scipy import special
 
 from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
+from engine.data.schema import FieldSpec
 from engine.errors import ConfigError, DataError
 from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
+from engine.protect.bayes_counts.mcmc import diagnostics
 from engine.protect.bayes_counts.models import (
     Chains,
     draw_truncated_poisson,
     sample_log_linear,
     sample_zero_inflated_poisson,
 )
-from engine.protect.bayes_counts.mcmc import diagnostics
 from engine.protect.params import Param
-from engine.data.schema import FieldSpec
 
 SYNTHESIS_THIN = 5
 RECORD_RATE_DRAWS = 25
@@ -65,8 +65,8 @@ COUNT_BAYES_KNOB = Knob(
     more_privacy="higher",
     grid=LAMBDA_GRID,
     help="Multiplies the precision of the Normal priors on the slopes. λ = 1 is Guo & Hu's set-up; larger λ "
-         "shrinks the slopes towards 0: more privacy, and at the top every record is drawn from the field's "
-         "fitted overall distribution.",
+    "shrinks the slopes towards 0: more privacy, and at the top every record is drawn from the field's "
+    "fitted overall distribution.",
 )
 
 
@@ -77,7 +77,7 @@ class Column:
 
     field: str
     level: str | None = None
-    transform: str = "identity"   # or "log1p"
+    transform: str = "identity"  # or "log1p"
     center: float = 0.0
     scale: float = 1.0
 
@@ -176,8 +176,9 @@ class FittedCountBayes(Fitted):
             if self.lower == 0:
                 names["beta"] = [f"zero: {t}" for t in terms]
         if self.continuous_field is not None:
-            names["gamma"] = [f"log {self.continuous_field}: {t}" for t in
-                              ["intercept"] + [c.name for c in self.continuous_columns]]
+            names["gamma"] = [
+                f"log {self.continuous_field}: {t}" for t in ["intercept"] + [c.name for c in self.continuous_columns]
+            ]
         return names
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
@@ -214,10 +215,14 @@ class FittedCountBayes(Fitted):
             d = _decimals(conf)
             y = np.maximum(np.round(np.exp(log_y), d), 10.0**-d)
             data[self.continuous_field] = pd.Series(y, index=data.index).astype(self.frame[self.continuous_field].dtype)
-        return Release(data=data, method=self.method, knob=float(value),
-                       protected_columns=tuple(self.synthesized_fields), changes=None,
-                       info={"posterior_draw": {"chain": int(c), "draw": int(i)},
-                             "mcmc_diagnostics": post.diagnostics})
+        return Release(
+            data=data,
+            method=self.method,
+            knob=float(value),
+            protected_columns=tuple(self.synthesized_fields),
+            changes=None,
+            info={"posterior_draw": {"chain": int(c), "draw": int(i)}, "mcmc_diagnostics": post.diagnostics},
+        )
 
     def complexity(self) -> pd.DataFrame:
         """Size of each model along λ: the sum of the absolute posterior means of its slopes (Σ|slope|, on
@@ -233,8 +238,14 @@ class FittedCountBayes(Fitted):
                 parts.append((f"log {self.continuous_field}", post.continuous.values["gamma"]))
             for name, draws in parts:
                 slopes = draws.reshape(-1, draws.shape[-1])[:, 1:].mean(axis=0)
-                rows.append({"knob": value, "field": name, "size": float(np.abs(slopes).sum()),
-                             "what": "Σ|slope| (posterior mean)"})
+                rows.append(
+                    {
+                        "knob": value,
+                        "field": name,
+                        "size": float(np.abs(slopes).sum()),
+                        "what": "Σ|slope| (posterior mean)",
+                    }
+                )
         return pd.DataFrame(rows, columns=["knob", "field", "size", "what"])
 
     def diagnostics(self, grid: Sequence[float]) -> pd.DataFrame:
@@ -261,8 +272,9 @@ def _chain_seed(seed: int, value: float) -> np.random.SeedSequence:
     return np.random.SeedSequence([int(seed), bits & 0xFFFFFFFF, bits >> 32])
 
 
-def sample_posterior(fitted: FittedCountBayes, value: float, progress: Progress = no_progress,
-                     step: tuple[int, int] = (0, 1)) -> Posterior:
+def sample_posterior(
+    fitted: FittedCountBayes, value: float, progress: Progress = no_progress, step: tuple[int, int] = (0, 1)
+) -> Posterior:
     """Run both samplers at λ = ``value``; ``step`` = (this λ's index, number of λ) for the progress bar."""
     s = fitted.settings
     rng = np.random.default_rng(_chain_seed(s["seed"], value))
@@ -286,10 +298,14 @@ def sample_posterior(fitted: FittedCountBayes, value: float, progress: Progress 
     if fitted.count_field is not None:
         X = design_matrix(fitted.count_columns, values, n)
         y = fitted.frame[fitted.count_field].to_numpy(dtype=float)
-        keep = ([SYNTHESIS_THIN * k for k in range(min(RECORD_RATE_DRAWS, s["draws"] // SYNTHESIS_THIN))]
-                if s.get("rate_error") == "record" else [])
-        count = sample_zero_inflated_poisson(X, y, fitted.lower, fitted.upper, value, s["chains"], s["warmup"],
-                                             s["draws"], rng, tick, keep_rates=keep)
+        keep = (
+            [SYNTHESIS_THIN * k for k in range(min(RECORD_RATE_DRAWS, s["draws"] // SYNTHESIS_THIN))]
+            if s.get("rate_error") == "record"
+            else []
+        )
+        count = sample_zero_inflated_poisson(
+            X, y, fitted.lower, fitted.upper, value, s["chains"], s["warmup"], s["draws"], rng, tick, keep_rates=keep
+        )
         for key in ("alpha", "beta"):
             if key in count.values:
                 samples.update({nm: count.values[key][:, :, j] for j, nm in enumerate(names[key])})
@@ -333,32 +349,70 @@ class CountBayesSynthesizer(Protector):
     lambdas: tuple[float, ...]
     rate_error: str
     parameters = (
-        Param("count_field", str, None, "the count field to synthesize (default: the first sensitive count "
-              "field)", fields=("count",), synthesized=True, suggest="sensitive", label="Count field (synthesized first)"),
-        Param("continuous_field", str, None, "the amount to synthesize after the count, by a log-linear model "
-              "(default: the first sensitive continuous field)", fields=("continuous",), synthesized=True,
-              suggest="sensitive",
-              label="Amount (synthesized given the count)"),
-        Param("predictors", str, None, "structured fields that predict the synthesized ones (default: the key "
-              "fields)", many=True, fields=("categorical", "count", "continuous"), suggest="key",
-              label="Predictor fields (released unchanged)"),
+        Param(
+            "count_field",
+            str,
+            None,
+            "the count field to synthesize (default: the first sensitive count field)",
+            fields=("count",),
+            synthesized=True,
+            suggest="sensitive",
+            label="Count field (synthesized first)",
+        ),
+        Param(
+            "continuous_field",
+            str,
+            None,
+            "the amount to synthesize after the count, by a log-linear model "
+            "(default: the first sensitive continuous field)",
+            fields=("continuous",),
+            synthesized=True,
+            suggest="sensitive",
+            label="Amount (synthesized given the count)",
+        ),
+        Param(
+            "predictors",
+            str,
+            None,
+            "structured fields that predict the synthesized ones (default: the key fields)",
+            many=True,
+            fields=("categorical", "count", "continuous"),
+            suggest="key",
+            label="Predictor fields (released unchanged)",
+        ),
         Param("lower", int, 0, "lower bound of the count", low=0, high=10**9),
         Param("upper", int, None, "upper bound of the count (default: its largest value)", low=1, high=10**9),
         Param("chains", int, 2, "MCMC chains per λ", low=1, high=8, expert=True),
         Param("warmup", int, 300, "MCMC warm-up iterations per chain", low=0, high=100_000, expert=True),
         Param("draws", int, 500, "MCMC draws per chain after warm-up", low=10, high=100_000, expert=True),
         Param("chain_seed", int, 0, "seed of the MCMC chains", low=0, high=2**63 - 1, expert=True),
-        Param("lambdas", float, LAMBDA_GRID, "the λ values whose posteriors are sampled when fitting (a λ "
-              "between them is sampled when first asked for)", many=True, low=COUNT_BAYES_KNOB.low,
-              high=COUNT_BAYES_KNOB.high, expert=True, label="λ values sampled when fitting"),
-        Param("rate_error", str, "fresh", "a synthetic count's log-rate error is drawn fresh, or is the record's "
-              "own posterior error (more utility, more risk)", choices=RATE_ERRORS, expert=True),
+        Param(
+            "lambdas",
+            float,
+            LAMBDA_GRID,
+            "the λ values whose posteriors are sampled when fitting (a λ between them is sampled when first asked for)",
+            many=True,
+            low=COUNT_BAYES_KNOB.low,
+            high=COUNT_BAYES_KNOB.high,
+            expert=True,
+            label="λ values sampled when fitting",
+        ),
+        Param(
+            "rate_error",
+            str,
+            "fresh",
+            "a synthetic count's log-rate error is drawn fresh, or is the record's "
+            "own posterior error (more utility, more risk)",
+            choices=RATE_ERRORS,
+            expert=True,
+        ),
     )
 
     def validate(self) -> None:
         if self.upper is not None and self.upper <= self.lower:
-            raise ConfigError(f"count bounds must satisfy 0 ≤ lower < upper, got lower={self.lower}, "
-                              f"upper={self.upper}")
+            raise ConfigError(
+                f"count bounds must satisfy 0 ≤ lower < upper, got lower={self.lower}, upper={self.upper}"
+            )
         if not self.lambdas:
             raise ConfigError("lambdas needs at least one λ value")
         self.lambdas = tuple(sorted(set(self.lambdas)))
@@ -375,9 +429,11 @@ class CountBayesSynthesizer(Protector):
             count = next((f for f in counts if f in sensitive), None)
             amount = next((f for f in amounts if f in sensitive), None)
             if count is None and amount is None:
-                raise ConfigError("no sensitive count or continuous field to synthesize; name them "
-                                  f"(count fields: {', '.join(counts) or 'none'}; continuous fields: "
-                                  f"{', '.join(amounts) or 'none'})")
+                raise ConfigError(
+                    "no sensitive count or continuous field to synthesize; name them "
+                    f"(count fields: {', '.join(counts) or 'none'}; continuous fields: "
+                    f"{', '.join(amounts) or 'none'})"
+                )
         for name, kinds, what in ((count, counts, "count"), (amount, amounts, "continuous")):
             if name is not None and name not in kinds:
                 raise ConfigError(f"'{name}' is not a {what} field; {what} fields are: {', '.join(kinds) or 'none'}")
@@ -401,16 +457,20 @@ class CountBayesSynthesizer(Protector):
             upper = int(y.max()) if upper is None else upper
             outside = int(((y < self.lower) | (y > upper)).sum())
             if outside:
-                raise DataError(f"count field '{count}' has {outside} value(s) outside its bounds "
-                                f"[{self.lower}, {upper}]; widen the bounds")
+                raise DataError(
+                    f"count field '{count}' has {outside} value(s) outside its bounds "
+                    f"[{self.lower}, {upper}]; widen the bounds"
+                )
             if np.unique(y).size < 2:
                 raise DataError(f"count field '{count}' takes a single value; there is nothing to synthesize")
         if amount is not None:
             y = frame[amount].to_numpy(dtype=float)
             bad = int((y <= 0).sum())
             if bad:
-                raise DataError(f"continuous field '{amount}' has {bad} value(s) ≤ 0; the log-linear model "
-                                "(Guo & Hu, Eq. 6) needs positive amounts")
+                raise DataError(
+                    f"continuous field '{amount}' has {bad} value(s) ≤ 0; the log-linear model "
+                    "(Guo & Hu, Eq. 6) needs positive amounts"
+                )
             if np.unique(y).size < 2:
                 raise DataError(f"continuous field '{amount}' takes a single value; there is nothing to synthesize")
         return count, amount, predictors, upper if upper is not None else 0
@@ -426,12 +486,25 @@ class CountBayesSynthesizer(Protector):
         amount_preds = predictors + ([dataset.schema.field(count)] if count is not None else [])
         amount_cols = design_columns(frame, amount_preds, "identity") if amount is not None else []
         fitted = FittedCountBayes(
-            frame=frame, count_field=count, continuous_field=amount, lower=self.lower, upper=upper,
-            count_columns=count_cols, continuous_columns=amount_cols,
-            knob=replace(COUNT_BAYES_KNOB, grid=self.lambdas,
-                         default=COUNT_BAYES_KNOB.default if COUNT_BAYES_KNOB.default in self.lambdas else self.lambdas[0]),
-            settings={"chains": self.chains, "warmup": self.warmup, "draws": self.draws, "seed": self.chain_seed,
-                      "rate_error": self.rate_error},
+            frame=frame,
+            count_field=count,
+            continuous_field=amount,
+            lower=self.lower,
+            upper=upper,
+            count_columns=count_cols,
+            continuous_columns=amount_cols,
+            knob=replace(
+                COUNT_BAYES_KNOB,
+                grid=self.lambdas,
+                default=COUNT_BAYES_KNOB.default if COUNT_BAYES_KNOB.default in self.lambdas else self.lambdas[0],
+            ),
+            settings={
+                "chains": self.chains,
+                "warmup": self.warmup,
+                "draws": self.draws,
+                "seed": self.chain_seed,
+                "rate_error": self.rate_error,
+            },
         )
         for k, value in enumerate(self.lambdas):
             fitted.posteriors[value] = sample_posterior(fitted, value, progress, (k, len(self.lambdas)))

@@ -78,6 +78,14 @@ def diagnostics(samples: dict[str, np.ndarray]) -> pd.DataFrame:
     for name, chains in samples.items():
         x = np.asarray(chains, dtype=float)
         rhat, ess = split_rhat(x), effective_sample_size(x)
-        rows.append({"parameter": name, "mean": float(x.mean()), "sd": float(x.std(ddof=1)), "rhat": rhat,
-                     "ess": ess, "poor": bool(rhat > RHAT_POOR or ess < ESS_POOR)})
+        rows.append(
+            {
+                "parameter": name,
+                "mean": float(x.mean()),
+                "sd": float(x.std(ddof=1)),
+                "rhat": rhat,
+                "ess": ess,
+                "poor": bool(rhat > RHAT_POOR or ess < ESS_POOR),
+            }
+        )
     return pd.DataFrame(rows, columns=["parameter", "mean", "sd", "rhat", "ess", "poor"])

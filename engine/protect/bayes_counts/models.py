@@ -43,8 +43,8 @@ from scipy import special, stats
 
 INTERCEPT_PRECISION = 1e-4
 GAMMA_SHAPE = GAMMA_RATE = 1e-3
-COUNT_PRIOR_PRECISION = 1.0   # Eqs. 3–4: Normal(0, 1)
-PRICE_PRIOR_PRECISION = 2.0   # Eq. 7: Normal(0, 2)
+COUNT_PRIOR_PRECISION = 1.0  # Eqs. 3–4: Normal(0, 1)
+PRICE_PRIOR_PRECISION = 2.0  # Eq. 7: Normal(0, 2)
 
 Tick = Callable[[int], None]
 
@@ -101,8 +101,11 @@ def log_truncation(mu: np.ndarray, lower: int, upper: int) -> np.ndarray:
     mu = np.atleast_1d(np.asarray(mu, dtype=float))
     with np.errstate(divide="ignore"):
         if lower > 0:
-            mass = np.where(mu < lower, special.pdtrc(lower - 1, mu) - special.pdtrc(upper, mu),
-                            special.pdtr(upper, mu) - special.pdtr(lower - 1, mu))
+            mass = np.where(
+                mu < lower,
+                special.pdtrc(lower - 1, mu) - special.pdtrc(upper, mu),
+                special.pdtr(upper, mu) - special.pdtr(lower - 1, mu),
+            )
         else:
             mass = special.pdtr(upper, mu)
         out = np.log(np.maximum(mass, 0.0))
@@ -162,8 +165,9 @@ def _mvn(mean: np.ndarray, precision: np.ndarray, rng: np.random.Generator) -> n
     return mean + np.linalg.solve(L.T, rng.standard_normal(len(mean)))
 
 
-def _logistic_laplace(X: np.ndarray, z: np.ndarray, prior: np.ndarray, start: np.ndarray,
-                      steps: int = 25) -> tuple[np.ndarray, np.ndarray]:
+def _logistic_laplace(
+    X: np.ndarray, z: np.ndarray, prior: np.ndarray, start: np.ndarray, steps: int = 25
+) -> tuple[np.ndarray, np.ndarray]:
     """Mode and Hessian (negative) of the logistic log posterior with Normal(0, prior⁻¹) coefficients."""
     b = start.copy()
     for _ in range(steps):
@@ -199,8 +203,16 @@ def _t_logpdf(x: np.ndarray, mean: np.ndarray, precision: np.ndarray) -> float:
 
 
 def sample_zero_inflated_poisson(
-    X: np.ndarray, y: np.ndarray, lower: int, upper: int, slope_precision: float,
-    chains: int, warmup: int, draws: int, rng: np.random.Generator, tick: Tick = lambda n: None,
+    X: np.ndarray,
+    y: np.ndarray,
+    lower: int,
+    upper: int,
+    slope_precision: float,
+    chains: int,
+    warmup: int,
+    draws: int,
+    rng: np.random.Generator,
+    tick: Tick = lambda n: None,
     keep_rates: Sequence[int] = (),
 ) -> Chains:
     """MCMC for the zero-inflated truncated Poisson–log-normal regression (Eqs. 1–5; see the module docstring).
@@ -222,7 +234,9 @@ def sample_zero_inflated_poisson(
     pb = prior_precisions(d, COUNT_PRIOR_PRECISION * slope_precision)
     XtX = X.T @ X
     out: dict[str, np.ndarray] = {
-        "alpha": np.zeros((chains, draws, d)), "beta": np.zeros((chains, draws, d)), "tau": np.zeros((chains, draws))
+        "alpha": np.zeros((chains, draws, d)),
+        "beta": np.zeros((chains, draws, d)),
+        "tau": np.zeros((chains, draws)),
     }
     keep_at = {int(k): slot for slot, k in enumerate(keep_rates)}
     rates = np.zeros((chains, len(keep_at), n), dtype=np.float32)
@@ -266,8 +280,7 @@ def sample_zero_inflated_poisson(
             sd = 1.2 / np.sqrt(np.exp(mode) + tau)
             prop = mode + sd * rng.standard_t(T_DF, len(pi))
             cur = u[pi]
-            ok = _accept_rate(yp, mp, tau, cur, prop, lt[pi], lower, upper, rng,
-                              _t_log_ratio(cur, prop, mode, sd))
+            ok = _accept_rate(yp, mp, tau, cur, prop, lt[pi], lower, upper, rng, _t_log_ratio(cur, prop, mode, sd))
             u[pi] = np.where(ok, prop, cur)
             lt[pi] = np.where(ok, window_log_mass(np.exp(np.minimum(u[pi], 50.0)), lower, upper), lt[pi])
             acc_u += int(ok.sum())
@@ -284,8 +297,12 @@ def sample_zero_inflated_poisson(
                 zf = z.astype(float)
                 beta_mode, H = _logistic_laplace(X, zf, pb, beta_mode)
                 proposal = _t_draw(beta_mode, H, rng)
-                log_r_b = (_logistic_logpost(X, zf, pb, proposal) - _logistic_logpost(X, zf, pb, beta)
-                           - _t_logpdf(proposal, beta_mode, H) + _t_logpdf(beta, beta_mode, H))
+                log_r_b = (
+                    _logistic_logpost(X, zf, pb, proposal)
+                    - _logistic_logpost(X, zf, pb, beta)
+                    - _t_logpdf(proposal, beta_mode, H)
+                    + _t_logpdf(beta, beta_mode, H)
+                )
                 if np.log(rng.random()) < log_r_b:
                     beta = proposal
                     acc_b += 1
@@ -313,6 +330,7 @@ def sample_zero_inflated_poisson(
 
 def _t_log_ratio(cur: np.ndarray, prop: np.ndarray, mode: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """log q(cur) − log q(prop) of the one-dimensional Student-t independence proposal."""
+
     def logq(v):
         return -0.5 * (T_DF + 1) * np.log1p(((v - mode) / sd) ** 2 / T_DF)
 
@@ -323,8 +341,15 @@ def _accept_rate(y, m, tau, cur, prop, lt_cur, lower, upper, rng, log_q_ratio) -
     """Metropolis–Hastings acceptances for log rates: target y·v − eᵛ − log mass(eᵛ) − τ/2 (v − m)²."""
     lt_prop = window_log_mass(np.exp(np.minimum(prop, 50.0)), lower, upper)
     with np.errstate(over="ignore", invalid="ignore"):
-        log_r = (y * (prop - cur) - np.exp(np.minimum(prop, 50.0)) + np.exp(np.minimum(cur, 50.0))
-                 - lt_prop + lt_cur - 0.5 * tau * ((prop - m) ** 2 - (cur - m) ** 2) + log_q_ratio)
+        log_r = (
+            y * (prop - cur)
+            - np.exp(np.minimum(prop, 50.0))
+            + np.exp(np.minimum(cur, 50.0))
+            - lt_prop
+            + lt_cur
+            - 0.5 * tau * ((prop - m) ** 2 - (cur - m) ** 2)
+            + log_q_ratio
+        )
     return np.log(rng.random(len(cur))) < np.nan_to_num(log_r, nan=-np.inf)
 
 
@@ -345,8 +370,14 @@ def _rate_mode(y: np.ndarray, m: np.ndarray, tau: float, steps: int = 30) -> np.
 
 
 def sample_log_linear(
-    W: np.ndarray, log_y: np.ndarray, slope_precision: float, chains: int, warmup: int, draws: int,
-    rng: np.random.Generator, tick: Tick = lambda n: None,
+    W: np.ndarray,
+    log_y: np.ndarray,
+    slope_precision: float,
+    chains: int,
+    warmup: int,
+    draws: int,
+    rng: np.random.Generator,
+    tick: Tick = lambda n: None,
 ) -> Chains:
     """MCMC for log Yᵢ ~ Normal(wᵢ'γ, σ²) with the priors of Eqs. 7–8 (see the module docstring)."""
     n, d = W.shape

@@ -34,7 +34,6 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.protect.base import Knob, Progress, no_progress
-from engine.protect.params import Param
 from engine.protect.field_synthesis.sequential import (
     FieldLevels,
     FieldSynthesizer,
@@ -44,6 +43,7 @@ from engine.protect.field_synthesis.sequential import (
     predictor_matrix,
     resolve_fields,
 )
+from engine.protect.params import Param
 from engine.text.features import synthesis_counts
 
 ALPHA_PATH = tuple(float(v) for v in np.geomspace(1e-8, 0.09, 100))
@@ -60,8 +60,8 @@ CART_KNOB = Knob(
     more_privacy="higher",
     grid=tuple(ALPHA_PATH[int(i)] for i in np.round(np.linspace(0, 99, SWEEP_POINTS)).astype(int)),
     help="rpart's complexity parameter: a split is kept only if it lowers the misclassification (for counts "
-         "and amounts, the sum of squares) by at least α times the root's. Larger α = smaller trees = more "
-         "privacy.",
+    "and amounts, the sum of squares) by at least α times the root's. Larger α = smaller trees = more "
+    "privacy.",
 )
 
 
@@ -79,7 +79,7 @@ class PrunableTree(ABC):
     a leaf's records are, to draw from."""
 
     tree: DecisionTreeClassifier | DecisionTreeRegressor
-    collapse: np.ndarray     # α at which each node becomes a leaf (−inf for the grown tree's leaves)
+    collapse: np.ndarray  # α at which each node becomes a leaf (−inf for the grown tree's leaves)
     parent: np.ndarray
 
     @property
@@ -106,9 +106,17 @@ class PrunableTree(ABC):
         tree pruned at ``alpha`` (records × codes)."""
 
     @classmethod
-    def grow(cls, X: sparse.csr_matrix, y: np.ndarray, n_classes: int, seed: int = 0,
-             min_split: int = 20, min_leaf: int = 7, max_depth: int = 30,
-             values: np.ndarray | None = None) -> PrunableTree:
+    def grow(
+        cls,
+        X: sparse.csr_matrix,
+        y: np.ndarray,
+        n_classes: int,
+        seed: int = 0,
+        min_split: int = 20,
+        min_leaf: int = 7,
+        max_depth: int = 30,
+        values: np.ndarray | None = None,
+    ) -> PrunableTree:
         """Grow the tree of codes ``y`` (0..n_classes−1): a classification tree, or, when ``values`` gives the
         numeric value of each code, a regression tree of those values (`RegressionTree`)."""
         if values is not None:
@@ -123,11 +131,24 @@ class ClassificationTree(PrunableTree):
     counts: np.ndarray  # nodes × K class counts of the confidential values
 
     @classmethod
-    def grow_classification(cls, X: sparse.csr_matrix, y: np.ndarray, n_classes: int, seed: int = 0,
-                            min_split: int = 20, min_leaf: int = 7, max_depth: int = 30) -> ClassificationTree:
+    def grow_classification(
+        cls,
+        X: sparse.csr_matrix,
+        y: np.ndarray,
+        n_classes: int,
+        seed: int = 0,
+        min_split: int = 20,
+        min_leaf: int = 7,
+        max_depth: int = 30,
+    ) -> ClassificationTree:
         """Gini splits, pruned on the misclassification risk (rpart's class method)."""
-        tree = DecisionTreeClassifier(criterion="gini", min_samples_split=min_split, min_samples_leaf=min_leaf,
-                                      max_depth=max_depth, random_state=seed)
+        tree = DecisionTreeClassifier(
+            criterion="gini",
+            min_samples_split=min_split,
+            min_samples_leaf=min_leaf,
+            max_depth=max_depth,
+            random_state=seed,
+        )
         tree.fit(X.tocsc(), y)
         t = tree.tree_
         value = t.value[:, 0, :]
@@ -153,18 +174,31 @@ class RegressionTree(PrunableTree):
     """
 
     members: np.ndarray  # codes of the confidential records, laid out by node
-    start: np.ndarray    # per node, where its records begin in ``members``
-    size: np.ndarray     # per node, how many records it holds
-    risk: np.ndarray     # per node, the within-node sum of squares of the values
-    n_codes: int         # distinct values of the field
+    start: np.ndarray  # per node, where its records begin in ``members``
+    size: np.ndarray  # per node, how many records it holds
+    risk: np.ndarray  # per node, the within-node sum of squares of the values
+    n_codes: int  # distinct values of the field
 
     @classmethod
-    def grow_regression(cls, X: sparse.csr_matrix, codes: np.ndarray, values: np.ndarray, seed: int = 0,
-                        min_split: int = 20, min_leaf: int = 7, max_depth: int = 30) -> RegressionTree:
+    def grow_regression(
+        cls,
+        X: sparse.csr_matrix,
+        codes: np.ndarray,
+        values: np.ndarray,
+        seed: int = 0,
+        min_split: int = 20,
+        min_leaf: int = 7,
+        max_depth: int = 30,
+    ) -> RegressionTree:
         """Squared-error splits on the values ``values[codes]``, pruned on the within-node sum of squares
         relative to the root's (rpart's anova method, so ``prune(cp = α)`` means the same as for classes)."""
-        tree = DecisionTreeRegressor(criterion="squared_error", min_samples_split=min_split,
-                                     min_samples_leaf=min_leaf, max_depth=max_depth, random_state=seed)
+        tree = DecisionTreeRegressor(
+            criterion="squared_error",
+            min_samples_split=min_split,
+            min_samples_leaf=min_leaf,
+            max_depth=max_depth,
+            random_state=seed,
+        )
         y = values[codes]
         X = X.tocsr()
         tree.fit(X.tocsc(), y)
@@ -196,8 +230,16 @@ class RegressionTree(PrunableTree):
             if left[v] >= 0:
                 start[v] = start[left[v]]
         collapse = weakest_link_alphas(left, right, risk=risk)
-        return cls(tree, collapse, _grown_parents(left, right), members=codes[layout].astype(np.int64),
-                   start=start, size=size, risk=risk, n_codes=len(values))
+        return cls(
+            tree,
+            collapse,
+            _grown_parents(left, right),
+            members=codes[layout].astype(np.int64),
+            start=start,
+            size=size,
+            risk=risk,
+            n_codes=len(values),
+        )
 
     def _pools(self, node: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """For the records' pruned leaves ``node``: each record's leaf index, the leaves' sizes and offsets,
@@ -219,8 +261,9 @@ class RegressionTree(PrunableTree):
         np.add.at(counts, (pool // self.n_codes, pool % self.n_codes), 1.0)
         return counts[leaf_of] / lengths[leaf_of, None]
 
-    def draw(self, X: sparse.csr_matrix, alpha: float, codes: np.ndarray,
-             rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    def draw(
+        self, X: sparse.csr_matrix, alpha: float, codes: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Per record, the code of a confidential record drawn uniformly from its leaf in the tree pruned at
         ``alpha``, and the probability of drawing its own code ``codes`` (the share of its leaf with that value).
 
@@ -237,8 +280,9 @@ class RegressionTree(PrunableTree):
         return drawn, same / n_leaf
 
 
-def weakest_link_alphas(left: np.ndarray, right: np.ndarray, counts: np.ndarray | None = None,
-                        risk: np.ndarray | None = None) -> np.ndarray:
+def weakest_link_alphas(
+    left: np.ndarray, right: np.ndarray, counts: np.ndarray | None = None, risk: np.ndarray | None = None
+) -> np.ndarray:
     """For every node, the complexity α at and above which it is pruned to a leaf.
 
     Weakest-link pruning (Breiman et al. 1984, Section 3.3) on a node risk R(t) relative to the root's, as
@@ -298,8 +342,9 @@ class FittedCART(SequentialFitted):
     def field_probabilities(self, j: int, X: sparse.csr_matrix, value: float, draw: int) -> np.ndarray:
         return self.trees[j].leaf_probabilities(X, value)
 
-    def draw_field(self, j: int, X: sparse.csr_matrix, value: float, draw: int,
-                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    def draw_field(
+        self, j: int, X: sparse.csr_matrix, value: float, draw: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
         tree = self.trees[j]
         if isinstance(tree, RegressionTree):
             return tree.draw(X, value, self.fields[j].codes, rng)
@@ -313,7 +358,8 @@ class FittedCART(SequentialFitted):
         """Number of splits along the α grid for every field (Schneider et al. 2023, Fig. 2)."""
         rows = [
             {"knob": a, "field": lv.name, "size": tree.n_splits(a), "what": "splits"}
-            for lv, tree in zip(self.fields, self.trees) for a in ALPHA_PATH
+            for lv, tree in zip(self.fields, self.trees)
+            for a in ALPHA_PATH
         ]
         return pd.DataFrame(rows, columns=["knob", "field", "size", "what"])
 
@@ -353,28 +399,66 @@ class CARTSynthesizer(FieldSynthesizer):
     min_split: int
     min_leaf: int
     parameters = (
-        Param("fields", str, None, "the fields to synthesize, in order: categorical, count or continuous "
-              "(default: the sensitive categorical fields, else the sensitive count and continuous ones)",
-              many=True, fields=("categorical", "count", "continuous"), synthesized=True, suggest="sensitive",
-              label="Fields to synthesize, in order"),
-        Param("vendor_keywords", str, (), "words left out of the text features (e.g. the vendor's name)",
-              many=True, label="Vendor keywords left out of the text features"),
-        Param("predictors", str, None, "un-synthesized structured fields that predict besides the text and the "
-              "fields before (default: the key fields when a count or continuous field is synthesized, else "
-              "none)", many=True, fields=("categorical", "count", "continuous"), suggest="key",
-              label="Predictor fields (released unchanged)"),
-        Param("tree_seed", int, 0, "the trees' random state (ties between equally good splits)", low=0,
-              high=2**32 - 1, expert=True),
-        Param("min_split", int, 20, "rpart's minsplit: records a node needs before a split is tried", low=2,
-              high=100_000, expert=True),
-        Param("min_leaf", int, 7, "rpart's minbucket: records a leaf keeps at the least", low=1, high=50_000,
-              expert=True),
+        Param(
+            "fields",
+            str,
+            None,
+            "the fields to synthesize, in order: categorical, count or continuous "
+            "(default: the sensitive categorical fields, else the sensitive count and continuous ones)",
+            many=True,
+            fields=("categorical", "count", "continuous"),
+            synthesized=True,
+            suggest="sensitive",
+            label="Fields to synthesize, in order",
+        ),
+        Param(
+            "vendor_keywords",
+            str,
+            (),
+            "words left out of the text features (e.g. the vendor's name)",
+            many=True,
+            label="Vendor keywords left out of the text features",
+        ),
+        Param(
+            "predictors",
+            str,
+            None,
+            "un-synthesized structured fields that predict besides the text and the "
+            "fields before (default: the key fields when a count or continuous field is synthesized, else "
+            "none)",
+            many=True,
+            fields=("categorical", "count", "continuous"),
+            suggest="key",
+            label="Predictor fields (released unchanged)",
+        ),
+        Param(
+            "tree_seed",
+            int,
+            0,
+            "the trees' random state (ties between equally good splits)",
+            low=0,
+            high=2**32 - 1,
+            expert=True,
+        ),
+        Param(
+            "min_split",
+            int,
+            20,
+            "rpart's minsplit: records a node needs before a split is tried",
+            low=2,
+            high=100_000,
+            expert=True,
+        ),
+        Param(
+            "min_leaf", int, 7, "rpart's minbucket: records a leaf keeps at the least", low=1, high=50_000, expert=True
+        ),
     )
 
     def validate(self) -> None:
         if self.min_split < 2 * self.min_leaf:
-            raise ConfigError(f"need min_split ≥ 2·min_leaf, got min_split = {self.min_split} and "
-                              f"min_leaf = {self.min_leaf}")
+            raise ConfigError(
+                f"need min_split ≥ 2·min_leaf, got min_split = {self.min_split} and min_leaf = {self.min_leaf}"
+            )
 
     def predictor_fields(self, dataset: Dataset, names: Sequence[str]) -> list:
         """The un-synthesized fields that predict: ``predictors`` checked, or by default the key fields when a
@@ -401,9 +485,19 @@ class CARTSynthesizer(FieldSynthesizer):
         for j, lv in enumerate(levels):
             progress(j, len(levels), f"growing the tree for {lv.name}")
             X = design(text.matrix, previous, predictors)
-            trees.append(PrunableTree.grow(X, lv.codes, lv.n_levels, self.tree_seed, self.min_split, self.min_leaf,
-                                           values=lv.values if lv.numeric else None))
+            trees.append(
+                PrunableTree.grow(
+                    X,
+                    lv.codes,
+                    lv.n_levels,
+                    self.tree_seed,
+                    self.min_split,
+                    self.min_leaf,
+                    values=lv.values if lv.numeric else None,
+                )
+            )
             previous.append((lv.codes, lv))
         progress(len(levels), len(levels), "growing the trees")
-        return FittedCART(frame=dataset.frame, fields=levels, text=text, knob=CART_KNOB, trees=trees,
-                          predictors=predictors)
+        return FittedCART(
+            frame=dataset.frame, fields=levels, text=text, knob=CART_KNOB, trees=trees, predictors=predictors
+        )

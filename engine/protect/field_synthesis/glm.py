@@ -19,7 +19,6 @@ The λ path is fitted once per field (`engine.protect.field_synthesis.lasso`): o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -29,7 +28,6 @@ from scipy import sparse
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.protect.base import Knob, Progress, no_progress
-from engine.protect.params import Param
 from engine.protect.field_synthesis.lasso import LassoPath, fit_lasso_path, lambda_max, standardize_columns
 from engine.protect.field_synthesis.sequential import (
     FieldLevels,
@@ -39,6 +37,7 @@ from engine.protect.field_synthesis.sequential import (
     field_levels,
     resolve_fields,
 )
+from engine.protect.params import Param
 from engine.text.features import synthesis_counts
 
 POSTERIORS = ("mode", "bootstrap")
@@ -54,8 +53,8 @@ GLM_KNOB = Knob(
     scale="log",
     more_privacy="higher",
     help="Inverse scale of the Laplace prior on the text coefficients. Larger λ shrinks more coefficients to "
-         "zero: more privacy, less of the text's information in the synthetic fields. The range is set by the "
-         "data: from λmax (every coefficient zero) down to 0.001·λmax.",
+    "zero: more privacy, less of the text's information in the synthetic fields. The range is set by the "
+    "data: from λmax (every coefficient zero) down to 0.001·λmax.",
 )
 
 
@@ -63,9 +62,16 @@ def path_knob(lambdas: np.ndarray) -> Knob:
     """The λ knob of one fitted path: its range, a sweep grid of `SWEEP_POINTS` path values, a default."""
     idx = np.unique(np.round(np.linspace(0, len(lambdas) - 1, SWEEP_POINTS)).astype(int))
     return Knob(
-        name=GLM_KNOB.name, symbol=GLM_KNOB.symbol, label=GLM_KNOB.label,
-        low=float(lambdas[-1]), high=float(lambdas[0]), default=float(lambdas[len(lambdas) // 3]),
-        scale="log", more_privacy="higher", grid=tuple(float(lambdas[i]) for i in idx), help=GLM_KNOB.help,
+        name=GLM_KNOB.name,
+        symbol=GLM_KNOB.symbol,
+        label=GLM_KNOB.label,
+        low=float(lambdas[-1]),
+        high=float(lambdas[0]),
+        default=float(lambdas[len(lambdas) // 3]),
+        scale="log",
+        more_privacy="higher",
+        grid=tuple(float(lambdas[i]) for i in idx),
+        help=GLM_KNOB.help,
     )
 
 
@@ -122,21 +128,54 @@ class GLMSynthesizer(FieldSynthesizer):
     n_lambda: int
     lambda_min_ratio: float
     parameters = (
-        Param("fields", str, None, "the categorical fields to synthesize, in order (default: the sensitive "
-              "categorical fields)", many=True, fields=("categorical",), synthesized=True, suggest="sensitive",
-              label="Fields to synthesize, in order"),
-        Param("vendor_keywords", str, (), "words left out of the text features (e.g. the vendor's name)",
-              many=True, label="Vendor keywords left out of the text features"),
-        Param("posterior", str, "mode", "the posterior mode (the lasso estimate), or Bayesian-bootstrap draws "
-              "of the coefficients (weighted-likelihood bootstrap; fitting takes posterior_draws times longer)",
-              choices=POSTERIORS, expert=True),
-        Param("posterior_draws", int, 20, "bootstrap refits of the λ path when posterior is bootstrap",
-              low=2, high=200, expert=True),
-        Param("bootstrap_seed", int, 0, "seed of the bootstrap's record weights", low=0, high=2**63 - 1,
-              expert=True),
+        Param(
+            "fields",
+            str,
+            None,
+            "the categorical fields to synthesize, in order (default: the sensitive categorical fields)",
+            many=True,
+            fields=("categorical",),
+            synthesized=True,
+            suggest="sensitive",
+            label="Fields to synthesize, in order",
+        ),
+        Param(
+            "vendor_keywords",
+            str,
+            (),
+            "words left out of the text features (e.g. the vendor's name)",
+            many=True,
+            label="Vendor keywords left out of the text features",
+        ),
+        Param(
+            "posterior",
+            str,
+            "mode",
+            "the posterior mode (the lasso estimate), or Bayesian-bootstrap draws "
+            "of the coefficients (weighted-likelihood bootstrap; fitting takes posterior_draws times longer)",
+            choices=POSTERIORS,
+            expert=True,
+        ),
+        Param(
+            "posterior_draws",
+            int,
+            20,
+            "bootstrap refits of the λ path when posterior is bootstrap",
+            low=2,
+            high=200,
+            expert=True,
+        ),
+        Param("bootstrap_seed", int, 0, "seed of the bootstrap's record weights", low=0, high=2**63 - 1, expert=True),
         Param("n_lambda", int, 100, "λ values on the path, from λmax down", low=2, high=1000, expert=True),
-        Param("lambda_min_ratio", float, 1e-3, "the smallest λ of the path as a share of λmax",
-              low=1e-6, high=0.5, expert=True),
+        Param(
+            "lambda_min_ratio",
+            float,
+            1e-3,
+            "the smallest λ of the path as a share of λmax",
+            low=1e-6,
+            high=0.5,
+            expert=True,
+        ),
     )
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedGLM:
@@ -163,14 +202,28 @@ class GLMSynthesizer(FieldSynthesizer):
             per_field = []
             for j, (X, lv) in enumerate(zip(designs, levels)):
                 step = d * len(levels) + j
-                what = f"fitting the λ path for {lv.name}" + (f" (posterior draw {d + 1} of {draws})" if draws > 1 else "")
+                what = f"fitting the λ path for {lv.name}" + (
+                    f" (posterior draw {d + 1} of {draws})" if draws > 1 else ""
+                )
 
                 def report(done: int, tot: int, _what: str, step=step, what=what) -> None:
                     progress(step * tot + done, total * tot, what)
 
                 center, scale = standardization[j]
-                per_field.append(fit_lasso_path(X, lv.codes, lv.n_levels, lambdas=lambdas, sample_weight=w,
-                                                center=center, scale=scale, progress=report, what=what))
+                per_field.append(
+                    fit_lasso_path(
+                        X,
+                        lv.codes,
+                        lv.n_levels,
+                        lambdas=lambdas,
+                        sample_weight=w,
+                        center=center,
+                        scale=scale,
+                        progress=report,
+                        what=what,
+                    )
+                )
             paths.append(per_field)
-        return FittedGLM(frame=dataset.frame, fields=levels, text=text, knob=path_knob(lambdas), paths=paths,
-                         lambdas=lambdas)
+        return FittedGLM(
+            frame=dataset.frame, fields=levels, text=text, knob=path_knob(lambdas), paths=paths, lambdas=lambdas
+        )

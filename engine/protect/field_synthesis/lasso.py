@@ -226,8 +226,9 @@ class _Design:
     dependent additions that runs at about two thirds of the speed.
     """
 
-    def __init__(self, A: sparse.csc_matrix, bounds: list[tuple[int, int]], rows: list[_Rows],
-                 pool: ThreadPoolExecutor | None) -> None:
+    def __init__(
+        self, A: sparse.csc_matrix, bounds: list[tuple[int, int]], rows: list[_Rows], pool: ThreadPoolExecutor | None
+    ) -> None:
         A = _with_ones(A)
         self.pool = pool if len(bounds) > 1 else None
         self.rows = rows
@@ -252,8 +253,10 @@ class _Design:
         if self._squared is None:
             out = _Design.__new__(_Design)
             out.pool, out.rows, out._squared = self.pool, self.rows, None
-            out.blocks = [(r0, r1, sparse.csr_matrix((A.data**2, A.indices, A.indptr), shape=A.shape), None)
-                          for r0, r1, A, _ in self.blocks]
+            out.blocks = [
+                (r0, r1, sparse.csr_matrix((A.data**2, A.indices, A.indptr), shape=A.shape), None)
+                for r0, r1, A, _ in self.blocks
+            ]
             self._squared = out
         return self._squared
 
@@ -311,9 +314,18 @@ class _Design:
 class _Problem:
     """The data of one fit: raw design (whole, in row blocks), class labels, weights, standardization."""
 
-    def __init__(self, X: sparse.csr_matrix, y: np.ndarray, n_classes: int, w: np.ndarray,
-                 center: np.ndarray, scale: np.ndarray, varies: np.ndarray,
-                 pool: ThreadPoolExecutor | None = None, n_threads: int = 1) -> None:
+    def __init__(
+        self,
+        X: sparse.csr_matrix,
+        y: np.ndarray,
+        n_classes: int,
+        w: np.ndarray,
+        center: np.ndarray,
+        scale: np.ndarray,
+        varies: np.ndarray,
+        pool: ThreadPoolExecutor | None = None,
+        n_threads: int = 1,
+    ) -> None:
         self.X = X
         self.Xcsc = X.tocsc()
         self.col_nnz = np.diff(self.Xcsc.indptr)
@@ -400,8 +412,9 @@ class _WorkingSet:
         return np.maximum(D, floor)
 
 
-def _fista(ws: _WorkingSet, lam: float, x: np.ndarray, eta_x: Eta, L: float, tol: float,
-           max_iter: int) -> tuple[np.ndarray, Eta, float, int]:
+def _fista(
+    ws: _WorkingSet, lam: float, x: np.ndarray, eta_x: Eta, L: float, tol: float, max_iter: int
+) -> tuple[np.ndarray, Eta, float, int]:
     """Minimize the objective over the working set from x = [B; b] with η(x) = ``eta_x``. Returns x, η(x),
     L and the iterations.
 
@@ -429,8 +442,12 @@ def _fista(ws: _WorkingSet, lam: float, x: np.ndarray, eta_x: Eta, L: float, tol
             eta_n, f_n = ws.forward(n)
             d = n - y
             Dd = D * d
-            if f_n <= (f_y + float(np.einsum("ij,ij->", g, d)) + 0.5 * L * float(np.einsum("ij,ij->", Dd, d))
-                       + 1e-12 * abs(f_y)):
+            if f_n <= (
+                f_y
+                + float(np.einsum("ij,ij->", g, d))
+                + 0.5 * L * float(np.einsum("ij,ij->", Dd, d))
+                + 1e-12 * abs(f_y)
+            ):
                 break
             L *= 2.0
         residual = L * float(np.abs(Dd).max(initial=0.0))
@@ -450,15 +467,28 @@ def _fista(ws: _WorkingSet, lam: float, x: np.ndarray, eta_x: Eta, L: float, tol
     return x, eta_x, L, it
 
 
-def lambda_max(X: sparse.spmatrix, y: np.ndarray, n_classes: int, sample_weight: np.ndarray | None = None,
-               center: np.ndarray | None = None, scale: np.ndarray | None = None) -> float:
+def lambda_max(
+    X: sparse.spmatrix,
+    y: np.ndarray,
+    n_classes: int,
+    sample_weight: np.ndarray | None = None,
+    center: np.ndarray | None = None,
+    scale: np.ndarray | None = None,
+) -> float:
     """The smallest λ at which every coefficient is zero: max over columns j and classes k of
     |x̃ⱼᵀ wᵢ(yᵢₖ − ȳₖ)| (standardized columns, weights summing to 1)."""
     X = sparse.csr_matrix(X, dtype=np.float64)
     w = _weights(sample_weight, X.shape[0])
     c, s, v = standardize_columns(X, w)
-    prob = _Problem(X, np.asarray(y, dtype=np.int64), n_classes, w, c if center is None else center,
-                    s if scale is None else scale, v if scale is None else scale > 0)
+    prob = _Problem(
+        X,
+        np.asarray(y, dtype=np.int64),
+        n_classes,
+        w,
+        c if center is None else center,
+        s if scale is None else scale,
+        v if scale is None else scale > 0,
+    )
     return float(np.abs(_null_gradient(prob)[1]).max(initial=0.0))
 
 
@@ -479,8 +509,9 @@ def _weights(sample_weight: np.ndarray | None, n: int) -> np.ndarray:
     return w / w.sum()
 
 
-def objective(X: sparse.spmatrix, y: np.ndarray, path: LassoPath, l: int,
-              sample_weight: np.ndarray | None = None) -> float:
+def objective(
+    X: sparse.spmatrix, y: np.ndarray, path: LassoPath, l: int, sample_weight: np.ndarray | None = None
+) -> float:
     """F(B, b) of the module docstring at path point ``l`` (for tests and benchmarks)."""
     X = sparse.csr_matrix(X, dtype=np.float64)
     w = _weights(sample_weight, X.shape[0])
@@ -547,10 +578,19 @@ def fit_lasso_path(
     # A pool only pays when at least two blocks reach MIN_BLOCK_NNZ.
     if threads > 1 and X.nnz >= 2 * MIN_BLOCK_NNZ:
         with ThreadPoolExecutor(threads, thread_name_prefix="lasso") as pool:
-            return _fit_path(_Problem(X, y, n_classes, w, c, s, v, pool, threads), lambdas, n_lambda,
-                             lambda_min_ratio, tol, max_iter, progress, what)
-    return _fit_path(_Problem(X, y, n_classes, w, c, s, v), lambdas, n_lambda, lambda_min_ratio, tol,
-                     max_iter, progress, what)
+            return _fit_path(
+                _Problem(X, y, n_classes, w, c, s, v, pool, threads),
+                lambdas,
+                n_lambda,
+                lambda_min_ratio,
+                tol,
+                max_iter,
+                progress,
+                what,
+            )
+    return _fit_path(
+        _Problem(X, y, n_classes, w, c, s, v), lambdas, n_lambda, lambda_min_ratio, tol, max_iter, progress, what
+    )
 
 
 def _usable_cores() -> int:
@@ -561,8 +601,16 @@ def _usable_cores() -> int:
     return max(1, min(4, cores))
 
 
-def _fit_path(prob: _Problem, lambdas: np.ndarray | None, n_lambda: int, lambda_min_ratio: float, tol: float,
-              max_iter: int, progress: Progress, what: str) -> LassoPath:
+def _fit_path(
+    prob: _Problem,
+    lambdas: np.ndarray | None,
+    n_lambda: int,
+    lambda_min_ratio: float,
+    tol: float,
+    max_iter: int,
+    progress: Progress,
+    what: str,
+) -> LassoPath:
     """The path loop of `fit_lasso_path`, on validated data."""
     p, K = prob.p, prob.K
     ybar, G = _null_gradient(prob)
@@ -648,14 +696,18 @@ def _fit_path(prob: _Problem, lambdas: np.ndarray | None, n_lambda: int, lambda_
         prev_lam = lam
     progress(len(lambdas), len(lambdas), what)
     coef = sparse.csr_matrix(
-        (np.concatenate(vals) if vals else [], (np.concatenate(rows) if rows else [], np.concatenate(cols_idx) if cols_idx else [])),
+        (
+            np.concatenate(vals) if vals else [],
+            (np.concatenate(rows) if rows else [], np.concatenate(cols_idx) if cols_idx else []),
+        ),
         shape=(len(lambdas), p * K),
     )
     return LassoPath(lambdas, coef, intercepts, prob.center, prob.scale, K, iters, objs)
 
 
-def kkt_violation(X: sparse.spmatrix, y: np.ndarray, path: LassoPath, l: int,
-                  sample_weight: np.ndarray | None = None) -> float:
+def kkt_violation(
+    X: sparse.spmatrix, y: np.ndarray, path: LassoPath, l: int, sample_weight: np.ndarray | None = None
+) -> float:
     """The largest violation of the lasso optimality conditions at path point ``l``, relative to λmax: 0 at
     the exact solution (for benchmarks and checks of a reference fit)."""
     X = sparse.csr_matrix(X, dtype=np.float64)
@@ -667,7 +719,9 @@ def kkt_violation(X: sparse.spmatrix, y: np.ndarray, path: LassoPath, l: int,
     s = G_aug[-1]
     B = path.coef[l].toarray().reshape(-1, path.n_classes)
     zero = B == 0
-    worst = max(float(np.maximum(np.abs(G[zero]) - lam, 0).max(initial=0.0)),
-                float(np.abs(G[~zero] + lam * np.sign(B[~zero])).max(initial=0.0)),
-                float(np.abs(s).max()))
+    worst = max(
+        float(np.maximum(np.abs(G[zero]) - lam, 0).max(initial=0.0)),
+        float(np.abs(G[~zero] + lam * np.sign(B[~zero])).max(initial=0.0)),
+        float(np.abs(s).max()),
+    )
     return worst / float(path.lambdas[0])

@@ -25,9 +25,9 @@ from scipy import sparse
 
 from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
+from engine.data.schema import FieldSpec
 from engine.errors import ConfigError, DataError
 from engine.protect.base import Fitted, Knob, Protector, Release
-from engine.data.schema import FieldSpec
 from engine.text.features import WordCounts
 
 FIELD_DETAIL_COLUMNS = ["record", "field", "original", "synthetic", "p_original"]
@@ -74,7 +74,9 @@ def synthesizable_fields(dataset: Dataset, kinds: Sequence[str] = ("categorical"
     return [f.name for f in dataset.schema.fields if f.kind in kinds]
 
 
-def resolve_fields(dataset: Dataset, fields: Sequence[str] | None, kinds: Sequence[str] = ("categorical",)) -> list[str]:
+def resolve_fields(
+    dataset: Dataset, fields: Sequence[str] | None, kinds: Sequence[str] = ("categorical",)
+) -> list[str]:
     """The fields to synthesize, in order: ``fields`` checked against the schema, or by default the sensitive
     categorical fields in schema order — and when ``kinds`` admits count/continuous fields and no sensitive
     field is categorical, the sensitive fields of those kinds, in schema order. ConfigError names what is
@@ -83,8 +85,11 @@ def resolve_fields(dataset: Dataset, fields: Sequence[str] | None, kinds: Sequen
     accepted = synthesizable_fields(dataset, kinds)
     what = "categorical" if tuple(kinds) == ("categorical",) else "/".join(kinds)
     if fields is None or len(fields) == 0:
-        chosen = [f.name for f in schema.fields if f.kind == "categorical" and f.role == "sensitive"
-                  and "categorical" in kinds]
+        chosen = [
+            f.name
+            for f in schema.fields
+            if f.kind == "categorical" and f.role == "sensitive" and "categorical" in kinds
+        ]
         if not chosen:
             chosen = [f.name for f in schema.fields if f.kind in kinds and f.role == "sensitive"]
         if not chosen:
@@ -113,12 +118,15 @@ def numeric_column(frame: pd.DataFrame, spec: FieldSpec, what: str = "field") ->
     field, and how many rows are missing)."""
     column = frame[spec.name]
     if not pd.api.types.is_numeric_dtype(column):
-        raise DataError(f"{what} '{spec.name}' is declared {spec.kind} but holds text (dtype {column.dtype}), not "
-                        "numbers; declare it categorical or clean the column")
+        raise DataError(
+            f"{what} '{spec.name}' is declared {spec.kind} but holds text (dtype {column.dtype}), not "
+            "numbers; declare it categorical or clean the column"
+        )
     missing = int(column.isna().sum())
     if missing:
-        raise DataError(f"{what} '{spec.name}' has {missing} missing value(s) in {len(column)} rows; fill or drop "
-                        "those rows first")
+        raise DataError(
+            f"{what} '{spec.name}' has {missing} missing value(s) in {len(column)} rows; fill or drop those rows first"
+        )
     return column
 
 
@@ -159,8 +167,11 @@ def previous_columns(codes: np.ndarray, lv: FieldLevels) -> sparse.csr_matrix:
     return dummies(codes, lv.n_levels)
 
 
-def design(text: sparse.csr_matrix, previous: Sequence[tuple[np.ndarray, FieldLevels]],
-           predictors: sparse.csr_matrix | None = None) -> sparse.csr_matrix:
+def design(
+    text: sparse.csr_matrix,
+    previous: Sequence[tuple[np.ndarray, FieldLevels]],
+    predictors: sparse.csr_matrix | None = None,
+) -> sparse.csr_matrix:
     """The covariates of one field's model: the text's word counts, the un-synthesized ``predictors`` and the
     fields before it (``(codes, FieldLevels)``: confidential codes at fit, synthetic ones at release)."""
     blocks = [text] + ([predictors] if predictors is not None and predictors.shape[1] else [])
@@ -206,8 +217,9 @@ class SequentialFitted(Fitted):
         """Predictive probabilities (n × K_j) of field j's levels given its design ``X`` at knob ``value``,
         under posterior draw ``draw`` (see `posterior_draw`)."""
 
-    def draw_field(self, j: int, X: sparse.csr_matrix, value: float, draw: int,
-                   rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    def draw_field(
+        self, j: int, X: sparse.csr_matrix, value: float, draw: int, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray]:
         """One synthetic code of field j per record, and per record the probability that the draw returns its
         confidential code; by default by the inverse CDF of `field_probabilities` (one uniform per record)."""
         P = self.field_probabilities(j, X, value, draw)
@@ -238,14 +250,24 @@ class SequentialFitted(Fitted):
             synthetic.append((drawn, lv))
             levels = np.asarray(lv.levels, dtype=object)
             data[lv.name] = pd.Series(levels[drawn], index=data.index, dtype=self.frame[lv.name].dtype)
-            detail.append(pd.DataFrame({
-                "record": np.arange(len(drawn)), "field": lv.name, "original": levels[lv.codes],
-                "synthetic": levels[drawn], "p_original": p_original,
-            }))
+            detail.append(
+                pd.DataFrame(
+                    {
+                        "record": np.arange(len(drawn)),
+                        "field": lv.name,
+                        "original": levels[lv.codes],
+                        "synthetic": levels[drawn],
+                        "p_original": p_original,
+                    }
+                )
+            )
         field_detail = pd.concat(detail, ignore_index=True)[FIELD_DETAIL_COLUMNS]
         return Release(
-            data=data, method=self.method, knob=float(value),
-            protected_columns=tuple(lv.name for lv in self.fields), changes=None,
+            data=data,
+            method=self.method,
+            knob=float(value),
+            protected_columns=tuple(lv.name for lv in self.fields),
+            changes=None,
             info={"field_detail": field_detail, "posterior_draw": draw},
         )
 
