@@ -20,6 +20,11 @@ def metric_label(metric_id: str) -> str:
 _MD_SPECIAL = set("\\`*_[]#|$<>~")
 
 
+def not_measured_lines(skipped: dict[str, str]) -> list[str]:
+    """One Markdown line per measure that could not apply, with its reason (a page shows them as captions)."""
+    return [f"Not measured: {md_escape(metric_label(mid))} — {md_escape(why)}." for mid, why in skipped.items()]
+
+
 def md_escape(text: object) -> str:
     """``text`` with Markdown's special characters escaped (data-derived names go into Markdown as text)."""
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))

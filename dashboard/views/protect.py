@@ -271,8 +271,8 @@ def render() -> None:
     if sweep is None:
         return
     risk, utility = _measure_pickers(sweep, c_risk, c_utility)
-    for mid, why in sweep.skipped.items():
-        st.caption(f"Not measured: {display.md_escape(display.metric_label(mid))} — {display.md_escape(why)}.")
+    for line in display.not_measured_lines(sweep.skipped):
+        st.caption(line)
 
     knob = sweep.knob
     value = _knob_slider(knob, sweep.grid, method)

@@ -283,8 +283,8 @@ def render() -> None:
     st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
     metrics = compute.metrics_at(sweep, value)
     _cards(metrics, sweep.replicates)
-    for mid, why in sweep.skipped.items():
-        st.caption(f"Not measured: {display.md_escape(display.metric_label(mid))} — {display.md_escape(why)}.")
+    for line in display.not_measured_lines(sweep.skipped):
+        st.caption(line)
     session.set_choice(
         session.Chosen(
             fingerprint=dataset.fingerprint,
