@@ -33,7 +33,9 @@ def data_argument(argv: list[str]) -> str:
 
 
 def main() -> None:
-    st.set_page_config(page_title="textsdc", layout="wide")
+    # An emoji tab icon (drawn by the browser): without one Streamlit shows the open page's ":material/...:"
+    # icon, which its frontend fetches from fonts.gstatic.com; the dashboard asks no outside host anything.
+    st.set_page_config(page_title="textsdc", page_icon="🔒", layout="wide")
     session.init_session(data_argument(sys.argv[1:]))
     pages = [
         st.Page("views/data.py", title="Data", icon=":material/table:", url_path="data", default=True),

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from dashboard.caching import (
@@ -27,7 +28,7 @@ from dashboard.session import guarded, page_dataset
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
-from engine.measures.base import MetricResult, metric_info
+from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureOptions
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
@@ -194,9 +195,20 @@ def metric_ids(sweep: SweepResult, kind: str) -> list[str]:
     return [m for m in sweep.metric_ids if metric_info(m).kind == kind]
 
 
+def _frontier(sweep: SweepResult, risk: str, utility: str) -> pd.DataFrame:
+    unprotected = sweep.baseline.get(risk + CONFIDENTIAL_SUFFIX)
+    return frontier(sweep.summary, risk, utility, None if unprotected is None else unprotected.value)
+
+
+def unprotected_everywhere(sweep: SweepResult, risk: str, utility: str) -> bool:
+    """Whether every knob value leaves ``risk`` at its level on the unprotected data."""
+    return bool(_frontier(sweep, risk, utility)["unprotected"].all())
+
+
 def risk_utility_choice(sweep: SweepResult, risk: str, utility: str, rule: str, value: float) -> Choice:
-    """The knob the steward's rule picks: a risk ceiling (Eq. 2.6) or a trade-off slope (Eq. 2.8)."""
-    table = frontier(sweep.summary, risk, utility)
+    """The knob the steward's rule picks: a risk ceiling (Eq. 2.6) or a trade-off slope (Eq. 2.8); knob values
+    that leave the risk at its unprotected level are passed over."""
+    table = _frontier(sweep, risk, utility)
     if rule == "threshold":
         return select_by_risk_threshold(table, value)
     return select_by_tradeoff(table, value)

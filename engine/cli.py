@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -136,6 +135,45 @@ def _protector(args):
     return get_protector(args.method, **method_params(args))
 
 
+MAX_SEED = 2**63 - 1
+
+
+def check_arguments(args) -> None:
+    """The run's own arguments checked before any work (ConfigError naming the flag and what is accepted):
+    the seed, the number of replicates and workers, the replicate to export and where the output goes."""
+    from engine.errors import ConfigError
+    from engine.protect import METHODS
+    from engine.sweep import check_replicates
+
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ConfigError(f"--seed must be a whole number from 0 to 2^63 − 1 ({MAX_SEED}), got {args.seed}")
+    check_replicates(args.replicates)
+    if args.jobs == 0 or args.jobs < -1:
+        raise ConfigError(f"--jobs must be a number of parallel workers ≥ 1, or -1 for all cores; got {args.jobs}")
+    out = Path(args.out).expanduser()
+    if args.func is cmd_sweep:
+        if out.is_dir():
+            raise ConfigError(
+                f"--out {out} is a folder; give the results JSON file to write, e.g. {out / 'results.json'}"
+            )
+        if out.exists() and not args.overwrite:
+            raise ConfigError(f"--out {out} exists; give --overwrite to replace it, or another file name")
+        return
+    from engine.export.staging import check_target
+
+    check_target(out)
+    cls = METHODS.get(args.method)
+    if cls is not None and cls.deterministic and args.replicate != 0:
+        raise ConfigError(
+            f"method '{args.method}' is deterministic: it makes one release per knob value, so --replicate must be 0"
+        )
+    if not 0 <= args.replicate < args.replicates:
+        raise ConfigError(
+            f"--replicate must be from 0 to {args.replicates - 1} (replicates are numbered from 0 up to "
+            f"--replicates {args.replicates}), got {args.replicate}"
+        )
+
+
 def _load(args):
     from engine.data.load import load_dataset
 
@@ -179,6 +217,7 @@ def cmd_sweep(args) -> int:
     from engine.measures.evaluate import check_options
     from engine.sweep import run_sweep
 
+    check_arguments(args)
     dataset = _load(args)
     protector = _protector(args)
     grid = _parse_grid(args.grid)
@@ -292,6 +331,7 @@ def cmd_release(args) -> int:
     from engine.export.chosen import export_chosen
     from engine.measures.evaluate import check_options
 
+    check_arguments(args)
     dataset = _load(args)
     protector = _protector(args)
     if args.knob is not None:
@@ -321,30 +361,105 @@ def cmd_release(args) -> int:
         print(f"  {mid}: " + ("not a number" if m["value"] is None else f"{m['value']:.4f}"))
     for path in result.files.values():
         print(f"wrote {path}")
+    if result.internal_report is not None:
+        print(
+            f"wrote {result.internal_report} (internal review report with confidential excerpts: keep it, never share it)"
+        )
+    for warning in result.warnings:
+        print(f"textsdc: warning: {warning}", file=sys.stderr)
     return 0
 
 
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def is_loopback(address: str) -> bool:
+    """Whether ``address`` reaches this machine only: ``localhost`` or a loopback IP (127.0.0.0/8, ::1)."""
+    import ipaddress
+
+    if address.lower().rstrip(".") == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(address.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def streamlit_flags(address: str, port: int) -> list[str]:
+    """Every Streamlit setting that matters for privacy, on the command line so that no config.toml (of the
+    folder it is started from, or of the user) and no STREAMLIT_* variable changes them: the address, no usage
+    statistics, headless, no file watcher or development mode, CORS and XSRF protection on, no static files
+    or agent API; on loopback also the Host names accepted (against DNS rebinding)."""
+    local = is_loopback(address)
+    wildcard = address in ("0.0.0.0", "::", "")
+    flags = {
+        "server.address": address,
+        "server.port": str(port),
+        "server.headless": "true",
+        "server.fileWatcherType": "none",
+        "server.runOnSave": "false",
+        "server.enableCORS": "true",
+        "server.enableXsrfProtection": "true",
+        "server.enableStaticServing": "false",
+        "server.enableAgentApi": "false",
+        "server.showEmailPrompt": "false",
+        "server.maxUploadSize": "200",
+        "browser.gatherUsageStats": "false",
+        "browser.serverPort": str(port),
+        "global.developmentMode": "false",
+        "client.toolbarMode": "minimal",
+    }
+    if not wildcard:  # the address the browser uses; with a wildcard Streamlit prints this machine's addresses
+        flags["browser.serverAddress"] = address.strip("[]")
+    out = [item for key, value in flags.items() for item in (f"--{key}", value)]
+    if local:
+        for host in dict.fromkeys((*LOOPBACK_NAMES, address.strip("[]").lower())):
+            out += ["--server.allowedHosts", host]
+    return out
+
+
+def _no_outside_lookups() -> None:
+    """Streamlit looks up this machine's public address at checkip.amazonaws.com to print an "External URL"
+    and to judge a WebSocket from an unknown origin; the dashboard never asks an outside host anything."""
+    from streamlit import net_util
+
+    net_util.get_external_ip = lambda: None
+
+
 def cmd_dashboard(args) -> int:
+    from engine.errors import ConfigError
+
+    if not 1 <= args.port <= 65535:
+        raise ConfigError(f"--port must be a port number from 1 to 65535, got {args.port}")
+    if not is_loopback(args.address):
+        if not args.allow_remote:
+            raise ConfigError(
+                f"--address {args.address} can be reached from other machines, and the dashboard shows the "
+                "confidential data it loads to whoever opens it; give --allow-remote to do so anyway, or an "
+                "address of this machine only (127.0.0.1, ::1, localhost)"
+            )
+        print(
+            f"textsdc: warning: the dashboard listens on {args.address}: the confidential data loaded in it can "
+            f"be read by anyone who reaches this machine on port {args.port} (no password, no encryption)",
+            file=sys.stderr,
+        )
+    from streamlit.web import cli as streamlit_cli
+
     app = Path(__file__).resolve().parent.parent / "dashboard" / "app.py"
-    cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
+    argv = [
         "run",
         str(app),
-        "--server.address",
-        args.address,
-        "--server.port",
-        str(args.port),
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.headless",
-        "true",
+        *streamlit_flags(args.address, args.port),
         "--",
         *(["--data", args.data] if args.data else []),
     ]
-    print(f"textsdc dashboard on http://{args.address}:{args.port}  (Ctrl+C stops it)")
-    return subprocess.call(cmd)
+    host = f"[{args.address}]" if ":" in args.address else args.address
+    print(f"textsdc dashboard on http://{host}:{args.port}  (Ctrl+C stops it)", flush=True)
+    _no_outside_lookups()
+    # Streamlit runs in this process: SIGTERM and SIGINT reach its own handlers, which stop the server, and no
+    # child process is left listening when `textsdc dashboard` is stopped.
+    streamlit_cli.main.main(args=argv, prog_name="streamlit", standalone_mode=False)
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -391,6 +506,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="knob values separated by commas, or 'path' for every λ or α the method fits (default: the method's grid)",
     )
     s.add_argument("--out", required=True, help="results JSON file to write")
+    s.add_argument("--overwrite", action="store_true", help="replace the --out file if it exists")
     s.set_defaults(func=cmd_sweep)
 
     r = sub.add_parser("release", help="protect at one knob value and export the release with manifest and report")
@@ -407,7 +523,13 @@ def build_parser() -> argparse.ArgumentParser:
     b = sub.add_parser("dashboard", help="start the dashboard on this machine")
     b.add_argument("--data", help="demo or file to open first")
     b.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    b.add_argument("--port", type=int, default=8501)
+    b.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
+    b.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow an --address other machines can reach (e.g. 0.0.0.0); the confidential data loaded in the "
+        "dashboard is then readable from the network",
+    )
     b.set_defaults(func=cmd_dashboard)
     return p
 

@@ -76,11 +76,30 @@ def pareto_mask(risk: np.ndarray, utility: np.ndarray) -> np.ndarray:
     return keep
 
 
-def frontier(summary: pd.DataFrame, risk: str, utility: str) -> pd.DataFrame:
-    """The risk–utility table with a boolean column ``pareto`` marking the frontier."""
+def frontier(summary: pd.DataFrame, risk: str, utility: str, unprotected_risk: float | None = None) -> pd.DataFrame:
+    """The risk–utility table with a boolean column ``pareto`` marking the frontier and ``unprotected``
+    marking knob values whose risk equals ``unprotected_risk`` (the measure on the unprotected data): there the
+    method protects nothing on this measure (redaction level 0), and the selection rules pass them over."""
     t = risk_utility_table(summary, risk, utility)
     t["pareto"] = pareto_mask(t["risk_score"].to_numpy(), t["utility_score"].to_numpy())
+    t["unprotected"] = (
+        np.isclose(t["risk"].to_numpy(dtype=float), unprotected_risk, rtol=1e-12, atol=1e-12)
+        if unprotected_risk is not None and np.isfinite(unprotected_risk)
+        else False
+    )
     return t
+
+
+def _protecting(table: pd.DataFrame, allow_unprotected: bool) -> pd.DataFrame:
+    """The rows a rule may pick: all with ``allow_unprotected``, else those that protect (ConfigError if none)."""
+    if allow_unprotected or "unprotected" not in table:
+        return table
+    kept = table[~table["unprotected"].astype(bool)]
+    if kept.empty:
+        raise ConfigError(
+            "every knob value leaves the risk at its unprotected level, so no protecting setting can be suggested"
+        )
+    return kept
 
 
 def _columns(table: pd.DataFrame) -> tuple[str, str, Better]:
@@ -92,12 +111,14 @@ def _columns(table: pd.DataFrame) -> tuple[str, str, Better]:
     return risk, utility, cast(Better, better)
 
 
-def select_by_risk_threshold(table: pd.DataFrame, max_risk: float) -> Choice:
+def select_by_risk_threshold(table: pd.DataFrame, max_risk: float, allow_unprotected: bool = False) -> Choice:
     """Maximize utility subject to risk at most ``max_risk`` (Greve & Sablica, Eq. 2.6); ties go to lower risk.
 
     ``max_risk`` is in the risk measure's own units and its direction says what "at most that risk" means:
     value ≤ max_risk for a lower-is-better measure, value ≥ max_risk for a higher-is-safer one (the false match
-    rate), |value − 1| ≤ |max_risk − 1| for one whose ideal is 1."""
+    rate), |value − 1| ≤ |max_risk − 1| for one whose ideal is 1. Knob values marked ``unprotected`` are
+    passed over unless ``allow_unprotected``."""
+    table = _protecting(table, allow_unprotected)
     risk, utility, better = _columns(table)
     ok = table[table[risk] <= -oriented(better, max_risk)]
     if ok.empty:
@@ -119,15 +140,20 @@ def select_by_risk_threshold(table: pd.DataFrame, max_risk: float) -> Choice:
     )
 
 
-def select_by_tradeoff(table: pd.DataFrame, a: float) -> Choice:
+def select_by_tradeoff(table: pd.DataFrame, a: float, allow_unprotected: bool = False) -> Choice:
     """The frontier point tangent to a line DR = c + a·DU (Greve & Sablica, Eq. 2.8).
 
     With utility on the x-axis and risk on the y-axis, the tangent point of a supporting line of slope
     ``a`` > 0 is the point that minimizes DR − a·DU; its offset c is that minimum. DR and DU are the oriented
-    ``risk_score`` and ``utility_score``.
+    ``risk_score`` and ``utility_score``. Knob values marked ``unprotected`` are passed over unless
+    ``allow_unprotected`` (the frontier is then taken among the others).
     """
     if not a > 0:
         raise ConfigError(f"trade-off slope a must be positive (risk accepted per unit of utility), got {a}")
+    table = _protecting(table, allow_unprotected)
+    if "pareto" in table:
+        r, u, _ = _columns(table)
+        table = table.assign(pareto=pareto_mask(table[r].to_numpy(), table[u].to_numpy()))
     f = table[table["pareto"]] if "pareto" in table else table
     risk, utility, _ = _columns(f)
     score = f[risk] - a * f[utility]

@@ -2,15 +2,22 @@
 
 Replicate m of a run with seed s draws from ``SeedSequence(s).spawn(M)[m]``, the same stream at every knob
 value, so differences along the knob are not blurred by different random draws.
+
+Releases and measures run with one BLAS/OpenMP thread (`fixed_threads`) in the main process and in joblib's
+workers alike: a floating reduction split over another number of threads rounds differently, and the bundle of
+``--jobs 2`` must be byte-identical to the one of ``--jobs 1``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
 
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
@@ -21,6 +28,15 @@ from engine.protect.base import Fitted, Progress, Protector, Release, no_progres
 from engine.results import SweepResult, summarize
 
 MAX_DETAIL_ROWS = 20_000
+RELEASE_THREADS = 1  # BLAS/OpenMP threads while releasing and measuring, whatever --jobs and the machine
+
+
+@contextmanager
+def fixed_threads() -> Iterator[None]:
+    """BLAS and OpenMP limited to `RELEASE_THREADS` threads, so sums are taken in the same order in the main
+    process and in every joblib worker (whose default thread count is cores / jobs)."""
+    with threadpool_limits(limits=RELEASE_THREADS):
+        yield
 
 
 def replicate_rng(seed: int, replicates: int, replicate: int) -> np.random.Generator:
@@ -32,22 +48,27 @@ def replicate_rng(seed: int, replicates: int, replicate: int) -> np.random.Gener
 
 def make_release(fitted: Fitted, value: float, seed: int, replicates: int = 1, replicate: int = 0) -> Release:
     """One reproducible release: knob ``value``, replicate ``replicate`` of ``replicates`` under ``seed``."""
-    release = fitted.release(
-        fitted.knob.validate(value), replicate_rng(seed, replicates, replicate), replicate=replicate
-    )
+    with fixed_threads():
+        release = fitted.release(
+            fitted.knob.validate(value), replicate_rng(seed, replicates, replicate), replicate=replicate
+        )
     return replace(release, seed=seed, replicate=replicate)
 
 
 def _measure(
     fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int, m: int
 ) -> tuple[float, int, dict[str, MetricResult]]:
-    release = make_release(fitted, value, seed, replicates, m)
-    return value, m, evaluator.evaluate(release)
+    with fixed_threads():
+        release = make_release(fitted, value, seed, replicates, m)
+        return value, m, evaluator.evaluate(release)
+
+
+MAX_REPLICATES = 1000
 
 
 def check_replicates(replicates: int) -> int:
-    if not isinstance(replicates, (int, np.integer)) or replicates < 1 or replicates > 1000:
-        raise ConfigError(f"replicates must be a whole number from 1 to 1000, got {replicates!r}")
+    if not isinstance(replicates, (int, np.integer)) or replicates < 1 or replicates > MAX_REPLICATES:
+        raise ConfigError(f"replicates must be a whole number from 1 to {MAX_REPLICATES}, got {replicates!r}")
     return int(replicates)
 
 
@@ -97,7 +118,8 @@ def run_sweep(
         raise ConfigError(
             "no metric applies to this dataset: " + "; ".join(f"{k} {v}" for k, v in evaluator.skipped.items())
         )
-    baseline = evaluator.baseline()
+    with fixed_threads():
+        baseline = evaluator.baseline()
 
     tasks = [(v, m) for v in values for m in range(replicates)]
     total = len(tasks)

@@ -1,8 +1,10 @@
-"""Shared fixtures: a private cache folder for the whole run, and a tiny dataset with known structure."""
+"""Shared fixtures: a private cache folder for the whole run, a tiny dataset with known structure, and the
+leakage scan of every bundle a test exports (issue 10)."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -48,6 +50,39 @@ def tiny_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
             )
         ext.append({"text": f"#tag{i} hello @friend{i} see you soon", "user": a})
     return pd.DataFrame(rows), pd.DataFrame(ext)
+
+
+SCANNED: list[str] = []
+
+
+@pytest.fixture(autouse=True)
+def _scan_every_bundle(monkeypatch):
+    """Every bundle written through `export_release` in this process (the CLI's `release`, the dashboard's
+    Export page, the export tests) is read back and scanned for leaks (tests/leakage.py) before the test goes
+    on; a finding fails the test that exported it."""
+    import engine.export.bundle as bundle
+    from tests.leakage import scan_bundle
+
+    real = bundle.export_release
+
+    def scanned(out_dir, **kw):
+        result = real(out_dir, **kw)
+        findings = scan_bundle(result.out_dir, kw["dataset"], kw["release"].changes)
+        assert not findings, f"the bundle in {result.out_dir} leaks: {findings}"
+        SCANNED.append(str(result.out_dir))
+        return result
+
+    for name, module in list(sys.modules.items()):
+        if (name.startswith(("engine.", "dashboard.", "tests.")) or name == "engine") and getattr(
+            module, "export_release", None
+        ) is real:
+            monkeypatch.setattr(module, "export_release", scanned)
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(
+        f"leakage scan: {len(SCANNED)} exported bundles scanned (a leak fails the test that exported it)"
+    )
 
 
 @pytest.fixture

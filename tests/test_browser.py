@@ -13,8 +13,11 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
+
+from engine.cli import is_loopback
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -60,6 +63,14 @@ def wait_healthy(url: str, server: subprocess.Popen, log: Path, timeout: float =
     pytest.fail(f"the dashboard did not answer {url} within {timeout:.0f} s:\n{log.read_text()[-3000:]}")
 
 
+def from_this_machine(url: str) -> bool:
+    """Whether a request of the page stays on this machine: a loopback host, or a data:/blob: address."""
+    parsed = urlparse(url)
+    if parsed.scheme in ("data", "blob", "about"):
+        return True
+    return parsed.hostname is not None and is_loopback(parsed.hostname)
+
+
 @pytest.fixture
 def playwright_api():
     """Playwright's sync API and the Chromium to drive, or a skip saying how to get them."""
@@ -75,33 +86,23 @@ def playwright_api():
 
 @pytest.fixture
 def dashboard(playwright_api, tmp_path):
-    """The dashboard as `textsdc dashboard` runs it, on a free local port; yields its URL."""
+    """`textsdc dashboard` on a free local port; yields its URL."""
     port = free_port()
     log = tmp_path / "streamlit.log"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    textsdc = Path(sys.executable).parent / "textsdc"
+    # From another folder than the project's: `textsdc dashboard` passes every privacy setting itself.
     cmd = [
-        sys.executable,
-        "-m",
-        "streamlit",
-        "run",
-        str(ROOT / "dashboard" / "app.py"),
-        "--server.port",
+        *([str(textsdc)] if textsdc.is_file() else [sys.executable, "-m", "engine.cli"]),
+        "dashboard",
+        "--port",
         str(port),
-        "--server.address",
-        "127.0.0.1",
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        "--server.fileWatcherType",
-        "none",
-        "--",
         "--data",
         "airline-tweets",
     ]
     with log.open("wb") as out:
-        server = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        server = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         wait_healthy(f"http://127.0.0.1:{port}/_stcore/health", server, log)
         yield f"http://127.0.0.1:{port}"
@@ -122,6 +123,9 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
         browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            requested: list[str] = []
+            page.on("request", lambda request: requested.append(request.url))
+            page.on("websocket", lambda ws: requested.append(ws.url))
             page.goto(dashboard)
             expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
 
@@ -135,7 +139,7 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             caption_before = knob_caption.inner_text().strip()
             sample_before = first_sample.inner_text().strip()
             assert caption_before == "Current knob: level = 1"
-            assert "[HANDLE]" in sample_before
+            assert "[HANDLE_1]" in sample_before
 
             thumb = page.get_by_role("slider").first
             thumb.focus()
@@ -164,5 +168,17 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             expect(page.get_by_role("heading", name="Export")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
             expect(page.locator('[data-testid="stSidebarNav"] a', has_text="Protect")).to_be_visible()
             expect(page.get_by_text("Dataset in use:")).to_be_visible()
+            for path in ("data", "synthesize", "counts"):
+                page.goto(f"{dashboard}/{path}")
+                expect(page.locator('[data-testid="stSidebarNav"] a', has_text="Protect")).to_be_visible(
+                    timeout=MOVE_TIMEOUT_MS
+                )
+                page.wait_for_timeout(1500)
+
+            # Confidential data stays on this machine: the page asks nothing of any other host (no font or icon
+            # host, no usage statistics).
+            outside = sorted({url for url in requested if not from_this_machine(url)})
+            assert not outside, f"the page made requests to other hosts: {outside}"
+            assert len(requested) > 10
         finally:
             browser.close()

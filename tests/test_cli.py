@@ -87,7 +87,39 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
     assert manifest["knob"]["value"] == 1.0 and manifest["seed"] == 5
     assert "attack_identification_rate" in manifest["metrics"]
     assert {"value", "lo", "hi", "kind"} <= set(manifest["metrics"]["attack_identification_rate"])
-    assert "[HASHTAG]" in (outs[0] / "release.csv").read_text()
+    assert "[HASHTAG_1]" in (outs[0] / "release.csv").read_text()
+
+
+def test_release_is_byte_identical_whatever_the_jobs(capsys, tiny_files, tmp_path):
+    """Exact replay whatever --jobs (issue 10): a stochastic method with M = 3 replicates, measured in this
+    process (--jobs 1) and in joblib's workers (--jobs 2), writes the same bytes, manifest included."""
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files)]
+    out = tmp_path / "rel"
+    digests = []
+    for jobs in ("1", "2"):
+        code, _, err = run(
+            capsys,
+            "release",
+            *data,
+            "--method",
+            "cart",
+            "--fields",
+            "mood",
+            "--replicates",
+            "3",
+            "--replicate",
+            "2",
+            "--jobs",
+            jobs,
+            "--out",
+            str(out),
+            "--audit-log",
+            str(tmp_path / "audit.sqlite"),
+        )
+        assert code == 0, err
+        digests.append({p.name: sha(p) for p in sorted(out.iterdir())})
+    assert {"manifest.json", "release.csv"} <= set(digests[0])
+    assert digests[0] == digests[1]
 
 
 @pytest.mark.parametrize(
@@ -119,6 +151,11 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
             ["sweep", "--method", "glm", "--projections", "0"],
             "pMSE projections (projections) must be a whole number from 1 to 200, got 0",
         ),
+        (["sweep", "--method", "redact", "--seed", "-1"], "--seed must be a whole number from 0 to 2^63 − 1"),
+        (["release", "--method", "redact", "--seed", str(2**63)], "--seed must be a whole number from 0 to 2^63 − 1"),
+        (["sweep", "--method", "redact", "--jobs", "0"], "--jobs must be a number of parallel workers ≥ 1"),
+        (["release", "--method", "cart", "--replicates", "2", "--replicate", "5"], "--replicate must be from 0 to 1"),
+        (["release", "--method", "redact", "--replicate", "1", "--replicates", "2"], "'redact' is deterministic"),
         # In the tiny data every template is written with every mood equally often: nothing to learn.
         (["sweep", "--method", "glm"], "the text carries no information about the fields"),
     ],
@@ -130,6 +167,27 @@ def test_user_errors_print_one_line_and_exit_2(capsys, tiny_files, tmp_path, arg
     err = err.split("\r")[-1]  # what a terminal shows: a progress bar that was open is cleared first
     assert err.count("\n") == 1 and err.startswith("textsdc: error: ")
     assert message in err
+
+
+def test_sweep_out_must_be_a_file_that_is_not_there_unless_overwrite(capsys, tiny_files, tmp_path):
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files), "--method", "redact"]
+    code, _, err = run(capsys, "sweep", *data, "--out", str(tmp_path))
+    assert code == 2 and "is a folder" in err
+    existing = tmp_path / "r.json"
+    existing.write_text("keep me")
+    code, _, err = run(capsys, "sweep", *data, "--out", str(existing))
+    assert code == 2 and "give --overwrite" in err and existing.read_text() == "keep me"
+    code, _, _ = run(capsys, "sweep", *data, "--grid", "0,1", "--out", str(existing), "--overwrite")
+    assert code == 0 and json.loads(existing.read_text())["method"] == "redact"
+
+
+def test_release_into_a_file_or_a_folder_of_other_files_is_refused_before_work(capsys, tiny_files, tmp_path):
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files), "--method", "redact"]
+    (tmp_path / "f").write_text("x")
+    code, _, err = run(capsys, "release", *data, "--out", str(tmp_path / "f"))
+    assert code == 2 and "is a file" in err and err.count("\n") == 1
+    code, _, err = run(capsys, "release", *data, "--out", str(tiny_files.parent))
+    assert code == 2 and "not a textsdc bundle" in err
 
 
 def test_missing_file_is_a_one_line_error(capsys, tmp_path):

@@ -168,7 +168,7 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache():
     )
     assert "vs unprotected" in cards["Word (unigram) similarity"].delta
     samples = protected_samples(at)
-    assert 1 <= len(samples) <= 10 and "[HANDLE]" in samples[0]
+    assert 1 <= len(samples) <= 10 and "[HANDLE_1]" in samples[0]
     assert at.multiselect(key=next(k for k in at.session_state if k.startswith("targets::"))).value
     sweep = at.session_state[session.CHOICE].sweep
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import html
 import json
@@ -19,7 +20,7 @@ from engine.export.audit import append_audit, read_audit
 from engine.export.bundle import CHANGES_CSV, export_release, public_changes
 from engine.measures.base import METRICS, MetricResult
 from engine.protect.base import Knob, Release
-from engine.report.html import CONFIDENTIAL_NOTICE, render_report
+from engine.report.html import CONFIDENTIAL_NOTICE, PUBLIC_NOTICE, render_report
 from engine.results import SweepResult, summarize
 
 RISK, UTILITY = "attack_identification_rate", "unigram_cosine"
@@ -258,8 +259,8 @@ def _without_plotly_bundle(page: str) -> str:
 
 
 def test_report_is_deterministic_self_contained_and_labelled():
-    page = _report()
-    assert page == _report()
+    page = _report(internal=True)
+    assert page == _report(internal=True)
     assert page.count('id="plotly-js"') == 1
     ours = _without_plotly_bundle(page)
     assert "http://" not in ours and "https://" not in ours
@@ -273,6 +274,18 @@ def test_report_is_deterministic_self_contained_and_labelled():
     assert '<mark class="orig" title="PERSON">Ann Smith</mark>' in ours
     assert "&amp; co &lt;b&gt;" in ours
     assert "Warning: the protected column(s) state" in ours
+
+
+def test_the_report_that_ships_shows_no_record_no_original_and_no_path():
+    """The bundle's report: aggregate measures only (issue 10); the internal one keeps the samples."""
+    page = _without_plotly_bundle(_report(dataset=dataclasses.replace(make_dataset(), source="/home/ann/secret/x.csv")))
+    assert PUBLIC_NOTICE in page and CONFIDENTIAL_NOTICE not in page
+    for original in (SECRET, "Ann again", "Bob", "/home/ann"):
+        assert original not in page
+    assert "x.csv" in page
+    assert "Before and after" not in page and 'class="sample"' not in page
+    internal = _without_plotly_bundle(_report(internal=True))
+    assert SECRET in internal and "Before and after" in internal
 
 
 def test_report_without_sweep_has_no_plotly():

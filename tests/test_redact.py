@@ -1,4 +1,5 @@
 import dataclasses
+import re
 
 import numpy as np
 import pandas as pd
@@ -7,7 +8,7 @@ import pytest
 from engine.errors import ConfigError
 from engine.protect import get_protector
 from engine.protect.redact import apply_spans
-from engine.text.entities import find_identifiers, pattern_spans, resolve_overlaps
+from engine.text.entities import TIERS, find_identifiers, pattern_spans, resolve_overlaps
 
 
 def labels(text):
@@ -30,7 +31,10 @@ def test_email_is_not_also_a_handle_and_html_entity_is_not_a_hashtag():
 
 
 def test_apply_spans_replaces_by_typed_placeholders():
-    assert apply_spans("hi @bob and #x", [(3, 7, "HANDLE"), (12, 14, "HASHTAG")]) == "hi [HANDLE] and [HASHTAG]"
+    assert (
+        apply_spans("hi @bob and #x", [(3, 7, "[HANDLE_1]"), (12, 14, "[HASHTAG_1]")])
+        == "hi [HANDLE_1] and [HASHTAG_1]"
+    )
 
 
 def test_spacy_entities_get_their_tiers():
@@ -62,7 +66,7 @@ def test_levels_are_cumulative_and_level_zero_is_the_original(tiny_dataset):
         assert previous <= chars, f"level {level} un-redacted something"
         previous = chars
     text4 = fitted.release(4, None).data.loc[0, "text"]
-    assert text4 == "[PERSON] from [GPE] emailed [EMAIL] on [DATE] [HASHTAG]"
+    assert text4 == "[PERSON_1] from [GPE_1] emailed [EMAIL_1] on [DATE_1] [HASHTAG_1]"
 
 
 def test_changes_point_at_the_original_spans(tiny_dataset):
@@ -71,7 +75,7 @@ def test_changes_point_at_the_original_spans(tiny_dataset):
     texts = tiny_dataset.texts
     for row in r.changes.itertuples():
         assert texts[row.record][row.start : row.end] == row.original
-        assert row.replacement == f"[{row.label}]"
+        assert re.fullmatch(rf"\[{row.label}_\d+\]", row.replacement)
     assert set(r.changes["label"]) == {"HANDLE", "HASHTAG"}
     assert r.protected_columns == ("text",)
     assert (r.data["mood"] == tiny_dataset.frame["mood"]).all()
@@ -87,3 +91,77 @@ def test_knob_out_of_range_is_refused_with_the_accepted_range(tiny_dataset, bad)
 def test_unknown_method_names_the_available_ones():
     with pytest.raises(ConfigError, match="available methods: cart, count-bayes, glm, redact"):
         get_protector("nope")
+
+
+# --- consistent redaction (engine/text/recurrence.py) ----------------------------------------------
+
+
+def _spans(rows):
+    from engine.text.recurrence import _table
+
+    return _table([(r, s, e, lb, TIERS[lb], o) for r, s, e, lb, o in rows])
+
+
+def test_an_original_found_once_is_replaced_at_every_whole_word_occurrence():
+    from engine.text.recurrence import propagate
+
+    texts = ["Your Terry is our hero!", "Terry again, not Terryville", "thanks TERRY"]
+    out = propagate(texts, _spans([(0, 5, 10, "PERSON", "Terry")]))
+    assert list(zip(out["record"], out["start"], out["end"])) == [(0, 5, 10), (1, 0, 5)]
+    assert set(out["label"]) == {"PERSON"} and set(out["tier"]) == {2}
+
+
+def test_an_original_with_two_labels_keeps_its_lowest_tier_everywhere():
+    from engine.text.recurrence import propagate
+
+    texts = ["Paris is lovely", "I met Paris yesterday"]
+    out = propagate(texts, _spans([(0, 0, 5, "GPE", "Paris"), (1, 6, 11, "PERSON", "Paris")]))
+    assert list(out["label"]) == ["PERSON", "PERSON"] and list(out["tier"]) == [2, 2]
+
+
+def test_author_names_are_handles_in_the_text_with_or_without_the_at():
+    from engine.text.recurrence import author_name_spans
+
+    texts = ["JetBlueNews says hi to @JetBlueNews", "nothing here", "ab is too short to chase"]
+    out = author_name_spans(texts, ["JetBlueNews", "someone", "ab"], _spans([]))
+    assert list(out["original"]) == ["JetBlueNews", "@JetBlueNews"]
+    assert set(out["label"]) == {"HANDLE"}
+
+
+def test_placeholders_are_numbered_per_document_one_number_per_original():
+    from engine.text.recurrence import number_placeholders
+
+    spans = _spans(
+        [
+            (0, 0, 4, "PERSON", "Anna"),
+            (0, 9, 12, "PERSON", "Bob"),
+            (0, 20, 24, "PERSON", "ANNA"),
+            (1, 0, 3, "PERSON", "Bob"),
+            (2, 0, 4, "HANDLE", "@bob"),
+            (2, 10, 13, "HANDLE", "bob"),
+        ]
+    )
+    per_record = number_placeholders(spans)
+    assert list(per_record) == ["[PERSON_1]", "[PERSON_2]", "[PERSON_1]", "[PERSON_1]", "[HANDLE_1]", "[HANDLE_1]"]
+    one_document = number_placeholders(spans, documents=["d", "d", "e"])
+    assert list(one_document[:4]) == ["[PERSON_1]", "[PERSON_2]", "[PERSON_1]", "[PERSON_2]"]
+
+
+def test_no_replaced_original_survives_anywhere_in_the_released_text(tiny_dataset):
+    """The leak the issue found: a name replaced in one place still readable in another."""
+    texts = list(tiny_dataset.texts)
+    texts[1] = texts[1] + " cc user0 and @user1"  # authors named in the text, bare and as a handle
+    data = dataclasses.replace(tiny_dataset, frame=tiny_dataset.frame.assign(text=texts))
+    fitted = get_protector("redact", use_ner=False).fit(data)
+    for level in range(5):
+        r = fitted.release(level)
+        released = " ".join(r.data["text"])
+        for original in set(r.changes["original"]):
+            assert not re.search(rf"(?<![\w@#]){re.escape(original)}(?!\w)", released), (level, original)
+        if level >= 1:
+            assert not re.search(r"\buser[01]\b", released)
+
+
+def test_hashtags_glued_to_a_hashtag_are_hashtags():
+    text = "home #neptune#waivethefee #x and C#"
+    assert [text[s:e] for s, e, lb in pattern_spans(text) if lb == "HASHTAG"] == ["#neptune", "#x", "#waivethefee"]

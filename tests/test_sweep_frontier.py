@@ -1,9 +1,13 @@
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
+from threadpoolctl import threadpool_info
 
 from engine.errors import ConfigError
 from engine.frontier import frontier, pareto_mask, select_by_risk_threshold, select_by_tradeoff
+from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
 from engine.results import interval95, summarize
 from engine.sweep import replicate_rng, run_sweep
@@ -86,11 +90,30 @@ def test_parallel_sweep_equals_serial(tiny_dataset):
     grid = [1e-3, 5e-2]
     serial = run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1, jobs=1)
     parallel = run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1, jobs=2)
-    pd.testing.assert_frame_equal(serial.rows, parallel.rows)
+    pd.testing.assert_frame_equal(serial.rows, parallel.rows, check_exact=True)
     per_replicate = serial.rows[serial.rows["kind"] == "utility"].pivot_table(
         index=["knob", "metric"], columns="replicate", values="value"
     )
     assert (per_replicate.nunique(axis=1) > 1).any()
+
+
+class ThreadCounting(Evaluator):
+    """Reports, as the value of every measure, the most BLAS/OpenMP threads any pool allowed while measuring."""
+
+    def evaluate(self, release):
+        threads = max((p["num_threads"] for p in threadpool_info()), default=1)
+        return {mid: replace(r, value=float(threads), detail=None) for mid, r in super().evaluate(release).items()}
+
+
+def test_releases_are_measured_with_one_thread_whatever_the_jobs(tiny_dataset):
+    """Exact replay whatever --jobs (issue 10): the main process has as many BLAS threads as cores, joblib's
+    workers cores / jobs; a floating sum split over another number of threads rounds differently, so both
+    paths measure with one thread."""
+    protector = get_protector("cart", fields=["mood"])
+    for jobs in (1, 2):
+        evaluator = ThreadCounting(tiny_dataset, fields=["mood"])
+        sweep = run_sweep(tiny_dataset, protector, grid=[1e-3], replicates=2, jobs=jobs, evaluator=evaluator)
+        assert set(sweep.rows["value"]) == {1.0}, jobs
 
 
 def test_fits_are_cached_on_disk(tiny_dataset, _private_cache):
@@ -106,3 +129,18 @@ def test_fits_are_cached_on_disk(tiny_dataset, _private_cache):
     tiny_dataset.__dict__.pop("fingerprint", None)
     fit_cached(protector, tiny_dataset)
     assert len(list((_private_cache / "fits").glob("redact-*.joblib"))) == len(files) + 1
+
+
+def test_rules_pass_over_the_unprotected_point_unless_asked():
+    """Redaction level 0 is the unprotected data: its risk equals the baseline. With a small slope the
+    trade-off rule picked it (issue 10); now it is passed over unless the steward asks for it."""
+    s = summary_of([(0, 0.30, 1.0), (1, 0.20, 0.9), (2, 0.05, 0.5)])
+    t = frontier(s, "risk_m", "util_m", unprotected_risk=0.30)
+    assert list(t["unprotected"]) == [True, False, False]
+    assert select_by_tradeoff(t, 2.0).knob == 1
+    assert select_by_tradeoff(t, 2.0, allow_unprotected=True).knob == 0
+    assert select_by_risk_threshold(t, 0.5).knob == 1
+    assert select_by_risk_threshold(t, 0.5, allow_unprotected=True).knob == 0
+    only = frontier(summary_of([(0, 0.30, 1.0)]), "risk_m", "util_m", unprotected_risk=0.30)
+    with pytest.raises(ConfigError, match="no protecting setting"):
+        select_by_tradeoff(only, 1.0)

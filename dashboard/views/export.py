@@ -8,8 +8,10 @@ import pandas as pd
 import streamlit as st
 import streamlit.components.v1 as components
 
-from dashboard import caching, display, exporting, session
+from dashboard import caching, compute, display, exporting, session
 from engine.export.bundle import MANIFEST_JSON, REPORT_HTML, file_sha256
+from engine.export.checks import risk_at_unprotected_level
+from engine.measures.base import metric_info
 from engine.protect import METHODS
 
 
@@ -29,6 +31,14 @@ def _facts(chosen: session.Chosen) -> None:
 def _show_result(exported: dict) -> None:
     result = exported["result"]
     st.success(f"Wrote {len(result.files)} files to {result.out_dir.resolve()}")
+    for warning in result.warnings:
+        st.warning(f"Warning: {display.md_escape(warning)}.")
+    if result.internal_report is not None:
+        st.info(
+            f"The internal review report, with the before/after samples and confidential excerpts, is at "
+            f"{display.md_escape(str(result.internal_report.resolve()))}. It is not part of the bundle or the zip: "
+            "keep it for your own review."
+        )
     listed = result.manifest.get("files", {})
     rows = []
     for name, path in sorted(result.files.items()):
@@ -48,7 +58,7 @@ def _show_result(exported: dict) -> None:
         key="export_zip",
         type="primary",
     )
-    st.subheader("Report preview")
+    st.subheader("Report preview (the report in the bundle)")
     if hasattr(st, "iframe"):  # st.components.v1.html is deprecated in newer Streamlit
         st.iframe(exported["report"], height=900)
     else:
@@ -70,13 +80,21 @@ def render() -> None:
         st.page_link("views/counts.py", label="Go to Counts and amounts", icon=":material/bar_chart:")
         return
     _facts(chosen)
+    same = risk_at_unprotected_level(compute.metrics_at(chosen.sweep, chosen.knob))
+    if same:
+        st.warning(
+            "At this setting the risk equals that of the unprotected data on "
+            f"{display.md_escape(', '.join(metric_info(m).label for m in same))}: the release is not protected "
+            "there. The manifest and the report will say so."
+        )
     origin = session.current_origin()
     tag = f"{chosen.fingerprint[:12]}::{chosen.method}::{chosen.knob:g}::{chosen.seed}::{chosen.replicates}"
     out_dir = st.text_input(
         "Output folder",
         value=exporting.default_export_dir(chosen),
         key=f"export_dir::{tag}",
-        help="Created if it does not exist; files of the same name in it are replaced.",
+        help="Created if it does not exist. An earlier bundle in it is replaced whole, only once the new one is "
+        "complete; a folder holding other files is refused.",
     )
     st.caption(f"Resolves to {display.md_escape(Path(out_dir).expanduser().resolve())}")
     with_frontier = st.checkbox(

@@ -113,6 +113,12 @@ def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> None:
 
 def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:
     """The steward's rule; returns the knob value it picks (None if it picks none)."""
+    if compute.unprotected_everywhere(sweep, risk, utility):
+        st.warning(
+            f"Every setting leaves the {metric_info(risk).label.lower()} at its level on the unprotected data, so "
+            "no setting is suggested: this method does not protect against this risk."
+        )
+        return None
     rule = st.radio(
         "Rule",
         ["threshold", "tradeoff"],

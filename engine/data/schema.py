@@ -10,6 +10,10 @@ A schema is written as TOML::
     kind = "categorical"          # categorical | count | continuous
     role = "key"                  # sensitive (to be protected) | key (an intruder may know it) | other
 
+    [release]                     # optional: how the identifier columns leave in the bundle
+    author = "pseudonymize"       # pseudonymize (default: a keyed pseudonym, the key never ships) | drop | keep
+    document = "pseudonymize"     # the same choices for the document column
+
     [external]                    # optional: the intruder's external records (see `ExternalSpec`)
     file = "external.csv"         # a second file, relative to the schema file ...
     # ... or a rule that splits them off the release file:
@@ -30,6 +34,8 @@ FieldKind = Literal["categorical", "count", "continuous"]
 FieldRole = Literal["sensitive", "key", "other"]
 FIELD_KINDS: tuple[str, ...] = ("categorical", "count", "continuous")
 FIELD_ROLES: tuple[str, ...] = ("sensitive", "key", "other")
+Treatment = Literal["pseudonymize", "drop", "keep"]
+TREATMENTS: tuple[str, ...] = ("pseudonymize", "drop", "keep")
 
 
 @dataclass(frozen=True)
@@ -84,8 +90,15 @@ class Schema:
     document: str | None = None
     fields: tuple[FieldSpec, ...] = field(default_factory=tuple)
     external: ExternalSpec | None = None
+    author_release: Treatment = "pseudonymize"
+    document_release: Treatment = "pseudonymize"
 
     def __post_init__(self) -> None:
+        for role, treatment in (("author", self.author_release), ("document", self.document_release)):
+            if treatment not in TREATMENTS:
+                raise ConfigError(
+                    f"[release] {role} = {treatment!r} is not accepted; accepted: {', '.join(TREATMENTS)}"
+                )
         names = [f.name for f in self.fields]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -107,6 +120,16 @@ class Schema:
             if f.name == name:
                 return f
         raise ConfigError(f"no structured field named '{name}'; fields are: {', '.join(self.field_names) or 'none'}")
+
+    @property
+    def identifiers(self) -> dict[str, Treatment]:
+        """The identifier columns (author, document) and how each leaves in a bundle."""
+        out: dict[str, Treatment] = {}
+        if self.author is not None:
+            out[self.author] = self.author_release
+        if self.document is not None and self.document not in out:
+            out[self.document] = self.document_release
+        return out
 
     @property
     def field_names(self) -> list[str]:
@@ -139,6 +162,13 @@ class Schema:
         if self.document:
             d["document"] = self.document
         d["fields"] = {f.name: {"kind": f.kind, "role": f.role} for f in self.fields}
+        release = {
+            role: treatment
+            for role, treatment in (("author", self.author_release), ("document", self.document_release))
+            if treatment != "pseudonymize"
+        }
+        if release:
+            d["release"] = release
         if self.external is not None:
             ext = self.external
             d["external"] = (
@@ -158,7 +188,7 @@ class Schema:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], source: str = "schema") -> Schema:
-        known = {"text", "author", "document", "fields", "external"}
+        known = {"text", "author", "document", "fields", "external", "release"}
         unknown = sorted(set(d) - known)
         if unknown:
             raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; accepted: {', '.join(sorted(known))}")
@@ -189,12 +219,20 @@ class Schema:
                     f"{source}: [external] has unknown key(s) {', '.join(bad)}; accepted: {', '.join(sorted(accepted))}"
                 )
             external = ExternalSpec(**ext_raw)
+        release_raw = d.get("release", {})
+        if not isinstance(release_raw, dict):
+            raise ConfigError(f"{source}: [release] must be a table with 'author' and/or 'document'")
+        bad = sorted(set(release_raw) - {"author", "document"})
+        if bad:
+            raise ConfigError(f"{source}: [release] has unknown key(s) {', '.join(bad)}; accepted: author, document")
         return cls(
             text=d["text"],
             author=d.get("author") or None,
             document=d.get("document") or None,
             fields=tuple(fields),
             external=external,
+            author_release=release_raw.get("author", "pseudonymize"),
+            document_release=release_raw.get("document", "pseudonymize"),
         )
 
     @classmethod

@@ -1,9 +1,15 @@
 """Export one release as a bundle: data files, the changes, a manifest with checksums, the reviewer report.
 
-The bundle is deterministic (no timestamps; same inputs and seed give the same bytes), every file is written
-atomically, the manifest is written last, and one row goes to the audit log. The confidential text of changed
-spans never leaves: `changes.csv` drops it, and its offsets refer to the released text (offsets into the
-original would leak the length of each removed name).
+The bundle is what leaves the organization. It holds no confidential original of a replaced value (`changes.csv`
+drops it, and its offsets refer to the released text: offsets into the original would leak the length of each
+removed name), no identifier column in clear (`engine.export.identifiers`: pseudonymized, dropped, or kept by
+an explicit schema choice the manifest and report flag), and a report of aggregate measures only; the
+internal review report with the before/after samples is written beside the folder, never in it. The manifest
+lists every released column with its treatment and every warning (`engine.export.checks`).
+
+The bundle is deterministic (no timestamps; same inputs and seed give the same bytes) and written whole or not
+at all (`engine.export.staging`): files, manifest and audit row in a temporary folder that then replaces the
+target in one step.
 """
 
 from __future__ import annotations
@@ -25,14 +31,17 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine import __version__
-from engine.atomic import atomic_path, atomic_write_bytes, atomic_write_text
+from engine.atomic import atomic_write_text
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.export.audit import append_audit
+from engine.export.checks import release_warnings, unchanged_protected_columns
+from engine.export.identifiers import column_treatments, public_frame
+from engine.export.staging import os_error_message, staged_folder
 from engine.measures.base import MetricResult, metric_info
 from engine.paths import default_audit_log
 from engine.protect.base import Knob, Release
-from engine.report.html import render_report, unchanged_protected_columns
+from engine.report.html import render_report
 from engine.results import SweepResult
 
 RELEASE_CSV = "release.csv"
@@ -55,10 +64,20 @@ LIBRARIES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class ExportResult:
+    """A written bundle: its folder, its files (manifest included), the manifest, the audit row, the warnings
+    and the internal review report written beside the bundle (never part of it)."""
+
     out_dir: Path
     files: dict[str, Path]
     manifest: dict[str, Any]
     audit_row_id: int
+    warnings: tuple[str, ...] = ()
+    internal_report: Path | None = None
+
+
+def internal_report_path(out: Path) -> Path:
+    """Where the internal review report of the bundle in ``out`` goes: beside the folder, not in it."""
+    return out.parent / f"{out.name}.internal-review.html"
 
 
 def library_versions() -> dict[str, str | None]:
@@ -132,8 +151,7 @@ def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
         table = pa.Table.from_pandas(frame, preserve_index=False)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise DataError(f"the release cannot be written as Parquet (mixed types in a column?): {exc}") from None
-    with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression="snappy")
+    pq.write_table(table, path, compression="snappy")
 
 
 def _metrics_manifest(metrics: Mapping[str, MetricResult]) -> dict[str, Any]:
@@ -171,100 +189,102 @@ def export_release(
     ExportResult with the folder, every file written (manifest included), the manifest and the audit row id.
     """
     out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        raise ConfigError(f"export folder {out} is a file; choose a folder") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot create export folder {out}: {exc.strerror}") from None
     knob = knob or (sweep.knob if sweep is not None else None)
-
-    files: dict[str, Path] = {}
-    try:
-        files[RELEASE_CSV] = out / RELEASE_CSV
-        atomic_write_bytes(files[RELEASE_CSV], _csv(release.data))
-        files[RELEASE_PARQUET] = out / RELEASE_PARQUET
-        _write_parquet(files[RELEASE_PARQUET], release.data)
-        if release.changes is not None:
-            files[CHANGES_CSV] = out / CHANGES_CSV
-            atomic_write_bytes(files[CHANGES_CSV], _csv(public_changes(release.changes)))
-        else:
-            # A changes.csv left from an earlier export into this folder would not describe this release.
-            (out / CHANGES_CSV).unlink(missing_ok=True)
-        report = render_report(
-            dataset=dataset,
-            release=release,
-            metrics=metrics,
-            method_params=method_params,
-            replicates=replicates,
-            sweep=sweep,
-            risk_metric=risk_metric,
-            utility_metric=utility_metric,
-            replay_command=replay_command,
-            records=records,
-            method_title=method_title,
-            knob=knob,
-            complexity=next((r.complexity for r in (point, sweep) if r is not None and r.complexity is not None), None),
-            not_measured=None if point is None else point.skipped,
-            curves=None
-            if point is None
-            else point.uncertainty_curves([min(point.grid, key=lambda g: abs(g - release.knob))]),
-        )
-        files[REPORT_HTML] = out / REPORT_HTML
-        atomic_write_text(files[REPORT_HTML], report)
-    except PermissionError as exc:
-        raise ConfigError(f"cannot write into export folder {out}: {exc.strerror}") from None
-
-    manifest = _jsonable(
-        {
-            "textsdc_version": __version__,
-            "libraries": library_versions(),
-            "dataset": {
-                "name": dataset.name,
-                "source": dataset.source,
-                "fingerprint": dataset.fingerprint,
-                "n_records": dataset.n_records,
-                "n_external": 0 if dataset.external is None else len(dataset.external),
-            },
-            "schema": dataset.schema.to_dict(),
-            "method": {"name": release.method, "title": method_title or None, "params": dict(method_params)},
-            "knob": {
-                "name": knob.name if knob else None,
-                "symbol": knob.symbol if knob else None,
-                "value": release.knob,
-            },
-            "seed": release.seed,
-            "replicate": release.replicate,
-            "replicates": replicates,
-            "metrics": _metrics_manifest(metrics),
-            "protected_columns": list(release.protected_columns),
-            "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
-            "sweep": None
-            if sweep is None
-            else {"grid": sweep.grid, "replicates": sweep.replicates, "seed": sweep.seed},
-            "replay": replay_command,
-            "files": {name: file_sha256(path) for name, path in sorted(files.items())},
-        }
+    schema = dataset.schema
+    data = public_frame(release.data, schema)
+    warnings = release_warnings(dataset, release, metrics)
+    report_args: dict[str, Any] = dict(
+        dataset=dataset,
+        release=release,
+        metrics=metrics,
+        method_params=method_params,
+        replicates=replicates,
+        sweep=sweep,
+        risk_metric=risk_metric,
+        utility_metric=utility_metric,
+        replay_command=replay_command,
+        records=records,
+        method_title=method_title,
+        knob=knob,
+        complexity=next((r.complexity for r in (point, sweep) if r is not None and r.complexity is not None), None),
+        not_measured=None if point is None else point.skipped,
+        curves=None
+        if point is None
+        else point.uncertainty_curves([min(point.grid, key=lambda g: abs(g - release.knob))]),
     )
-    text = json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
-    files[MANIFEST_JSON] = out / MANIFEST_JSON
-    atomic_write_text(files[MANIFEST_JSON], text)
-
+    contents: dict[str, bytes] = {RELEASE_CSV: _csv(data)}
+    if release.changes is not None:
+        contents[CHANGES_CSV] = _csv(public_changes(release.changes))
+    contents[REPORT_HTML] = render_report(**report_args).encode("utf-8")
     log = Path(audit_log) if audit_log is not None else default_audit_log()
-    try:
-        row_id = append_audit(
-            log,
-            out_dir=out.resolve(),
-            dataset_name=dataset.name,
-            fingerprint=dataset.fingerprint,
-            method=release.method,
-            knob=release.knob,
-            seed=release.seed,
-            replicate=release.replicate,
-            manifest_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+
+    with staged_folder(out) as tmp:
+        for name, content in contents.items():
+            (tmp / name).write_bytes(content)
+        _write_parquet(tmp / RELEASE_PARQUET, data)
+        names = sorted([*contents, RELEASE_PARQUET])
+        manifest = _jsonable(
+            {
+                "textsdc_version": __version__,
+                "libraries": library_versions(),
+                "dataset": {
+                    "name": dataset.name,
+                    "source": Path(dataset.source).name if dataset.source else None,
+                    "fingerprint": dataset.fingerprint,
+                    "n_records": dataset.n_records,
+                    "n_external": 0 if dataset.external is None else len(dataset.external),
+                },
+                "schema": schema.to_dict(),
+                "method": {"name": release.method, "title": method_title or None, "params": dict(method_params)},
+                "knob": {
+                    "name": knob.name if knob else None,
+                    "symbol": knob.symbol if knob else None,
+                    "value": release.knob,
+                },
+                "seed": release.seed,
+                "replicate": release.replicate,
+                "replicates": replicates,
+                "metrics": _metrics_manifest(metrics),
+                "columns": column_treatments(release.data, schema, release.protected_columns),
+                "protected_columns": list(release.protected_columns),
+                "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
+                "warnings": warnings,
+                "sweep": None
+                if sweep is None
+                else {"grid": sweep.grid, "replicates": sweep.replicates, "seed": sweep.seed},
+                "replay": replay_command,
+                "files": {name: file_sha256(tmp / name) for name in names},
+            }
         )
-    except (sqlite3.Error, OSError) as exc:
+        text = json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        (tmp / MANIFEST_JSON).write_text(text, encoding="utf-8")
+        try:
+            row_id = append_audit(
+                log,
+                out_dir=out.resolve(),
+                dataset_name=dataset.name,
+                fingerprint=dataset.fingerprint,
+                method=release.method,
+                knob=release.knob,
+                seed=release.seed,
+                replicate=release.replicate,
+                manifest_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            )
+        except (sqlite3.Error, OSError) as exc:
+            raise ConfigError(f"the audit log {log} could not be updated, so nothing was exported: {exc}") from None
+    internal = internal_report_path(out)
+    try:
+        atomic_write_text(internal, render_report(**report_args, internal=True))
+    except OSError as exc:
         raise ConfigError(
-            f"the export was written to {out} but the audit log {log} could not be updated: {exc}"
+            f"the bundle was written to {out}, but not the internal review report: {os_error_message(exc, out.parent)}"
         ) from None
-    return ExportResult(out_dir=out, files=files, manifest=manifest, audit_row_id=row_id)
+    files = {name: out / name for name in [*names, MANIFEST_JSON]}
+    return ExportResult(
+        out_dir=out,
+        files=dict(sorted(files.items())),
+        manifest=manifest,
+        audit_row_id=row_id,
+        warnings=tuple(warnings),
+        internal_report=internal,
+    )

@@ -3,8 +3,10 @@
 Ororbia, Linder & Snoke redact @handles and #hashtags (Section 2.1); we extend that to cumulative tiers:
 level 0 replaces nothing; 1 handles, hashtags, URLs, e-mail addresses and phone numbers; 2 adds person names;
 3 places, organizations and facilities; 4 dates, times, nationalities/religious/political groups, products and
-events. Entities come from spaCy's English model, the rest from patterns. Each replaced span becomes a typed
-placeholder such as ``[PERSON]``.
+events. Entities come from spaCy's English model, the rest from patterns. Redaction is consistent
+(`engine.text.recurrence`): the author column's names are identifiers in the text too, an original replaced
+once is replaced at every whole-word occurrence, and each becomes a placeholder numbered within its document,
+``[PERSON_1]``, the same original always the same placeholder there.
 
 `fit` finds every span once (the expensive step); `release(level)` only substitutes the spans whose tier is at
 most the level, so moving the slider costs a string rebuild.
@@ -21,6 +23,7 @@ from engine.data.dataset import Dataset
 from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
 from engine.protect.params import Param
 from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, find_identifiers, spacy_model_version
+from engine.text.recurrence import author_name_spans, number_placeholders, propagate
 
 REDACTION_KNOB = Knob(
     name="level",
@@ -39,16 +42,12 @@ REDACTION_KNOB = Knob(
 CHANGE_COLUMNS = ["record", "column", "start", "end", "original", "replacement", "label"]
 
 
-def placeholder(label: str) -> str:
-    return f"[{label}]"
-
-
 def apply_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
-    """Replace each (start, end, label) span of ``text`` (sorted, non-overlapping) by its placeholder."""
+    """Replace each (start, end, replacement) span of ``text`` (sorted, non-overlapping) by its replacement."""
     out, pos = [], 0
-    for start, end, label in spans:
+    for start, end, replacement in spans:
         out.append(text[pos:start])
-        out.append(placeholder(label))
+        out.append(replacement)
         pos = end
     out.append(text[pos:])
     return "".join(out)
@@ -67,7 +66,7 @@ class FittedRedaction(Fitted):
         active = self.spans[self.spans["tier"] <= level]
         texts = self.frame[self.text_column].tolist()
         for record, g in active.groupby("record", sort=False):
-            texts[record] = apply_spans(texts[record], list(zip(g["start"], g["end"], g["label"])))
+            texts[record] = apply_spans(texts[record], list(zip(g["start"], g["end"], g["replacement"])))
         data = self.frame.copy()
         data[self.text_column] = texts
         changes = pd.DataFrame(
@@ -77,7 +76,7 @@ class FittedRedaction(Fitted):
                 "start": active["start"].to_numpy(),
                 "end": active["end"].to_numpy(),
                 "original": active["original"].to_numpy(),
-                "replacement": [placeholder(lb) for lb in active["label"]],
+                "replacement": active["replacement"].to_numpy(),
                 "label": active["label"].to_numpy(),
             },
             columns=CHANGE_COLUMNS,
@@ -118,9 +117,18 @@ class Redaction(Protector):
     )
 
     def fit_identity(self) -> dict:
-        return {"spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None}
+        return {
+            "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None,
+            "redaction": "consistent, numbered per document",
+        }
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedRedaction:
         texts = dataset.texts.tolist()
+        schema = dataset.schema
         spans = find_identifiers(texts, progress=progress, use_ner=self.use_ner)
-        return FittedRedaction(frame=dataset.frame, text_column=dataset.schema.text, spans=spans)
+        if schema.author is not None:
+            spans = author_name_spans(texts, dataset.frame[schema.author].tolist(), spans)
+        spans = propagate(texts, spans)
+        documents = dataset.frame[schema.document].tolist() if schema.document is not None else None
+        spans = spans.assign(replacement=number_placeholders(spans, documents))
+        return FittedRedaction(frame=dataset.frame, text_column=schema.text, spans=spans)

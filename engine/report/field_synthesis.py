@@ -55,8 +55,10 @@ def synthesis_sections(
     complexity: pd.DataFrame | None,
     knob: Knob | None,
     figure: Callable[[go.Figure, str], str],
+    per_target: bool = False,
 ) -> list[str]:
-    """HTML sections about a synthesis release; ``figure`` renders a Plotly figure with a fixed div id."""
+    """HTML sections about a synthesis release; ``figure`` renders a Plotly figure with a fixed div id.
+    ``per_target`` adds the identification probability of each named target (internal review report only)."""
     out: list[str] = []
     choice = None
     if sweep is not None and "pmse_ratio" in sweep.metric_ids:
@@ -78,7 +80,7 @@ def synthesis_sections(
             f"(least private). This release uses {sym} = {_e(sweep.knob.format(release.knob))}.</p>"
         )
         out.append(figure(pmse_ratio_figure(sweep, choice, current=release.knob), "fig-pmse-ratio"))
-    ident = _detail(metrics, "identification_probability")
+    ident = _detail(metrics, "identification_probability") if per_target else None
     if ident is not None and len(ident):
         out.append("<h2>Identification probability per target</h2>")
         out.append(

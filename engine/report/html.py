@@ -10,6 +10,7 @@ import html
 import json
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -18,6 +19,7 @@ from plotly.offline import get_plotlyjs
 
 from engine import __version__
 from engine.data.dataset import Dataset
+from engine.export.checks import release_warnings
 from engine.figures.text import (
     attack_bars_figure,
     cosine_by_author_figure,
@@ -32,7 +34,14 @@ from engine.report.field_synthesis import synthesis_samples, synthesis_sections
 from engine.report.samples import attack_targets
 from engine.results import SweepResult
 
-CONFIDENTIAL_NOTICE = "Internal review document: contains excerpts of the confidential data. Do not publish."
+CONFIDENTIAL_NOTICE = (
+    "Internal review document: contains excerpts of the confidential data. Keep it with the steward; it is "
+    "never part of the release bundle. Do not publish."
+)
+PUBLIC_NOTICE = (
+    "This report travels with the release. It shows aggregate measures of risk and utility only: no "
+    "confidential value, no record-level comparison with the original data, no identifier."
+)
 
 _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;margin:0 auto;
@@ -65,21 +74,6 @@ def _num(v: float | None) -> str:
     if v is None or not _isnum(v):
         return "—"
     return f"{v:.3f}" if abs(v) < 1000 else f"{v:,.0f}"
-
-
-def unchanged_protected_columns(dataset: Dataset, release: Release) -> list[str]:
-    """Protected columns that the release carries with the confidential values, unchanged in every row."""
-    out = []
-    for col in release.protected_columns:
-        if col not in release.data.columns or col not in dataset.frame.columns:
-            continue
-        a = dataset.frame[col].reset_index(drop=True).astype(object)
-        b = release.data[col].reset_index(drop=True).astype(object)
-        if len(a) == 0 or len(a) != len(b):
-            continue
-        if bool(((a == b) | (a.isna() & b.isna())).all()):
-            out.append(col)
-    return out
 
 
 def _knob_text(knob: Knob | None, value: float) -> str:
@@ -200,6 +194,13 @@ def _samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
     )
 
 
+def _source_name(source: str | None) -> str:
+    """Where the data came from, by file name only: a path can name people or places of the organization."""
+    if not source:
+        return "—"
+    return Path(source).name or source
+
+
 def _default_metric(sweep: SweepResult, kind: str) -> str | None:
     for m in sweep.metric_ids:
         if not m.endswith(CONFIDENTIAL_SUFFIX) and metric_info(m).kind == kind:
@@ -213,7 +214,10 @@ def _figures(
     sweep: SweepResult | None,
     risk_metric: str | None,
     utility_metric: str | None,
+    per_target: bool,
 ) -> list[str]:
+    """The frontier and the measures along the knob; with ``per_target`` (internal report) also the attack on
+    named targets and the utility per author."""
     out = []
     if sweep is not None:
         risk = risk_metric or _default_metric(sweep, "risk")
@@ -226,7 +230,7 @@ def _figures(
                 out.append(_figure_html(metric_along_knob_figure(sweep, mid, current=release.knob), div))
     for mid, m in metrics.items():
         d = m.detail
-        if d is None or mid.endswith(CONFIDENTIAL_SUFFIX):
+        if d is None or mid.endswith(CONFIDENTIAL_SUFFIX) or not per_target:
             continue
         if "replicate" in d.columns and {"target", "candidate"} <= set(d.columns):
             d = d[d["replicate"] == d["replicate"].min()]
@@ -246,9 +250,13 @@ The dotted line joins the settings that no other setting beats on both measures.
 <li>The 95% interval shows how much the value moves between independent protected releases at the same
 setting; with one replicate, or a deterministic method, it has no width.</li>
 <li>“Unprotected data” is the same measure on the confidential data: the risk the protection starts from.</li>
-<li>In the samples, red marks what was removed from the original and green what replaced it in the release.</li>
-<li>The replay command reproduces this release byte for byte from the same data and seed.</li>
+{samples}<li>The replay command reproduces this release byte for byte from the same data and seed.</li>
 </ul>"""
+
+
+_SAMPLES_HELP = (
+    "<li>In the samples, red marks what was removed from the original and green what replaced it in the release.</li>\n"
+)
 
 
 def render_report(
@@ -268,8 +276,14 @@ def render_report(
     complexity: pd.DataFrame | None = None,
     curves: pd.DataFrame | None = None,
     not_measured: Mapping[str, str] | None = None,
+    internal: bool = False,
 ) -> str:
     """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes).
+
+    The report in the bundle (``internal`` False) shows aggregate measures only: no sample records, no
+    per-target attack, no confidential value, the source by file name. The internal review report
+    (``internal`` True, written outside the bundle) adds the before/after samples the steward looked at and
+    the per-target detail.
 
     ``complexity`` is the model size along the knob of a synthesizer (non-zero coefficients, splits);
     ``curves`` the identification risks along the intruder's uncertainty S at this knob
@@ -277,7 +291,7 @@ def render_report(
     knob = knob or (sweep.knob if sweep is not None else None)
     facts = [
         ("Dataset", dataset.name),
-        ("Source", dataset.source or "—"),
+        ("Source", _source_name(dataset.source)),
         ("Fingerprint", dataset.fingerprint),
         ("Records", f"{dataset.n_records:,}"),
         ("Method", method_title or release.method),
@@ -294,21 +308,32 @@ def render_report(
         ("textsdc", __version__),
     ]
     facts_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
-    unchanged = unchanged_protected_columns(dataset, release)
-    warning = (
-        f'<div class="warning">Warning: the protected column(s) {_e(", ".join(unchanged))} carry the confidential '
-        "values unchanged in every record. Check the method and its setting before releasing.</div>"
-        if unchanged
-        else ""
+    warning = "".join(
+        f'<div class="warning">Warning: {_e(w)}.</div>' for w in release_warnings(dataset, release, metrics)
     )
-    figures = _figures(release, metrics, sweep, risk_metric, utility_metric)
+    figures = _figures(release, metrics, sweep, risk_metric, utility_metric, per_target=internal)
     if "field_detail" in release.info or complexity is not None:
         figures += synthesis_sections(
-            release=release, metrics=metrics, sweep=sweep, complexity=complexity, knob=knob, figure=_figure_html
+            release=release,
+            metrics=metrics,
+            sweep=sweep,
+            complexity=complexity,
+            knob=knob,
+            figure=_figure_html,
+            per_target=internal,
         )
     figures += numeric_sections(dataset=dataset, release=release, metrics=metrics, curves=curves, figure=_figure_html)
     plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
-    title = f"textsdc report: {dataset.name}"
+    title = f"textsdc {'internal review ' if internal else ''}report: {dataset.name}"
+    samples = (
+        ["<h2>Before and after</h2>", _samples(dataset, release, records)]
+        if internal
+        else [
+            "<h2>Records</h2>",
+            '<p class="muted">This report shows no record: the released records are in the bundle\'s data '
+            "files. Before/after samples are in the steward's internal review report, which never leaves.</p>",
+        ]
+    )
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -318,7 +343,7 @@ def render_report(
             plotly_js,
             "</head><body>",
             f"<h1>{_e(title)}</h1>",
-            f'<div class="notice">{_e(CONFIDENTIAL_NOTICE)}</div>',
+            f'<div class="notice">{_e(CONFIDENTIAL_NOTICE if internal else PUBLIC_NOTICE)}</div>',
             warning,
             f'<table class="facts">{facts_html}</table>',
             "<h2>Summary</h2>",
@@ -327,12 +352,11 @@ def render_report(
             "<h2>Measures</h2>",
             _metrics_table(metrics),
             _not_measured(not_measured or {}),
-            "<h2>Before and after</h2>",
-            _samples(dataset, release, records),
+            *samples,
             "<h2>Reproduce this release</h2>",
             f"<pre>{_e(replay_command)}</pre>",
             "<h2>How to read this report</h2>",
-            _HOW_TO_READ,
+            _HOW_TO_READ.format(samples=_SAMPLES_HELP if internal else ""),
             f'<p class="muted">Written by textsdc {_e(__version__)}.</p>',
             "</body></html>",
             "",

@@ -58,9 +58,18 @@ LEVEL_NAMES: dict[int, str] = {
 SPAN_COLUMNS = ["record", "start", "end", "label", "tier", "original"]
 
 
+_GLUED_HASHTAG = re.compile(r"#\w+")
+
+
 def pattern_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, label) of every pattern match in ``text``."""
-    return [(m.start(), m.end(), label) for label, rx in PATTERNS for m in rx.finditer(text)]
+    """(start, end, label) of every pattern match in ``text``; hashtags glued to a hashtag before them
+    (``#neptune#waivethefee``) are hashtags too."""
+    spans = [(m.start(), m.end(), label) for label, rx in PATTERNS for m in rx.finditer(text)]
+    for _start, end, label in list(spans):
+        while label == "HASHTAG" and (glued := _GLUED_HASHTAG.match(text, end)) is not None:
+            spans.append((glued.start(), glued.end(), "HASHTAG"))
+            end = glued.end()
+    return spans
 
 
 @lru_cache(maxsize=1)

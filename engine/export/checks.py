@@ -1,0 +1,63 @@
+"""What a steward and a reviewer must be told before a release leaves: the warnings the CLI prints, the
+dashboard shows, the manifest lists and the report puts at its top. One home, so all four say the same."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+
+from engine.data.dataset import Dataset
+from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
+from engine.protect.base import Release
+
+
+def unchanged_protected_columns(dataset: Dataset, release: Release) -> list[str]:
+    """Protected columns that the release carries with the confidential values, unchanged in every row."""
+    out = []
+    for col in release.protected_columns:
+        if col not in release.data.columns or col not in dataset.frame.columns:
+            continue
+        a = dataset.frame[col].reset_index(drop=True).astype(object)
+        b = release.data[col].reset_index(drop=True).astype(object)
+        if len(a) == 0 or len(a) != len(b):
+            continue
+        if bool(((a == b) | (a.isna() & b.isna())).all()):
+            out.append(col)
+    return out
+
+
+def risk_at_unprotected_level(metrics: Mapping[str, MetricResult]) -> list[str]:
+    """Risk measures whose value on the release equals their value on the unprotected data."""
+    out = []
+    for mid, m in metrics.items():
+        if mid.endswith(CONFIDENTIAL_SUFFIX) or metric_info(mid).kind != "risk":
+            continue
+        base = metrics.get(mid + CONFIDENTIAL_SUFFIX)
+        if base is None or m.value is None or base.value is None:
+            continue
+        if np.isfinite(m.value) and np.isclose(m.value, base.value, rtol=1e-12, atol=1e-12):
+            out.append(mid)
+    return out
+
+
+def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+    """Every warning about this release, in plain words (empty when there is nothing to warn about)."""
+    out = []
+    unchanged = unchanged_protected_columns(dataset, release)
+    if unchanged:
+        out.append(
+            f"the protected column(s) {', '.join(unchanged)} carry the confidential values unchanged in every "
+            "record: this setting protects nothing"
+        )
+    same = risk_at_unprotected_level(metrics)
+    if same:
+        labels = ", ".join(metric_info(m).label for m in same)
+        out.append(f"the risk equals that of the unprotected data on {labels}: the release is not protected there")
+    kept = [c for c, t in dataset.schema.identifiers.items() if t == "keep"]
+    if kept:
+        out.append(
+            f"identifier column(s) {', '.join(kept)} are released in clear (the schema's [release] section keeps "
+            "them); pseudonymize or drop them unless the recipients may know who wrote each record"
+        )
+    return out

@@ -1,0 +1,105 @@
+"""The identifier columns of a release (author, document) as they leave in the bundle, and what the manifest
+says of every released column.
+
+Each identifier column gets the treatment its schema declares (`Schema.identifiers`, TOML ``[release]``):
+``pseudonymize`` (the default) replaces every value by a keyed pseudonym, HMAC-SHA-256 of the value under a
+secret key kept in the cache folder (`pseudonym_key`): the same value gets the same pseudonym in every release
+from this machine, so a release keeps its author linkage, and without the key nobody can compute the
+pseudonym of a known name; ``drop`` leaves the column out; ``keep`` releases it in clear, a choice the manifest
+and the report flag. The key never enters the bundle. The measures are computed before this step, on the
+true linkage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+import pandas as pd
+
+from engine.atomic import atomic_write_bytes
+from engine.data.schema import Schema
+from engine.errors import ConfigError
+from engine.paths import cache_dir
+
+KEY_FILE = "pseudonym.key"
+KEY_BYTES = 32
+DIGITS = 12  # hex digits of a pseudonym: 48 bits, no collision among millions of values in practice
+
+PROTECTED = "protected by the method"
+AS_IS = "released as is"
+TREATMENT_TEXT = {
+    "pseudonymize": "pseudonymized (keyed; the key stays with the steward)",
+    "drop": "dropped",
+    "keep": "identifier released in clear (kept by the schema's [release] choice)",
+}
+
+
+def pseudonym_key(folder: Path | None = None) -> bytes:
+    """The secret key of pseudonyms: read from the cache folder, created (random, readable by the owner only)
+    on first use."""
+    path = (folder or cache_dir()) / KEY_FILE
+    try:
+        key = path.read_bytes()
+    except FileNotFoundError:
+        key = b""
+    except OSError as exc:
+        raise ConfigError(f"cannot read the pseudonym key {path}: {exc.strerror or exc}") from None
+    if len(key) == KEY_BYTES:
+        return key
+    if key:
+        raise ConfigError(f"the pseudonym key {path} is damaged ({len(key)} bytes, expected {KEY_BYTES}); restore it")
+    key = secrets.token_bytes(KEY_BYTES)
+    try:
+        atomic_write_bytes(path, key)
+        os.chmod(path, 0o600)
+    except OSError as exc:
+        raise ConfigError(f"cannot write the pseudonym key {path}: {exc.strerror or exc}") from None
+    return key
+
+
+def pseudonym(key: bytes, column: str, value: object) -> str:
+    """The pseudonym of ``value`` in ``column``: ``<column>-<12 hex digits>`` (missing values stay missing)."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    digest = hmac.new(key, f"{column}\x00{value}".encode(), hashlib.sha256).hexdigest()
+    return f"{column}-{digest[:DIGITS]}"
+
+
+def public_frame(frame: pd.DataFrame, schema: Schema, key: bytes | None = None) -> pd.DataFrame:
+    """``frame`` (a release's data) with its identifier columns treated as the schema declares."""
+    out = frame.copy()
+    for column, treatment in schema.identifiers.items():
+        if column not in out.columns or treatment == "keep":
+            continue
+        if treatment == "drop":
+            out = out.drop(columns=[column])
+            continue
+        k = key if key is not None else pseudonym_key()
+        values = out[column]
+        codes = {v: pseudonym(k, column, v) for v in pd.unique(values.dropna())}
+        out[column] = values.map(codes).astype(object).where(values.notna(), None)
+    return out
+
+
+def column_treatments(frame: pd.DataFrame, schema: Schema, protected: tuple[str, ...]) -> dict[str, str]:
+    """Every column of the release's data and how it leaves: protected by the method, an identifier's
+    treatment, or released as is (in the order of the data, dropped columns included)."""
+    out: dict[str, str] = {}
+    identifiers = schema.identifiers
+    for column in frame.columns:
+        if column in identifiers:
+            out[str(column)] = TREATMENT_TEXT[identifiers[column]]
+        elif column in protected:
+            out[str(column)] = PROTECTED
+        else:
+            out[str(column)] = AS_IS
+    return out
+
+
+def kept_identifiers(schema: Schema) -> list[str]:
+    """The identifier columns the schema releases in clear."""
+    return [c for c, t in schema.identifiers.items() if t == "keep"]

@@ -1,0 +1,85 @@
+"""A leakage scan of an exported bundle (issue 10): what the tests export is read back, file by file, and
+searched for what must never leave. Used by every test that exports a bundle (CLI and dashboard)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pandas as pd
+import pyarrow.parquet as pq
+
+from engine.data.dataset import Dataset
+
+# Originals of these labels are identifiers wherever they appear; places, dates and products can also be
+# legitimate values of a released structured field, so only the released text is searched for those.
+IDENTIFIER_LABELS = {"HANDLE", "URL", "EMAIL", "PHONE", "PERSON"}
+ALLOWED_EXTRA_FILES = {"report.html", "manifest.json", "changes.csv", "release.csv", "release.parquet"}
+
+
+def bundle_texts(folder: Path) -> dict[str, str]:
+    """Every file of the bundle as text: CSV and JSON as they are, Parquet as CSV, the report without the
+    Plotly library it embeds (a third-party script that is the same in every report)."""
+    out = {}
+    for path in sorted(folder.iterdir()):
+        assert path.is_file(), f"unexpected folder {path.name} in the bundle"
+        assert path.name in ALLOWED_EXTRA_FILES, f"unexpected file {path.name} in the bundle"
+        if path.suffix == ".parquet":
+            out[path.name] = pq.read_table(path).to_pandas().to_csv(index=False)
+        elif path.suffix == ".html":
+            page = path.read_text(encoding="utf-8")
+            out[path.name] = re.sub(r'<script type="text/javascript" id="plotly-js">.*?</script>', "", page, flags=re.S)
+        else:
+            out[path.name] = path.read_text(encoding="utf-8")
+    return out
+
+
+def _whole(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![\w@#]){re.escape(word)}(?!\w)")
+
+
+def _found(word: str, text: str) -> bool:
+    """``word`` in ``text`` as a whole word (a substring test first: thousands of words, megabytes of text)."""
+    return word in text and _whole(word).search(text) is not None
+
+
+def scan_bundle(folder: Path, dataset: Dataset, originals: pd.DataFrame | None = None) -> list[str]:
+    """What leaks from the bundle in ``folder`` of a release of ``dataset``: a list of findings (empty = clean).
+
+    ``originals`` are the replaced spans (a method's `Release.changes`, with ``original`` and ``label``): none
+    may appear in the released text, and originals that are identifiers may appear in no file. Identifier
+    columns (author, document) that the schema does not keep may not appear in clear: no value of theirs (of
+    three or more characters) anywhere in the bundle. The manifest must list every released column.
+    """
+    files = bundle_texts(Path(folder))
+    findings: list[str] = []
+    schema = dataset.schema
+    released = pd.read_csv(Path(folder) / "release.csv", keep_default_na=False, dtype=str)
+    manifest = json.loads(files["manifest.json"])
+    listed = manifest.get("columns", {})
+    for column in released.columns:
+        if column not in listed:
+            findings.append(f"manifest does not list released column {column!r}")
+    for column, treatment in schema.identifiers.items():
+        if treatment == "keep":
+            continue
+        values = {str(v) for v in dataset.frame[column].dropna().unique() if len(str(v)) >= 3}
+        for name, text in files.items():
+            hits = sorted(v for v in values if _found(v, text))
+            if hits:
+                findings.append(f"{name}: identifier column {column!r} in clear, e.g. {hits[:3]}")
+    if originals is not None and len(originals):
+        field_values = {str(v) for f in schema.fields for v in dataset.frame[f.name].dropna().unique()}
+        text = "\n".join(released[schema.text]) if schema.text in released.columns else ""
+        pairs = set(zip(originals["original"].astype(str), originals["label"].astype(str)))
+        for original, label in sorted(pairs):
+            if len(original) < 3:
+                continue
+            if _found(original, text):
+                findings.append(f"release text: replaced original {original!r} ({label}) still readable")
+            if label in IDENTIFIER_LABELS and original not in field_values:
+                for name, content in files.items():
+                    if name not in ("release.csv", "release.parquet") and _found(original, content):
+                        findings.append(f"{name}: replaced original {original!r} ({label})")
+    return sorted(set(findings))
