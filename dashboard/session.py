@@ -12,7 +12,7 @@ import streamlit as st
 
 from dashboard.loading import Origin, load_source
 from engine.data.dataset import Dataset
-from engine.errors import TextsdcError
+from engine.errors import TextsdcError, os_error_message
 from engine.measures.evaluate import MeasureOptions
 from engine.results import SweepResult
 
@@ -70,12 +70,15 @@ def knob_key(method: str) -> str:
 
 
 def guarded(fn: Callable[[], T], prefix: str = "") -> T | None:
-    """``fn()``; a `TextsdcError` is shown in place with st.error and gives None (the session lives on)."""
+    """``fn()``; a `TextsdcError`, or an `OSError` of the machine (a full disk, a folder that cannot be
+    written), is shown in place with st.error and gives None (the session lives on)."""
     try:
         return fn()
     except TextsdcError as exc:
         st.error(f"{prefix}{exc}")
-        return None
+    except OSError as exc:
+        st.error(f"{prefix}{os_error_message(exc)}")
+    return None
 
 
 def init_session(default_source: str) -> None:

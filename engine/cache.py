@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 
 import joblib
 
 from engine import __version__
+from engine.atomic import atomic_path
 from engine.data.dataset import Dataset
 from engine.paths import cache_dir
 from engine.protect.base import Fitted, Progress, Protector, no_progress
@@ -47,12 +46,9 @@ def fit_cached(
         except Exception:  # a cache file from another library version: refit and overwrite
             path.unlink(missing_ok=True)
     fitted = protector.fit(dataset, progress)
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-    os.close(fd)
     try:
-        joblib.dump(fitted, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        with atomic_path(path) as tmp:
+            joblib.dump(fitted, tmp)
+    except OSError:
+        pass  # a full or read-only cache only costs the next run a refit; the fit itself is good
     return fitted

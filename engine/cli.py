@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from engine.errors import TextsdcError
+from engine.errors import TextsdcError, os_error_message
 from engine.measures.options import MeasureOptions
 from engine.protect.params import Param
 
@@ -542,6 +542,10 @@ def main(argv: list[str] | None = None) -> int:
     except TextsdcError as exc:
         _close_bars()
         print(f"textsdc: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # the machine, not the input: a full disk, a folder that cannot be written
+        _close_bars()
+        print(f"textsdc: error: {os_error_message(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         _close_bars()

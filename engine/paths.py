@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from engine.errors import ConfigError
+
 _PACKAGE_DIR = Path(__file__).resolve().parent
 PROJECT_ROOT = _PACKAGE_DIR.parent
 """The folder holding ``engine/``: the source checkout, or in an installed wheel the site-packages folder."""
@@ -23,9 +25,21 @@ ASSETS_DIR = _assets_dir()
 
 
 def cache_dir() -> Path:
-    """The cache folder: ``$TEXTSDC_CACHE_DIR`` or ``~/.cache/textsdc``; created on first use."""
+    """The cache folder: ``$TEXTSDC_CACHE_DIR`` or ``~/.cache/textsdc``; created on first use. A folder that
+    cannot be created or written is a `ConfigError` that says how to choose another."""
     d = Path(os.environ.get("TEXTSDC_CACHE_DIR") or Path.home() / ".cache" / "textsdc")
-    d.mkdir(parents=True, exist_ok=True)
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"the cache folder {d} cannot be created ({exc.strerror or exc}); set the environment variable "
+            "TEXTSDC_CACHE_DIR to a folder you can write to"
+        ) from None
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise ConfigError(
+            f"the cache folder {d} cannot be written (permission denied); set the environment variable "
+            "TEXTSDC_CACHE_DIR to a folder you can write to"
+        )
     return d
 
 

@@ -11,6 +11,7 @@ import streamlit as st
 from dashboard import display, loading, session
 from engine.data.demos import DemoInfo
 from engine.data.schema import FIELD_KINDS, FIELD_ROLES, ExternalSpec, Schema
+from engine.measures.risk.duplicates import verbatim_warning
 
 DEMO = "Demo dataset"
 UPLOAD = "Upload a file"
@@ -232,6 +233,8 @@ def _preview() -> None:
     c1.metric("Records", f"{counts['records']:,}")
     c2.metric("Authors", "—" if counts["authors"] is None else f"{counts['authors']:,}")
     c3.metric("External records", f"{counts['external']:,}", help="The intruder's other texts by the same authors.")
+    if warning := verbatim_warning(dataset):
+        st.warning(warning)
     schema = dataset.schema
     roles = [f"text: {schema.text}", f"author: {schema.author or '—'}", f"document: {schema.document or '—'}"]
     roles += [f"{f.name}: {f.kind}, {f.role}" for f in schema.fields]

@@ -123,15 +123,12 @@ def render() -> None:
 
     if st.button("Export", type="primary", key="export_run"):
         progress_area = st.empty()
-        try:
-            result = session.guarded(
-                lambda: exporting.export_chosen(
-                    dataset, origin, chosen, out_dir, with_frontier, caching.progress_reporter(progress_area)
-                )
-            )
-        except OSError as exc:  # a full disk or a vanished folder: a message, not a traceback
-            st.error(f"Could not write the export to {out_dir}: {exc}")
-            result = None
+        result = session.guarded(
+            lambda: exporting.export_chosen(
+                dataset, origin, chosen, out_dir, with_frontier, caching.progress_reporter(progress_area)
+            ),
+            prefix=f"Could not write the export to {out_dir}: ",
+        )
         progress_area.empty()
         if result is not None:
             st.session_state[session.EXPORTED] = {

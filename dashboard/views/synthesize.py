@@ -35,6 +35,7 @@ from engine.results import SweepResult
 METHOD_KEY = "synth_method"
 CARDS = [
     "identification_probability",
+    "author_identification_probability",
     "confidential_value_rate",
     "pmse_ratio",
     "topic_content_correlation",
@@ -149,7 +150,9 @@ def _use_best(method: str, fingerprint: str, value: float) -> None:
 
 def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
     ids = [m for m in CARDS if m in metrics]
-    for mid, col in zip(ids, st.columns(max(len(ids), 1))):
+    per_row = 3  # six cards side by side would cut their labels short
+    columns = [c for start in range(0, len(ids), per_row) for c in st.columns(per_row)]
+    for mid, col in zip(ids, columns):
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta = None if base is None or math.isnan(base.value) else f"{m.value - base.value:+.3f} vs unprotected"

@@ -25,9 +25,11 @@ def _normalized(name: Any) -> str:
 def infer_schema(frame: pd.DataFrame) -> Schema:
     """A schema guessed from the columns: the text, author and document columns, and a kind for every field.
 
-    Text: a column named text / review / review_text / description / tweet / content / body (any case, spaces
-    as underscores) whose mean length is at least 20 characters, else the string column with the largest mean
-    length. Author: a column named author / user / user_id / name / username / screen_name / reviewer_id /
+    Text: among the columns that read like prose (mostly several words; not a path, URL or address; not named
+    like an identifier), one named text / review / review_text / description / tweet / content / body (any
+    case, spaces as underscores) whose mean length is at least 20 characters, else the one with the largest
+    mean length; a `DataError` asks for a schema when none qualifies or a column named like the text does
+    not. Author: a column named author / user / user_id / name / username / screen_name / reviewer_id /
     reviewerid whose values repeat. Document: a column named document / doc_id / call_id. Other columns become
     fields with role "other": categorical for strings, booleans and integers with at most 20 distinct values;
     count for other non-negative integers; continuous for other numbers. Left out: columns with a single
@@ -72,16 +74,70 @@ def _mean_length(col: pd.Series) -> float:
 
 
 def _infer_text_column(frame: pd.DataFrame, numeric: dict[Any, pd.Series | None]) -> Any:
-    candidates = [c for c in frame.columns if numeric[c] is None and is_str(frame[c]).mean() >= 0.5]
+    """The free-text column, or a `DataError` asking for a schema when no column is surely the text.
+
+    A candidate is a string column (at least half of its values) that is not number-like, not named like an
+    identifier, a path or an address, and reads like prose (`_reads_like_prose`). A column named like the
+    text that fails this is never passed over silently for another column: the steward is asked instead."""
+    strings = [c for c in frame.columns if numeric[c] is None and is_str(frame[c]).mean() >= 0.5]
+    candidates = [c for c in strings if not _identifier_name(c) and _reads_like_prose(frame[c])]
+    named = [c for c in frame.columns if _normalized(c) in _TEXT_NAMES]
+    lengths = {c: _mean_length(frame[c]) for c in candidates}
+    for c in named:
+        if c in candidates and lengths[c] >= _MIN_PREFERRED_TEXT_LENGTH:
+            return c
+    if named and not any(c in candidates for c in named):
+        c = named[0]
+        raise DataError(
+            f"the column '{c}' is named like the text but {_why_not_text(frame[c], numeric[c])}; give a schema "
+            f'that names the text column (text = "COLUMN"); columns: {_column_list(frame)}'
+        )
     if not candidates:
         raise DataError(
-            "no column holds free text (every column is numeric or empty); give a schema that names the text column"
+            "no column reads like free text (every column is empty, numeric, an identifier, a path or an address, "
+            f'or holds single words); give a schema that names the text column (text = "COLUMN"); columns: '
+            f"{_column_list(frame)}"
         )
-    lengths = {c: _mean_length(frame[c]) for c in candidates}
-    for c in candidates:
-        if _normalized(c) in _TEXT_NAMES and lengths[c] >= _MIN_PREFERRED_TEXT_LENGTH:
-            return c
     return max(candidates, key=lambda c: lengths[c])  # max keeps the first of equal lengths
+
+
+_IDENTIFIER_PARTS = ("id", "ids", "path", "file", "filename", "url", "uri", "link", "href", "email", "handle")
+_PATH_OR_ADDRESS = r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+|\S*[/\\]\S*|\S+@\S+\.\S+"
+
+
+def _identifier_name(name: Any) -> bool:
+    """Named like an identifier, a path or an address (user_id, source_path, URL, ...), or like the document
+    column. (Author columns are not excluded by name: a listing's ``name`` is its title; screen names and
+    personal names fail `_reads_like_prose` instead.)"""
+    norm = _normalized(name)
+    return norm in _DOCUMENT_NAMES or any(p in _IDENTIFIER_PARTS for p in norm.split("_"))
+
+
+def _reads_like_prose(col: pd.Series, sample: int = 2000) -> bool:
+    """Most values (of up to ``sample``) hold two or more words, the median value three or more (so a column of
+    personal names or of labels such as "Entire home/apt" is not prose), and are not a path, URL or e-mail
+    address."""
+    values = col[is_str(col)].iloc[:sample].astype(str)
+    if len(values) == 0:
+        return False
+    words = values.str.split().str.len()
+    address = values.str.strip().str.fullmatch(_PATH_OR_ADDRESS, case=False).mean()
+    return bool(words.ge(2).mean() >= 0.5 and words.median() >= 3 and address < 0.5)
+
+
+def _why_not_text(col: pd.Series, nums: pd.Series | None) -> str:
+    if col.isna().all() or (is_str(col) & col.astype(str).str.strip().ne("")).sum() == 0:
+        return "it is empty"
+    if nums is not None:
+        return "it holds numbers"
+    if is_str(col).mean() < 0.5:
+        return "most of its values are not text"
+    return "most of its values are single words, names, paths or addresses, not prose"
+
+
+def _column_list(frame: pd.DataFrame, most: int = 12) -> str:
+    names = [str(c) for c in frame.columns[:most]]
+    return ", ".join(names) + (f" and {len(frame.columns) - most} more" if len(frame.columns) > most else "")
 
 
 def _named_column(frame: pd.DataFrame, names: tuple[str, ...], exclude: set[Any], repeating: bool) -> str | None:

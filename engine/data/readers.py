@@ -9,10 +9,12 @@ either read or the read fails with a message.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import json
 import os
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +59,13 @@ def read_table(path: str | Path, *, encoding: str | None = None) -> pd.DataFrame
             frame = _read_parquet(path)
     except UnicodeDecodeError as exc:
         raise DataError(_decode_error_message(path, enc, exc)) from None
+    except UnicodeError as exc:  # e.g. "UTF-16 stream does not start with BOM": no position to report
+        raise DataError(
+            f"{path} cannot be decoded as {enc}: {exc}. Give the encoding the file was saved in, e.g. "
+            "--encoding utf-16-le or utf-16-be for UTF-16 without a byte-order mark"
+        ) from None
+    except csv.Error as exc:
+        raise DataError(f"{path} is not well-formed {fmt.upper()}: {exc}") from None
     except PermissionError:
         raise DataError(f"{path} cannot be read: permission denied") from None
     if frame.shape[1] == 0:
@@ -177,15 +186,27 @@ def _read_delimited(path: Path, sep: str, encoding: str) -> pd.DataFrame:
             raise DataError(_malformed_csv_message(path, sep, encoding, len(header), exc)) from None
 
 
+@contextlib.contextmanager
+def _long_csv_fields() -> Iterator[None]:
+    """Let Python's csv module read fields of any length a file can hold (its default stops at 131,072
+    characters, where pandas' own parser has no limit), restoring the limit afterwards."""
+    old = csv.field_size_limit()
+    csv.field_size_limit(2**31 - 1)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
+
+
 def _raw_header(path: Path, sep: str, encoding: str) -> list[str]:
     """The header as written (pandas renames a duplicated 'a' to 'a.1', so duplicates are found here)."""
-    with path.open(encoding=encoding, errors="strict", newline="") as f:
+    with path.open(encoding=encoding, errors="strict", newline="") as f, _long_csv_fields():
         return next(csv.reader(f, delimiter=sep), [])
 
 
 def _malformed_csv_message(path: Path, sep: str, encoding: str, n_header: int, exc: Exception) -> str:
     kind = "CSV" if sep == "," else "TSV"
-    with path.open(encoding=encoding, errors="strict", newline="") as f:
+    with path.open(encoding=encoding, errors="strict", newline="") as f, _long_csv_fields():
         reader = csv.reader(f, delimiter=sep)
         next(reader, None)
         for row_number, fields in enumerate(reader, start=1):

@@ -36,6 +36,7 @@ FIELD_KINDS: tuple[str, ...] = ("categorical", "count", "continuous")
 FIELD_ROLES: tuple[str, ...] = ("sensitive", "key", "other")
 Treatment = Literal["pseudonymize", "drop", "keep"]
 TREATMENTS: tuple[str, ...] = ("pseudonymize", "drop", "keep")
+MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,14 @@ class ExternalSpec:
     seed: int = 0
 
     def __post_init__(self) -> None:
+        if self.file is not None and (not isinstance(self.file, str) or not self.file.strip()):
+            raise ConfigError(f"external.file must be a file name in quotes, got {self.file!r}")
+        for name in ("holdout_per_author", "min_records", "max_authors", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"external.{name} must be a whole number, got {value!r}")
+        if not 0 <= self.seed <= MAX_SEED:
+            raise ConfigError(f"external.seed must be a whole number from 0 to 2^63 − 1, got {self.seed}")
         if self.holdout_per_author < 1:
             raise ConfigError(f"external.holdout_per_author must be at least 1, got {self.holdout_per_author}")
         if self.min_records < self.holdout_per_author + 1:
@@ -94,6 +103,21 @@ class Schema:
     document_release: Treatment = "pseudonymize"
 
     def __post_init__(self) -> None:
+        for role in ("text", "author", "document"):
+            value = getattr(self, role)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ConfigError(f"schema: '{role}' must be a column name in quotes, got {value!r}")
+        for role in ("author", "document"):
+            if getattr(self, role) == self.text:
+                raise ConfigError(
+                    f"schema: the {role} column cannot be the text column '{self.text}'; name the column that "
+                    f"holds the {role} or leave '{role}' out"
+                )
+        if self.author is not None and self.author == self.document:
+            raise ConfigError(
+                f"schema: '{self.author}' is named both as the author and the document column; a column has one "
+                "role, so name the document column or leave 'document' out"
+            )
         for role, treatment in (("author", self.author_release), ("document", self.document_release)):
             if treatment not in TREATMENTS:
                 raise ConfigError(
@@ -201,6 +225,9 @@ class Schema:
         for name, spec in fields_raw.items():
             if not isinstance(spec, dict):
                 raise ConfigError(f"{source}: [fields.{name}] must be a table with 'kind' and 'role'")
+            for key in ("kind", "role"):
+                if key in spec and not isinstance(spec[key], str):
+                    raise ConfigError(f"{source}: [fields.{name}] {key} must be a word in quotes, got {spec[key]!r}")
             bad = sorted(set(spec) - {"kind", "role"})
             if bad:
                 raise ConfigError(
@@ -218,13 +245,24 @@ class Schema:
                 raise ConfigError(
                     f"{source}: [external] has unknown key(s) {', '.join(bad)}; accepted: {', '.join(sorted(accepted))}"
                 )
-            external = ExternalSpec(**ext_raw)
+            try:
+                external = ExternalSpec(**ext_raw)
+            except ConfigError as exc:
+                raise ConfigError(f"{source}: [{exc}".replace("external.", "external] ", 1)) from None
         release_raw = d.get("release", {})
         if not isinstance(release_raw, dict):
             raise ConfigError(f"{source}: [release] must be a table with 'author' and/or 'document'")
         bad = sorted(set(release_raw) - {"author", "document"})
         if bad:
             raise ConfigError(f"{source}: [release] has unknown key(s) {', '.join(bad)}; accepted: author, document")
+        for role in ("author", "document"):
+            if role in d and not isinstance(d[role], str):
+                raise ConfigError(f"{source}: '{role}' must be a column name in quotes, got {d[role]!r}")
+        for role, value in release_raw.items():
+            if not isinstance(value, str):
+                raise ConfigError(
+                    f"{source}: [release] {role} must be one of {', '.join(TREATMENTS)} in quotes, got {value!r}"
+                )
         return cls(
             text=d["text"],
             author=d.get("author") or None,
@@ -254,12 +292,26 @@ def _toml_value(v: Any) -> str:
         return "true" if v else "false"
     if isinstance(v, (int, float)):
         return repr(v)
-    s = str(v).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{s}"'
+    return _toml_string(str(v))
+
+
+def _toml_string(s: str) -> str:
+    """A TOML basic string: backslash, quote and every control character escaped, so any column name (one
+    with a line break or a tab included) reads back as written."""
+    out = []
+    for ch in s:
+        if ch in ('"', "\\"):
+            out.append("\\" + ch)
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
 
 
 def _toml_key(k: str) -> str:
-    return k if k.replace("_", "").replace("-", "").isalnum() else _toml_value(k)
+    bare = bool(k) and all(c.isascii() and (c.isalnum() or c in "_-") for c in k)
+    return k if bare else _toml_string(k)
 
 
 def dict_to_toml(d: dict[str, Any]) -> str:

@@ -33,11 +33,11 @@ import pyarrow.parquet as pq
 from engine import __version__
 from engine.atomic import atomic_write_text
 from engine.data.dataset import Dataset
-from engine.errors import ConfigError, DataError
+from engine.errors import ConfigError, DataError, os_error_message
 from engine.export.audit import append_audit
 from engine.export.checks import release_warnings, unchanged_protected_columns
 from engine.export.identifiers import column_treatments, public_frame
-from engine.export.staging import os_error_message, staged_folder
+from engine.export.staging import staged_folder
 from engine.measures.base import MetricResult, metric_info
 from engine.paths import default_audit_log
 from engine.protect.base import Knob, Release

@@ -9,6 +9,7 @@ import numpy as np
 
 from engine.data.dataset import Dataset
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
+from engine.measures.risk.duplicates import verbatim_warning
 from engine.protect.base import Release
 
 
@@ -54,6 +55,9 @@ def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, M
     if same:
         labels = ", ".join(metric_info(m).label for m in same)
         out.append(f"the risk equals that of the unprotected data on {labels}: the release is not protected there")
+    verbatim = verbatim_warning(dataset)
+    if verbatim:
+        out.append(verbatim.rstrip("."))
     kept = [c for c, t in dataset.schema.identifiers.items() if t == "keep"]
     if kept:
         out.append(

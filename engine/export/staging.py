@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from engine.errors import ConfigError, TextsdcError
+from engine.errors import ConfigError, TextsdcError, os_error_message
 
 MANIFEST = "manifest.json"
 _RENAME_EXCHANGE = 2
@@ -114,15 +114,6 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def os_error_message(exc: OSError, folder: Path) -> str:
-    """One line for an OS error while writing into ``folder``."""
-    if exc.errno == errno.ENOSPC:
-        return f"no space left on the device holding {folder}; nothing was replaced"
-    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-        return f"no permission to write in {folder}; choose a folder you can write to"
-    return f"cannot write the export to {folder}: {exc.strerror or exc}"
-
-
 @contextmanager
 def staged_folder(out: Path) -> Iterator[Path]:
     """A temporary folder to write a bundle into; on a clean exit it replaces ``out`` in one step. ConfigError
@@ -132,7 +123,7 @@ def staged_folder(out: Path) -> Iterator[Path]:
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ConfigError(os_error_message(exc, out.parent)) from None
+        raise ConfigError(f"cannot create the export folder: {os_error_message(exc, out.parent)}") from None
     try:
         with _lock(out):
             recover(out)
@@ -148,7 +139,7 @@ def staged_folder(out: Path) -> Iterator[Path]:
     except TextsdcError:
         raise
     except OSError as exc:
-        raise ConfigError(os_error_message(exc, out)) from None
+        raise ConfigError(f"cannot write the export, nothing was replaced: {os_error_message(exc, out)}") from None
 
 
 def verify_bundle(out: Path) -> list[str]:

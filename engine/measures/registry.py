@@ -16,7 +16,7 @@ from engine.measures.risk.counts import (
     Tmr,
     UniqueMatches,
 )
-from engine.measures.risk.identification import IdentificationProbability
+from engine.measures.risk.identification import AuthorIdentificationProbability, IdentificationProbability
 from engine.measures.risk.kept import ConfidentialValueRate
 from engine.measures.utility.cells import CellDifference1way, CellDifference2way
 from engine.measures.utility.counts import CiOverlap, ClusterUc, EcdfAvg, EcdfMax, PropensityUp
@@ -31,6 +31,7 @@ MEASURES: tuple[type[Measure], ...] = (
     BigramCosine,
     # Measures of synthesized categorical fields (Schneider, Hu, Mankad & Bale 2023)
     IdentificationProbability,
+    AuthorIdentificationProbability,
     ConfidentialValueRate,
     TopicContentCorrelation,
     PmseRatio,

@@ -86,13 +86,53 @@ def spacy_model_version() -> str:
     return version(SPACY_MODEL)
 
 
+MAX_PIECE_CHARS = 100_000
+"""Longest piece of text given to spaCy at once: well under its 1,000,000-character limit (error E088), and
+small enough that one long document (a whole earnings call) does not hold a parse of itself in memory."""
+
+
+def text_pieces(text: str, limit: int = MAX_PIECE_CHARS) -> list[tuple[int, str]]:
+    """``text`` cut into (offset, piece) with every piece at most ``limit`` characters, joined back they give
+    ``text``. A cut falls at the last paragraph break, else line break, else sentence end, else space in the
+    second half of the window, so that entities are rarely split; only a text without any of them is cut
+    mid-word."""
+    out: list[tuple[int, str]] = []
+    start = 0
+    while len(text) - start > limit:
+        window = text[start : start + limit]
+        cut = limit
+        for sep in ("\n\n", "\n", ". ", " "):
+            at = window.rfind(sep, limit // 2)
+            if at >= 0:
+                cut = at + len(sep)
+                break
+        out.append((start, window[:cut]))
+        start += cut
+    out.append((start, text[start:]))
+    return out
+
+
 def entity_spans(texts: Iterable[str], n: int, progress: Progress = no_progress, batch_size: int = 256):
-    """Yield, per text, the (start, end, label) of spaCy entities whose label has a tier."""
+    """Yield, per text, the (start, end, label) of spaCy entities whose label has a tier.
+
+    Texts longer than `MAX_PIECE_CHARS` go through spaCy in pieces (`text_pieces`) and their entities are
+    shifted back to offsets in the whole text."""
     nlp = load_spacy()
-    for i, doc in enumerate(nlp.pipe(texts, batch_size=batch_size)):
-        if i % batch_size == 0:
-            progress(i, n, "finding named entities")
-        yield [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.label_ in TIERS]
+    pieces = (
+        (piece, (i, offset)) for i, text in enumerate(texts) for offset, piece in text_pieces(text, MAX_PIECE_CHARS)
+    )
+    current = 0
+    spans: list[tuple[int, int, str]] = []
+    for doc, (i, offset) in nlp.pipe(pieces, as_tuples=True, batch_size=batch_size):
+        while current < i:
+            yield spans
+            current, spans = current + 1, []
+            if current % batch_size == 0:
+                progress(current, n, "finding named entities")
+        spans += [(e.start_char + offset, e.end_char + offset, e.label_) for e in doc.ents if e.label_ in TIERS]
+    while current < n:
+        yield spans
+        current, spans = current + 1, []
     progress(n, n, "finding named entities")
 
 

@@ -20,6 +20,12 @@ Choices the paper leaves open, made here and stated:
   mean over targets. M releases are averaged by the sweep (the paper's average over M).
 - A distance of exactly 0 (the same text released and held by the intruder) gets similarity 1/10⁻¹² so that
   record takes essentially all the weight, which is the limit of Eq. 9.
+
+The author-level identification probability (`AuthorIdentificationProbability`) extends the measure from
+records to authors: the probability the intruder names the target as the author is the mass she puts on *all*
+the target's released records, summed, rather than the mass on one record averaged over the target's records.
+It is the same computation (the same prepared distances, the same first-stage match per release), read off
+differently; see `author_probabilities`.
 """
 
 from __future__ import annotations
@@ -32,12 +38,13 @@ import pandas as pd
 from scipy import sparse
 
 from engine.errors import DataError
-from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.shared import require_intruder_texts
 from engine.protect.base import Progress, no_progress
 from engine.text.features import StyleFeatures, stylometric_features
 
 METRIC_ID = "identification_probability"
+AUTHOR_METRIC_ID = "author_identification_probability"
 MIN_DISTANCE = 1e-12
 
 
@@ -136,6 +143,14 @@ class IdentificationRisk:
 
     def evaluate(self, released: pd.DataFrame) -> MetricResult:
         """Eq. 9 on the true record of every (target, record) pair, for one release of the fields."""
+        detail = self.pair_probabilities(released).drop(columns="author_probability")
+        per_target = detail.groupby("target", sort=True)["probability"].mean()
+        return MetricResult(METRIC_ID, float(per_target.mean()), detail=detail)
+
+    def pair_probabilities(self, released: pd.DataFrame) -> pd.DataFrame:
+        """One row per (external text, target's record) pair of one release: ``probability``, Eq. 9 on that
+        record when the intruder knows its values, and ``author_probability``, the mass she puts, knowing the
+        same values, on all the target's released records together (see `author_probabilities`)."""
         keys = match_keys(released, self.match_fields)
         codes, uniques = pd.factorize(pd.Series(np.concatenate([keys, self.confidential_keys]), dtype=object))
         rec_codes, known = codes[: len(keys)], codes[len(keys) :]
@@ -147,9 +162,21 @@ class IdentificationRisk:
         denom = totals[ext, known]
         prob = np.where(in_first_stage & (denom > 0), self.similarity[ext, rec] / np.where(denom > 0, denom, 1.0), 0.0)
         matches = np.bincount(rec_codes, minlength=len(uniques))[known]
-        detail = self.pairs.assign(probability=prob, first_stage_matches=matches, matched=in_first_stage)
-        per_target = detail.groupby("target", sort=True)["probability"].mean()
-        return MetricResult(METRIC_ID, float(per_target.mean()), detail=detail)
+        # The target's records the intruder keeps, knowing the values of record i: for every external text z,
+        # the similarity of each of the target's records j summed by j's released key, then read at i's known key.
+        width = np.int64(len(uniques))
+        kept_at = ext.astype(np.int64) * width + rec_codes[rec]  # (z, released key of j)
+        asked_at = ext.astype(np.int64) * width + known  # (z, known key of i)
+        cells, index = np.unique(np.concatenate([kept_at, asked_at]), return_inverse=True)
+        mass = np.bincount(index[: len(rec)], weights=self.similarity[ext, rec], minlength=len(cells))
+        own = mass[index[len(rec) :]]
+        author_prob = np.where(denom > 0, own / np.where(denom > 0, denom, 1.0), 0.0)
+        return self.pairs.assign(
+            probability=prob,
+            first_stage_matches=matches,
+            matched=in_first_stage,
+            author_probability=np.clip(author_prob, prob, 1.0),  # ≥ the own record's share despite rounding
+        )
 
 
 def match_keys(frame: pd.DataFrame, fields: Sequence[str]) -> np.ndarray:
@@ -164,6 +191,60 @@ def match_keys(frame: pd.DataFrame, fields: Sequence[str]) -> np.ndarray:
 def by_target(detail: pd.DataFrame) -> pd.Series:
     """Each target's identification probability: the mean over their records (and over replicates)."""
     return detail.groupby("target", sort=True)["probability"].mean()
+
+
+def author_probabilities(pairs: pd.DataFrame) -> MetricResult:
+    """The author-level identification probability of one release, from `IdentificationRisk.pair_probabilities`.
+
+    For target author q with released records R_q, external texts Z_q, and P(j | yᵢ, x_z) Eq. 9's
+    probability on record j when the intruder knows the values yᵢ of record i and holds text x_z::
+
+        A_q = 1/|Z_q| · Σ_{z ∈ Z_q} 1/|R_q| · Σ_{i ∈ R_q} Σ_{j ∈ R_q} P(j | yᵢ, x_z)
+
+        A   = 1/|Q| · Σ_{q ∈ Q} A_q          (Q: the targets, external authors with a released record)
+
+    The record-level measure is the same with the inner sum Σ_j replaced by its term j = i, so A_q ≥ the
+    target's identification probability, and A_q ≤ 1 because the j ∈ R_q share one first stage N(yᵢ). When
+    all the target's records are released with the values the intruder knows (e.g. an author with three
+    identical records, each given 0.3), A_q is the sum of their record-level probabilities (0.9) where the
+    record-level measure reports their mean (0.3).
+
+    The detail has the pairs' columns with ``probability`` the author-level value of each (z, i) pair (so
+    `by_target` reads per-target values from it) and ``record_probability`` the record-level one.
+    """
+    detail = pairs.rename(columns={"probability": "record_probability", "author_probability": "probability"})
+    per_target = by_target(detail)
+    return MetricResult(AUTHOR_METRIC_ID, float(per_target.mean()), detail=detail)
+
+
+def _match_fields(context: PrepareContext) -> list[str]:
+    """What the intruder matches on: the synthesized categorical fields and the key fields."""
+    keys = (f.name for f in context.dataset.schema.fields_with_role("key"))
+    return list(dict.fromkeys([*context.categorical, *keys]))
+
+
+def prepared_risk(context: PrepareContext) -> IdentificationRisk:
+    """The intruder's side of the identification measures, prepared once for all of them."""
+
+    def prepare() -> IdentificationRisk:
+        d = context.dataset
+        ext, author = require_intruder_texts(d)
+        return IdentificationRisk.prepare(
+            d.texts.astype(str).tolist(),
+            d.frame[author].astype(str).tolist(),
+            ext[d.schema.text].astype(str).tolist(),
+            ext[author].astype(str).tolist(),
+            d.frame,
+            _match_fields(context),
+            context.progress,
+        )
+
+    return context.shared("identification_risk", prepare)
+
+
+def released_pairs(view: ReleaseView, risk: IdentificationRisk) -> pd.DataFrame:
+    """`IdentificationRisk.pair_probabilities` of the release, computed once for both identification measures."""
+    return view.memo("identification_pairs", lambda: risk.pair_probabilities(view.data))
 
 
 class IdentificationProbability(Measure):
@@ -184,19 +265,48 @@ class IdentificationProbability(Measure):
     applies_to = "categorical"
 
     def prepare(self, context: PrepareContext) -> None:
-        d = context.dataset
-        ext, author = require_intruder_texts(d)
-        schema = d.schema
-        match = list(dict.fromkeys([*context.categorical, *(f.name for f in schema.fields_with_role("key"))]))
-        self.risk = IdentificationRisk.prepare(
-            d.texts.astype(str).tolist(),
-            d.frame[author].astype(str).tolist(),
-            ext[schema.text].astype(str).tolist(),
-            ext[author].astype(str).tolist(),
-            d.frame,
-            match,
-            context.progress,
-        )
+        self.risk = prepared_risk(context)
 
     def compute(self, view: ReleaseView) -> MetricResult:
-        return self.risk.evaluate(view.data)
+        pairs = released_pairs(view, self.risk)
+        detail = pairs.drop(columns="author_probability")
+        return MetricResult(METRIC_ID, float(by_target(detail).mean()), detail=detail)
+
+
+class AuthorIdentificationProbability(Measure):
+    """The identification probability of Schneider et al. (2023) extended from records to authors: the mass
+    the intruder puts on all the target's released records, summed (`author_probabilities`)."""
+
+    id = AUTHOR_METRIC_ID
+    kind = "risk"
+    better = "lower"
+    label = "Author identification probability"
+    meaning = (
+        "Average probability that the same intruder names the right person as the author: the chances she gives "
+        "to each of the person's released records are added up, not averaged. It matters when people have "
+        "several records (the same review posted on several products, many tweets): the identification "
+        "probability can look low because each record gets a share, while together they point at the person. "
+        "0 = never named, 1 = always named; never below the identification probability."
+    )
+    source = (
+        "Extends Schneider, Hu, Mankad & Bale (2023), Section 4.2, Eq. 9 from records to authors: for each of the "
+        "target's external texts and each of her records whose values the intruder knows, Eq. 9's probabilities "
+        "are summed over all the target's released records instead of read on the one record; then averaged "
+        "over her records and external texts, and over targets"
+    )
+    applies_to = "categorical"
+
+    def prepare(self, context: PrepareContext) -> None:
+        d = context.dataset
+        ext, author = require_intruder_texts(d)
+        targets = set(ext[author].astype(str))
+        counts = d.frame[author].astype(str).value_counts()
+        if not (counts[counts.index.isin(targets)] > 1).any():
+            raise NotApplicable(
+                "every author the intruder targets has a single released record, so it equals the "
+                "identification probability"
+            )
+        self.risk = prepared_risk(context)
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        return author_probabilities(released_pairs(view, self.risk))
