@@ -84,7 +84,7 @@ def pytest_terminal_summary(terminalreporter):
     terminalreporter.write_line(
         f"leakage scan: {len(SCANNED)} exported bundles scanned (a leak fails the test that exported it)"
     )
-    fuzz = sys.modules.get("tests.test_fuzz")
+    fuzz = sys.modules.get("test_fuzz") or sys.modules.get("tests.test_fuzz")  # as pytest imported it
     if fuzz is not None and fuzz.CASES:
         terminalreporter.write_line(fuzz.fuzz_summary())
 

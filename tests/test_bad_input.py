@@ -230,3 +230,23 @@ def test_config_errors_from_parallel_workers_survive_pickling():
 
     err = pickle.loads(pickle.dumps(ConfigError("a\nb")))
     assert isinstance(err, ConfigError) and str(err) == "a\\nb"
+
+
+def test_batches_for_spacy_are_bounded_in_items_and_characters():
+    items = [("a" * n, i) for i, n in enumerate([5, 5, 5, 20, 1, 1, 1, 1])]
+    batches = list(entities.bounded_batches(items, max_items=3, max_chars=12))
+    assert [[k for _, k in b] for b in batches] == [[0, 1], [2], [3], [4, 5, 6], [7]]
+    assert [it for b in batches for it in b] == items  # order kept, nothing lost
+    assert list(entities.bounded_batches([], 3, 12)) == []
+
+
+def test_an_unprotected_export_warns_in_the_cli_and_says_so_in_the_manifest(tiny_files, tmp_path, capsys):
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files), "--method", "redact"]
+    code = main(["release", *data, "--knob", "0", "--out", str(tmp_path / "B")])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert "textsdc: warning: " in err and "carry the confidential values unchanged in every record" in err
+    assert "the risk equals that of the unprotected data" in err
+    manifest = json.loads((tmp_path / "B" / "manifest.json").read_text())
+    assert any("unprotected data" in w for w in manifest["warnings"])
+    assert "not protected" in (tmp_path / "B" / "report.html").read_text()

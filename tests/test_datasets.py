@@ -543,7 +543,7 @@ def test_inferred_schema_loads_a_csv_whose_numbers_are_strings(tmp_path):
 
 
 def test_infer_schema_without_any_text():
-    with pytest.raises(DataError, match="no column holds free text"):
+    with pytest.raises(DataError, match="no column reads like free text"):
         infer_schema(pd.DataFrame({"a": [1, 2], "b": [0.5, 1.5]}))
 
 

