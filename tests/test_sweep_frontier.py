@@ -144,3 +144,23 @@ def test_rules_pass_over_the_unprotected_point_unless_asked():
     only = frontier(summary_of([(0, 0.30, 1.0)]), "risk_m", "util_m", unprotected_risk=0.30)
     with pytest.raises(ConfigError, match="no protecting setting"):
         select_by_tradeoff(only, 1.0)
+
+
+def test_knob_values_are_shown_with_three_significant_digits_and_snap_back():
+    from engine.protect.base import Knob, three_significant
+
+    assert [three_significant(v) for v in (0.0085077321, 1.0, 0.5, 1234.5, 1e-8, 0.001234)] == [
+        "0.00851",
+        "1",
+        "0.5",
+        "1234",
+        "1e-08",
+        "0.00123",
+    ]
+    knob = Knob("lam", "λ", "Shrinkage", 1e-4, 1.0, 0.01, scale="log")
+    path = np.geomspace(1.0, 1e-3, 100)  # glm's path: 100 values over three decades, 7 % apart
+    for value in path:
+        typed = float(knob.format(value))
+        assert np.argmin(np.abs(np.log(path) - np.log(typed))) == np.argmin(np.abs(path - value))
+    with pytest.raises(ConfigError, match="accepted: 0.0001 to 1"):
+        knob.validate(2.0)

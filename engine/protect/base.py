@@ -27,6 +27,20 @@ def no_progress(done: int, total: int, what: str = "") -> None:
     """The progress callback that reports nothing."""
 
 
+def three_significant(value: float) -> str:
+    """``value`` with three significant digits, as a person reads a knob: 0.00851, 12.3, 1, 1500; an
+    exponent only outside 0.0001 … 999,999. Knob values on a grid are at least a few per cent apart, so three
+    digits tell them apart, and a value typed back snaps to the same grid point."""
+    if not math.isfinite(value) or value == 0:
+        return f"{value:g}"
+    magnitude = math.floor(math.log10(abs(value)))
+    if not -4 <= magnitude < 6:
+        mantissa, exponent = f"{value:.2e}".split("e")
+        return f"{mantissa.rstrip('0').rstrip('.')}e{exponent}"
+    text = f"{value:.{max(2 - magnitude, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
 @dataclass(frozen=True)
 class Knob:
     """The single privacy knob of a method.
@@ -80,9 +94,11 @@ class Knob:
         return [float(v) for v in np.linspace(self.low, self.high, 9)]
 
     def format(self, value: float) -> str:
-        return self._fmt(value)
+        """The value as shown to a person (three significant digits; see `three_significant`)."""
+        return str(int(value)) if self.integer else three_significant(value)
 
     def _fmt(self, value: float) -> str:
+        """The value in full (six significant digits), for the accepted range of an error message."""
         if self.integer:
             return str(int(value))
         return f"{value:g}"
