@@ -15,6 +15,7 @@ from engine.protect.field_synthesis.cart import CARTSynthesizer
 from engine.protect.field_synthesis.glm import GLMSynthesizer
 from engine.protect.params import Param
 from engine.protect.redact import Redaction
+from engine.protect.text_synthesis.multinomial_dirichlet import MultinomialDirichletSynthesizer
 
 METHODS: dict[str, type[Protector]] = {}
 
@@ -34,6 +35,7 @@ register(Redaction)
 register(GLMSynthesizer)
 register(CARTSynthesizer)
 register(CountBayesSynthesizer)
+register(MultinomialDirichletSynthesizer)
 
 
 def get_protector(name: str, **params: Any) -> Protector:

@@ -303,6 +303,7 @@ def render_report(
             )
             or "—",
         ),
+        *((key.replace("_", " ").capitalize(), text) for key, text in release.info.items() if isinstance(text, str)),
         ("Seed", "—" if release.seed is None else release.seed),
         ("Replicate", f"{release.replicate} of {replicates} (numbered from 0)"),
         ("textsdc", __version__),
