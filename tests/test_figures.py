@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -167,3 +168,13 @@ def test_highlight_changes_several_spans_in_any_order_and_none():
         highlight_changes(
             text, pd.DataFrame({"start": [0, 2], "end": [3, 5], "replacement": ["", ""], "label": ["", ""]})
         )
+
+
+def test_frontier_labels_of_coinciding_points_are_not_printed_on_top_of_each_other():
+    from engine.figures.text import uncluttered_labels
+
+    x = np.array([0.0, 0.001, 0.002, 0.5, 1.0])
+    y = np.array([0.0, 0.0, 0.0, 0.01, 0.08])
+    assert uncluttered_labels(x, y, ["0.1", "0.5", "1", "1000", "10000"]) == ["0.1", "", "", "1000", "10000"]
+    flat = np.zeros(3)
+    assert uncluttered_labels(flat, flat, ["a", "b", "c"]) == ["a", "", ""]

@@ -70,6 +70,25 @@ def _baseline_value(sweep: SweepResult, metric: str) -> float | None:
     return float(b.value)
 
 
+def uncluttered_labels(x: np.ndarray, y: np.ndarray, labels: list[str], min_gap: float = 0.06) -> list[str]:
+    """``labels`` with those of points too close to an already labelled one blanked (first come, first
+    labelled), so that knob values whose measures coincide (every ε that releases noise) do not print on top of
+    each other; distances are in shares of each axis's span. Every point keeps its value on hover."""
+    finite = np.isfinite(x) & np.isfinite(y)
+    span_x = float(np.ptp(x[finite])) if finite.any() else 0.0
+    span_y = float(np.ptp(y[finite])) if finite.any() else 0.0
+    px = (x - np.nanmin(x)) / span_x if span_x > 0 else np.zeros_like(x)
+    py = (y - np.nanmin(y)) / span_y if span_y > 0 else np.zeros_like(y)
+    kept: list[int] = []
+    out = []
+    for i, label in enumerate(labels):
+        close = any(np.hypot(px[i] - px[j], py[i] - py[j]) < min_gap for j in kept) if finite[i] else True
+        out.append("" if close else label)
+        if not close:
+            kept.append(i)
+    return out
+
+
 def frontier_figure(
     sweep: SweepResult,
     risk: str,
@@ -91,7 +110,7 @@ def frontier_figure(
     ex_up, ex_down = _err(t["utility"], t["utility_lo"], t["utility_hi"])
     ey_up, ey_down = _err(t["risk"], t["risk_lo"], t["risk_hi"])
     hover = (
-        f"{_plain(knob.symbol)} = %{{text}}<br>{_plain(u_info.label)}: %{{x:.3f}}"
+        f"{_plain(knob.symbol)} = %{{customdata}}<br>{_plain(u_info.label)}: %{{x:.3f}}"
         f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>"
     )
 
@@ -113,7 +132,8 @@ def frontier_figure(
             y=t["risk"],
             mode="markers+text",
             name=f"{_plain(knob.label)} ({_plain(knob.symbol)})",
-            text=labels,
+            text=uncluttered_labels(t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels),
+            customdata=labels,
             textposition="top right",
             hovertemplate=hover,
             marker=dict(color=COLOURS["point"], size=9),
