@@ -157,10 +157,24 @@ def test_knob_values_are_shown_with_three_significant_digits_and_snap_back():
         "1e-08",
         "0.00123",
     ]
+    from engine.protect.base import Fitted
+
     knob = Knob("lam", "λ", "Shrinkage", 1e-4, 1.0, 0.01, scale="log")
     path = np.geomspace(1.0, 1e-3, 100)  # glm's path: 100 values over three decades, 7 % apart
+
+    class OnAPath(Fitted):
+        method, knob = "path", Knob("lam", "λ", "Shrinkage", 1e-4, 1.0, 0.01, scale="log")
+
+        def path_grid(self):
+            return list(path)
+
+        def release(self, value, rng, replicate=0):
+            raise NotImplementedError
+
+    fitted = OnAPath()
     for value in path:
-        typed = float(knob.format(value))
-        assert np.argmin(np.abs(np.log(path) - np.log(typed))) == np.argmin(np.abs(path - value))
+        assert fitted.snap(float(knob.format(value))) == value  # what the steward reads names the path point
+    between = float(np.sqrt(path[9] * path[10]))  # 3.5 % from either neighbour
+    assert fitted.snap(between) == between  # left as asked
     with pytest.raises(ConfigError, match="accepted: 0.0001 to 1"):
         knob.validate(2.0)

@@ -158,9 +158,10 @@ class Fitted(ABC):
         """Every knob value the fit prepared (the whole λ or α path); by default the knob's grid."""
         return self.knob.default_grid()
 
-    def snap(self, value: float, rel: float = 5e-5) -> float:
-        """``value`` validated, and replaced by the path value it rounds from (a λ printed with six digits
-        names the path point it was printed from, so the release is the one the sweep measured)."""
+    def snap(self, value: float, rel: float = 5e-3) -> float:
+        """``value`` validated, and replaced by the path value it rounds from: a λ shown with three significant
+        digits (`Knob.format`, within half a unit of the third digit, 0.5 %) names the path point it was shown
+        for, so the release is the one the sweep measured; path points lie several per cent apart."""
         v = self.knob.validate(value)
         path = np.asarray(self.path_grid(), dtype=float)
         if len(path):
