@@ -37,8 +37,8 @@ def os_error_message(exc: OSError, folder: object = None) -> str:
     hint = {
         errno.ENOSPC: "the disk is full; free some space or write to another disk",
         errno.EDQUOT: "the disk quota is used up; free some space or write to another disk",
-        errno.EACCES: "permission denied; choose a folder you can write to",
-        errno.EPERM: "not permitted; choose a folder you can write to",
-        errno.EROFS: "the file system is read-only; choose a folder you can write to",
+        errno.EACCES: "choose a folder you can write to",
+        errno.EPERM: "choose a folder you can write to",
+        errno.EROFS: "choose a folder you can write to",
     }.get(exc.errno or 0)
     return one_line(f"{where}{reason}" + (f" ({hint})" if hint else ""))
