@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+from engine import MAX_SEED
 from engine.errors import TextsdcError, os_error_message
 from engine.measures.options import MeasureOptions
 from engine.protect.params import Param
@@ -133,9 +134,6 @@ def _protector(args):
     from engine.protect import get_protector
 
     return get_protector(args.method, **method_params(args))
-
-
-MAX_SEED = 2**63 - 1
 
 
 def check_arguments(args) -> None:

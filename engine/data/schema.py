@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from engine import MAX_SEED
 from engine.errors import ConfigError
 
 FieldKind = Literal["categorical", "count", "continuous"]
@@ -36,7 +37,6 @@ FIELD_KINDS: tuple[str, ...] = ("categorical", "count", "continuous")
 FIELD_ROLES: tuple[str, ...] = ("sensitive", "key", "other")
 Treatment = Literal["pseudonymize", "drop", "keep"]
 TREATMENTS: tuple[str, ...] = ("pseudonymize", "drop", "keep")
-MAX_SEED = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -72,22 +72,22 @@ class ExternalSpec:
 
     def __post_init__(self) -> None:
         if self.file is not None and (not isinstance(self.file, str) or not self.file.strip()):
-            raise ConfigError(f"external.file must be a file name in quotes, got {self.file!r}")
+            raise ConfigError(f"[external] file must be a file name in quotes, got {self.file!r}")
         for name in ("holdout_per_author", "min_records", "max_authors", "seed"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
-                raise ConfigError(f"external.{name} must be a whole number, got {value!r}")
+                raise ConfigError(f"[external] {name} must be a whole number, got {value!r}")
         if not 0 <= self.seed <= MAX_SEED:
-            raise ConfigError(f"external.seed must be a whole number from 0 to 2^63 − 1, got {self.seed}")
+            raise ConfigError(f"[external] seed must be a whole number from 0 to 2^63 − 1, got {self.seed}")
         if self.holdout_per_author < 1:
-            raise ConfigError(f"external.holdout_per_author must be at least 1, got {self.holdout_per_author}")
+            raise ConfigError(f"[external] holdout_per_author must be at least 1, got {self.holdout_per_author}")
         if self.min_records < self.holdout_per_author + 1:
             raise ConfigError(
-                "external.min_records must exceed holdout_per_author so every target keeps a released record "
+                "[external] min_records must exceed holdout_per_author so every target keeps a released record "
                 f"(got min_records={self.min_records}, holdout_per_author={self.holdout_per_author})"
             )
         if self.max_authors < 1:
-            raise ConfigError(f"external.max_authors must be at least 1, got {self.max_authors}")
+            raise ConfigError(f"[external] max_authors must be at least 1, got {self.max_authors}")
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ class Schema:
             try:
                 external = ExternalSpec(**ext_raw)
             except ConfigError as exc:
-                raise ConfigError(f"{source}: [{exc}".replace("external.", "external] ", 1)) from None
+                raise ConfigError(f"{source}: {exc}") from None
         release_raw = d.get("release", {})
         if not isinstance(release_raw, dict):
             raise ConfigError(f"{source}: [release] must be a table with 'author' and/or 'document'")

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
+from engine import MAX_SEED
 from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
 from engine.data.schema import FieldSpec
@@ -385,7 +386,7 @@ class CountBayesSynthesizer(Protector):
         Param("chains", int, 2, "MCMC chains per λ", low=1, high=8, expert=True),
         Param("warmup", int, 300, "MCMC warm-up iterations per chain", low=0, high=100_000, expert=True),
         Param("draws", int, 500, "MCMC draws per chain after warm-up", low=10, high=100_000, expert=True),
-        Param("chain_seed", int, 0, "seed of the MCMC chains", low=0, high=2**63 - 1, expert=True),
+        Param("chain_seed", int, 0, "seed of the MCMC chains", low=0, high=MAX_SEED, expert=True),
         Param(
             "lambdas",
             float,

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import sparse
 
+from engine import MAX_SEED
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.protect.base import Knob, Progress, no_progress
@@ -165,7 +166,7 @@ class GLMSynthesizer(FieldSynthesizer):
             high=200,
             expert=True,
         ),
-        Param("bootstrap_seed", int, 0, "seed of the bootstrap's record weights", low=0, high=2**63 - 1, expert=True),
+        Param("bootstrap_seed", int, 0, "seed of the bootstrap's record weights", low=0, high=MAX_SEED, expert=True),
         Param("n_lambda", int, 100, "λ values on the path, from λmax down", low=2, high=1000, expert=True),
         Param(
             "lambda_min_ratio",

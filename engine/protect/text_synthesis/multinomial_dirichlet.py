@@ -64,8 +64,7 @@ def dirichlet_prior(n_tweets: np.ndarray, epsilon: float, n_users: int) -> np.nd
     """α^j = n_j / (exp(ε_j) − 1) with ε_j = ε / k (Ororbia, Linder & Snoke, Section 2.2, step (a)): per user,
     the prior count of every term. 0 where exp(ε_j) overflows (no prior: the user's own counts)."""
     eps_j = float(epsilon) / int(n_users)
-    with np.errstate(over="ignore"):
-        denominator = math.expm1(eps_j) if eps_j < 700 else math.inf
+    denominator = math.expm1(eps_j) if eps_j < 700 else math.inf  # exp overflows a float past ~709
     return np.asarray(n_tweets, dtype=float) / denominator
 
 
