@@ -104,6 +104,18 @@ def get_sweep(
     return slot.get(compute)
 
 
+def sweep_ready(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    params: dict | None = None,
+    options: MeasureOptions | None = None,
+) -> bool:
+    """Whether `get_sweep` with these settings would return at once (computed before in this process)."""
+    return _sweep_slot_for(dataset, method, replicates, seed, params, options)[0].filled
+
+
 Settings = tuple[str, dict, MeasureOptions, int, int]  # method, its parameters, measure options, replicates, seed
 
 

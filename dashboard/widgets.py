@@ -9,6 +9,7 @@ import streamlit as st
 
 from engine.data.dataset import Dataset
 from engine.errors import TextsdcError
+from engine.measures.options import OPTION_PARAMETERS
 from engine.protect import METHODS
 from engine.protect.params import Param
 
@@ -118,6 +119,13 @@ def parameter_widgets(method: str, dataset: Dataset, kinds: tuple[str, ...] = ()
             for p in group:
                 values[p.name] = _widget(p, dataset, _key(method, p, dataset), kinds)
     return {k: v for k, v in values.items() if v is not None and not _is_default(params, k, v)}
+
+
+def option_widgets(names: tuple[str, ...], dataset: Dataset) -> dict[str, Any]:
+    """One widget per measure setting of `OPTION_PARAMETERS` named in ``names``; returns the values set (None
+    for "from the data"), for `MeasureOptions.from_values`."""
+    chosen = [p for p in OPTION_PARAMETERS if p.name in names]
+    return {p.name: _widget(p, dataset, _key("measures", p, dataset), ()) for p in chosen}
 
 
 def _is_default(params: tuple[Param, ...], name: str, value: Any) -> bool:

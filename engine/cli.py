@@ -26,12 +26,15 @@ def _progress_bar(desc: str):
     _OPEN_BARS.append(state)
 
     def update(done: int, total: int, what: str = "") -> None:
-        if state["what"] != what or state["bar"] is None or state["bar"].total != total:
+        stage = what.partition(" (")[0]  # a detail in parentheses (a loss) belongs to the stage's bar
+        if state["what"] != stage or state["bar"] is None or state["bar"].total != total:
             if state["bar"] is not None:
                 state["bar"].close()
             state["bar"] = tqdm(total=total, desc=what or desc, file=sys.stderr, leave=False, dynamic_ncols=True)
-            state["what"] = what
+            state["what"] = stage
         bar = state["bar"]
+        if what != bar.desc:
+            bar.set_description_str(what, refresh=False)
         bar.update(done - bar.n)
         if done >= total:
             bar.close()
@@ -264,6 +267,8 @@ def cmd_sweep(args) -> int:
         print(f"{k}: {v.value:.4f}")
     for k, why in result.skipped.items():
         print(f"not measured: {k} ({why})")
+    for k, how in result.notes.items():
+        print(f"how measured: {k}: {how}")
     if choice is not None:
         sym = result.knob.symbol
         print(

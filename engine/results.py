@@ -50,6 +50,7 @@ class SweepResult:
     baseline: dict[str, MetricResult] = field(default_factory=dict)
     details: dict[float, dict[str, pd.DataFrame]] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
     complexity: pd.DataFrame | None = None
 
     def detail(self, knob: float, metric: str, replicate: int | None = None) -> pd.DataFrame | None:
@@ -107,6 +108,7 @@ class SweepResult:
             "summary": self.summary.to_dict(orient="records"),
             "baseline": {k: {"value": v.value, "kind": metric_info(k).kind} for k, v in self.baseline.items()},
             "skipped": self.skipped,
+            "notes": self.notes,
             "complexity": None if self.complexity is None else self.complexity.to_dict(orient="records"),
         }
 

@@ -150,6 +150,7 @@ def run_sweep(
         baseline=baseline,
         details={v: {mid: pd.concat(parts, ignore_index=True) for mid, parts in d.items()} for v, d in details.items()},
         skipped=dict(evaluator.skipped),
+        notes=dict(evaluator.notes),
         complexity=fitted.complexity(),
     )
 

@@ -68,7 +68,13 @@ def test_ids_are_unique_and_the_registry_orders_metrics():
     assert measure_ids("text") == TEXT_METRICS
     assert measure_ids("categorical") == FIELD_METRICS
     assert measure_ids("numeric") == NUMERIC_METRICS == bayes_counts.NUMERIC_METRICS
-    assert TEXT_METRICS == ["attack_identification_rate", "unigram_cosine", "bigram_cosine"]
+    assert TEXT_METRICS == [
+        "attack_identification_rate",
+        "unigram_cosine",
+        "bigram_cosine",
+        "sentiment_cosine",
+        "classifier_f1_ratio",
+    ]
     assert measure_class("fmr").better == "higher"
     with pytest.raises(ConfigError, match="unknown metric 'nope'"):
         measure_class("nope")
@@ -166,7 +172,12 @@ def test_a_measure_that_raises_not_applicable_does_not_stop_the_others(tiny_data
     monkeypatch.setattr(measure_class("unigram_cosine"), "prepare", refuse)
     ev = Evaluator(tiny_dataset)
     assert ev.skipped == {"unigram_cosine": "needs something this data lacks"}
-    assert list(ev.evaluate(tiny_dataset.frame)) == ["attack_identification_rate", "bigram_cosine"]
+    assert list(ev.evaluate(tiny_dataset.frame)) == [
+        "attack_identification_rate",
+        "bigram_cosine",
+        "sentiment_cosine",
+        "classifier_f1_ratio",
+    ]
 
 
 def test_two_way_cells_need_a_second_categorical_field():

@@ -83,6 +83,8 @@ def test_baseline_carries_the_confidential_suffix(tiny_dataset):
         "attack_identification_rate_confidential",
         "unigram_cosine_confidential",
         "bigram_cosine_confidential",
+        "sentiment_cosine_confidential",
+        "classifier_f1_ratio_confidential",
     }
 
 

@@ -25,6 +25,7 @@ ALL = {**METHODS, WordShuffle.name: WordShuffle}
 FAST: dict[str, dict[str, Any]] = {
     "count-bayes": {"lambdas": (1.0, 1e7), "warmup": 100, "draws": 100},
     "glm": {"n_lambda": 20},
+    "rnn": {"epochs": 3, "hidden": 16},
 }
 
 

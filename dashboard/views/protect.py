@@ -13,8 +13,15 @@ import streamlit as st
 
 from dashboard import compute, display, loading, session, widgets
 from engine.data.dataset import Dataset
-from engine.figures.text import attack_bars_figure, cosine_by_author_figure, frontier_figure, metric_along_knob_figure
+from engine.figures.text import (
+    attack_bars_figure,
+    cosine_by_author_figure,
+    frontier_figure,
+    methods_frontier_figure,
+    metric_along_knob_figure,
+)
 from engine.measures.base import MetricResult, metric_info
+from engine.measures.options import TEXT_OPTIONS, MeasureOptions
 from engine.protect import METHODS
 from engine.protect.base import Knob
 from engine.report import samples as sampling
@@ -98,8 +105,9 @@ def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResu
     else:
         interval = "One release per setting, so no interval (deterministic method or M = 1)"
     better = info.better_text
-    st.metric(info.label, _fmt(m.value), delta, delta_color=colour, help=f"{info.meaning}\n\n{interval}.", border=True)
-    st.caption(f"{info.kind.capitalize()}, {better}. {info.meaning} {interval}.")
+    meaning = " ".join(filter(None, [info.meaning, sweep.notes.get(mid, "")]))
+    st.metric(info.label, _fmt(m.value), delta, delta_color=colour, help=f"{meaning}\n\n{interval}.", border=True)
+    st.caption(f"{info.kind.capitalize()}, {better}. {display.md_escape(meaning)} {interval}.")
 
 
 def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> None:
@@ -226,6 +234,74 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
         st.markdown(display.sample_html(dataset, release, record), unsafe_allow_html=True)
 
 
+def _compare_methods(
+    dataset: Dataset,
+    method: str,
+    params: dict,
+    replicates: int,
+    seed: int,
+    options: MeasureOptions,
+    risk: str | None,
+    utility: str | None,
+) -> None:
+    """Every text method's sweep on this data in one risk–utility figure (the paper's Fig. 3): the method in
+    use with its settings, the others with their defaults; computed on request, then kept."""
+    methods = compute.method_names()
+    if len(methods) < 2 or risk is None or utility is None:
+        return
+    st.subheader("Methods compared")
+    settings = [(m, params if m == method else {}) for m in methods]
+    key = f"compare::{dataset.fingerprint[:12]}"
+    ready = all(compute.sweep_ready(dataset, m, replicates, seed, p, options) for m, p in settings)
+    if not ready and not st.session_state.get(key):
+        titles = ", ".join(METHODS[m].title for m in methods)
+        st.caption(
+            f"One figure with every text method along its knob on this data: {display.md_escape(titles)}. Each "
+            "sweep runs once (training the neural generator takes a few minutes) and is kept for this session."
+        )
+        if not st.button("Compare the methods", key=f"{key}::go"):
+            return
+        st.session_state[key] = True
+    sweeps = []
+    for m, p in settings:
+        sweep = compute.sweep_with_progress(dataset, m, replicates, seed, p, options)
+        if sweep is not None:
+            sweeps.append((METHODS[m].title, sweep))
+    st.plotly_chart(methods_frontier_figure(sweeps, risk, utility), key="methods_frontier")
+    st.caption(
+        f"Same data, measures, replicates (M = {replicates}) and seed for every method; "
+        f"the method in use with the settings above, the others with their defaults."
+    )
+
+
+def _author_texts(
+    dataset: Dataset, method: str, value: float, seed: int, replicates: int, knob: Knob, params: dict
+) -> None:
+    """One author's original texts beside their released texts at the current knob."""
+    author = dataset.schema.author
+    if author is None:
+        return
+    release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
+    if release is None:
+        return
+    st.subheader("One author's texts, original and released")
+    counts = dataset.frame[author].astype(str).value_counts()
+    authors = counts.index.tolist()
+    key = f"author_texts::{dataset.fingerprint[:12]}"
+    _valid_choice(key, authors, authors[0])
+    who = st.selectbox("Author", authors, key=key, persist_state="session", help="Authors with the most records first.")
+    rows = np.flatnonzero(dataset.frame[author].astype(str).to_numpy() == who)[:MAX_SAMPLES]
+    text = dataset.schema.text
+    left, right = st.columns(2)
+    left.markdown("**Original**")
+    right.markdown(f"**Released at {display.md_escape(display.knob_text(knob, value))}**")
+    for row in rows:
+        left.text(str(dataset.frame[text].iloc[row]))
+        right.text(str(release.data[text].iloc[row]))
+    if counts[who] > MAX_SAMPLES:
+        st.caption(f"The first {MAX_SAMPLES} of {counts[who]:,} records by this author.")
+
+
 def render() -> None:
     """The Protect page."""
     st.title("Protect")
@@ -272,8 +348,12 @@ def render() -> None:
                 "This method is deterministic: every replicate is the same release, so it is measured once per setting."
             )
     replicates = compute.effective_replicates(method, replicates)
+    with st.expander("Measure settings"):
+        options = session.guarded(lambda: MeasureOptions.from_values(widgets.option_widgets(TEXT_OPTIONS, dataset)))
+    if options is None:
+        return
 
-    sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params)
+    sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params, options)
     if sweep is None:
         return
     risk, utility = _measure_pickers(sweep, c_risk, c_utility)
@@ -328,6 +408,7 @@ def render() -> None:
             utility=utility,
             sweep=sweep,
             params=params,
+            options=options,
         )
     )
     st.page_link(
@@ -337,6 +418,8 @@ def render() -> None:
     _attack_section(sweep, dataset, method, at)
     _utility_detail(sweep, utility, at)
     _samples(dataset, method, value, seed, sweep.replicates, knob, params)
+    _author_texts(dataset, method, value, seed, sweep.replicates, knob, params)
+    _compare_methods(dataset, method, params, replicates, seed, options, risk, utility)
 
 
 if __name__ == "__main__":

@@ -208,6 +208,7 @@ def export_release(
         knob=knob,
         complexity=next((r.complexity for r in (point, sweep) if r is not None and r.complexity is not None), None),
         not_measured=None if point is None else point.skipped,
+        measure_notes=None if point is None else point.notes,
         curves=None
         if point is None
         else point.uncertainty_curves([min(point.grid, key=lambda g: abs(g - release.knob))]),

@@ -205,6 +205,77 @@ def frontier_figure(
     return fig
 
 
+METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
+METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up")
+
+
+def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, utility: str) -> go.Figure:
+    """Risk (y) against utility (x) of several methods on the same data, one line per method along its knob,
+    each point labelled with its knob value (Ororbia, Linder & Snoke, Fig. 3); the unprotected data as a star.
+    ``sweeps`` pairs each method's title with its sweep; a sweep that did not measure both measures is left
+    out."""
+    r_info, u_info = metric_info(risk), metric_info(utility)
+    fig = go.Figure()
+    xs: list[float] = []
+    ys: list[float] = []
+    baseline = None
+    for i, (title, sweep) in enumerate(sweeps):
+        if not {risk, utility} <= set(sweep.metric_ids):
+            continue
+        knob = sweep.knob
+        t = frontier(sweep.summary, risk, utility).sort_values("knob").reset_index(drop=True)
+        labels = [f"{_plain(knob.symbol)} {knob.format(k)}" for k in t["knob"]]
+        x, y = t["utility"].to_numpy(float), t["risk"].to_numpy(float)
+        xs += list(x)
+        ys += list(y)
+        fig.add_trace(
+            go.Scatter(
+                x=x,
+                y=y,
+                mode="lines+markers+text",
+                name=f"{_plain(title)} (along {_plain(knob.symbol)})",
+                text=labels,
+                customdata=labels,
+                textposition="top right",
+                textfont=dict(size=10, color=METHOD_COLOURS[i % len(METHOD_COLOURS)]),
+                hovertemplate=f"{_plain(title)}, %{{customdata}}<br>{_plain(u_info.label)}: %{{x:.3f}}"
+                f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
+                line=dict(color=METHOD_COLOURS[i % len(METHOD_COLOURS)], width=1.5),
+                marker=dict(symbol=METHOD_SYMBOLS[i % len(METHOD_SYMBOLS)], size=9),
+            )
+        )
+        r0, u0 = _baseline_value(sweep, risk), _baseline_value(sweep, utility)
+        if baseline is None and r0 is not None and u0 is not None:
+            baseline = (u0, r0)
+    if xs:  # the labels of all methods are thinned together, so that no two overlap
+        shown = iter(uncluttered_labels(np.asarray(xs), np.asarray(ys), [str(i) for i in range(len(xs))]))
+        for trace in fig.data:
+            trace.text = [label if next(shown) else "" for label in trace.text]
+    if baseline is not None:
+        fig.add_trace(
+            go.Scatter(
+                x=[baseline[0]],
+                y=[baseline[1]],
+                mode="markers",
+                name="Unprotected data",
+                marker=dict(symbol="star", size=16, color=COLOURS["baseline"]),
+                hovertemplate="Unprotected data<extra></extra>",
+            )
+        )
+    x_rev, y_rev = u_info.better == "lower", r_info.better == "higher"
+    fig.update_layout(
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=520,
+        margin=dict(l=60, r=20, t=40, b=60),
+        title=dict(text="Methods compared: lower right is better", font=dict(size=15)),
+        xaxis=dict(title=_axis_title(u_info.label, u_info.better, x_rev), autorange="reversed" if x_rev else True),
+        yaxis=dict(title=_axis_title(r_info.label, r_info.better, y_rev), autorange="reversed" if y_rev else True),
+        legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
+    )
+    return fig
+
+
 def _axis_title(label: str, better: str, reversed_: bool) -> str:
     """An axis title that says which way is better when the axis is reversed or its ideal is 1."""
     if reversed_:

@@ -201,6 +201,9 @@ class Measure(ABC):
     applies_to: ClassVar[Target]
     low: ClassVar[float] = 0.0
     high: ClassVar[float] = 1.0
+    note: str = ""
+    """How the measure is taken on this data (which classifier, which target), set by `prepare` where the data
+    decides it; shown beside the measure's meaning in the CLI, the dashboard and the report."""
 
     def prepare(self, context: PrepareContext) -> None:  # noqa: B027 - optional: most measures have no such work
         """Release-independent work, once per dataset (nothing by default)."""

@@ -20,6 +20,8 @@ from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareCo
 from engine.measures.bayes_counts import NumericMeasure, NumericMeasures, uncertainty_field
 from engine.measures.options import MeasureOptions
 from engine.measures.registry import MEASURES, measure_class, measure_ids
+from engine.measures.utility.classifier import classifier_target
+from engine.measures.utility.sentiment import sentiment_field
 from engine.measures.utility.topics import prevalence_level
 from engine.protect.base import Progress, Release, no_progress
 from engine.protect.field_synthesis.sequential import FieldLevels
@@ -47,7 +49,12 @@ def _kinds(dataset: Dataset, fields: Sequence[str]) -> tuple[list[str], list[str
 
 def check_options(dataset: Dataset, fields: Sequence[str], options: MeasureOptions | None) -> None:
     """Check measure settings against the data before anything costly is fitted."""
-    if options is None or not fields:
+    if options is None:
+        return
+    if not fields:
+        sentiment_field(dataset, options.sentiment_field)
+        if options.classifier_target is not None:
+            classifier_target(dataset, [], options.classifier_target)
         return
     categorical, numeric = _kinds(dataset, fields)
     if options.prevalence_level is not None and categorical:
@@ -123,6 +130,7 @@ class Evaluator:
             else:
                 self._measures.append(prepared)
         self.available = [m.id for m in self._measures]
+        self.notes = {m.id: m.note for m in self._measures if m.note}
 
     @property
     def numeric(self) -> NumericMeasures | None:

@@ -47,9 +47,29 @@ OPTION_PARAMETERS: tuple[Param, ...] = (
         fields=("count",),
         label="Key count known with noise (Eq. 11)",
     ),
+    Param(
+        "sentiment_field",
+        str,
+        None,
+        "text measures: the categorical field of sentiment labels that trains the sentiment classifier "
+        "(default: a categorical field whose name contains 'sentiment'; without one, the VADER lexicon)",
+        fields=("categorical",),
+        label="Sentiment labels",
+    ),
+    Param(
+        "classifier_target",
+        str,
+        None,
+        "text measures: what the downstream classifier predicts, a categorical field or a #hashtag's use "
+        "(default: the first categorical field; without one, the hashtag the most authors use)",
+        label="Classifier target (field or #hashtag)",
+    ),
 )
 """The measure settings a steward chooses; their names are the `MeasureOptions` fields (``level`` is
 ``prevalence_level``)."""
+
+TEXT_OPTIONS = ("sentiment_field", "classifier_target")
+"""The settings of the measures of methods that change the text."""
 
 _FIELD_OF = {"level": "prevalence_level"}
 
@@ -61,7 +81,9 @@ class MeasureOptions:
     the least frequent level of the first synthesized field), the seed of projections and topics, and vendor
     keywords left out of the topic model's words (as the synthesizers leave them out); for synthesized counts
     and amounts (Guo & Hu), the clusters of the cluster utility Uc (20) and the key count the intruder
-    knows with noise in the intruder-uncertainty curves (default: the first un-synthesized key count)."""
+    knows with noise in the intruder-uncertainty curves (default: the first un-synthesized key count); for
+    text methods (Ororbia, Linder & Snoke), the field of sentiment labels and the downstream classifier's
+    target (a field or a #hashtag)."""
 
     projections: int = 20
     projection_dim: int = 10
@@ -71,6 +93,8 @@ class MeasureOptions:
     vendor_keywords: tuple[str, ...] = ()
     clusters: int = 20
     uncertainty_field: str | None = None
+    sentiment_field: str | None = None
+    classifier_target: str | None = None
 
     def __post_init__(self) -> None:
         for p in OPTION_PARAMETERS:

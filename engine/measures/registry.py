@@ -19,9 +19,11 @@ from engine.measures.risk.counts import (
 from engine.measures.risk.identification import AuthorIdentificationProbability, IdentificationProbability
 from engine.measures.risk.kept import ConfidentialValueRate
 from engine.measures.utility.cells import CellDifference1way, CellDifference2way
+from engine.measures.utility.classifier import ClassifierF1Ratio
 from engine.measures.utility.counts import CiOverlap, ClusterUc, EcdfAvg, EcdfMax, PropensityUp
 from engine.measures.utility.ngram import BigramCosine, UnigramCosine
 from engine.measures.utility.pmse import Pmse, PmseRatio
+from engine.measures.utility.sentiment import SentimentCosine
 from engine.measures.utility.topics import TopicContentCorrelation, TopicPrevalenceRatio
 
 MEASURES: tuple[type[Measure], ...] = (
@@ -29,6 +31,8 @@ MEASURES: tuple[type[Measure], ...] = (
     AttackIdentificationRate,
     UnigramCosine,
     BigramCosine,
+    SentimentCosine,
+    ClassifierF1Ratio,
     # Measures of synthesized categorical fields (Schneider, Hu, Mankad & Bale 2023)
     IdentificationProbability,
     AuthorIdentificationProbability,

@@ -16,6 +16,7 @@ from engine.protect.field_synthesis.glm import GLMSynthesizer
 from engine.protect.params import Param
 from engine.protect.redact import Redaction
 from engine.protect.text_synthesis.multinomial_dirichlet import MultinomialDirichletSynthesizer
+from engine.protect.text_synthesis.rnn import RecurrentSynthesizer
 
 METHODS: dict[str, type[Protector]] = {}
 
@@ -36,6 +37,7 @@ register(GLMSynthesizer)
 register(CARTSynthesizer)
 register(CountBayesSynthesizer)
 register(MultinomialDirichletSynthesizer)
+register(RecurrentSynthesizer)
 
 
 def get_protector(name: str, **params: Any) -> Protector:

@@ -20,7 +20,8 @@ from engine.errors import ConfigError
 from engine.protect.params import Param, coerce_all
 
 Progress = Callable[[int, int, str], None]
-"""A progress callback: (done, total, what is being done)."""
+"""A progress callback: (done, total, what is being done). ``what`` names the stage and may end with a detail in
+parentheses that changes as the stage goes on ("training the text generator (loss 5.21)")."""
 
 
 def no_progress(done: int, total: int, what: str = "") -> None:

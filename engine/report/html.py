@@ -122,7 +122,7 @@ def _summary(
     return "<p>" + " ".join(parts) + "</p>"
 
 
-def _metrics_table(metrics: Mapping[str, MetricResult]) -> str:
+def _metrics_table(metrics: Mapping[str, MetricResult], notes: Mapping[str, str]) -> str:
     ids = [m for m in metrics if not m.endswith(CONFIDENTIAL_SUFFIX)]
     ids += [
         m for m in metrics if m.endswith(CONFIDENTIAL_SUFFIX) and m.removesuffix(CONFIDENTIAL_SUFFIX) not in metrics
@@ -132,10 +132,11 @@ def _metrics_table(metrics: Mapping[str, MetricResult]) -> str:
         m, info = metrics[mid], metric_info(mid)
         interval = f"{_num(m.lo)} – {_num(m.hi)}" if _isnum(m.lo) and _isnum(m.hi) else "—"
         base = metrics.get(mid + CONFIDENTIAL_SUFFIX)
+        meaning = " ".join(filter(None, [info.meaning, notes.get(mid.removesuffix(CONFIDENTIAL_SUFFIX), "")]))
         rows.append(
             f"<tr><td>{_e(info.label)}</td><td>{_e(info.kind)}, {_e(info.better_text)}</td>"
             f'<td class="num">{_num(m.value)}</td><td class="num">{interval}</td>'
-            f'<td class="num">{_num(base.value) if base is not None else "—"}</td><td>{_e(info.meaning)}</td></tr>'
+            f'<td class="num">{_num(base.value) if base is not None else "—"}</td><td>{_e(meaning)}</td></tr>'
         )
     head = (
         "<tr><th>Measure</th><th>Kind</th><th>Value</th><th>95% interval</th>"
@@ -276,6 +277,7 @@ def render_report(
     complexity: pd.DataFrame | None = None,
     curves: pd.DataFrame | None = None,
     not_measured: Mapping[str, str] | None = None,
+    measure_notes: Mapping[str, str] | None = None,
     internal: bool = False,
 ) -> str:
     """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes).
@@ -351,7 +353,7 @@ def render_report(
             _summary(dataset, release, metrics, replicates, method_title, knob),
             *figures,
             "<h2>Measures</h2>",
-            _metrics_table(metrics),
+            _metrics_table(metrics, measure_notes or {}),
             _not_measured(not_measured or {}),
             *samples,
             "<h2>Reproduce this release</h2>",

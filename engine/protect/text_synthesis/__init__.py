@@ -1,2 +1,2 @@
 """Synthesis of the text itself (Ororbia, Linder & Snoke): the ε-differentially private Multinomial–Dirichlet
-synthesizer of each author's words."""
+synthesizer of each author's words and the user-conditioned recurrent generator."""

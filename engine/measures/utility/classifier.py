@@ -1,0 +1,170 @@
+"""Downstream-classifier utility (Ororbia, Linder & Snoke, Section 4, the fourth utility measure): does a
+classifier trained on the release predict as well on confidential texts as one trained on the confidential
+texts themselves?
+
+The target is a categorical field or the use of a hashtag (the paper's #bluehand; `MeasureOptions.
+classifier_target`, by default the first categorical field, else the hashtag the most authors use). The records
+are split once, stratified by the target, into three quarters for training and a quarter held out. A linear
+SVM on a bag of words (which word unigrams and bigrams occur) is trained on the training records' texts — the
+confidential ones for the baseline, the released ones for a release, each with its own labels (a hashtag's
+use is read off the text it is trained on, so a release that drops the hashtag teaches nothing, as the
+paper's redaction scores 0) — and predicts the held-out records' confidential texts. A hashtag is removed from
+every text before the words are counted. The measure is F1 of the release's classifier over F1 of the
+confidential one: macro-averaged F1 over the field's values, or F1 of "uses the hashtag" (the paper's
+measure). Training labels of a single class predict that class everywhere.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.metrics import f1_score
+from sklearn.model_selection import train_test_split
+from sklearn.pipeline import make_pipeline
+from sklearn.svm import LinearSVC
+
+from engine.data.dataset import Dataset
+from engine.errors import ConfigError
+from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
+from engine.measures.shared import original_texts, released_texts
+from engine.text.tokens import tokenize
+
+HELD_OUT = 0.25
+MIN_HASHTAG_RECORDS = 10
+
+
+def hashtags(text: str) -> set[str]:
+    return {t for t in tokenize(text) if t.startswith("#") and len(t) > 1}
+
+
+def classifier_target(dataset: Dataset, texts: list[str], spec: str | None, authors: list[str] | None = None) -> str:
+    """The target: ``spec`` checked (a categorical field, or ``#tag``), else the first categorical field with
+    two values or more, else the hashtag used by the most authors (in at least 10 records, not in all, and by
+    two authors or more: a hashtag only one author uses is a task of telling that author apart); NotApplicable
+    when there is none. ``authors`` (None: every record its own author) says who wrote each text."""
+    categorical = [f.name for f in dataset.schema.fields if f.kind == "categorical"]
+    if spec is not None:
+        if spec.startswith("#") and len(spec) > 1:
+            return spec.lower()
+        if spec not in categorical:
+            raise ConfigError(
+                f"classifier target '{spec}' is neither a categorical field nor a #hashtag; categorical fields: "
+                f"{', '.join(categorical) or 'none'}"
+            )
+        return spec
+    for name in categorical:
+        if dataset.frame[name].nunique(dropna=True) >= 2:
+            return name
+    who = authors if authors is not None else [str(i) for i in range(len(texts))]
+    records: Counter[str] = Counter()
+    users: dict[str, set[str]] = {}
+    for text, author in zip(texts, who):
+        for tag in hashtags(text):
+            records[tag] += 1
+            users.setdefault(tag, set()).add(author)
+    candidates = [t for t, n in records.items() if MIN_HASHTAG_RECORDS <= n < len(texts) and len(users[t]) >= 2]
+    if candidates:
+        return max(candidates, key=lambda t: (len(users[t]), records[t], t))
+    raise NotApplicable(
+        "needs a target to predict: a categorical field, or a hashtag used in at least "
+        f"{MIN_HASHTAG_RECORDS} texts by two authors or more (set it with classifier_target)"
+    )
+
+
+def _without(tag: str, texts: list[str]) -> list[str]:
+    pattern = re.compile(re.escape(tag) + r"(?![\w'’])", re.IGNORECASE)
+    return [pattern.sub(" ", t) for t in texts]
+
+
+def _f1(
+    train_texts: list[str], train_labels: np.ndarray, test_texts: list[str], test_labels: np.ndarray, hashtag: bool
+) -> float:
+    if len(set(train_labels.tolist())) < 2:
+        predicted = np.full(len(test_texts), train_labels[0] if len(train_labels) else 0)
+    else:
+        model = make_pipeline(
+            CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(1, 2), binary=True),
+            LinearSVC(C=1.0, dual="auto", max_iter=5000),
+        )
+        with warnings.catch_warnings():  # a release of random words may not separate; the fit is still a model
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            predicted = model.fit(train_texts, train_labels).predict(test_texts)
+    if hashtag:
+        return float(f1_score(test_labels, predicted, pos_label=1, zero_division=0.0))
+    return float(f1_score(test_labels, predicted, labels=np.unique(test_labels), average="macro", zero_division=0.0))
+
+
+class ClassifierF1Ratio(Measure):
+    """F1 of a classifier trained on the release over F1 of one trained on the confidential texts, both
+    predicting held-out confidential texts (Ororbia, Linder & Snoke, Section 4)."""
+
+    id = "classifier_f1_ratio"
+    kind = "utility"
+    better = "higher"
+    label = "Classifier F1 ratio"
+    meaning = (
+        "A classifier trained on the release predicts a field (or a hashtag's use) for held-out confidential "
+        "texts; its F1 divided by the F1 of the same classifier trained on the confidential texts. 1 = the "
+        "release teaches the task as well as the original; 0 = it teaches nothing."
+    )
+    source = "Ororbia, Linder & Snoke, Section 4"
+    applies_to = "text"
+    high = float("inf")
+
+    def prepare(self, context: PrepareContext) -> None:
+        dataset = context.dataset
+        texts = original_texts(context)
+        author = dataset.schema.author
+        authors = None if author is None else dataset.frame[author].astype(str).tolist()
+        self.target = classifier_target(dataset, texts, context.options.classifier_target, authors)
+        self.hashtag = self.target.startswith("#")
+        if self.hashtag:
+            labels = np.array([int(self.target in hashtags(t)) for t in texts])
+        else:
+            known = dataset.frame[self.target].notna().to_numpy()
+            labels = np.full(len(texts), -1)
+            labels[known], self.levels = pd.factorize(dataset.frame[self.target][known].astype(str), sort=True)
+        rows = np.flatnonzero(labels >= 0)
+        counts = np.bincount(labels[rows])
+        if (counts > 0).sum() < 2:
+            raise NotApplicable(f"the target {self.target} takes a single value")
+        stratify = labels[rows] if counts[counts > 0].min() >= 2 else None
+        self.train, self.test = train_test_split(
+            rows, test_size=HELD_OUT, random_state=context.options.seed, stratify=stratify
+        )
+        array = np.asarray(self._clean(texts), dtype=object)
+        self.test_texts = array[self.test].tolist()
+        self.test_labels = labels[self.test]
+        self.baseline = _f1(
+            array[self.train].tolist(), labels[self.train], self.test_texts, self.test_labels, self.hashtag
+        )
+        if self.baseline == 0:
+            raise NotApplicable(
+                f"a classifier trained on the confidential texts does not predict {self.target} at all (F1 = 0)"
+            )
+        what = f"the use of {self.target}" if self.hashtag else f"the field {self.target} (macro F1)"
+        self.note = (
+            f"Predicts {what}; trained on {len(self.train):,} records, tested on {len(self.test):,} held-out "
+            f"confidential records; F1 trained on the confidential texts {self.baseline:.3f}."
+        )
+
+    def _clean(self, texts: list[str]) -> list[str]:
+        return _without(self.target, texts) if self.hashtag else texts
+
+    def _release_labels(self, view: ReleaseView, texts: list[str]) -> np.ndarray:
+        if self.hashtag:
+            return np.array([int(self.target in hashtags(texts[i])) for i in self.train])
+        return self.levels.get_indexer(view.data[self.target].astype(str).to_numpy()[self.train])
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        texts = released_texts(view)
+        labels = self._release_labels(view, texts)
+        train_texts = self._clean([texts[i] for i in self.train])
+        f1 = _f1(train_texts, labels, self.test_texts, self.test_labels, self.hashtag)
+        return MetricResult(self.id, f1 / self.baseline)

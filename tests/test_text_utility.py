@@ -1,0 +1,128 @@
+"""The paper's remaining utility measures of text releases (Ororbia, Linder & Snoke, Section 4):
+`sentiment_cosine` (cross-fitted SVM where the data has sentiment labels, VADER otherwise) and
+`classifier_f1_ratio` (train on the release, test on held-out confidential texts)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.data.dataset import Dataset
+from engine.data.schema import FieldSpec, Schema
+from engine.errors import ConfigError
+from engine.measures.evaluate import Evaluator
+from engine.measures.options import MeasureOptions
+from engine.measures.utility.classifier import classifier_target
+from engine.measures.utility.sentiment import class_shares, lexicon_classes
+
+GOOD = ["love", "great", "wonderful", "thanks", "awesome", "happy"]
+BAD = ["awful", "terrible", "hate", "worst", "angry", "delayed"]
+PLACES = {"north": ["snow", "ice", "cold"], "south": ["sun", "beach", "heat"]}
+METRICS = ["sentiment_cosine", "classifier_f1_ratio"]
+
+
+def reviews(n: int = 240, seed: int = 0, tag_share: float = 0.3) -> Dataset:
+    """Texts whose sentiment label follows their words and whose region follows other words; a third carry
+    #gate."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for i in range(n):
+        mood = "positive" if rng.random() < 0.5 else "negative"
+        region = "north" if rng.random() < 0.5 else "south"
+        words = list(rng.choice(GOOD if mood == "positive" else BAD, 3)) + list(rng.choice(PLACES[region], 2))
+        words += list(rng.choice(["the", "a", "flight", "today"], 2))
+        if rng.random() < tag_share:
+            words.append("#gate" if region == "north" else "")
+        rows.append(
+            {"who": f"user{i % 30}", "text": " ".join(rng.permutation(words)), "sentiment": mood, "region": region}
+        )
+    schema = Schema(
+        text="text",
+        author="who",
+        fields=(FieldSpec("region", "categorical", "key"), FieldSpec("sentiment", "categorical", "sensitive")),
+    )
+    return Dataset("reviews", pd.DataFrame(rows), schema)
+
+
+def measure(dataset: Dataset, texts: list[str], **options) -> dict:
+    ev = Evaluator(dataset, METRICS, options=MeasureOptions(**options))
+    frame = dataset.frame.copy()
+    frame["text"] = texts
+    return {**{k: v.value for k, v in ev.evaluate(frame).items()}, "notes": ev.notes, "skipped": ev.skipped}
+
+
+def test_class_shares_and_cosine_on_a_hand_computed_case():
+    shares, names = class_shares(np.array([0, 2, 1, 1]), pd.Series(["a", "a", "b", "b"]), 3)
+    assert names == ["a", "b"]
+    np.testing.assert_allclose(shares, [[0.5, 0, 0.5], [0, 1, 0]])
+
+
+def test_the_lexicon_reads_sentiment():
+    np.testing.assert_array_equal(
+        lexicon_classes(["I love it, wonderful!", "awful, I hate this", "the gate"]), [2, 0, 1]
+    )
+
+
+def test_unchanged_release_scores_one_and_says_how():
+    data = reviews()
+    out = measure(data, data.frame["text"].tolist())
+    assert out["sentiment_cosine"] == pytest.approx(1.0)
+    assert out["classifier_f1_ratio"] == pytest.approx(1.0)
+    assert "linear SVM trained on the field sentiment, cross-fitted over 5 folds" in out["notes"]["sentiment_cosine"]
+    assert "Predicts the field region" in out["notes"]["classifier_f1_ratio"]
+
+
+def test_releases_that_lose_the_signal_score_lower():
+    data = reviews()
+    rng = np.random.default_rng(1)
+    shuffled = rng.permutation(data.frame["text"].tolist()).tolist()  # texts moved to other authors and labels
+    neutral = ["the flight today"] * len(data.frame)
+    out_shuffled, out_neutral = measure(data, shuffled), measure(data, neutral)
+    assert out_shuffled["classifier_f1_ratio"] < 0.75
+    assert out_neutral["classifier_f1_ratio"] < 0.75
+    assert out_neutral["sentiment_cosine"] < out_shuffled["sentiment_cosine"] < 1.0
+
+
+def test_without_labels_the_lexicon_is_used():
+    data = reviews()
+    unlabelled = dataclasses.replace(data, schema=dataclasses.replace(data.schema, fields=(data.schema.fields[0],)))
+    out = measure(unlabelled, ["awful hate"] * len(data.frame))
+    assert "VADER" in out["notes"]["sentiment_cosine"]
+    assert out["sentiment_cosine"] < 0.9
+
+
+def test_a_hashtag_target_redacted_from_the_release_scores_zero():
+    data = reviews(tag_share=0.6)
+    kept = measure(data, data.frame["text"].tolist(), classifier_target="#gate")
+    assert kept["classifier_f1_ratio"] == pytest.approx(1.0)
+    assert "use of #gate" in kept["notes"]["classifier_f1_ratio"]
+    redacted = measure(data, data.frame["text"].str.replace("#gate", "[HASHTAG]").tolist(), classifier_target="#gate")
+    assert redacted["classifier_f1_ratio"] == 0.0
+
+
+def test_bad_settings_name_what_is_accepted():
+    data = reviews()
+    with pytest.raises(ConfigError, match="sentiment field 'feeling' is not a categorical field.*region, sentiment"):
+        Evaluator(data, METRICS, options=MeasureOptions(sentiment_field="feeling"))
+    with pytest.raises(ConfigError, match="neither a categorical field nor a #hashtag.*region, sentiment"):
+        Evaluator(data, METRICS, options=MeasureOptions(classifier_target="airline"))
+
+
+def test_no_target_is_listed_as_not_measured():
+    data = reviews(tag_share=0.0)
+    bare = dataclasses.replace(data, schema=dataclasses.replace(data.schema, fields=()))
+    ev = Evaluator(bare, METRICS)
+    assert "needs a target to predict" in ev.skipped["classifier_f1_ratio"]
+    assert "sentiment_cosine" in ev.available
+
+
+def test_the_default_hashtag_is_the_one_the_most_authors_use():
+    """A hashtag one author uses (a bot's signature) would make the task "tell that author apart"."""
+    texts = ["news #solo"] * 30 + ["hello #shared"] * 12 + ["plain words"] * 20
+    authors = ["bot"] * 30 + ["ann", "bob", "cy"] * 4 + ["dee"] * 20
+    bare = Dataset("tags", pd.DataFrame({"text": texts, "who": authors}), Schema(text="text", author="who"))
+    assert classifier_target(bare, texts, None, authors) == "#shared"
+    assert classifier_target(bare, texts, "#Solo", authors) == "#solo"
