@@ -15,12 +15,14 @@ from engine.protect.base import Fitted, Progress, Protector, no_progress
 
 
 def fit_key(protector: Protector, dataset: Dataset) -> str:
-    """The identity of a fit: the method, every declared parameter, what else decides the fit
+    """The identity of a fit: the method, its knob as declared (a fit carries it: a changed range or default
+    must not come back from the cache), every declared parameter, what else decides the fit
     (`Protector.fit_identity`), the dataset's fingerprint and textsdc's version."""
     payload = json.dumps(
         {
             "textsdc": __version__,
             "method": protector.name,
+            "knob": protector.knob.to_dict(),
             "params": protector.params(),
             "identity": protector.fit_identity(),
             "data": dataset.fingerprint,

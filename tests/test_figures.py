@@ -12,6 +12,7 @@ from engine.figures.text import (
     cosine_by_author_figure,
     frontier_figure,
     highlight_changes,
+    methods_frontier_figure,
     metric_along_knob_figure,
 )
 from engine.measures.base import MetricResult
@@ -178,3 +179,19 @@ def test_frontier_labels_of_coinciding_points_are_not_printed_on_top_of_each_oth
     assert uncluttered_labels(x, y, ["0.1", "0.5", "1", "1000", "10000"]) == ["0.1", "", "", "1000", "10000"]
     flat = np.zeros(3)
     assert uncluttered_labels(flat, flat, ["a", "b", "c"]) == ["a", "", ""]
+
+
+def test_methods_frontier_draws_each_method_along_its_knob_with_its_ends_labelled():
+    first, second = make_sweep(), make_sweep("log")
+    for frame in (second.rows, second.summary):
+        frame["value" if "value" in frame else "mean"] = frame["value" if "value" in frame else "mean"] * 0.5
+    fig = methods_frontier_figure([("Redaction", first), ("Other", second)], RISK, UTILITY)
+    lines = [t for t in fig.data if t.name != "Unprotected data"]
+    assert [t.name for t in lines] == ["Redaction (along λ)", "Other (along λ)"]
+    for t in lines:
+        assert len(t.x) == 3 and not t.text[1]  # the middle point is read on hover
+        assert list(t.customdata) == ["λ 0", "λ 0.5", "λ 1"]
+    labelled = [(t.x[i], t.y[i]) for t in lines for i in range(3) if t.text[i]]
+    assert len(labelled) >= 2
+    assert any(t.name == "Unprotected data" for t in fig.data)
+    assert methods_frontier_figure([("Redaction", first)], "pmse_ratio", UTILITY).data == ()

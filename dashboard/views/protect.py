@@ -114,9 +114,12 @@ def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> None:
     """One card per measure at the current knob, side by side: value, change from the unprotected data,
     interval over replicates and what the measure means."""
     ids = sweep.metric_ids
-    for mid, col in zip(ids, st.columns(max(len(ids), 1))):
-        with col:
-            _metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential"))
+    per_row = len(ids) if len(ids) <= 4 else math.ceil(len(ids) / 2)  # two rows rather than clipped labels
+    for start in range(0, len(ids), max(per_row, 1)):
+        row = ids[start : start + per_row]
+        for mid, col in zip(row, st.columns(per_row)):
+            with col:
+                _metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential"))
 
 
 def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:

@@ -210,8 +210,9 @@ METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-t
 
 
 def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, utility: str) -> go.Figure:
-    """Risk (y) against utility (x) of several methods on the same data, one line per method along its knob,
-    each point labelled with its knob value (Ororbia, Linder & Snoke, Fig. 3); the unprotected data as a star.
+    """Risk (y) against utility (x) of several methods on the same data, one line per method along its knob
+    (Ororbia, Linder & Snoke, Fig. 3), its two ends labelled with their knob values (every point on hover);
+    the unprotected data as a star.
     ``sweeps`` pairs each method's title with its sweep; a sweep that did not measure both measures is left
     out."""
     r_info, u_info = metric_info(risk), metric_info(utility)
@@ -247,10 +248,16 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
         r0, u0 = _baseline_value(sweep, risk), _baseline_value(sweep, utility)
         if baseline is None and r0 is not None and u0 is not None:
             baseline = (u0, r0)
-    if xs:  # the labels of all methods are thinned together, so that no two overlap
-        shown = iter(uncluttered_labels(np.asarray(xs), np.asarray(ys), [str(i) for i in range(len(xs))]))
-        for trace in fig.data:
-            trace.text = [label if next(shown) else "" for label in trace.text]
+    # Each line's two ends are labelled, thinned over all methods together so that no two labels overlap.
+    texts = [label for trace in fig.data for label in trace.text]
+    ends = np.array([i in (0, len(trace.text) - 1) for trace in fig.data for i in range(len(trace.text))], dtype=bool)
+    labels = np.full(len(texts), "", dtype=object)
+    if ends.any():
+        labels[ends] = uncluttered_labels(np.asarray(xs)[ends], np.asarray(ys)[ends], list(np.asarray(texts)[ends]))
+    start = 0
+    for trace in fig.data:
+        trace.text = list(labels[start : start + len(trace.text)])
+        start += len(trace.text)
     if baseline is not None:
         fig.add_trace(
             go.Scatter(
@@ -405,7 +412,11 @@ def attack_bars_figure(detail: pd.DataFrame, targets: list[str] | None = None, m
         n_guess = int(d["is_guess"].astype(bool).sum())
         status = "missed" if hit.empty else ("identified" if n_guess == 1 else f"tied with {n_guess - 1} other(s)")
         titles.append(f"{_plain(t)}: {status}")
-    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=0.18, horizontal_spacing=0.08)
+    # Room between rows for the slanted user names of the row above and the panel titles of the row below.
+    row_px, gap_px = 240, 150
+    height = rows * row_px + (rows - 1) * gap_px + 190
+    spacing = gap_px / (height - 190) if rows > 1 else 0.0
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=spacing, horizontal_spacing=0.08)
 
     shown: set[str] = set()
     for i, d in enumerate(panels):
@@ -486,9 +497,10 @@ def attack_bars_figure(detail: pd.DataFrame, targets: list[str] | None = None, m
         uirevision=UIREVISION,
         barmode="overlay",
         bargap=0.1,
-        height=260 * rows + 120,
-        margin=dict(l=60, r=20, t=50, b=60),
-        legend=dict(orientation="h", yanchor="top", y=-0.12, x=0),
+        height=height,
+        margin=dict(l=60, r=20, t=80, b=110),
+        # The legend above the panels, where no tick label or axis title can run into it.
+        legend=dict(orientation="h", yref="container", y=0.995, yanchor="top", x=0),
     )
     return fig
 
