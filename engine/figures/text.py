@@ -251,12 +251,12 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
     # Each line's two ends are labelled, thinned over all methods together so that no two labels overlap.
     texts = [label for trace in fig.data for label in trace.text]
     ends = np.array([i in (0, len(trace.text) - 1) for trace in fig.data for i in range(len(trace.text))], dtype=bool)
-    labels = np.full(len(texts), "", dtype=object)
+    shown = np.full(len(texts), "", dtype=object)
     if ends.any():
-        labels[ends] = uncluttered_labels(np.asarray(xs)[ends], np.asarray(ys)[ends], list(np.asarray(texts)[ends]))
+        shown[ends] = uncluttered_labels(np.asarray(xs)[ends], np.asarray(ys)[ends], list(np.asarray(texts)[ends]))
     start = 0
     for trace in fig.data:
-        trace.text = list(labels[start : start + len(trace.text)])
+        trace.text = list(shown[start : start + len(trace.text)])
         start += len(trace.text)
     if baseline is not None:
         fig.add_trace(
