@@ -179,6 +179,9 @@ def test_frontier_labels_of_coinciding_points_are_not_printed_on_top_of_each_oth
     assert uncluttered_labels(x, y, ["0.1", "0.5", "1", "1000", "10000"]) == ["0.1", "", "", "1000", "10000"]
     flat = np.zeros(3)
     assert uncluttered_labels(flat, flat, ["a", "b", "c"]) == ["a", "", ""]
+    # Side by side at one height, 8 % of the width apart: the text of two labels would run together.
+    level = np.array([0.0, 0.08, 1.0]), np.array([1.0, 1.0, 0.0])
+    assert uncluttered_labels(*level, ["0.25", "0.5", "5"]) == ["0.25", "", "5"]
 
 
 def test_methods_frontier_draws_each_method_along_its_knob_with_its_ends_labelled():
@@ -191,6 +194,8 @@ def test_methods_frontier_draws_each_method_along_its_knob_with_its_ends_labelle
     for t in lines:
         assert len(t.x) == 3 and not t.text[1]  # the middle point is read on hover
         assert list(t.customdata) == ["λ 0", "λ 0.5", "λ 1"]
+    # Each end's label sits away from its neighbour: the line runs down and left from the least private end.
+    assert (lines[0].textposition[0], lines[0].textposition[-1]) == ("top right", "bottom left")
     labelled = [(t.x[i], t.y[i]) for t in lines for i in range(3) if t.text[i]]
     assert len(labelled) >= 2
     assert any(t.name == "Unprotected data" for t in fig.data)

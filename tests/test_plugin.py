@@ -142,3 +142,34 @@ def test_toy_method_shows_on_the_protect_page_with_a_widget_for_its_parameter(to
     chosen = at.session_state[session.CHOICE]
     assert chosen.method == "toy-shuffle" and chosen.params == {"keep_first": 3}
     assert chosen.sweep.method == "toy-shuffle" and chosen.sweep.grid == [0.0, 0.5, 1.0]
+
+
+def test_a_parameter_named_like_a_command_setting_is_refused_when_declared():
+    from engine.protect.base import Protector
+    from engine.protect.params import Param
+
+    with pytest.raises(TypeError, match="names a parameter seed, which the commands use"):
+
+        class Clash(Protector):  # noqa: F841 - declaring it is the test
+            parameters = (Param("seed", int, 0, "a seed"),)
+
+
+def test_the_commands_own_flags_are_all_reserved():
+    """Every flag of the CLI that no method or measure declares is in RESERVED_NAMES, so a new command flag
+    cannot silently collide with a method parameter declared later."""
+    import argparse
+
+    from engine.cli import build_parser, method_parameters
+    from engine.measures.options import OPTION_PARAMETERS
+    from engine.protect.params import RESERVED_NAMES
+
+    declared = set(method_parameters()) | {p.name for p in OPTION_PARAMETERS}
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    own = {
+        action.dest
+        for sub in subparsers.choices.values()
+        for action in sub._actions
+        if action.option_strings and action.dest not in declared and action.dest != "help"
+    }
+    assert own <= RESERVED_NAMES, own - RESERVED_NAMES

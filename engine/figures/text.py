@@ -70,10 +70,13 @@ def _baseline_value(sweep: SweepResult, metric: str) -> float | None:
     return float(b.value)
 
 
-def uncluttered_labels(x: np.ndarray, y: np.ndarray, labels: list[str], min_gap: float = 0.06) -> list[str]:
+def uncluttered_labels(
+    x: np.ndarray, y: np.ndarray, labels: list[str], gap_x: float = 0.1, gap_y: float = 0.08
+) -> list[str]:
     """``labels`` with those of points too close to an already labelled one blanked (first come, first
     labelled), so that knob values whose measures coincide (every ε that releases noise) do not print on top of
-    each other; distances are in shares of each axis's span. Every point keeps its value on hover."""
+    each other. A label is a box wider than tall: two points are too close when they are within ``gap_x`` of
+    the x axis's span and ``gap_y`` of the y axis's span of each other. Every point keeps its value on hover."""
     finite = np.isfinite(x) & np.isfinite(y)
     span_x = float(np.ptp(x[finite])) if finite.any() else 0.0
     span_y = float(np.ptp(y[finite])) if finite.any() else 0.0
@@ -82,7 +85,7 @@ def uncluttered_labels(x: np.ndarray, y: np.ndarray, labels: list[str], min_gap:
     kept: list[int] = []
     out = []
     for i, label in enumerate(labels):
-        close = any(np.hypot(px[i] - px[j], py[i] - py[j]) < min_gap for j in kept) if finite[i] else True
+        close = any(abs(px[i] - px[j]) < gap_x and abs(py[i] - py[j]) < gap_y for j in kept) if finite[i] else True
         out.append("" if close else label)
         if not close:
             kept.append(i)
@@ -209,6 +212,18 @@ METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c
 METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up")
 
 
+def _away_from_line(x: np.ndarray, y: np.ndarray, x_rev: bool = False, y_rev: bool = False) -> list[str]:
+    """A text position per point of a line that puts each end's label on the side away from its neighbour, as
+    drawn (``x_rev``, ``y_rev``: the axis runs the other way)."""
+    out = ["top right"] * len(x)
+    for end, neighbour in ((0, 1), (len(x) - 1, len(x) - 2)):
+        if 0 <= neighbour < len(x) and end != neighbour:
+            vertical = "bottom" if (y[neighbour] > y[end]) != y_rev else "top"
+            horizontal = "left" if (x[neighbour] > x[end]) != x_rev else "right"
+            out[end] = f"{vertical} {horizontal}"
+    return out
+
+
 def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, utility: str) -> go.Figure:
     """Risk (y) against utility (x) of several methods on the same data, one line per method along its knob
     (Ororbia, Linder & Snoke, Fig. 3), its two ends labelled with their knob values (every point on hover);
@@ -216,6 +231,7 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
     ``sweeps`` pairs each method's title with its sweep; a sweep that did not measure both measures is left
     out."""
     r_info, u_info = metric_info(risk), metric_info(utility)
+    x_rev, y_rev = u_info.better == "lower", r_info.better == "higher"
     fig = go.Figure()
     xs: list[float] = []
     ys: list[float] = []
@@ -237,7 +253,7 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
                 name=f"{_plain(title)} (along {_plain(knob.symbol)})",
                 text=labels,
                 customdata=labels,
-                textposition="top right",
+                textposition=_away_from_line(x, y, x_rev, y_rev),
                 textfont=dict(size=10, color=METHOD_COLOURS[i % len(METHOD_COLOURS)]),
                 hovertemplate=f"{_plain(title)}, %{{customdata}}<br>{_plain(u_info.label)}: %{{x:.3f}}"
                 f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
@@ -269,7 +285,6 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
                 hovertemplate="Unprotected data<extra></extra>",
             )
         )
-    x_rev, y_rev = u_info.better == "lower", r_info.better == "higher"
     fig.update_layout(
         template=TEMPLATE,
         uirevision=UIREVISION,

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import ConfigError
-from engine.protect.params import Param, coerce_all
+from engine.protect.params import RESERVED_NAMES, Param, coerce_all
 
 Progress = Callable[[int, int, str], None]
 """A progress callback: (done, total, what is being done). ``what`` names the stage and may end with a detail in
@@ -217,6 +217,12 @@ class Protector(ABC):
         names = [p.name for p in cls.parameters]
         if len(set(names)) != len(names):
             raise TypeError(f"{cls.__name__} declares a parameter twice: {names}")
+        taken = sorted(set(names) & RESERVED_NAMES)
+        if taken:
+            raise TypeError(
+                f"{cls.__name__} names a parameter {', '.join(taken)}, which the commands use for their own "
+                "settings; choose another name (e.g. training_seed)"
+            )
         cls.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
             [inspect.Parameter(p.name, inspect.Parameter.KEYWORD_ONLY, default=p.default) for p in cls.parameters]
         )
