@@ -25,7 +25,7 @@ from dashboard.caching import (
 )
 from dashboard.display import md_escape
 from dashboard.session import guarded, page_dataset
-from engine.cache import fit_cached
+from engine.cache import fit_cached, sweep_cached
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
@@ -93,7 +93,7 @@ def get_sweep(
     options: MeasureOptions | None = None,
 ) -> SweepResult:
     """The sweep over the fitted knob's grid; computed once per (dataset, method and parameters, replicates,
-    seed, measure options)."""
+    seed, measure options) and kept on disk, so a restarted dashboard finds it (`engine.cache.sweep_cached`)."""
     slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
 
     def compute() -> SweepResult:
@@ -101,7 +101,8 @@ def get_sweep(
         evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options)
         return run_sweep(dataset, p, None, reps, int(seed), progress=progress, fitted=fitted, evaluator=evaluator)
 
-    return slot.get(compute)
+    settings = {"replicates": reps, "seed": int(seed), "options": options_key(options)}
+    return slot.get(lambda: sweep_cached(p, dataset, settings, compute))
 
 
 def sweep_ready(

@@ -1,9 +1,13 @@
-"""Fits cached on disk, keyed by the dataset's fingerprint and the method's parameters."""
+"""Fits and sweeps cached on disk, keyed by the dataset's fingerprint, the method's parameters and (for a
+sweep) its replicates, seed and measure settings."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TypeVar
 
 import joblib
 
@@ -12,6 +16,8 @@ from engine.atomic import atomic_path
 from engine.data.dataset import Dataset
 from engine.paths import cache_dir
 from engine.protect.base import Fitted, Progress, Protector, no_progress
+
+T = TypeVar("T")
 
 
 def fit_key(protector: Protector, dataset: Dataset) -> str:
@@ -39,18 +45,32 @@ def fit_cached(
     """`protector.fit(dataset)`, loaded from the on-disk cache when the same fit was done before."""
     if not use_cache:
         return protector.fit(dataset, progress)
-    folder = cache_dir() / "fits"
+    return _cached("fits", f"{protector.name}-{fit_key(protector, dataset)}", lambda: protector.fit(dataset, progress))
+
+
+def sweep_cached(protector: Protector, dataset: Dataset, settings: Mapping[str, Any], compute: Callable[[], T]) -> T:
+    """``compute()`` — a sweep of ``protector`` on ``dataset`` — loaded from the on-disk cache when a sweep with
+    the same fit and the same ``settings`` (replicates, seed, measure settings) was computed before, so a restart
+    or a second steward on the machine finds it ready."""
+    payload = json.dumps({"fit": fit_key(protector, dataset), **settings}, sort_keys=True, default=str)
+    key = hashlib.sha256(payload.encode()).hexdigest()[:32]
+    return _cached("sweeps", f"{protector.name}-{key}", compute)
+
+
+def _cached(kind: str, name: str, compute: Callable[[], T]) -> T:
+    """The value stored as ``<cache>/<kind>/<name>.joblib``, or ``compute()`` stored there (atomically)."""
+    folder = cache_dir() / kind
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{protector.name}-{fit_key(protector, dataset)}.joblib"
+    path: Path = folder / f"{name}.joblib"
     if path.exists():
         try:
             return joblib.load(path)
-        except Exception:  # a cache file from another library version: refit and overwrite
+        except Exception:  # a cache file from another library version: recompute and overwrite
             path.unlink(missing_ok=True)
-    fitted = protector.fit(dataset, progress)
+    value = compute()
     try:
         with atomic_path(path) as tmp:
-            joblib.dump(fitted, tmp)
+            joblib.dump(value, tmp)
     except OSError:
-        pass  # a full or read-only cache only costs the next run a refit; the fit itself is good
-    return fitted
+        pass  # a full or read-only cache only costs the next run a recomputation; the value itself is good
+    return value

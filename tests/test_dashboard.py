@@ -359,3 +359,25 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
     assert {"counts_hist_availability_365", "counts_overlap", "counts_curves"} <= {
         c.key for c in at.get("plotly_chart")
     }
+
+
+def test_a_restarted_dashboard_finds_the_persisted_sweep(monkeypatch):
+    """A sweep is kept on disk: once the process's caches are gone (a restart), the same settings read it back
+    instead of sweeping again; other settings sweep anew."""
+    import streamlit as st
+
+    from dashboard import compute
+    from tests.contract_data import contract_dataset
+
+    calls = []
+    original = compute.run_sweep
+    monkeypatch.setattr(compute, "run_sweep", lambda *a, **k: calls.append(1) or original(*a, **k))
+    dataset = contract_dataset()
+    first = compute.get_sweep(dataset, "md", 2, 987_654)
+    assert len(calls) == 1
+    st.cache_resource.clear()  # what a restart loses
+    again = compute.get_sweep(dataset, "md", 2, 987_654)
+    assert len(calls) == 1
+    assert again.summary.equals(first.summary) and again is not first
+    compute.get_sweep(dataset, "md", 2, 987_655)
+    assert len(calls) == 2
