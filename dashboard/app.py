@@ -21,7 +21,7 @@ if str(_ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts dashboar
 
 import streamlit as st  # noqa: E402
 
-from dashboard import loading, session  # noqa: E402
+from dashboard import loading, pages, session  # noqa: E402
 
 
 def data_argument(argv: list[str]) -> str:
@@ -37,14 +37,7 @@ def main() -> None:
     # icon, which its frontend fetches from fonts.gstatic.com; the dashboard asks no outside host anything.
     st.set_page_config(page_title="textsdc", page_icon="🔒", layout="wide")
     session.init_session(data_argument(sys.argv[1:]))
-    pages = [
-        st.Page("views/data.py", title="Data", icon=":material/table:", url_path="data", default=True),
-        st.Page("views/protect.py", title="Protect text", icon=":material/tune:", url_path="protect"),
-        st.Page("views/synthesize.py", title="Synthesize fields", icon=":material/casino:", url_path="synthesize"),
-        st.Page("views/counts.py", title="Counts and amounts", icon=":material/bar_chart:", url_path="counts"),
-        st.Page("views/export.py", title="Export", icon=":material/download:", url_path="export"),
-    ]
-    page = st.navigation(pages)
+    page = st.navigation(pages.all_pages())
     dataset = session.current_dataset()
     with st.sidebar:
         if dataset is not None:

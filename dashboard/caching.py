@@ -59,6 +59,12 @@ def sweep_slot(fingerprint: str, method: str, params: str, replicates: int, seed
     return Slot()
 
 
+@st.cache_resource(show_spinner=False, max_entries=32)
+def kept_slot(fingerprint: str, method: str, params: str, seed: int, replicates: int) -> Slot:
+    """The releases a sweep kept (`engine.results.SweepResult.releases`), found by what decides a release."""
+    return Slot()
+
+
 @st.cache_resource(show_spinner=False, max_entries=64)
 def release_slot(fingerprint: str, method: str, params: str, value: float, seed: int, replicates: int) -> Slot:
     return Slot()

@@ -15,6 +15,7 @@ from dashboard.caching import (
     Slot,
     evaluator_slot,
     fit_slot,
+    kept_slot,
     options_key,
     params_key,
     progress_reporter,
@@ -24,6 +25,7 @@ from dashboard.caching import (
     sweep_slot,
 )
 from dashboard.display import md_escape
+from dashboard.prepared import prepared
 from dashboard.session import guarded, page_dataset
 from engine.cache import fit_cached, sweep_cached
 from engine.data.dataset import Dataset
@@ -75,6 +77,11 @@ def effective_replicates(method: str, replicates: int) -> int:
     return 1 if METHODS[method].deterministic else int(replicates)
 
 
+KEPT_REPLICATES = 3
+"""Releases the dashboard's sweeps keep per knob value (the Counts page overlays three synthetic datasets), so
+that a slider move shows a release without making it again."""
+
+
 def _sweep_slot_for(
     dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None, options: MeasureOptions | None
 ) -> tuple[Slot, Protector, int]:
@@ -99,10 +106,29 @@ def get_sweep(
     def compute() -> SweepResult:
         fitted = get_fitted(dataset, method, progress, params)
         evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options)
-        return run_sweep(dataset, p, None, reps, int(seed), progress=progress, fitted=fitted, evaluator=evaluator)
+        return run_sweep(
+            dataset,
+            p,
+            None,
+            reps,
+            int(seed),
+            progress=progress,
+            fitted=fitted,
+            evaluator=evaluator,
+            keep_releases=KEPT_REPLICATES,
+        )
 
-    settings = {"replicates": reps, "seed": int(seed), "options": options_key(options)}
-    return slot.get(lambda: sweep_cached(p, dataset, settings, compute))
+    settings = {"replicates": reps, "seed": int(seed), "options": options_key(options), "kept": KEPT_REPLICATES}
+    sweep = slot.get(lambda: sweep_cached(p, dataset, settings, compute))
+    kept_slot(dataset.fingerprint, method, params_key(p), int(seed), reps).get(lambda: sweep.releases)
+    return sweep
+
+
+def _kept_release(dataset: Dataset, p: Protector, value: float, seed: int, replicates: int, r: int) -> Release | None:
+    """Replicate ``r`` at grid value ``value`` as a sweep with these settings kept it (None if none did)."""
+    slot = kept_slot(dataset.fingerprint, p.name, params_key(p), seed, replicates)
+    kept = slot.value.get(value, []) if slot.filled else []
+    return kept[r].within(dataset.frame) if r < len(kept) else None
 
 
 def sweep_ready(
@@ -161,7 +187,12 @@ def get_release(
     fitted = get_fitted(dataset, method, params=params)
     value = fitted.snap(value)
     slot = release_slot(dataset.fingerprint, method, params_key(p), float(value), int(seed), int(replicates))
-    return slot.get(lambda: make_release(fitted, value, int(seed), int(replicates)))
+    return slot.get(
+        lambda: (
+            _kept_release(dataset, p, value, int(seed), int(replicates), 0)
+            or make_release(fitted, value, int(seed), int(replicates))
+        )
+    )
 
 
 def get_replicate_releases(
@@ -173,7 +204,13 @@ def get_replicate_releases(
     value = fitted.snap(value)
     k = max(1, min(int(k), int(replicates)))
     slot = replicates_slot(dataset.fingerprint, method, params_key(p), float(value), int(seed), int(replicates), k)
-    return slot.get(lambda: [make_release(fitted, value, int(seed), int(replicates), r) for r in range(k)])
+    return slot.get(
+        lambda: [
+            _kept_release(dataset, p, value, int(seed), int(replicates), r)
+            or make_release(fitted, value, int(seed), int(replicates), r)
+            for r in range(k)
+        ]
+    )
 
 
 def sample_records(
@@ -200,8 +237,9 @@ def nearest_grid_value(grid: list[float], value: float) -> float:
 
 
 def metrics_at(sweep: SweepResult, value: float) -> dict[str, MetricResult]:
-    """Mean, interval and baseline of every metric at the grid value nearest ``value``."""
-    return metrics_with_intervals(sweep, nearest_grid_value(sweep.grid, value))
+    """Mean, interval and baseline of every metric at the grid value nearest ``value`` (kept with the sweep)."""
+    at = nearest_grid_value(sweep.grid, value)
+    return dict(prepared(sweep, ("metrics", at), lambda: metrics_with_intervals(sweep, at)))
 
 
 def metric_ids(sweep: SweepResult, kind: str) -> list[str]:

@@ -10,6 +10,7 @@ from typing import TypeVar
 
 import streamlit as st
 
+from dashboard import pages
 from dashboard.loading import Origin, load_source
 from engine.data.dataset import Dataset
 from engine.errors import TextsdcError, os_error_message
@@ -99,7 +100,7 @@ def page_dataset() -> Dataset | None:
     dataset = current_dataset()
     if dataset is None:
         st.info("No dataset is loaded yet.")
-        st.page_link("views/data.py", label="Choose a dataset on the Data page", icon=":material/table:")
+        st.page_link(pages.page("data"), label="Choose a dataset on the Data page", icon=":material/table:")
     return dataset
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from engine import MAX_SEED
+from engine.backends import BACKENDS
 from engine.errors import TextsdcError, os_error_message
 from engine.measures.options import MeasureOptions
 from engine.protect.params import Param
@@ -142,6 +143,7 @@ def _protector(args):
 def check_arguments(args) -> None:
     """The run's own arguments checked before any work (ConfigError naming the flag and what is accepted):
     the seed, the number of replicates and workers, the replicate to export and where the output goes."""
+    from engine.backends import check_backend
     from engine.errors import ConfigError
     from engine.protect import METHODS
     from engine.sweep import check_replicates
@@ -153,6 +155,7 @@ def check_arguments(args) -> None:
         raise ConfigError(f"--jobs must be a number of parallel workers ≥ 1, or -1 for all cores; got {args.jobs}")
     out = Path(args.out).expanduser()
     if args.func is cmd_sweep:
+        check_backend(args.backend, args.scheduler)
         if out.is_dir():
             raise ConfigError(
                 f"--out {out} is a folder; give the results JSON file to write, e.g. {out / 'results.json'}"
@@ -237,6 +240,8 @@ def cmd_sweep(args) -> int:
         progress=progress,
         fitted=fitted,
         options=measure_options(args),
+        backend=args.backend,
+        scheduler=args.scheduler,
     )
     out = Path(args.out)
     payload = result.to_json_dict()
@@ -507,6 +512,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--grid",
         help="knob values separated by commas, or 'path' for every λ or α the method fits (default: the method's grid)",
+    )
+    s.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="where releases and measures run: local processes (--jobs of them, default) or a Dask cluster",
+    )
+    s.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --backend dask: the scheduler of a running cluster, e.g. tcp://10.0.0.5:8786 "
+        "(default: a local Dask cluster of --jobs workers for this run)",
     )
     s.add_argument("--out", required=True, help="results JSON file to write")
     s.add_argument("--overwrite", action="store_true", help="replace the --out file if it exists")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
-from engine.protect.base import Knob
+from engine.protect.base import Knob, Release
 
 
 def interval95(values: np.ndarray) -> tuple[float, float, float]:
@@ -36,6 +36,8 @@ class SweepResult:
     details:  per-record detail at each knob: ``details[knob][metric_id]`` is a DataFrame with a
               ``replicate`` column (use `detail` to pick one replicate).
     complexity: model size along the knob (columns knob, field, size, what) for methods that report it.
+    releases: the compact releases (`Release.compact`) of the first replicates at each knob, where the sweep
+              was asked to keep them (``releases[knob][replicate]``).
     """
 
     dataset: str
@@ -52,6 +54,7 @@ class SweepResult:
     skipped: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
     complexity: pd.DataFrame | None = None
+    releases: dict[float, list[Release]] = field(default_factory=dict)
 
     def detail(self, knob: float, metric: str, replicate: int | None = None) -> pd.DataFrame | None:
         """Per-record detail of ``metric`` at grid value ``knob`` (every replicate, or one)."""

@@ -1,4 +1,5 @@
-"""A knob grid × M replicates: fit once, release and measure many times, in parallel with joblib.
+"""A knob grid × M replicates: fit once, release and measure many times, in parallel with joblib (on this
+machine or a Dask cluster, `engine.backends`).
 
 Replicate m of a run with seed s draws from ``SeedSequence(s).spawn(M)[m]``, the same stream at every knob
 value, so differences along the knob are not blurred by different random draws.
@@ -19,6 +20,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
+from engine.backends import parallel_backend
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
@@ -56,11 +58,11 @@ def make_release(fitted: Fitted, value: float, seed: int, replicates: int = 1, r
 
 
 def _measure(
-    fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int, m: int
-) -> tuple[float, int, dict[str, MetricResult]]:
+    fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int, m: int, keep: bool
+) -> tuple[float, int, dict[str, MetricResult], Release | None]:
     with fixed_threads():
         release = make_release(fitted, value, seed, replicates, m)
-        return value, m, evaluator.evaluate(release)
+        return value, m, evaluator.evaluate(release), release.compact() if keep else None
 
 
 MAX_REPLICATES = 1000
@@ -85,6 +87,9 @@ def run_sweep(
     fitted: Fitted | None = None,
     evaluator: Evaluator | None = None,
     options: MeasureOptions | None = None,
+    keep_releases: int = 0,
+    backend: str = "local",
+    scheduler: str | None = None,
 ) -> SweepResult:
     """Measure every knob value of ``grid`` over ``replicates`` releases.
 
@@ -92,7 +97,10 @@ def run_sweep(
     or None for the knob's default grid; a value printed from the path (λ* with six digits) is taken as that
     path value. A deterministic method gives the same release at every replicate, so it is measured once per
     knob value. Detail is kept for every replicate (column ``replicate``) where it has at most
-    `MAX_DETAIL_ROWS` rows, otherwise for replicate 0.
+    `MAX_DETAIL_ROWS` rows, otherwise for replicate 0. The releases of the first ``keep_releases`` replicates
+    are kept too, compact (`Release.compact`), so that a page can show the release at any grid value without
+    making it again. ``backend`` and ``scheduler`` say where the tasks run (`engine.backends`); the result does
+    not depend on them, nor on ``jobs``.
     """
     replicates = check_replicates(replicates)
     if protector.deterministic:
@@ -124,18 +132,25 @@ def run_sweep(
     tasks = [(v, m) for v in values for m in range(replicates)]
     total = len(tasks)
     progress(0, total, "protecting and measuring")
-    runner = Parallel(n_jobs=jobs, return_as="generator")
     rows: list[dict] = []
     details: dict[float, dict[str, list[pd.DataFrame]]] = {}
-    results = runner(delayed(_measure)(fitted, evaluator, v, seed, replicates, m) for v, m in tasks)
-    for done, (v, m, measured) in enumerate(results, start=1):
-        for mid, res in measured.items():
-            rows.append({"knob": v, "replicate": m, "metric": mid, "kind": metric_info(mid).kind, "value": res.value})
-            # Per-record detail (one row per record) is kept for replicate 0 only: M copies of it would hold
-            # the data M times over; detail per target, cell or topic is small and kept for every replicate.
-            if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
-                details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
-        progress(done, total, "protecting and measuring")
+    kept: dict[float, dict[int, Release]] = {}
+    with parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)) as n_jobs:
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(
+            delayed(_measure)(fitted, evaluator, v, seed, replicates, m, m < keep_releases) for v, m in tasks
+        )
+        for done, (v, m, measured, release) in enumerate(results, start=1):
+            if release is not None:
+                kept.setdefault(v, {})[m] = release
+            for mid, res in measured.items():
+                rows.append(
+                    {"knob": v, "replicate": m, "metric": mid, "kind": metric_info(mid).kind, "value": res.value}
+                )
+                # Per-record detail (one row per record) is kept for replicate 0 only: M copies of it would hold
+                # the data M times over; detail per target, cell or topic is small and kept for every replicate.
+                if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
+                    details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
+            progress(done, total, "protecting and measuring")
     table = pd.DataFrame(rows, columns=["knob", "replicate", "metric", "kind", "value"])
     return SweepResult(
         dataset=dataset.name,
@@ -152,6 +167,7 @@ def run_sweep(
         skipped=dict(evaluator.skipped),
         notes=dict(evaluator.notes),
         complexity=fitted.complexity(),
+        releases={v: [by_m[m] for m in sorted(by_m)] for v, by_m in kept.items()},
     )
 
 

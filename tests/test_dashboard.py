@@ -66,6 +66,41 @@ def protected_samples(at: AppTest) -> list[str]:
     return out
 
 
+def fragment_run(at: AppTest, function: str) -> AppTest:
+    """Rerun only the page's fragment ``function`` with the widget values set on ``at``, as the browser asks
+    when a widget inside a fragment moves (AppTest itself always reruns the whole script)."""
+    import streamlit.testing.v1.local_script_runner as runner
+
+    ids = [
+        fid
+        for fid, wrapped in at._fragment_storage._fragments.items()
+        if any(getattr(c.cell_contents, "__qualname__", None) == function for c in wrapped.__closure__ or ())
+    ]
+    assert ids, f"no fragment {function!r} registered"
+    original = runner.RerunData
+    runner.RerunData = lambda **kw: original(**kw, fragment_id_queue=ids[-1:])
+    try:
+        at.run()
+    finally:
+        runner.RerunData = original
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def counting(monkeypatch, module, *names: str) -> dict[str, int]:
+    """Calls of ``module.<name>`` counted from now on (each still does its work)."""
+    calls = dict.fromkeys(names, 0)
+    for name in names:
+        real = getattr(module, name)
+
+        def counted(*a, _name=name, _real=real, **k):
+            calls[_name] += 1
+            return _real(*a, **k)
+
+        monkeypatch.setattr(module, name, counted)
+    return calls
+
+
 def by_label(widgets, label: str):
     hits = [w for w in widgets if w.label == label]
     assert hits, f"no widget labelled {label!r} among {[w.label for w in widgets]}"
@@ -154,7 +189,7 @@ def test_export_without_a_choice_points_to_protect():
 
 
 @pytest.mark.slow
-def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache():
+def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypatch):
     at = go(start(), "protect")
     assert not at.error and not at.warning, [e.value for e in [*at.error, *at.warning]]
     assert caption_starting(at, "Current knob:") == "Current knob: level = 1"
@@ -172,8 +207,17 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache():
     assert at.multiselect(key=next(k for k in at.session_state if k.startswith("targets::"))).value
     sweep = at.session_state[session.CHOICE].sweep
 
-    at.select_slider(key=session.knob_key("redact")).set_value(3.0).run()
-    assert not at.exception and not at.error and not at.warning
+    # The move reruns the fragment below the knob only: nothing above it runs, nothing is released or swept.
+    from dashboard import compute
+
+    calls = counting(monkeypatch, compute, "page_sweep", "sweep_with_progress", "make_release", "run_sweep")
+    page_calls = counting(monkeypatch, session, "page_dataset")
+    dataset = at.session_state[session.DATASET]
+    at.select_slider(key=session.knob_key("redact")).set_value(3.0)
+    fragment_run(at, "_at_knob")
+    assert calls == dict.fromkeys(calls, 0) and page_calls == {"page_dataset": 0}
+    assert at.session_state[session.DATASET] is dataset
+    assert not at.error and not at.warning
     assert caption_starting(at, "Current knob:") == "Current knob: level = 3"
     assert caption_starting(at, "Risk ") != point
     moved = protected_samples(at)
@@ -231,7 +275,7 @@ def sample_table(at: AppTest):
 
 
 @pytest.mark.slow
-def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path):
+def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, monkeypatch):
     at = start()
     at.session_state["synth_replicates"] = 2
     at.session_state["synth_projections"] = 3
@@ -267,8 +311,13 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path):
 
     best = select_by_pmse_ratio(sweep.summary).best
     assert at.select_slider(key=key).value == best
-    at.select_slider(key=key).set_value(sweep.grid[0]).run()
-    assert not at.exception and not at.error
+    from dashboard import compute
+
+    calls = counting(monkeypatch, compute, "page_sweep", "make_release", "run_sweep")
+    at.select_slider(key=key).set_value(sweep.grid[0])
+    fragment_run(at, "_at_knob")
+    assert calls == dict.fromkeys(calls, 0)  # the release shown is the one the sweep kept
+    assert not at.error
     after = at.session_state[session.CHOICE]
     assert after.sweep is sweep and after.knob == sweep.grid[0]
     moved = sample_table(at)
@@ -289,7 +338,7 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path):
 
 
 @pytest.mark.slow
-def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
+def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
     at = start(["--data", "nyc-airbnb"])
     at.session_state["counts_replicates"] = 2
     at.session_state["param::count-bayes::draws"] = 100
@@ -324,9 +373,15 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path):
 
     # Moving λ and S reads the cached sweep.
     key = next(k for k in at.session_state if str(k).startswith("counts_knob::count-bayes::"))
-    at.select_slider(key=key).set_value(sweep.grid[-1]).run()
-    at.select_slider(key="counts_s").set_value(0.1).run()
-    assert not at.exception and not at.error
+    from dashboard import compute
+
+    calls = counting(monkeypatch, compute, "page_sweep", "make_release", "run_sweep")
+    at.select_slider(key=key).set_value(sweep.grid[-1])
+    fragment_run(at, "_at_knob")
+    at.select_slider(key="counts_s").set_value(0.1)
+    fragment_run(at, "_at_knob")
+    assert calls == dict.fromkeys(calls, 0)  # three synthetic datasets shown, each kept by the sweep
+    assert not at.error
     after = at.session_state[session.CHOICE]
     assert after.sweep is sweep and after.knob == sweep.grid[-1]
     assert any("Identification risk at S = 0.10" in m.value for m in at.markdown)
@@ -381,3 +436,41 @@ def test_a_restarted_dashboard_finds_the_persisted_sweep(monkeypatch):
     assert again.summary.equals(first.summary) and again is not first
     compute.get_sweep(dataset, "md", 2, 987_655)
     assert len(calls) == 2
+
+
+def test_prepared_figures_are_built_once_per_sweep_and_key_and_in_the_background():
+    import threading
+
+    from dashboard import compute, prepared
+    from tests.contract_data import contract_dataset
+
+    sweep = compute.get_sweep(contract_dataset(), "md", 1, 31)
+    builds: list[str] = []
+    assert prepared.prepared(sweep, ("x", 1), lambda: builds.append("a") or "A") == "A"
+    assert prepared.prepared(sweep, ("x", 1), lambda: builds.append("b") or "B") == "A"
+    assert builds == ["a"]
+
+    started = threading.Event()
+
+    def slow(v: str):
+        started.wait(5)
+        return v
+
+    def failing():
+        raise ValueError("drawn again by the page, which shows the error")
+
+    listed: list[int] = []
+
+    def jobs():
+        listed.append(1)
+        return [(("y", 1), lambda: slow("Y1")), (("y", 2), failing), (("y", 3), lambda: slow("Y3"))]
+
+    prepared.prepare_in_background(sweep, "marker", jobs)
+    prepared.prepare_in_background(sweep, "marker", jobs)  # the same choices: jobs are not listed again
+    assert listed == [1]
+    started.set()
+    for thread in [t for t in threading.enumerate() if t.name == "textsdc-prepare"]:
+        thread.join(10)
+    assert prepared.is_prepared(sweep, ("y", 1)) and prepared.is_prepared(sweep, ("y", 3))
+    assert not prepared.is_prepared(sweep, ("y", 2))
+    assert prepared.prepared(sweep, ("y", 3), lambda: "rebuilt") == "Y3"

@@ -165,3 +165,30 @@ def test_no_replaced_original_survives_anywhere_in_the_released_text(tiny_datase
 def test_hashtags_glued_to_a_hashtag_are_hashtags():
     text = "home #neptune#waivethefee #x and C#"
     assert [text[s:e] for s, e, lb in pattern_spans(text) if lb == "HASHTAG"] == ["#neptune", "#x", "#waivethefee"]
+
+
+@pytest.mark.slow
+def test_a_text_longer_than_the_models_limit_is_redacted_with_its_offsets(tiny_dataset, monkeypatch):
+    """A document spaCy would refuse whole (E088) is redacted in pieces; every change points at its original
+    characters in the whole text, entities from the last piece included."""
+    from engine.text import entities
+
+    nlp = entities.load_spacy()
+    monkeypatch.setattr(nlp, "max_length", 500)
+    monkeypatch.setattr(entities, "MAX_PIECE_CHARS", 400)
+    long_text = "".join(
+        f"Call {i}: Barack Obama met Angela Merkel in Berlin on Monday, write to desk{i}@example.com. "
+        for i in range(25)
+    )  # about 2,300 characters: six pieces
+    assert len(long_text) > 4 * entities.MAX_PIECE_CHARS
+    frame = tiny_dataset.frame.copy()
+    frame.loc[0, "text"] = long_text
+    dataset = dataclasses.replace(tiny_dataset, frame=frame)
+    release = get_protector("redact").fit(dataset).release(4, None)
+    changes = release.changes[release.changes["record"] == 0]
+    for row in changes.itertuples():
+        assert long_text[row.start : row.end] == row.original
+    assert {"Barack Obama", "Angela Merkel", "Berlin", "desk24@example.com"} <= set(changes["original"])
+    assert changes["start"].max() > len(long_text) - 120  # the last sentence, in the last piece
+    redacted = release.data.loc[0, "text"]
+    assert "Obama" not in redacted and "Berlin" not in redacted and "@example.com" not in redacted

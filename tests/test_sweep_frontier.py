@@ -10,7 +10,7 @@ from engine.frontier import frontier, pareto_mask, select_by_risk_threshold, sel
 from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
 from engine.results import interval95, summarize
-from engine.sweep import replicate_rng, run_sweep
+from engine.sweep import make_release, replicate_rng, run_sweep
 
 
 def test_pareto_mask_on_a_hand_example():
@@ -95,6 +95,22 @@ def test_parallel_sweep_equals_serial(tiny_dataset):
         index=["knob", "metric"], columns="replicate", values="value"
     )
     assert (per_replicate.nunique(axis=1) > 1).any()
+
+
+def test_a_sweep_keeps_the_releases_it_is_asked_for_and_they_are_the_releases(tiny_dataset):
+    """The dashboard shows a kept release instead of making it again: it must be the same release, holding only
+    its protected columns until it is put back into the data."""
+    protector = get_protector("cart", fields=["mood"])
+    grid = [1e-3, 5e-2]
+    sweep = run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1, keep_releases=2)
+    assert sorted(sweep.releases) == sweep.grid and all(len(v) == 2 for v in sweep.releases.values())
+    fitted = protector.fit(tiny_dataset)
+    for value in sweep.grid:
+        for r, kept in enumerate(sweep.releases[value]):
+            assert list(kept.data.columns) == ["mood"] and kept.replicate == r
+            made = make_release(fitted, value, 1, 3, r)
+            pd.testing.assert_frame_equal(kept.within(tiny_dataset.frame).data, made.data)
+    assert run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1).releases == {}
 
 
 class ThreadCounting(Evaluator):

@@ -11,11 +11,15 @@ MCMC diagnostics, and sample records side by side. The sweep runs once per setti
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable
+from typing import Any
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import compute, display, session, widgets
+from dashboard import compute, display, pages, session, widgets
+from dashboard.prepared import prepare_in_background, prepared
 from engine.data.dataset import Dataset
 from engine.figures.bayes_counts import (
     amount_density_figure,
@@ -41,6 +45,7 @@ CARDS = {
     "ci_overlap": "Interval overlap",
 }
 PREFIX = "counts_"
+Job = tuple[Hashable, Callable[[], Any]]  # a key of `dashboard.prepared` and what builds it
 
 
 def _fmt(v: float | None) -> str:
@@ -149,24 +154,68 @@ def _slider(sweep: SweepResult, key: str) -> float:
     )
 
 
+def distribution_figures(dataset: Dataset, releases: list, fields: list[str]) -> dict[str, go.Figure]:
+    """Histogram of each count field and density of each positive amount, confidential against the first
+    synthetic datasets, by chart key."""
+    out: dict[str, go.Figure] = {}
+    for f in fields:
+        conf = dataset.frame[f].to_numpy(float)
+        syn = [r.data[f].to_numpy(float) for r in releases]
+        if dataset.schema.field(f).kind == "count":
+            out[f"{PREFIX}hist_{f}"] = count_histogram_figure(conf, syn, f)
+        elif (conf > 0).all() and all((s > 0).all() for s in syn):
+            out[f"{PREFIX}density_{f}"] = amount_density_figure(conf, syn, f)
+    return out
+
+
 def _distributions(
-    dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict, fields: list[str]
+    sweep: SweepResult, dataset: Dataset, method: str, value: float, seed: int, params: dict, fields: list[str]
 ) -> None:
+    replicates = sweep.replicates
     releases = session.guarded(
         lambda: compute.get_replicate_releases(dataset, method, value, seed, replicates, params, 3)
     )
     if not releases:
         return
-    cols = st.columns(len(fields))
-    for col, f in zip(cols, fields):
-        conf = dataset.frame[f].to_numpy(float)
-        syn = [r.data[f].to_numpy(float) for r in releases]
+    figures = prepared(
+        sweep, ("distributions", value, tuple(fields)), lambda: distribution_figures(dataset, releases, fields)
+    )
+    for col, (key, figure) in zip(st.columns(max(len(figures), 1)), figures.items()):
         with col:
-            if dataset.schema.field(f).kind == "count":
-                st.plotly_chart(count_histogram_figure(conf, syn, f), key=f"{PREFIX}hist_{f}")
-            elif (conf > 0).all() and all((s > 0).all() for s in syn):
-                st.plotly_chart(amount_density_figure(conf, syn, f), key=f"{PREFIX}density_{f}")
+            st.plotly_chart(figure, key=key)
     st.caption(f"The first {len(releases)} of the {replicates} synthetic datasets at this setting.")
+
+
+KINDS = ["mean", "quantile", "coefficient"]
+
+
+def _overlap_job(sweep: SweepResult, value: float, kinds: list[str]) -> Job:
+    def build() -> go.Figure:
+        detail = sweep.detail(value, "ci_overlap")
+        return interval_overlap_figure(combined_intervals(detail), confidential_intervals(detail), kinds, max_rows=40)
+
+    return ("overlap", value, tuple(kinds)), build
+
+
+def _ar_job(sweep: SweepResult, value: float) -> Job:
+    def build() -> go.Figure | None:
+        metrics = compute.metrics_at(sweep, value)
+        ar = risk_rows(metrics, ATTRIBUTE_RISK_METRICS)
+        if not len(ar):
+            return None
+        base = {m.removesuffix("_confidential"): v.value for m, v in metrics.items() if m.endswith("_confidential")}
+        labels = {m: metric_info(m).label for m in ATTRIBUTE_RISK_METRICS}
+        return risk_against_confidential_figure(ar, base, labels, "Attribute disclosure risk AR (Table 3)")
+
+    return ("ar", value), build
+
+
+def _curves_job(sweep: SweepResult, value: float) -> Job:
+    return ("curves", value), lambda: sweep.uncertainty_curves([value])
+
+
+def _complexity_job(sweep: SweepResult, value: float) -> Job:
+    return ("complexity", value), lambda: complexity_figure(sweep.complexity, sweep.knob, current=value)
 
 
 def _estimates(sweep: SweepResult, value: float) -> None:
@@ -174,35 +223,24 @@ def _estimates(sweep: SweepResult, value: float) -> None:
     if detail is None or not len(detail):
         st.caption("Interval overlap not measured.")
         return
-    combined, conf = combined_intervals(detail), confidential_intervals(detail)
-    kinds = st.multiselect(
-        "Quantities",
-        ["mean", "quantile", "coefficient"],
-        default=["mean", "quantile", "coefficient"],
-        key=PREFIX + "kinds",
-    )
-    st.plotly_chart(interval_overlap_figure(combined, conf, kinds, max_rows=40), key=PREFIX + "overlap")
+    kinds = st.multiselect("Quantities", KINDS, default=KINDS, key=PREFIX + "kinds")
+    st.plotly_chart(prepared(sweep, *_overlap_job(sweep, value, kinds)), key=PREFIX + "overlap")
     st.caption(
         "Synthetic estimates combined over the datasets with Reiter's (2003) rules; I is Guo & Hu's "
         "interval overlap (Eq. 10): 1 = the same interval, 0 or below = none."
     )
 
 
-def _risk(metrics: dict[str, MetricResult], sweep: SweepResult, value: float, s_level: float) -> None:
-    base = {m.removesuffix("_confidential"): v.value for m, v in metrics.items() if m.endswith("_confidential")}
+def _curves(sweep: SweepResult, value: float) -> pd.DataFrame | None:
+    return prepared(sweep, *_curves_job(sweep, value))
+
+
+def _risk(sweep: SweepResult, value: float, s_level: float) -> None:
     left, right = st.columns(2)
-    ar = risk_rows(metrics, ATTRIBUTE_RISK_METRICS)
-    if len(ar):
-        left.plotly_chart(
-            risk_against_confidential_figure(
-                ar,
-                base,
-                {m: metric_info(m).label for m in ATTRIBUTE_RISK_METRICS},
-                "Attribute disclosure risk AR (Table 3)",
-            ),
-            key=PREFIX + "ar",
-        )
-    curves = sweep.uncertainty_curves([value])
+    figure = prepared(sweep, *_ar_job(sweep, value))
+    if figure is not None:
+        left.plotly_chart(figure, key=PREFIX + "ar")
+    curves = _curves(sweep, value)
     if curves is not None:
         at = curves[curves["S"].round(2) == round(s_level, 2)]
         table = at.groupby("data")[["emr", "tmr", "fmr", "unique_matches"]].mean()
@@ -219,12 +257,12 @@ def _risk(metrics: dict[str, MetricResult], sweep: SweepResult, value: float, s_
 
 def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, params: dict) -> None:
     if sweep.complexity is not None and len(sweep.complexity):
-        st.plotly_chart(complexity_figure(sweep.complexity, sweep.knob, current=value), key=PREFIX + "complexity")
+        st.plotly_chart(prepared(sweep, *_complexity_job(sweep, value)), key=PREFIX + "complexity")
     fitted = session.guarded(lambda: compute.get_fitted(dataset, method, params=params))
     if fitted is None:
         return
     at = fitted.snap(value)
-    diag = fitted.diagnostics([at])
+    diag = prepared(sweep, ("diagnostics", at), lambda: fitted.diagnostics([at]))
     if diag is not None:
         poor = diag[diag["poor"]]
         if len(poor):
@@ -238,7 +276,7 @@ def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, para
                 f"MCMC converged at {display.knob_text(sweep.knob, value)}: largest split R-hat "
                 f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f}."
             )
-    coef = fitted.coefficients(at)
+    coef = prepared(sweep, ("coefficients", at), lambda: fitted.coefficients(at))
     if coef is None:
         return
     if diag is not None:
@@ -257,40 +295,41 @@ def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, para
     )
 
 
+def _sample_table(dataset: Dataset, release, fields: list[str]) -> pd.DataFrame:
+    """The first 500 records: text, up to four other fields, and each synthesized field before and after."""
+    schema, n = dataset.schema, min(dataset.n_records, 500)
+    keys = [f.name for f in schema.fields if f.name not in fields][:4]
+    table = pd.DataFrame({"row": range(1, n + 1), "text": dataset.frame[schema.text].iloc[:n].astype(str).to_numpy()})
+    for k in keys:
+        table[k] = dataset.frame[k].iloc[:n].to_numpy()
+    for f in fields:
+        table[f"{f}: confidential"] = dataset.frame[f].iloc[:n].to_numpy()
+        table[f"{f}: released"] = release.data[f].iloc[:n].to_numpy()
+    return table
+
+
 def _samples(
-    dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict, fields: list[str]
+    sweep: SweepResult, dataset: Dataset, method: str, value: float, seed: int, params: dict, fields: list[str]
 ) -> None:
+    replicates = sweep.replicates
     release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
     if release is None:
         return
-    schema = dataset.schema
-    keys = [f.name for f in schema.fields if f.name not in fields][:4]
-    table = pd.DataFrame({"row": range(1, dataset.n_records + 1), "text": dataset.frame[schema.text].astype(str)})
-    for k in keys:
-        table[k] = dataset.frame[k].to_numpy()
-    for f in fields:
-        table[f"{f}: confidential"] = dataset.frame[f].to_numpy()
-        table[f"{f}: released"] = release.data[f].to_numpy()
     st.caption("Synthetic dataset 1 at this setting; the text and the other fields are released unchanged.")
     st.dataframe(
-        table.head(500),
+        prepared(sweep, ("samples", release.knob, tuple(fields)), lambda: _sample_table(dataset, release, fields)),
         hide_index=True,
         key=PREFIX + "samples",
         column_config={"text": st.column_config.TextColumn("text", width="large")},
     )
 
 
-def render() -> None:
-    """The Counts and amounts page."""
-    st.title("Counts and amounts")
-    started = compute.page_sweep(
-        "a count field and an amount are replaced by synthetic values; the text and the "
-        "predictors are released unchanged.",
-        _settings,
-    )
-    if started is None:
-        return
-    dataset, (method, params, options, replicates, seed), sweep = started
+@st.fragment
+def _at_knob(
+    dataset: Dataset, method: str, params: dict, options: MeasureOptions, seed: int, sweep: SweepResult
+) -> None:
+    """The knob, the intruder's uncertainty and everything that follows them, rerun alone when a slider moves
+    (a Streamlit fragment): the sweep and the releases it kept are read, not recomputed."""
     fitted = compute.get_fitted(dataset, method, params=params)
     fields = [f for f in fitted.synthesized_fields if dataset.schema.field(f).kind in ("count", "continuous")]
     a, b = st.columns([3, 2])
@@ -332,27 +371,85 @@ def render() -> None:
         )
     )
     st.page_link(
-        "views/export.py",
+        pages.page("export"),
         label=f"Export the release at {display.knob_text(sweep.knob, value)}",
         icon=":material/download:",
     )
     tabs = st.tabs(["Distributions", "Estimates", "Risk", "Intruder uncertainty", "Model", "Samples"])
     with tabs[0]:
-        _distributions(dataset, method, value, seed, sweep.replicates, params, fields)
+        _distributions(sweep, dataset, method, value, seed, params, fields)
     with tabs[1]:
         _estimates(sweep, value)
     with tabs[2]:
-        _risk(metrics, sweep, value, s_level)
+        _risk(sweep, value, s_level)
     with tabs[3]:
-        curves = sweep.uncertainty_curves([value])
+        curves = _curves(sweep, value)
         if curves is None:
             st.caption("No un-synthesized key count to perturb, so there are no curves.")
         else:
-            st.plotly_chart(uncertainty_curves_figure(curves, s_level), key=PREFIX + "curves")
+            figure = prepared(
+                sweep, ("curves_figure", value, s_level), lambda: uncertainty_curves_figure(curves, s_level)
+            )
+            st.plotly_chart(figure, key=PREFIX + "curves")
     with tabs[4]:
         _model(dataset, method, sweep, value, params)
     with tabs[5]:
-        _samples(dataset, method, value, seed, sweep.replicates, params, fields)
+        _samples(sweep, dataset, method, value, seed, params, fields)
+    _prepare_other_values(sweep, dataset, method, seed, params, fields, s_level)
+
+
+def _prepare_other_values(
+    sweep: SweepResult, dataset: Dataset, method: str, seed: int, params: dict, fields: list[str], s_level: float
+) -> None:
+    """Every grid value's figures and tables, built in the background with the quantities and S now chosen,
+    so that the first move to any value draws what is ready."""
+    kinds = [k for k in st.session_state.get(PREFIX + "kinds", KINDS) if k in KINDS]
+
+    def jobs() -> list:
+        fitted = compute.get_fitted(dataset, method, params=params)
+        out: list[Job] = []
+        for g in sweep.grid:
+            releases = compute.get_replicate_releases(dataset, method, g, seed, sweep.replicates, params, 3)
+            curves = _curves_job(sweep, g)
+            out += [_ar_job(sweep, g), curves, _overlap_job(sweep, g, kinds)]
+            out.append(
+                (("distributions", g, tuple(fields)), lambda r=releases: distribution_figures(dataset, r, fields))
+            )
+            out.append(
+                (
+                    ("curves_figure", g, s_level),
+                    lambda g=g: (
+                        None
+                        if (c := prepared(sweep, *_curves_job(sweep, g))) is None
+                        else uncertainty_curves_figure(c, s_level)
+                    ),
+                )
+            )
+            if sweep.complexity is not None and len(sweep.complexity):
+                out.append(_complexity_job(sweep, g))
+            at = fitted.snap(g)
+            out.append((("diagnostics", at), lambda at=at: fitted.diagnostics([at])))
+            out.append((("coefficients", at), lambda at=at: fitted.coefficients(at)))
+            out.append(
+                (("samples", releases[0].knob, tuple(fields)), lambda r=releases[0]: _sample_table(dataset, r, fields))
+            )
+        return out
+
+    prepare_in_background(sweep, ("counts", tuple(fields), tuple(kinds), s_level), jobs)
+
+
+def render() -> None:
+    """The Counts and amounts page."""
+    st.title("Counts and amounts")
+    started = compute.page_sweep(
+        "a count field and an amount are replaced by synthetic values; the text and the "
+        "predictors are released unchanged.",
+        _settings,
+    )
+    if started is None:
+        return
+    dataset, (method, params, options, replicates, seed), sweep = started
+    _at_knob(dataset, method, params, options, seed, sweep)
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 import streamlit.components.v1 as components
 
-from dashboard import caching, compute, display, exporting, session
+from dashboard import caching, compute, display, exporting, pages, session
 from engine.export.bundle import MANIFEST_JSON, REPORT_HTML, file_sha256
 from engine.export.checks import risk_at_unprotected_level
 from engine.measures.base import metric_info
@@ -75,9 +75,9 @@ def render() -> None:
             "Nothing is chosen yet: pick a method and a knob setting on the Protect, Synthesize fields or "
             "Counts and amounts page first."
         )
-        st.page_link("views/protect.py", label="Go to Protect", icon=":material/tune:")
-        st.page_link("views/synthesize.py", label="Go to Synthesize fields", icon=":material/casino:")
-        st.page_link("views/counts.py", label="Go to Counts and amounts", icon=":material/bar_chart:")
+        st.page_link(pages.page("protect"), label="Go to Protect", icon=":material/tune:")
+        st.page_link(pages.page("synthesize"), label="Go to Synthesize fields", icon=":material/casino:")
+        st.page_link(pages.page("counts"), label="Go to Counts and amounts", icon=":material/bar_chart:")
         return
     _facts(chosen)
     same = risk_at_unprotected_level(compute.metrics_at(chosen.sweep, chosen.knob))

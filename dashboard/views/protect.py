@@ -1,7 +1,7 @@
 """Protect page: pick a method, drag its knob, and watch risk, utility, the attack and sample texts move.
 
-The sweep over the knob's grid runs once per (dataset, method, replicates, seed); every slider move after that
-reads from the cache (no refit, no re-sweep).
+The sweep over the knob's grid runs once per (dataset, method, replicates, seed); a slider move reruns only the
+part below the knob (a fragment), which reads the sweep and the releases it kept (no refit, no re-sweep).
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from dashboard import compute, display, loading, session, widgets
+from dashboard import compute, display, loading, pages, session, widgets
+from dashboard.prepared import prepare_in_background, prepared
 from engine.data.dataset import Dataset
 from engine.figures.text import (
     attack_bars_figure,
@@ -23,7 +24,7 @@ from engine.figures.text import (
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.options import TEXT_OPTIONS, MeasureOptions
 from engine.protect import METHODS
-from engine.protect.base import Knob
+from engine.protect.base import Knob, Release
 from engine.report import samples as sampling
 from engine.results import SweepResult
 
@@ -124,7 +125,7 @@ def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> None:
 
 def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:
     """The steward's rule; returns the knob value it picks (None if it picks none)."""
-    if compute.unprotected_everywhere(sweep, risk, utility):
+    if prepared(sweep, ("unprotected", risk, utility), lambda: compute.unprotected_everywhere(sweep, risk, utility)):
         st.warning(
             f"Every setting leaves the {metric_info(risk).label.lower()} at its level on the unprotected data, so "
             "no setting is suggested: this method does not protect against this risk."
@@ -156,7 +157,13 @@ def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, meth
             key=f"choose_max::{risk}",
             help=info.better_text,
         )
-        choice = session.guarded(lambda: compute.risk_utility_choice(sweep, risk, utility, "threshold", float(limit)))
+        choice = session.guarded(
+            lambda: prepared(
+                sweep,
+                ("choice", risk, utility, "threshold", float(limit)),
+                lambda: compute.risk_utility_choice(sweep, risk, utility, "threshold", float(limit)),
+            )
+        )
     else:
         a = st.number_input(
             "Risk accepted per unit of utility (a)",
@@ -167,7 +174,13 @@ def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, meth
             key="choose_slope",
             help="The frontier point tangent to risk = c + a·utility (Greve & Sablica, Eq. 2.8).",
         )
-        choice = session.guarded(lambda: compute.risk_utility_choice(sweep, risk, utility, "tradeoff", float(a)))
+        choice = session.guarded(
+            lambda: prepared(
+                sweep,
+                ("choice", risk, utility, "tradeoff", float(a)),
+                lambda: compute.risk_utility_choice(sweep, risk, utility, "tradeoff", float(a)),
+            )
+        )
     if choice is None:
         return None
     st.markdown(
@@ -181,10 +194,19 @@ def _set_knob(method: str, value: float) -> None:
     st.session_state[session.knob_key(method)] = float(value)
 
 
-def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float) -> None:
+def _attack_figure(sweep: SweepResult, at: float, targets: list[str]):
+    return prepared(
+        sweep,
+        ("attack", at, tuple(targets)),
+        lambda: attack_bars_figure(sweep.detail(at, ATTACK, replicate=0), list(targets)),
+    )
+
+
+def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float) -> list[str]:
+    """The intruder's per-target scores at ``at``; returns the targets shown."""
     detail = sweep.detail(at, ATTACK, replicate=0)
     if detail is None or detail.empty:
-        return
+        return []
     st.subheader("Who the intruder picks out")
     targets = sorted(map(str, detail["target"].unique()))
     key = f"targets::{dataset.fingerprint[:12]}::{method}"
@@ -202,9 +224,10 @@ def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float
     )
     if not chosen:
         st.info("Choose one or more targets to see the intruder's scores.")
-        return
-    st.plotly_chart(attack_bars_figure(detail, chosen), key="attack_bars")
+        return []
+    st.plotly_chart(_attack_figure(sweep, at, chosen), key="attack_bars")
     st.caption("Per-target detail of replicate 0 at this setting.")
+    return list(chosen)
 
 
 def _utility_detail(sweep: SweepResult, utility: str | None, at: float) -> None:
@@ -212,10 +235,25 @@ def _utility_detail(sweep: SweepResult, utility: str | None, at: float) -> None:
     if detail is None or "cosine" not in detail.columns:
         return
     with st.expander("Utility per author"):
-        st.plotly_chart(cosine_by_author_figure(detail, metric_info(utility).label), key="cosine_by_author")
+        figure = prepared(
+            sweep, ("cosine", utility, at), lambda: cosine_by_author_figure(detail, metric_info(utility).label)
+        )
+        st.plotly_chart(figure, key="cosine_by_author")
 
 
-def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, knob: Knob, params: dict) -> None:
+def _sample_blocks(sweep: SweepResult, dataset: Dataset, release: Release, records: list[int]) -> list[str]:
+    """The marked-up original and protected versions of the ``records`` the release changed."""
+    return prepared(
+        sweep,
+        ("samples", release.knob, tuple(records)),
+        lambda: [display.sample_html(dataset, release, r) for r in sampling.changed_records(dataset, release, records)],
+    )
+
+
+def _samples(
+    sweep: SweepResult, dataset: Dataset, method: str, value: float, seed: int, knob: Knob, params: dict
+) -> None:
+    replicates = sweep.replicates
     st.subheader("Sample protected records")
     release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
     chosen = session.guarded(lambda: compute.sample_records(dataset, method, seed, replicates, MAX_SAMPLES, params))
@@ -224,7 +262,7 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
     for text in release.info.values():
         if isinstance(text, str) and text:
             st.caption(f"At {display.md_escape(display.knob_text(knob, value))}: {display.md_escape(text)}")
-    changed = sampling.changed_records(dataset, release, chosen)
+    changed = _sample_blocks(sweep, dataset, release, chosen)
     if not changed:
         st.info(f"No sample record is changed at {display.knob_text(knob, value)}.")
         return
@@ -233,8 +271,8 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
         "Red: what was removed; green: what replaced it."
     )
     st.html(display.SAMPLE_CSS)
-    for record in changed[:MAX_SAMPLES]:
-        st.markdown(display.sample_html(dataset, release, record), unsafe_allow_html=True)
+    for block in changed[:MAX_SAMPLES]:
+        st.markdown(block, unsafe_allow_html=True)
 
 
 def _compare_methods(
@@ -305,6 +343,149 @@ def _author_texts(
         st.caption(f"The first {MAX_SAMPLES} of {counts[who]:,} records by this author.")
 
 
+@st.fragment
+def _at_knob(
+    dataset: Dataset,
+    method: str,
+    params: dict,
+    options: MeasureOptions,
+    seed: int,
+    sweep: SweepResult,
+    risk: str | None,
+    utility: str | None,
+) -> None:
+    """Everything that follows the knob, rerun alone when the slider moves (a Streamlit fragment): the sweep,
+    the releases it kept and the page's other settings are not touched."""
+    knob = sweep.knob
+    value = _knob_slider(knob, sweep.grid, method)
+    at = compute.nearest_grid_value(sweep.grid, value)
+    metrics = compute.metrics_at(sweep, value)
+    st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
+    if not np.isclose(at, value):
+        st.caption(
+            f"Measures are shown at the nearest measured setting, {display.md_escape(display.knob_text(knob, at))}."
+        )
+    point = " · ".join(
+        f"{what} {_fmt(metrics[m].value)}" for what, m in (("Risk", risk), ("Utility", utility)) if m is not None
+    )
+    if point:
+        names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)
+        st.caption(f"{point} ({display.md_escape(names)})")
+
+    _metric_cards(sweep, metrics)
+    left, right = st.columns([3, 1], gap="large")
+    chosen_knob = None
+    with right:
+        if risk is not None and utility is not None:
+            with st.container(border=True):
+                st.markdown("**Choose for me**")
+                chosen_knob = _choose_for_me(sweep, risk, utility, knob, method)
+    with left:
+        if risk is not None and utility is not None:
+            figure = prepared(
+                sweep,
+                ("frontier", risk, utility, at, chosen_knob),
+                lambda: frontier_figure(sweep, risk, utility, current=at, chosen=chosen_knob),
+            )
+            st.plotly_chart(figure, key="frontier")
+        else:
+            for mid in sweep.metric_ids:
+                figure = prepared(
+                    sweep, ("along", mid, value), lambda mid=mid: metric_along_knob_figure(sweep, mid, current=value)
+                )
+                st.plotly_chart(figure, key=f"along::{mid}")
+            if risk is None:
+                st.info(
+                    "No risk measure applies to this dataset, so there is no risk–utility frontier; "
+                    "the reasons are listed above."
+                )
+
+    session.set_choice(
+        session.Chosen(
+            fingerprint=dataset.fingerprint,
+            dataset=dataset.name,
+            method=method,
+            knob=value,
+            seed=seed,
+            replicates=sweep.replicates,
+            risk=risk,
+            utility=utility,
+            sweep=sweep,
+            params=params,
+            options=options,
+        )
+    )
+    st.page_link(
+        pages.page("export"),
+        label=f"Export the release at {display.knob_text(knob, value)}",
+        icon=":material/download:",
+    )
+
+    targets = _attack_section(sweep, dataset, method, at)
+    _utility_detail(sweep, utility, at)
+    _samples(sweep, dataset, method, value, seed, knob, params)
+    _author_texts(dataset, method, value, seed, sweep.replicates, knob, params)
+    _prepare_other_values(sweep, dataset, method, params, seed, risk, utility, chosen_knob, targets)
+
+
+def _prepare_other_values(
+    sweep: SweepResult,
+    dataset: Dataset,
+    method: str,
+    params: dict,
+    seed: int,
+    risk: str | None,
+    utility: str | None,
+    chosen_knob: float | None,
+    targets: list[str],
+) -> None:
+    """The figures and samples of every other grid value, built in the background with the measures, targets
+    and suggestion now on the page, so that the first move to any value draws what is ready."""
+
+    def jobs() -> list:
+        records = session.guarded(
+            lambda: compute.sample_records(dataset, method, seed, sweep.replicates, MAX_SAMPLES, params)
+        )
+        out: list = []
+        for g in sweep.grid:
+            if risk is not None and utility is not None:
+                out.append(
+                    (
+                        ("frontier", risk, utility, g, chosen_knob),
+                        lambda g=g: frontier_figure(sweep, risk, utility, current=g, chosen=chosen_knob),
+                    )
+                )
+            if utility is not None and (detail := sweep.detail(g, utility, replicate=0)) is not None:
+                if "cosine" in detail.columns:
+                    out.append(
+                        (
+                            ("cosine", utility, g),
+                            lambda d=detail: cosine_by_author_figure(d, metric_info(utility).label),
+                        )
+                    )
+            if targets:
+                out.append(
+                    (
+                        ("attack", g, tuple(targets)),
+                        lambda g=g: attack_bars_figure(sweep.detail(g, ATTACK, replicate=0), list(targets)),
+                    )
+                )
+            if records:
+                release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
+                out.append(
+                    (
+                        ("samples", release.knob, tuple(records)),
+                        lambda release=release: [
+                            display.sample_html(dataset, release, r)
+                            for r in sampling.changed_records(dataset, release, records)
+                        ],
+                    )
+                )
+        return out
+
+    prepare_in_background(sweep, ("protect", risk, utility, chosen_knob, tuple(targets)), jobs)
+
+
 def render() -> None:
     """The Protect page."""
     st.title("Protect")
@@ -363,65 +544,7 @@ def render() -> None:
     for line in display.not_measured_lines(sweep.skipped):
         st.caption(line)
 
-    knob = sweep.knob
-    value = _knob_slider(knob, sweep.grid, method)
-    at = compute.nearest_grid_value(sweep.grid, value)
-    metrics = compute.metrics_at(sweep, value)
-    st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
-    if not np.isclose(at, value):
-        st.caption(
-            f"Measures are shown at the nearest measured setting, {display.md_escape(display.knob_text(knob, at))}."
-        )
-    point = " · ".join(
-        f"{what} {_fmt(metrics[m].value)}" for what, m in (("Risk", risk), ("Utility", utility)) if m is not None
-    )
-    if point:
-        names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)
-        st.caption(f"{point} ({display.md_escape(names)})")
-
-    _metric_cards(sweep, metrics)
-    left, right = st.columns([3, 1], gap="large")
-    chosen_knob = None
-    with right:
-        if risk is not None and utility is not None:
-            with st.container(border=True):
-                st.markdown("**Choose for me**")
-                chosen_knob = _choose_for_me(sweep, risk, utility, knob, method)
-    with left:
-        if risk is not None and utility is not None:
-            st.plotly_chart(frontier_figure(sweep, risk, utility, current=at, chosen=chosen_knob), key="frontier")
-        else:
-            for mid in sweep.metric_ids:
-                st.plotly_chart(metric_along_knob_figure(sweep, mid, current=value), key=f"along::{mid}")
-            if risk is None:
-                st.info(
-                    "No risk measure applies to this dataset, so there is no risk–utility frontier; "
-                    "the reasons are listed above."
-                )
-
-    session.set_choice(
-        session.Chosen(
-            fingerprint=dataset.fingerprint,
-            dataset=dataset.name,
-            method=method,
-            knob=value,
-            seed=seed,
-            replicates=sweep.replicates,
-            risk=risk,
-            utility=utility,
-            sweep=sweep,
-            params=params,
-            options=options,
-        )
-    )
-    st.page_link(
-        "views/export.py", label=f"Export the release at {display.knob_text(knob, value)}", icon=":material/download:"
-    )
-
-    _attack_section(sweep, dataset, method, at)
-    _utility_detail(sweep, utility, at)
-    _samples(dataset, method, value, seed, sweep.replicates, knob, params)
-    _author_texts(dataset, method, value, seed, sweep.replicates, knob, params)
+    _at_knob(dataset, method, params, options, seed, sweep, risk, utility)
     _compare_methods(dataset, method, params, replicates, seed, options, risk, utility)
 
 

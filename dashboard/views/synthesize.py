@@ -12,9 +12,11 @@ from __future__ import annotations
 import math
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import compute, display, session, widgets
+from dashboard import compute, display, pages, session, widgets
+from dashboard.prepared import prepare_in_background, prepared
 from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
 from engine.figures.field_synthesis import (
@@ -207,48 +209,67 @@ def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates:
     )
 
 
-def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
+def figures_at(sweep: SweepResult, at: float, choice: PmseChoice | None) -> dict[str, go.Figure]:
+    """The page's figures at grid value ``at`` by chart key (built once per value, `dashboard.prepared`)."""
     knob = sweep.knob
-    metrics = compute.metrics_at(sweep, at)
-    left, right = st.columns(2)
-    with left:
-        if sweep.complexity is not None:
-            st.plotly_chart(
-                complexity_figure(sweep.complexity, knob, current=at, best=None if choice is None else choice.best),
-                key="synth_complexity",
-            )
-    with right:
-        if "pmse_ratio" in sweep.metric_ids:
-            st.plotly_chart(pmse_ratio_figure(sweep, choice, current=at), key="synth_pmse")
+    out: dict[str, go.Figure] = {}
+    if sweep.complexity is not None:
+        best = None if choice is None else choice.best
+        out["synth_complexity"] = complexity_figure(sweep.complexity, knob, current=at, best=best)
+    if "pmse_ratio" in sweep.metric_ids:
+        out["synth_pmse"] = pmse_ratio_figure(sweep, choice, current=at)
     ident = sweep.detail(at, "identification_probability")
     if ident is not None:
         base = sweep.baseline.get("identification_probability_confidential")
-        st.plotly_chart(
-            identification_bars_figure(
-                ident,
-                None if base is None else base.detail,
-                title=f"Identification probability per target at {knob.symbol} = {knob.format(at)}",
-            ),
-            key="synth_identification",
+        out["synth_identification"] = identification_bars_figure(
+            ident,
+            None if base is None else base.detail,
+            title=f"Identification probability per target at {knob.symbol} = {knob.format(at)}",
         )
-    elif "identification_probability" in sweep.skipped:
+    one, two = sweep.detail(at, "cell_difference_1way"), sweep.detail(at, "cell_difference_2way")
+    if one is not None or two is not None:
+        out["synth_cells"] = cell_difference_figure(one, two)
+    content = sweep.detail(at, "topic_content_correlation")
+    if content is not None:
+        out["synth_content"] = content_correlation_figure(content)
+    prev = sweep.detail(at, "topic_prevalence_ratio")
+    base = sweep.baseline.get("topic_prevalence_ratio_confidential")
+    if prev is not None and base is not None and base.detail is not None:
+        conf = base.detail[base.detail["chosen"]] if "chosen" in base.detail.columns else base.detail
+        out["synth_prevalence"] = prevalence_figure(conf, prevalence_intervals(prev))
+    return out
+
+
+def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
+    best = None if choice is None else choice.best
+    figures = prepared(sweep, ("figures", at, best), lambda: figures_at(sweep, at, choice))
+    prepare_in_background(
+        sweep,
+        ("synthesize", best),
+        lambda: [(("figures", g, best), lambda g=g: figures_at(sweep, g, choice)) for g in sweep.grid],
+    )
+    metrics = compute.metrics_at(sweep, at)
+
+    def chart(key: str) -> None:
+        if key in figures:
+            st.plotly_chart(figures[key], key=key)
+
+    left, right = st.columns(2)
+    with left:
+        chart("synth_complexity")
+    with right:
+        chart("synth_pmse")
+    chart("synth_identification")
+    if "synth_identification" not in figures and "identification_probability" in sweep.skipped:
         st.caption(
             f"Identification probability not measured: {display.md_escape(sweep.skipped['identification_probability'])}."
         )
     left, right = st.columns(2)
     with left:
-        one, two = sweep.detail(at, "cell_difference_1way"), sweep.detail(at, "cell_difference_2way")
-        if one is not None or two is not None:
-            st.plotly_chart(cell_difference_figure(one, two), key="synth_cells")
+        chart("synth_cells")
     with right:
-        content = sweep.detail(at, "topic_content_correlation")
-        if content is not None:
-            st.plotly_chart(content_correlation_figure(content), key="synth_content")
-    prev = sweep.detail(at, "topic_prevalence_ratio")
-    base = sweep.baseline.get("topic_prevalence_ratio_confidential")
-    if prev is not None and base is not None and base.detail is not None:
-        conf = base.detail[base.detail["chosen"]] if "chosen" in base.detail.columns else base.detail
-        st.plotly_chart(prevalence_figure(conf, prevalence_intervals(prev)), key="synth_prevalence")
+        chart("synth_content")
+    chart("synth_prevalence")
     if "topic_prevalence_ratio" in metrics:
         m = metrics["topic_prevalence_ratio"]
         st.caption(
@@ -257,19 +278,18 @@ def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
         )
 
 
-def render() -> None:
-    """The Synthesize page."""
-    st.title("Synthesize fields")
-    started = compute.page_sweep(
-        "the text is released unchanged; the chosen fields are replaced by synthetic values.", _settings
-    )
-    if started is None:
-        return
-    dataset, (method, params, options, replicates, seed), sweep = started
+@st.fragment
+def _at_knob(
+    dataset: Dataset, method: str, params: dict, options: MeasureOptions, seed: int, sweep: SweepResult
+) -> None:
+    """The recommendation, the knob and everything that follows it, rerun alone when the slider moves (a
+    Streamlit fragment): the sweep and the releases it kept are read, not recomputed."""
     knob = sweep.knob
     choice = None
     if "pmse_ratio" in sweep.metric_ids:
-        choice = session.guarded(lambda: select_by_pmse_ratio(sweep.summary, knob.symbol))
+        choice = session.guarded(
+            lambda: prepared(sweep, ("pmse_choice",), lambda: select_by_pmse_ratio(sweep.summary, knob.symbol))
+        )
     if choice is not None:
         c1, c2 = st.columns([4, 1])
         c1.info(
@@ -306,10 +326,24 @@ def render() -> None:
         )
     )
     st.page_link(
-        "views/export.py", label=f"Export the release at {display.knob_text(knob, value)}", icon=":material/download:"
+        pages.page("export"),
+        label=f"Export the release at {display.knob_text(knob, value)}",
+        icon=":material/download:",
     )
     _figures(sweep, value, choice)
     _samples(dataset, method, value, seed, sweep.replicates, params)
+
+
+def render() -> None:
+    """The Synthesize page."""
+    st.title("Synthesize fields")
+    started = compute.page_sweep(
+        "the text is released unchanged; the chosen fields are replaced by synthetic values.", _settings
+    )
+    if started is None:
+        return
+    dataset, (method, params, options, replicates, seed), sweep = started
+    _at_knob(dataset, method, params, options, seed, sweep)
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ import inspect
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -137,6 +137,19 @@ class Release:
     seed: int | None = None
     replicate: int = 0
     info: dict[str, Any] = field(default_factory=dict)
+
+    def compact(self) -> Release:
+        """The release with only its protected columns (what a sweep keeps to show a release again without
+        holding the unchanged columns once per knob value); `within` puts it back into the data."""
+        kept = [c for c in self.protected_columns if c in self.data.columns]
+        return replace(self, data=self.data[kept].copy())
+
+    def within(self, frame: pd.DataFrame) -> Release:
+        """A compact release completed with the unchanged columns of ``frame`` (the data it was made from)."""
+        data = frame.copy(deep=False)
+        for column in self.data.columns:
+            data[column] = self.data[column].set_axis(frame.index)
+        return replace(self, data=data)
 
 
 class Fitted(ABC):

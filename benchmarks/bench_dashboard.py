@@ -1,0 +1,297 @@
+"""The dashboard as a steward meets it, in headless Chromium: each page's first view with an empty cache, the
+same after a restart (the persisted sweep), and slider moves from the key press to the page at rest. Not part
+of the tests.
+
+    .venv/bin/python benchmarks/bench_dashboard.py [--cases protect:redact counts:cart ...] [--moves 20]
+        [--json benchmarks/results_dashboard.json]
+
+Per page and method (issue 11's targets): a move's p95 ≤ 250 ms in the browser and ≤ 100 ms of server script
+time; a first view ≤ 30 s (Protect text), 45 s (Synthesize fields), 90 s (Counts and amounts); after a restart
+≤ 5 s; the progress bar changes at least every 5 s.
+
+The page is at rest when the knob's caption shows the new value, no element is stale (Streamlit marks what a
+run has not redrawn yet) and the status widget says nothing is running. Server script time is a fragment rerun
+timed in-process with Streamlit's AppTest (its overhead included, so an upper bound). Peak memory is the
+largest resident size of the server's process tree, sampled every 0.2 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+FIRST_VIEW_TIMEOUT_MS = 1_800_000
+
+
+@dataclass(frozen=True)
+class Case:
+    page: str  # url path of the page
+    method: str
+    data: str
+    title: str  # the method's title, as the page's method picker shows it
+    picker: str  # "select" (Protect), "radio" (Synthesize, Counts) or "" (the page's default)
+    target_s: float
+
+
+def cases() -> dict[str, Case]:
+    from engine.protect import METHODS
+
+    out = {}
+    for method in ("redact", "md", "rnn"):
+        out[f"protect:{method}"] = Case(
+            "protect", method, "airline-tweets", METHODS[method].title, "" if method == "redact" else "select", 30
+        )
+    for method in ("glm", "cart"):
+        out[f"synthesize:{method}"] = Case(
+            "synthesize", method, "airline-tweets", METHODS[method].title, "" if method == "glm" else "radio", 45
+        )
+    for method in ("count-bayes", "cart"):
+        out[f"counts:{method}"] = Case(
+            "counts", method, "nyc-airbnb", METHODS[method].title, "" if method == "count-bayes" else "radio", 90
+        )
+    return out
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tree_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` and its descendants (MB), from /proc."""
+    total, todo = 0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
+            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
+            todo += [int(c) for c in children]
+        except (OSError, StopIteration):
+            continue
+    return total / 1024
+
+
+class Server:
+    """`textsdc dashboard` on a free port with its own cache folder; samples its memory while it runs."""
+
+    def __init__(self, data: str, cache: Path, log: Path) -> None:
+        self.port = free_port()
+        env = dict(os.environ, TEXTSDC_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+        argv = [sys.executable, "-m", "engine.cli", "dashboard", "--port", str(self.port), "--data", data]
+        self.proc = subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT)
+        self.peak_mb = 0.0
+        self._stop = threading.Event()
+        threading.Thread(target=self._sample, daemon=True).start()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        raise SystemExit(f"the dashboard did not start; see {log}")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _sample(self) -> None:
+        while not self._stop.is_set():
+            self.peak_mb = max(self.peak_mb, tree_rss_mb(self.proc.pid))
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+AT_REST = """() => {
+  const caption = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+      .find(e => e.innerText.startsWith('Current knob:'));
+  if (!caption) return false;
+  if (window.__before !== undefined && caption.innerText === window.__before) return false;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  return !document.querySelector('[data-testid^="stStatusWidgetRunning"]');
+}"""
+
+CAPTION = """() => { const c = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
+    .find(e => e.innerText.startsWith('Current knob:')); return c ? c.innerText : undefined; }"""
+
+
+def first_view(page, case: Case, url: str) -> dict:
+    """Open the page (and pick the method), timed until the knob's caption is at rest; the progress bar's
+    changes on the way."""
+    start = time.perf_counter()
+    page.goto(f"{url}/{case.page}")
+    page.evaluate("() => { window.__before = undefined; }")
+    if case.picker:
+        # The page's default method sweeps first; the case's method is picked once the page is up.
+        page.wait_for_function(AT_REST, timeout=FIRST_VIEW_TIMEOUT_MS, polling=250)
+        page.evaluate("b => { window.__before = b; }", page.evaluate(CAPTION))
+        start = time.perf_counter()
+        if case.picker == "select":
+            page.locator('[data-testid="stSelectbox"]', has_text="Protection method").click()
+            page.get_by_role("option", name=case.title, exact=True).click()
+        else:
+            page.locator('[data-testid="stRadio"] label', has_text=case.title).first.click()
+        page.wait_for_timeout(300)
+    seen: list[tuple[float, str]] = []
+    done = False
+    while not done:
+        text = page.evaluate(
+            "() => [...document.querySelectorAll('[data-testid=\"stProgress\"]')].map(e => e.innerText).join(' | ')"
+        )
+        now = time.perf_counter() - start
+        if text and (not seen or seen[-1][1] != text):
+            seen.append((now, text))
+        done = page.evaluate(AT_REST)
+        if now > FIRST_VIEW_TIMEOUT_MS / 1000:
+            raise SystemExit(f"{case}: no first view after {now:.0f} s")
+        if not done:
+            time.sleep(0.25)
+    seconds = time.perf_counter() - start
+    times = [0.0] + [t for t, _ in seen] + [seconds]
+    return {
+        "seconds": round(seconds, 1),
+        "progress_updates": len(seen),
+        "longest_progress_gap_s": round(max(b - a for a, b in zip(times, times[1:])), 1),
+    }
+
+
+def moves(page, n: int) -> list[float]:
+    """``n`` moves of the knob by one grid step (right to the end, then left), each timed from the key press
+    to the page at rest (ms)."""
+    thumb = page.get_by_role("slider").first
+    out = []
+    direction = "ArrowRight"
+    for _ in range(n):
+        before = page.evaluate(CAPTION)
+        now, high = thumb.get_attribute("aria-valuenow"), thumb.get_attribute("aria-valuemax")
+        low = thumb.get_attribute("aria-valuemin")
+        if direction == "ArrowRight" and now == high:
+            direction = "ArrowLeft"
+        elif direction == "ArrowLeft" and now == low:
+            direction = "ArrowRight"
+        page.evaluate("b => { window.__before = b; }", before)
+        thumb.focus()
+        start = time.perf_counter()
+        thumb.press(direction)
+        page.wait_for_function(AT_REST, timeout=120_000, polling="raf")
+        out.append((time.perf_counter() - start) * 1000)
+        page.wait_for_timeout(400)  # a steward's pause between moves
+    return out
+
+
+def script_ms(case: Case, cache: Path, n: int) -> list[float]:
+    """Server script time of ``n`` fragment reruns on the page (AppTest, the persisted sweep)."""
+    code = f"""
+import json, sys, time
+sys.argv = ["app.py", "--data", {case.data!r}]
+sys.path.insert(0, {str(ROOT)!r})
+from streamlit.testing.v1 import AppTest
+from tests.test_dashboard import fragment_run
+from dashboard import session
+at = AppTest.from_file({str(ROOT / "dashboard" / "app.py")!r}, default_timeout=1800)
+at.run()
+if {case.picker!r}:
+    at.session_state[{{"protect": session.METHOD_KEY, "synthesize": "synth_method", "counts": "counts_method"}}[{case.page!r}]] = {case.method!r}
+at.switch_page("views/{case.page}.py").run()
+grid = at.session_state[session.CHOICE].sweep.grid
+key = next(k for k in at.session_state if "knob" in str(k) and not str(k).startswith("choose") and at.session_state[k] in grid)
+times = []
+for i in range({n}):
+    at.select_slider(key=key).set_value(grid[i % len(grid)])
+    t = time.perf_counter(); fragment_run(at, "_at_knob"); times.append((time.perf_counter() - t) * 1000)
+print("TIMES", json.dumps(times[len(grid):] or times))
+"""
+    env = dict(os.environ, TEXTSDC_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    line = next((x for x in run.stdout.splitlines() if x.startswith("TIMES ")), None)
+    if line is None:
+        raise SystemExit(f"script timing failed for {case}:\n{run.stderr[-3000:]}")
+    return json.loads(line[6:])
+
+
+def p95(values: list[float]) -> float:
+    return sorted(values)[max(0, int(round(0.95 * len(values))) - 1)]
+
+
+def bench(name: str, case: Case, n_moves: int, work: Path) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    cache, log = work / name.replace(":", "-"), work / "server.log"
+    row: dict = {"case": name, "page": case.page, "method": case.method, "data": case.data}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+        page = browser.new_page(viewport={"width": 1500, "height": 1100})
+        server = Server(case.data, cache, log)
+        try:
+            row["first_view"] = first_view(page, case, server.url)
+            latencies = moves(page, n_moves)
+            row["move_ms"] = {
+                "p50": round(statistics.median(latencies)),
+                "p95": round(p95(latencies)),
+                "max": round(max(latencies)),
+                "n": len(latencies),
+            }
+        finally:
+            server.stop()
+        row["peak_rss_mb"] = round(server.peak_mb)
+        server = Server(case.data, cache, log)  # a restart: the process's memory is gone, the disk cache is not
+        try:
+            row["after_restart"] = first_view(page, case, server.url)
+        finally:
+            server.stop()
+        browser.close()
+    script = script_ms(case, cache, n_moves + 12)
+    row["script_ms"] = {"p50": round(statistics.median(script)), "p95": round(p95(script)), "n": len(script)}
+    row["targets"] = {"first_view_s": case.target_s, "after_restart_s": 5, "move_p95_ms": 250, "script_p95_ms": 100}
+    return row
+
+
+def main() -> None:
+    known = cases()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=list(known), choices=list(known))
+    parser.add_argument("--moves", type=int, default=20)
+    parser.add_argument("--json", type=Path, default=ROOT / "benchmarks" / "results_dashboard.json")
+    args = parser.parse_args()
+    previous = json.loads(args.json.read_text()) if args.json.exists() else {"rows": []}
+    rows = {r["case"]: r for r in previous.get("rows", [])}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in args.cases:
+            rows[name] = bench(name, known[name], args.moves, Path(tmp))
+            print(json.dumps(rows[name]), flush=True)
+    payload = {
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
+        "settings": "the pages' defaults on the demo datasets; an empty cache folder per case",
+        "rows": [rows[k] for k in known if k in rows],
+    }
+    args.json.write_text(json.dumps(payload, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,26 @@
+"""The dashboard's pages, declared once: the navigation (`dashboard/app.py`) and the links between pages use the
+same `st.Page` objects, so a link drawn inside a fragment rerun (which does not run the navigation) still
+finds its page."""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.navigation.page import StreamlitPage
+
+PAGES: dict[str, tuple[str, str]] = {
+    "data": ("Data", ":material/table:"),
+    "protect": ("Protect text", ":material/tune:"),
+    "synthesize": ("Synthesize fields", ":material/casino:"),
+    "counts": ("Counts and amounts", ":material/bar_chart:"),
+    "export": ("Export", ":material/download:"),
+}
+
+
+def page(name: str) -> StreamlitPage:
+    """The page ``name`` (a key of `PAGES`), served at ``/name``; Data is the default page."""
+    title, icon = PAGES[name]
+    return st.Page(f"views/{name}.py", title=title, icon=icon, url_path=name, default=name == "data")
+
+
+def all_pages() -> list[StreamlitPage]:
+    return [page(name) for name in PAGES]
