@@ -14,7 +14,8 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from engine.measures.evaluate import MeasureOptions
-from engine.protect.base import Progress, Protector
+from engine.progress import Progress
+from engine.protect.base import Protector
 
 T = TypeVar("T")
 

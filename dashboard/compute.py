@@ -5,6 +5,7 @@ sweeps by (fingerprint, method and parameters, replicates, seed, measure options
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -32,8 +33,9 @@ from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureOptions
+from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector
-from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
+from engine.protect.base import Fitted, Protector, Release
 from engine.report.samples import SAMPLE_RECORDS
 from engine.report.samples import sample_records as engine_sample_records
 from engine.results import SweepResult
@@ -77,6 +79,8 @@ def effective_replicates(method: str, replicates: int) -> int:
     return 1 if METHODS[method].deterministic else int(replicates)
 
 
+SWEEP_JOBS = max(1, min(os.cpu_count() or 1, 4))
+"""Processes a dashboard sweep releases and measures in (the result does not depend on it)."""
 KEPT_REPLICATES = 3
 """Releases the dashboard's sweeps keep per knob value (the Counts page overlays three synthetic datasets), so
 that a slider move shows a release without making it again."""
@@ -112,6 +116,7 @@ def get_sweep(
             None,
             reps,
             int(seed),
+            jobs=min(SWEEP_JOBS, len(fitted.knob.default_grid()) * reps),
             progress=progress,
             fitted=fitted,
             evaluator=evaluator,

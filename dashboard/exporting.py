@@ -13,8 +13,8 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.export.bundle import ExportResult
 from engine.export.chosen import export_chosen as engine_export_chosen
+from engine.progress import Progress, no_progress
 from engine.protect import METHODS
-from engine.protect.base import Progress, no_progress
 from engine.replay import replay_command as engine_replay_command
 
 

@@ -15,7 +15,8 @@ from engine import __version__
 from engine.atomic import atomic_path
 from engine.data.dataset import Dataset
 from engine.paths import cache_dir
-from engine.protect.base import Fitted, Progress, Protector, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Protector
 
 T = TypeVar("T")
 

@@ -26,7 +26,8 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureOptions, check_options
-from engine.protect.base import Fitted, Progress, Protector, Release, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult, summarize
 
 MAX_DETAIL_ROWS = 20_000

@@ -250,3 +250,18 @@ def test_an_unprotected_export_warns_in_the_cli_and_says_so_in_the_manifest(tiny
     manifest = json.loads((tmp_path / "B" / "manifest.json").read_text())
     assert any("unprotected data" in w for w in manifest["warnings"])
     assert "not protected" in (tmp_path / "B" / "report.html").read_text()
+
+
+@pytest.mark.slow
+def test_entities_found_in_two_processes_are_the_ones_found_in_one(monkeypatch):
+    """A large corpus goes through spaCy in worker processes, chunk by chunk; the spans must not change."""
+    monkeypatch.setattr(entities, "CHUNK_PIECES", 7)  # 40 texts: six chunks over two workers
+    texts = [
+        f"Barack Obama met Angela Merkel in Berlin on day {i}." if i % 3 else f"@user{i} flying to Paris with Delta"
+        for i in range(40)
+    ]
+    seen: list[tuple[int, int]] = []
+    one = list(entities.entity_spans(texts, len(texts), processes=1))
+    two = list(entities.entity_spans(texts, len(texts), lambda d, n, w: seen.append((d, n)), processes=2))
+    assert two == one and len(two) == 40 and all(two[i] for i in range(1, 40, 3))
+    assert seen[-1] == (40, 40) and len(seen) >= 6  # one report per chunk, then the end

@@ -200,3 +200,27 @@ def test_methods_frontier_draws_each_method_along_its_knob_with_its_ends_labelle
     assert len(labelled) >= 2
     assert any(t.name == "Unprotected data" for t in fig.data)
     assert methods_frontier_figure([("Redaction", first)], "pmse_ratio", UTILITY).data == ()
+
+
+def test_attack_bars_draw_the_target_the_guess_and_the_top_scores_of_many_users():
+    """A panel over 100 released users draws 30: the target, the attacker's guess and the next highest scores
+    (a browser redrawing thousands of bars at every slider move is not live)."""
+    users = [f"user{i:03d}" for i in range(100)]
+    scores = [0.0] * 100
+    scores[57], scores[3], scores[90] = 0.6, 0.3, 0.05  # the guess (wrong), a runner-up, a small one
+    detail = pd.DataFrame(
+        {
+            "target": "user010",
+            "candidate": users,
+            "score": scores,
+            "is_true": [u == "user010" for u in users],
+            "is_guess": [u == "user057" for u in users],
+            "credit": 0.0,
+        }
+    )
+    fig = attack_bars_figure(detail, ["user010"])
+    drawn = {x for t in fig.data for x in t.x}
+    assert len(drawn) == 30 and {"user010", "user057", "user003", "user090"} <= drawn
+    assert fig.layout.xaxis.title.text == "30 of 100 users; the other 70 score ≤ 0.00"
+    assert fig.layout.annotations[0].text == "user010: missed"
+    assert len({x for t in attack_bars_figure(detail, ["user010"], max_users=200).data for x in t.x}) == 100

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.params import Param
 
 SHUFFLE_KNOB = Knob(

@@ -11,7 +11,8 @@ from engine.data.dataset import Dataset
 from engine.export.bundle import ExportResult, export_release
 from engine.measures.evaluate import Evaluator
 from engine.measures.options import MeasureOptions
-from engine.protect.base import Fitted, Progress, Protector, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Protector
 from engine.report.samples import SAMPLE_RECORDS, sample_records
 from engine.results import SweepResult
 from engine.sweep import make_release, metrics_with_intervals, run_sweep

@@ -403,12 +403,34 @@ def _attack_category(is_true: bool, is_guess: bool) -> str:
     return "other"
 
 
-def attack_bars_figure(detail: pd.DataFrame, targets: list[str] | None = None, max_targets: int = 4) -> go.Figure:
+MAX_ATTACK_USERS = 30
+
+
+def _panel_users(d: pd.DataFrame, max_users: int) -> pd.DataFrame:
+    """The target, the attacker's guesses and then the highest scores: at most ``max_users`` rows of a panel
+    (ties broken by name), so that a panel draws tens of bars, not one per released user."""
+    if len(d) <= max_users:
+        return d
+    rank = d.assign(
+        _first=~(d["is_true"].astype(bool) | d["is_guess"].astype(bool)),
+        _name=[_plain(c) for c in d["candidate"]],
+    ).sort_values(["_first", "score", "_name"], ascending=[True, False, True], kind="stable")
+    return d.loc[rank.index[:max_users]]
+
+
+def attack_bars_figure(
+    detail: pd.DataFrame,
+    targets: list[str] | None = None,
+    max_targets: int = 4,
+    max_users: int = MAX_ATTACK_USERS,
+) -> go.Figure:
     """Per-target attack panels after Ororbia et al. (Fig. 2): one bar per released user.
 
     A bar's height is the share of that user's records the attacker's classifier assigns to the target
     (Eq. 4); the tallest bar is the attacker's guess. Green: the target picked out correctly; red: a wrong
     person picked; orange: the missed target; grey: everyone else, with zero-score users as dots on the floor.
+    With more than ``max_users`` released users a panel shows the target, the guesses and the highest other
+    scores, and its x-axis title says how many users are not drawn (the paper's figure has 50 users).
     """
     if targets is None:
         targets = list(dict.fromkeys(detail["target"]))[:max_targets] if len(detail) else []
@@ -420,9 +442,10 @@ def attack_bars_figure(detail: pd.DataFrame, targets: list[str] | None = None, m
 
     cols = 1 if len(targets) == 1 else 2
     rows = math.ceil(len(targets) / cols)
-    panels = [detail[detail["target"] == t] for t in targets]
+    everyone = [detail[detail["target"] == t] for t in targets]
+    panels = [_panel_users(d, max_users) for d in everyone]
     titles = []
-    for t, d in zip(targets, panels):
+    for t, d in zip(targets, everyone):
         hit = d[d["is_true"].astype(bool) & d["is_guess"].astype(bool)]
         n_guess = int(d["is_guess"].astype(bool).sum())
         status = "missed" if hit.empty else ("identified" if n_guess == 1 else f"tied with {n_guess - 1} other(s)")
@@ -504,9 +527,18 @@ def attack_bars_figure(detail: pd.DataFrame, targets: list[str] | None = None, m
             col=col,
         )
         fig.update_yaxes(range=[-0.03, 1.05], row=row, col=col)
+        hidden = len(everyone[i]) - len(d)
+        if hidden:
+            top = float(everyone[i].drop(index=d.index)["score"].max())
+            fig.update_xaxes(
+                title_text=f"{len(d)} of {len(everyone[i]):,} users; the other {hidden:,} score ≤ {top:.2f}",
+                row=row,
+                col=col,
+            )
 
     fig.update_yaxes(title_text="Share assigned to target", col=1)
-    fig.update_xaxes(title_text="Released users (by name)", row=rows)
+    if not any(len(a) > len(b) for a, b in zip(everyone, panels)):
+        fig.update_xaxes(title_text="Released users (by name)", row=rows)
     fig.update_layout(
         template=TEMPLATE,
         uirevision=UIREVISION,

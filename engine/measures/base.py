@@ -24,7 +24,8 @@ from engine.errors import ConfigError, TextsdcError
 if TYPE_CHECKING:
     from engine.data.dataset import Dataset
     from engine.measures.options import MeasureOptions
-    from engine.protect.base import Progress, Release
+    from engine.protect.base import Release
+from engine.progress import Progress
 
 CONFIDENTIAL_SUFFIX = "_confidential"
 

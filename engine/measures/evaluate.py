@@ -23,7 +23,8 @@ from engine.measures.registry import MEASURES, measure_class, measure_ids
 from engine.measures.utility.classifier import classifier_target
 from engine.measures.utility.sentiment import sentiment_field
 from engine.measures.utility.topics import prevalence_level
-from engine.protect.base import Progress, Release, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Release
 from engine.protect.field_synthesis.sequential import FieldLevels
 
 __all__ = [

@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal
 
@@ -17,15 +17,8 @@ import numpy as np
 import pandas as pd
 
 from engine.errors import ConfigError
+from engine.progress import Progress, no_progress
 from engine.protect.params import RESERVED_NAMES, Param, coerce_all
-
-Progress = Callable[[int, int, str], None]
-"""A progress callback: (done, total, what is being done). ``what`` names the stage and may end with a detail in
-parentheses that changes as the stage goes on ("training the text generator (loss 5.21)")."""
-
-
-def no_progress(done: int, total: int, what: str = "") -> None:
-    """The progress callback that reports nothing."""
 
 
 def three_significant(value: float) -> str:

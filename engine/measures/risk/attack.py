@@ -26,7 +26,7 @@ from sklearn.svm import LinearSVC
 from engine.errors import DataError
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.shared import released_texts, require_intruder_texts
-from engine.protect.base import Progress, no_progress
+from engine.progress import Progress, no_progress
 from engine.text.tokens import tokenize
 
 METRIC_ID = "attack_identification_rate"

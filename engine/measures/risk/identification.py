@@ -40,7 +40,7 @@ from scipy import sparse
 from engine.errors import DataError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.shared import require_intruder_texts
-from engine.protect.base import Progress, no_progress
+from engine.progress import Progress, no_progress
 from engine.text.features import StyleFeatures, stylometric_features
 
 METRIC_ID = "identification_probability"

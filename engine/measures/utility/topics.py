@@ -38,7 +38,7 @@ from engine.errors import ConfigError, DataError
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.shared import field_levels, synthetic_codes
 from engine.measures.utility.combining import combine_table
-from engine.protect.base import Progress, no_progress
+from engine.progress import Progress, no_progress
 from engine.protect.field_synthesis.sequential import FieldLevels
 from engine.text.features import WordCounts, synthesis_counts
 
@@ -89,7 +89,8 @@ class TopicModel:
             raise DataError(
                 f"the texts have {X.shape[1]} words used in two or more documents, too few for {n_topics} topics"
             )
-        lda = LatentDirichletAllocation(n_components=n_topics, learning_method="batch", max_iter=10, random_state=seed)
+        lda = _ReportingLDA(n_components=n_topics, learning_method="batch", max_iter=LDA_ITERATIONS, random_state=seed)
+        lda.report = progress
         theta = lda.fit_transform(X)
         phi = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
         coo = X.tocoo()
@@ -100,6 +101,22 @@ class TopicModel:
         ]
         progress(1, 1, "fitting the topic model")
         return cls(counts.vocabulary, theta, phi, assigned)
+
+
+LDA_ITERATIONS = 10
+
+
+class _ReportingLDA(LatentDirichletAllocation):
+    """scikit-learn's LDA reporting each pass of batch variational EM (its ``_em_step``, called once per
+    iteration) as progress; should that method be renamed, the fit is the same and only the reports stop."""
+
+    def _em_step(self, *args, **kwargs):
+        result = super()._em_step(*args, **kwargs)
+        passes = self.__dict__.get("_passes", 0) + 1
+        self._passes = passes
+        report: Progress = self.__dict__.get("report", no_progress)  # set on the instance (not a parameter)
+        report(min(passes, self.max_iter), self.max_iter, "fitting the topic model")
+        return result
 
 
 def _level_indicators(

@@ -40,7 +40,8 @@ from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
 from engine.data.schema import FieldSpec
 from engine.errors import ConfigError, DataError
-from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.bayes_counts.mcmc import diagnostics
 from engine.protect.bayes_counts.models import (
     Chains,

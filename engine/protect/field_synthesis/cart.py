@@ -33,7 +33,8 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.protect.base import Knob, Progress, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Knob
 from engine.protect.field_synthesis.sequential import (
     FieldLevels,
     FieldSynthesizer,

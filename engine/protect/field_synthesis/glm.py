@@ -28,7 +28,8 @@ from scipy import sparse
 from engine import MAX_SEED
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.protect.base import Knob, Progress, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Knob
 from engine.protect.field_synthesis.lasso import LassoPath, fit_lasso_path, lambda_max, standardize_columns
 from engine.protect.field_synthesis.sequential import (
     FieldLevels,

@@ -37,7 +37,7 @@ import numpy as np
 from scipy import sparse
 
 from engine.errors import DataError
-from engine.protect.base import Progress, no_progress
+from engine.progress import Progress, no_progress
 
 
 @dataclass

@@ -35,7 +35,8 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.params import Param
 from engine.text.tokens import tokenize
 from engine.text.vocabulary import PUBLIC_VOCABULARY_SOURCE, data_vocabulary, public_vocabulary

@@ -33,7 +33,8 @@ import pandas as pd
 from engine import MAX_SEED
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.protect.base import Fitted, Knob, Progress, Protector, Release, no_progress
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.params import Param
 from engine.protect.text_synthesis.recurrent import END, RESERVED, RecurrentWeights, sample, train
 from engine.text.tokens import tokenize
