@@ -347,6 +347,10 @@ def _at_knob(
                 "deviation on the log scale is S times the count.",
             )
         )
+    st.caption(
+        f"Current knob: {display.md_escape(display.knob_text(sweep.knob, value))} · intruder uncertainty "
+        f"S = {s_level:.2f}"
+    )
     metrics = compute.metrics_at(sweep, value)
     _cards(metrics, sweep.replicates)
     for line in display.not_measured_lines(sweep.skipped):
