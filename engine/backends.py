@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any
 
 from engine.errors import ConfigError
@@ -71,8 +71,7 @@ def parallel_backend(backend: str, scheduler: str | None, jobs: int, shared: Seq
     broadcast to each worker once."""
     check_backend(backend, scheduler)
     if backend == "local":
-        with nullcontext():
-            yield jobs
+        yield jobs
         return
     from joblib import parallel_config
 
