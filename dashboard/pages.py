@@ -24,3 +24,8 @@ def page(name: str) -> StreamlitPage:
 
 def all_pages() -> list[StreamlitPage]:
     return [page(name) for name in PAGES]
+
+
+def export_link(setting: str) -> None:
+    """The link from a protection page to Export, naming the knob ``setting`` the release will be made at."""
+    st.page_link(page("export"), label=f"Export the release at {setting}", icon=":material/download:")

@@ -374,11 +374,7 @@ def _at_knob(
             options=options,
         )
     )
-    st.page_link(
-        pages.page("export"),
-        label=f"Export the release at {display.knob_text(sweep.knob, value)}",
-        icon=":material/download:",
-    )
+    pages.export_link(display.knob_text(sweep.knob, value))
     tabs = st.tabs(["Distributions", "Estimates", "Risk", "Intruder uncertainty", "Model", "Samples"])
     with tabs[0]:
         _distributions(sweep, dataset, method, value, seed, params, fields)

@@ -415,11 +415,7 @@ def _at_knob(
             options=options,
         )
     )
-    st.page_link(
-        pages.page("export"),
-        label=f"Export the release at {display.knob_text(knob, value)}",
-        icon=":material/download:",
-    )
+    pages.export_link(display.knob_text(knob, value))
 
     targets = _attack_section(sweep, dataset, method, at)
     _utility_detail(sweep, utility, at)

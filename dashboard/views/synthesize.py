@@ -325,11 +325,7 @@ def _at_knob(
             options=options,
         )
     )
-    st.page_link(
-        pages.page("export"),
-        label=f"Export the release at {display.knob_text(knob, value)}",
-        icon=":material/download:",
-    )
+    pages.export_link(display.knob_text(knob, value))
     _figures(sweep, value, choice)
     _samples(dataset, method, value, seed, sweep.replicates, params)
 
