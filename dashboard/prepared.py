@@ -15,6 +15,8 @@ from typing import Any, TypeVar
 from engine.results import SweepResult
 
 T = TypeVar("T")
+Job = tuple[Hashable, Callable[[], Any]]
+"""A key of a sweep's prepared things and what builds it (`prepared(sweep, *job)`)."""
 
 _LOCK = threading.Lock()
 # By the sweep's id (a SweepResult is a dataclass, so not hashable); an entry goes when its sweep is collected.
@@ -52,9 +54,7 @@ def is_prepared(sweep: SweepResult, key: Hashable) -> bool:
         return key in _BUILT.get(id(sweep), {})
 
 
-def prepare_in_background(
-    sweep: SweepResult, marker: Hashable, jobs: Callable[[], Iterable[tuple[Hashable, Callable[[], Any]]]]
-) -> None:
+def prepare_in_background(sweep: SweepResult, marker: Hashable, jobs: Callable[[], Iterable[Job]]) -> None:
     """Build the (key, build) pairs ``jobs()`` lists, those not built yet, in one daemon thread, so that the first
     move to each grid value finds them ready. ``jobs`` is called once per ``marker`` (the page's choices the
     jobs depend on): a page calls this on every rerun for the cost of a lookup. A job that fails is left for

@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from dashboard import pages
+from dashboard import display, pages
 from dashboard.loading import Origin, load_source
 from engine.data.dataset import Dataset
 from engine.errors import TextsdcError, os_error_message
@@ -138,6 +138,36 @@ class Chosen:
 
 def set_choice(chosen: Chosen) -> None:
     st.session_state[CHOICE] = chosen
+
+
+def choose(
+    dataset: Dataset,
+    method: str,
+    value: float,
+    seed: int,
+    sweep: SweepResult,
+    params: dict,
+    options: MeasureOptions | None,
+    risk: str | None,
+    utility: str | None,
+) -> None:
+    """Make the release a page shows at knob ``value`` the one Export writes, and link to Export."""
+    set_choice(
+        Chosen(
+            fingerprint=dataset.fingerprint,
+            dataset=dataset.name,
+            method=method,
+            knob=value,
+            seed=seed,
+            replicates=sweep.replicates,
+            risk=risk,
+            utility=utility,
+            sweep=sweep,
+            params=params,
+            options=options,
+        )
+    )
+    pages.export_link(display.knob_text(sweep.knob, value))
 
 
 def get_choice(dataset: Dataset | None) -> Chosen | None:

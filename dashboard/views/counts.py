@@ -11,15 +11,13 @@ MCMC diagnostics, and sample records side by side. The sweep runs once per setti
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable
-from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import compute, display, pages, session, widgets
-from dashboard.prepared import prepare_in_background, prepared
+from dashboard import compute, display, session, widgets
+from dashboard.prepared import Job, prepare_in_background, prepared
 from engine.data.dataset import Dataset
 from engine.figures.bayes_counts import (
     amount_density_figure,
@@ -45,7 +43,6 @@ CARDS = {
     "ci_overlap": "Interval overlap",
 }
 PREFIX = "counts_"
-Job = tuple[Hashable, Callable[[], Any]]  # a key of `dashboard.prepared` and what builds it
 
 
 def _fmt(v: float | None) -> str:
@@ -177,9 +174,7 @@ def _distributions(
     )
     if not releases:
         return
-    figures = prepared(
-        sweep, ("distributions", value, tuple(fields)), lambda: distribution_figures(dataset, releases, fields)
-    )
+    figures = prepared(sweep, *_distributions_job(dataset, releases, fields))
     for col, (key, figure) in zip(st.columns(max(len(figures), 1)), figures.items()):
         with col:
             st.plotly_chart(figure, key=key)
@@ -212,6 +207,30 @@ def _ar_job(sweep: SweepResult, value: float) -> Job:
 
 def _curves_job(sweep: SweepResult, value: float) -> Job:
     return ("curves", value), lambda: sweep.uncertainty_curves([value])
+
+
+def _curves_figure_job(sweep: SweepResult, value: float, s_level: float) -> Job:
+    def build() -> go.Figure | None:
+        curves = prepared(sweep, *_curves_job(sweep, value))
+        return None if curves is None else uncertainty_curves_figure(curves, s_level)
+
+    return ("curves_figure", value, s_level), build
+
+
+def _distributions_job(dataset: Dataset, releases: list, fields: list[str]) -> Job:
+    return ("distributions", releases[0].knob, tuple(fields)), lambda: distribution_figures(dataset, releases, fields)
+
+
+def _model_jobs(fitted, at: float) -> tuple[Job, Job]:
+    """The MCMC diagnostics and the coefficients at grid value ``at`` (None where the method has none)."""
+    return (("diagnostics", at), lambda: fitted.diagnostics([at])), (
+        ("coefficients", at),
+        lambda: fitted.coefficients(at),
+    )
+
+
+def _samples_job(dataset: Dataset, release, fields: list[str]) -> Job:
+    return ("samples", release.knob, tuple(fields)), lambda: _sample_table(dataset, release, fields)
 
 
 def _complexity_job(sweep: SweepResult, value: float) -> Job:
@@ -262,7 +281,8 @@ def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, para
     if fitted is None:
         return
     at = fitted.snap(value)
-    diag = prepared(sweep, ("diagnostics", at), lambda: fitted.diagnostics([at]))
+    diagnostics, coefficients = _model_jobs(fitted, at)
+    diag = prepared(sweep, *diagnostics)
     if diag is not None:
         poor = diag[diag["poor"]]
         if len(poor):
@@ -276,7 +296,7 @@ def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, para
                 f"MCMC converged at {display.knob_text(sweep.knob, value)}: largest split R-hat "
                 f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f}."
             )
-    coef = prepared(sweep, ("coefficients", at), lambda: fitted.coefficients(at))
+    coef = prepared(sweep, *coefficients)
     if coef is None:
         return
     if diag is not None:
@@ -317,7 +337,7 @@ def _samples(
         return
     st.caption("Synthetic dataset 1 at this setting; the text and the other fields are released unchanged.")
     st.dataframe(
-        prepared(sweep, ("samples", release.knob, tuple(fields)), lambda: _sample_table(dataset, release, fields)),
+        prepared(sweep, *_samples_job(dataset, release, fields)),
         hide_index=True,
         key=PREFIX + "samples",
         column_config={"text": st.column_config.TextColumn("text", width="large")},
@@ -355,26 +375,21 @@ def _at_knob(
     _cards(metrics, sweep.replicates)
     for line in display.not_measured_lines(sweep.skipped):
         st.caption(line)
-    session.set_choice(
-        session.Chosen(
-            fingerprint=dataset.fingerprint,
-            dataset=dataset.name,
-            method=method,
-            knob=value,
-            seed=seed,
-            replicates=sweep.replicates,
-            risk="attribute_risk_r5_p5"
-            if "attribute_risk_r5_p5" in sweep.metric_ids
-            else next(iter(compute.metric_ids(sweep, "risk")), None),
-            utility="ci_overlap"
-            if "ci_overlap" in sweep.metric_ids
-            else next(iter(compute.metric_ids(sweep, "utility")), None),
-            sweep=sweep,
-            params=params,
-            options=options,
-        )
+    session.choose(
+        dataset,
+        method,
+        value,
+        seed,
+        sweep,
+        params,
+        options,
+        risk="attribute_risk_r5_p5"
+        if "attribute_risk_r5_p5" in sweep.metric_ids
+        else next(iter(compute.metric_ids(sweep, "risk")), None),
+        utility="ci_overlap"
+        if "ci_overlap" in sweep.metric_ids
+        else next(iter(compute.metric_ids(sweep, "utility")), None),
     )
-    pages.export_link(display.knob_text(sweep.knob, value))
     tabs = st.tabs(["Distributions", "Estimates", "Risk", "Intruder uncertainty", "Model", "Samples"])
     with tabs[0]:
         _distributions(sweep, dataset, method, value, seed, params, fields)
@@ -387,10 +402,7 @@ def _at_knob(
         if curves is None:
             st.caption("No un-synthesized key count to perturb, so there are no curves.")
         else:
-            figure = prepared(
-                sweep, ("curves_figure", value, s_level), lambda: uncertainty_curves_figure(curves, s_level)
-            )
-            st.plotly_chart(figure, key=PREFIX + "curves")
+            st.plotly_chart(prepared(sweep, *_curves_figure_job(sweep, value, s_level)), key=PREFIX + "curves")
     with tabs[4]:
         _model(dataset, method, sweep, value, params)
     with tabs[5]:
@@ -405,34 +417,16 @@ def _prepare_other_values(
     so that the first move to any value draws what is ready."""
     kinds = [k for k in st.session_state.get(PREFIX + "kinds", KINDS) if k in KINDS]
 
-    def jobs() -> list:
+    def jobs() -> list[Job]:
         fitted = compute.get_fitted(dataset, method, params=params)
         out: list[Job] = []
         for g in sweep.grid:
             releases = compute.get_replicate_releases(dataset, method, g, seed, sweep.replicates, params, 3)
-            curves = _curves_job(sweep, g)
-            out += [_ar_job(sweep, g), curves, _overlap_job(sweep, g, kinds)]
-            out.append(
-                (("distributions", g, tuple(fields)), lambda r=releases: distribution_figures(dataset, r, fields))
-            )
-            out.append(
-                (
-                    ("curves_figure", g, s_level),
-                    lambda g=g: (
-                        None
-                        if (c := prepared(sweep, *_curves_job(sweep, g))) is None
-                        else uncertainty_curves_figure(c, s_level)
-                    ),
-                )
-            )
+            out += [_ar_job(sweep, g), _curves_job(sweep, g), _overlap_job(sweep, g, kinds)]
+            out += [_distributions_job(dataset, releases, fields), _curves_figure_job(sweep, g, s_level)]
             if sweep.complexity is not None and len(sweep.complexity):
                 out.append(_complexity_job(sweep, g))
-            at = fitted.snap(g)
-            out.append((("diagnostics", at), lambda at=at: fitted.diagnostics([at])))
-            out.append((("coefficients", at), lambda at=at: fitted.coefficients(at)))
-            out.append(
-                (("samples", releases[0].knob, tuple(fields)), lambda r=releases[0]: _sample_table(dataset, r, fields))
-            )
+            out += [*_model_jobs(fitted, fitted.snap(g)), _samples_job(dataset, releases[0], fields)]
         return out
 
     prepare_in_background(sweep, ("counts", tuple(fields), tuple(kinds), s_level), jobs)

@@ -11,8 +11,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from dashboard import compute, display, loading, pages, session, widgets
-from dashboard.prepared import prepare_in_background, prepared
+from dashboard import compute, display, loading, session, widgets
+from dashboard.prepared import Job, prepare_in_background, prepared
 from engine.data.dataset import Dataset
 from engine.figures.text import (
     attack_bars_figure,
@@ -194,12 +194,29 @@ def _set_knob(method: str, value: float) -> None:
     st.session_state[session.knob_key(method)] = float(value)
 
 
-def _attack_figure(sweep: SweepResult, at: float, targets: list[str]):
-    return prepared(
-        sweep,
-        ("attack", at, tuple(targets)),
-        lambda: attack_bars_figure(sweep.detail(at, ATTACK, replicate=0), list(targets)),
+def _frontier_job(sweep: SweepResult, risk: str, utility: str, at: float, chosen: float | None) -> Job:
+    return ("frontier", risk, utility, at, chosen), lambda: frontier_figure(
+        sweep, risk, utility, current=at, chosen=chosen
     )
+
+
+def _attack_job(sweep: SweepResult, at: float, targets: list[str]) -> Job:
+    return ("attack", at, tuple(targets)), lambda: attack_bars_figure(
+        sweep.detail(at, ATTACK, replicate=0), list(targets)
+    )
+
+
+def _cosine_job(sweep: SweepResult, utility: str, at: float) -> Job:
+    return ("cosine", utility, at), lambda: cosine_by_author_figure(
+        sweep.detail(at, utility, replicate=0), metric_info(utility).label
+    )
+
+
+def _samples_job(sweep: SweepResult, dataset: Dataset, release: Release, records: list[int]) -> Job:
+    """The marked-up original and protected versions of the ``records`` the release changed."""
+    return ("samples", release.knob, tuple(records)), lambda: [
+        display.sample_html(dataset, release, r) for r in sampling.changed_records(dataset, release, records)
+    ]
 
 
 def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float) -> list[str]:
@@ -225,7 +242,7 @@ def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float
     if not chosen:
         st.info("Choose one or more targets to see the intruder's scores.")
         return []
-    st.plotly_chart(_attack_figure(sweep, at, chosen), key="attack_bars")
+    st.plotly_chart(prepared(sweep, *_attack_job(sweep, at, chosen)), key="attack_bars")
     st.caption("Per-target detail of replicate 0 at this setting.")
     return list(chosen)
 
@@ -235,19 +252,7 @@ def _utility_detail(sweep: SweepResult, utility: str | None, at: float) -> None:
     if detail is None or "cosine" not in detail.columns:
         return
     with st.expander("Utility per author"):
-        figure = prepared(
-            sweep, ("cosine", utility, at), lambda: cosine_by_author_figure(detail, metric_info(utility).label)
-        )
-        st.plotly_chart(figure, key="cosine_by_author")
-
-
-def _sample_blocks(sweep: SweepResult, dataset: Dataset, release: Release, records: list[int]) -> list[str]:
-    """The marked-up original and protected versions of the ``records`` the release changed."""
-    return prepared(
-        sweep,
-        ("samples", release.knob, tuple(records)),
-        lambda: [display.sample_html(dataset, release, r) for r in sampling.changed_records(dataset, release, records)],
-    )
+        st.plotly_chart(prepared(sweep, *_cosine_job(sweep, utility, at)), key="cosine_by_author")
 
 
 def _samples(
@@ -262,7 +267,7 @@ def _samples(
     for text in release.info.values():
         if isinstance(text, str) and text:
             st.caption(f"At {display.md_escape(display.knob_text(knob, value))}: {display.md_escape(text)}")
-    changed = _sample_blocks(sweep, dataset, release, chosen)
+    changed = prepared(sweep, *_samples_job(sweep, dataset, release, chosen))
     if not changed:
         st.info(f"No sample record is changed at {display.knob_text(knob, value)}.")
         return
@@ -382,12 +387,7 @@ def _at_knob(
                 chosen_knob = _choose_for_me(sweep, risk, utility, knob, method)
     with left:
         if risk is not None and utility is not None:
-            figure = prepared(
-                sweep,
-                ("frontier", risk, utility, at, chosen_knob),
-                lambda: frontier_figure(sweep, risk, utility, current=at, chosen=chosen_knob),
-            )
-            st.plotly_chart(figure, key="frontier")
+            st.plotly_chart(prepared(sweep, *_frontier_job(sweep, risk, utility, at, chosen_knob)), key="frontier")
         else:
             for mid in sweep.metric_ids:
                 figure = prepared(
@@ -400,22 +400,7 @@ def _at_knob(
                     "the reasons are listed above."
                 )
 
-    session.set_choice(
-        session.Chosen(
-            fingerprint=dataset.fingerprint,
-            dataset=dataset.name,
-            method=method,
-            knob=value,
-            seed=seed,
-            replicates=sweep.replicates,
-            risk=risk,
-            utility=utility,
-            sweep=sweep,
-            params=params,
-            options=options,
-        )
-    )
-    pages.export_link(display.knob_text(knob, value))
+    session.choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
 
     targets = _attack_section(sweep, dataset, method, at)
     _utility_detail(sweep, utility, at)
@@ -438,45 +423,21 @@ def _prepare_other_values(
     """The figures and samples of every other grid value, built in the background with the measures, targets
     and suggestion now on the page, so that the first move to any value draws what is ready."""
 
-    def jobs() -> list:
+    def jobs() -> list[Job]:
         records = session.guarded(
             lambda: compute.sample_records(dataset, method, seed, sweep.replicates, MAX_SAMPLES, params)
         )
-        out: list = []
+        out: list[Job] = []
         for g in sweep.grid:
             if risk is not None and utility is not None:
-                out.append(
-                    (
-                        ("frontier", risk, utility, g, chosen_knob),
-                        lambda g=g: frontier_figure(sweep, risk, utility, current=g, chosen=chosen_knob),
-                    )
-                )
-            if utility is not None and (detail := sweep.detail(g, utility, replicate=0)) is not None:
-                if "cosine" in detail.columns:
-                    out.append(
-                        (
-                            ("cosine", utility, g),
-                            lambda d=detail: cosine_by_author_figure(d, metric_info(utility).label),
-                        )
-                    )
+                out.append(_frontier_job(sweep, risk, utility, g, chosen_knob))
+            if utility is not None and "cosine" in getattr(sweep.detail(g, utility, replicate=0), "columns", ()):
+                out.append(_cosine_job(sweep, utility, g))
             if targets:
-                out.append(
-                    (
-                        ("attack", g, tuple(targets)),
-                        lambda g=g: attack_bars_figure(sweep.detail(g, ATTACK, replicate=0), list(targets)),
-                    )
-                )
+                out.append(_attack_job(sweep, g, targets))
             if records:
                 release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
-                out.append(
-                    (
-                        ("samples", release.knob, tuple(records)),
-                        lambda release=release: [
-                            display.sample_html(dataset, release, r)
-                            for r in sampling.changed_records(dataset, release, records)
-                        ],
-                    )
-                )
+                out.append(_samples_job(sweep, dataset, release, records))
         return out
 
     prepare_in_background(sweep, ("protect", risk, utility, chosen_knob, tuple(targets)), jobs)

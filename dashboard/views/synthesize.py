@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import compute, display, pages, session, widgets
+from dashboard import compute, display, session, widgets
 from dashboard.prepared import prepare_in_background, prepared
 from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
@@ -308,24 +308,19 @@ def _at_knob(
     _cards(metrics, sweep.replicates)
     for line in display.not_measured_lines(sweep.skipped):
         st.caption(line)
-    session.set_choice(
-        session.Chosen(
-            fingerprint=dataset.fingerprint,
-            dataset=dataset.name,
-            method=method,
-            knob=value,
-            seed=seed,
-            replicates=sweep.replicates,
-            risk=next((m for m in compute.metric_ids(sweep, "risk")), None),
-            utility="topic_content_correlation"
-            if "topic_content_correlation" in sweep.metric_ids
-            else next((m for m in compute.metric_ids(sweep, "utility")), None),
-            sweep=sweep,
-            params=params,
-            options=options,
-        )
+    session.choose(
+        dataset,
+        method,
+        value,
+        seed,
+        sweep,
+        params,
+        options,
+        risk=next((m for m in compute.metric_ids(sweep, "risk")), None),
+        utility="topic_content_correlation"
+        if "topic_content_correlation" in sweep.metric_ids
+        else next((m for m in compute.metric_ids(sweep, "utility")), None),
     )
-    pages.export_link(display.knob_text(knob, value))
     _figures(sweep, value, choice)
     _samples(dataset, method, value, seed, sweep.replicates, params)
 
