@@ -9,9 +9,11 @@ Per page and method (issue 11's targets): a move's p95 ≤ 250 ms in the browser
 time; a first view ≤ 30 s (Protect text), 45 s (Synthesize fields), 90 s (Counts and amounts); after a restart
 ≤ 5 s; the progress bar changes at least every 5 s.
 
-The page is at rest when the knob's caption shows the new value, no element is stale (Streamlit marks what a
-run has not redrawn yet) and the status widget says nothing is running. Server script time is a fragment rerun
-timed in-process with Streamlit's AppTest (its overhead included, so an upper bound). Peak memory is the
+The knob and its views are drawn in the browser (dashboard/knob_view.py), which reports each move to the
+server. The page is at rest when the knob's caption shows the new value, the server has recorded it (the Export
+link names it), no element is stale (Streamlit marks what a run has not redrawn yet) and the status widget says
+nothing is running. Server script time is the rerun a move causes, timed in-process with Streamlit's AppTest
+(its overhead included, so an upper bound). Peak memory is the
 largest resident size of the server's process tree, sampled every 0.2 s.
 """
 
@@ -128,17 +130,27 @@ class Server:
             self.proc.kill()
 
 
-AT_REST = """() => {
-  const caption = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
-      .find(e => e.innerText.startsWith('Current knob:'));
+KNOB = """() => { const f = document.querySelector('iframe[title*="knob_view"]');
+  const c = f && f.contentDocument && f.contentDocument.getElementById('caption');
+  return c && c.textContent.startsWith('Current knob:') ? c.textContent : undefined; }"""
+
+# At rest: the knob's view shows a new value, the server has recorded it (the Export link names it) and no
+# element is stale or running.
+AT_REST = (
+    """() => {
+  const caption = ("""
+    + KNOB
+    + """)();
   if (!caption) return false;
-  if (window.__before !== undefined && caption.innerText === window.__before) return false;
+  if (window.__before !== undefined && caption === window.__before) return false;
+  const link = [...document.querySelectorAll('a')].find(a => a.innerText.includes('Export the release at'));
+  if (!link || !link.innerText.trim().endsWith(caption.split(' = ').pop())) return false;
   if (document.querySelector('[data-stale="true"]')) return false;
   return !document.querySelector('[data-testid^="stStatusWidgetRunning"]');
 }"""
+)
 
-CAPTION = """() => { const c = [...document.querySelectorAll('[data-testid="stCaptionContainer"]')]
-    .find(e => e.innerText.startsWith('Current knob:')); return c ? c.innerText : undefined; }"""
+CAPTION = KNOB
 
 
 def first_view(page, case: Case, url: str) -> dict:
@@ -188,7 +200,7 @@ def moves(page, n: int) -> list[float]:
     """``n`` moves of the knob by one grid step, each timed from the key press to the page at rest (ms). The
     knob goes one way until a press changes nothing (its end: a select slider does not say where it is),
     then the other way; the press at the end is not counted."""
-    thumb = page.get_by_role("slider").first
+    thumb = page.frame_locator('iframe[title*="knob_view"]').get_by_role("slider")
     out: list[float] = []
     direction = "ArrowRight"
     while len(out) < n:
@@ -223,11 +235,11 @@ if {case.picker!r}:
     at.session_state[{{"protect": session.METHOD_KEY, "synthesize": "synth_method", "counts": "counts_method"}}[{case.page!r}]] = {case.method!r}
 at.switch_page("views/{case.page}.py").run()
 grid = at.session_state[session.CHOICE].sweep.grid
-key = next(k for k in at.session_state if "knob" in str(k) and not str(k).startswith("choose") and at.session_state[k] in grid)
+key = next(k for k in at.session_state if "knob" in str(k) and "::" in str(k) and not str(k).endswith(("::view", "::slider")) and at.session_state[k] in grid)
 times = []
 for i in range({n}):
-    at.select_slider(key=key).set_value(grid[i % len(grid)])
-    t = time.perf_counter(); fragment_run(at, "_at_knob"); times.append((time.perf_counter() - t) * 1000)
+    at.session_state[key] = grid[i % len(grid)]
+    t = time.perf_counter(); fragment_run(at, "_knob"); times.append((time.perf_counter() - t) * 1000)
 print("TIMES", json.dumps(times[len(grid):] or times))
 """
     env = dict(os.environ, TEXTSDC_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))

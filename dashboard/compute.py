@@ -26,9 +26,9 @@ from dashboard.caching import (
     sweep_slot,
 )
 from dashboard.display import md_escape
-from dashboard.prepared import prepared
+from dashboard.prepared import persist_as, prepared
 from dashboard.session import guarded, page_dataset
-from engine.cache import fit_cached, sweep_cached
+from engine.cache import fit_cached, sweep_cached, sweep_name
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
@@ -125,6 +125,7 @@ def get_sweep(
 
     settings = {"replicates": reps, "seed": int(seed), "options": options_key(options), "kept": KEPT_REPLICATES}
     sweep = slot.get(lambda: sweep_cached(p, dataset, settings, compute))
+    persist_as(sweep, sweep_name(p, dataset, settings))
     kept_slot(dataset.fingerprint, method, params_key(p), int(seed), reps).get(lambda: sweep.releases)
     return sweep
 

@@ -13,6 +13,17 @@ def knob_text(knob: Knob, value: float) -> str:
     return f"{knob.symbol} = {knob.format(value)}"
 
 
+def delta_tone(better: str, value: float, base: float) -> str:
+    """Whether ``value`` is better (good), worse (bad) or no different (off) than ``base``, for a measure where
+    ``better`` is "lower", "higher" or "one" (closest to 1)."""
+    d = value - base
+    if abs(d) < 5e-4:
+        return "off"
+    if better == "one":
+        return "good" if abs(value - 1) < abs(base - 1) else "bad"
+    return "good" if (d < 0) == (better == "lower") else "bad"
+
+
 def metric_label(metric_id: str) -> str:
     return metric_info(metric_id).label if metric_id.removesuffix("_confidential") in METRICS else metric_id
 

@@ -1,33 +1,44 @@
-"""Figures and tables drawn from a sweep, built once per sweep and what they show (the grid value, the measures
-and targets chosen) and then reused: a slider move back to a value seen before draws without rebuilding
-anything, and `prepare_in_background` builds the other grid values' while the steward reads the first.
+"""What a page builds from a sweep (the views of every grid value, a suggestion, a recommendation), built once
+per sweep and what it shows (the measures, targets and settings chosen) and then reused: a rerun of a page with
+the same choices reads it instead of building it again.
 
-Everything kept here is derived from a sweep the process already holds, and goes when the sweep goes.
+Everything kept here is derived from a sweep the process already holds, and goes when the sweep goes. What is
+asked for with ``persist=True`` is also kept on disk beside a sweep that is kept there (`persist_as`), so a
+restarted dashboard reads the views of its last page instead of building them again.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import threading
 import weakref
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable
+from pathlib import Path
 from typing import Any, TypeVar
 
+from engine.cache import derived_cached
 from engine.results import SweepResult
 
 T = TypeVar("T")
-Job = tuple[Hashable, Callable[[], Any]]
-"""A key of a sweep's prepared things and what builds it (`prepared(sweep, *job)`)."""
 
 _LOCK = threading.Lock()
 # By the sweep's id (a SweepResult is a dataclass, so not hashable); an entry goes when its sweep is collected.
 _BUILT: dict[int, dict[Hashable, Any]] = {}
-_PENDING: dict[int, set[Hashable]] = {}
+_ON_DISK: dict[int, str] = {}  # the name the sweep is kept under on disk (`engine.cache.sweep_name`)
 
 
 def _forget(sweep_id: int) -> None:
     with _LOCK:
         _BUILT.pop(sweep_id, None)
-        _PENDING.pop(sweep_id, None)
+        _ON_DISK.pop(sweep_id, None)
+
+
+def persist_as(sweep: SweepResult, name: str) -> None:
+    """Say that ``sweep`` is kept on disk as ``name``: what is prepared from it with ``persist=True`` is too."""
+    with _LOCK:
+        _built(sweep)
+        _ON_DISK[id(sweep)] = name
 
 
 def _built(sweep: SweepResult) -> dict[Hashable, Any]:
@@ -38,48 +49,25 @@ def _built(sweep: SweepResult) -> dict[Hashable, Any]:
     return _BUILT[id(sweep)]
 
 
-def prepared(sweep: SweepResult, key: Hashable, build: Callable[[], T]) -> T:
-    """``build()`` for ``sweep`` and ``key``, built the first time and kept with the sweep."""
+@functools.lru_cache(maxsize=1)
+def _dashboard_code() -> str:
+    """A digest of the dashboard's code: views kept on disk by another version are not read back."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.rglob("*")):
+        if path.suffix in (".py", ".html"):
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def prepared(sweep: SweepResult, key: Hashable, build: Callable[[], T], persist: bool = False) -> T:
+    """``build()`` for ``sweep`` and ``key``, built the first time and kept with the sweep (and on disk beside
+    it, with ``persist``; ``key`` is then made of strings, numbers, None and tuples)."""
     with _LOCK:
         built = _built(sweep)
         if key in built:
             return built[key]
-    value = build()  # outside the lock: a figure takes tens of milliseconds, other pages need not wait
+        name = _ON_DISK.get(id(sweep)) if persist else None
+    # Outside the lock: building views takes seconds, other pages need not wait.
+    value = build() if name is None else derived_cached(name, (_dashboard_code(), key), build)
     with _LOCK:
         return _built(sweep).setdefault(key, value)
-
-
-def is_prepared(sweep: SweepResult, key: Hashable) -> bool:
-    with _LOCK:
-        return key in _BUILT.get(id(sweep), {})
-
-
-def prepare_in_background(sweep: SweepResult, marker: Hashable, jobs: Callable[[], Iterable[Job]]) -> None:
-    """Build the (key, build) pairs ``jobs()`` lists, those not built yet, in one daemon thread, so that the first
-    move to each grid value finds them ready. ``jobs`` is called once per ``marker`` (the page's choices the
-    jobs depend on): a page calls this on every rerun for the cost of a lookup. A job that fails is left for
-    the page to build (and report) itself."""
-    with _LOCK:
-        built = _built(sweep)
-        if ("prepare", marker) in built:
-            return
-        built[("prepare", marker)] = True
-    listed = list(jobs())
-    with _LOCK:
-        built, pending = _built(sweep), _PENDING.setdefault(id(sweep), set())
-        todo = [(k, b) for k, b in listed if k not in built and k not in pending]
-        pending.update(k for k, _ in todo)
-    if not todo:
-        return
-
-    def work() -> None:
-        for key, build in todo:
-            try:
-                prepared(sweep, key, build)
-            except Exception:  # noqa: BLE001 — the page builds it again in the open and shows the error there
-                pass
-            finally:
-                with _LOCK:
-                    _PENDING.get(id(sweep), set()).discard(key)
-
-    threading.Thread(target=work, name="textsdc-prepare", daemon=True).start()

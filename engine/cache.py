@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -49,13 +49,26 @@ def fit_cached(
     return _cached("fits", f"{protector.name}-{fit_key(protector, dataset)}", lambda: protector.fit(dataset, progress))
 
 
+def sweep_name(protector: Protector, dataset: Dataset, settings: Mapping[str, Any]) -> str:
+    """The name a sweep of ``protector`` on ``dataset`` with ``settings`` (replicates, seed, measure settings)
+    is kept under."""
+    payload = json.dumps({"fit": fit_key(protector, dataset), **settings}, sort_keys=True, default=str)
+    return f"{protector.name}-{hashlib.sha256(payload.encode()).hexdigest()[:32]}"
+
+
 def sweep_cached(protector: Protector, dataset: Dataset, settings: Mapping[str, Any], compute: Callable[[], T]) -> T:
     """``compute()`` — a sweep of ``protector`` on ``dataset`` — loaded from the on-disk cache when a sweep with
     the same fit and the same ``settings`` (replicates, seed, measure settings) was computed before, so a restart
     or a second steward on the machine finds it ready."""
-    payload = json.dumps({"fit": fit_key(protector, dataset), **settings}, sort_keys=True, default=str)
-    key = hashlib.sha256(payload.encode()).hexdigest()[:32]
-    return _cached("sweeps", f"{protector.name}-{key}", compute)
+    return _cached("sweeps", sweep_name(protector, dataset, settings), compute)
+
+
+def derived_cached(sweep: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()`` — something built from the sweep kept as ``sweep`` (`sweep_name`) and described by ``key``
+    (built of strings, numbers and tuples, such as the dashboard's views for the choices on its page) — kept on
+    disk beside the sweep."""
+    digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
+    return _cached("derived", f"{sweep}-{digest}", compute)
 
 
 def _cached(kind: str, name: str, compute: Callable[[], T]) -> T:

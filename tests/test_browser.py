@@ -130,24 +130,28 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
 
             page.locator('[data-testid="stSidebarNav"] a', has_text="Protect").click()
-            knob_caption = page.locator('[data-testid="stCaptionContainer"]', has_text="Current knob:")
-            expect(knob_caption).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
-            first_sample = page.locator(".textsdc-protected").first
+            # The knob and its views live in one frame (dashboard/knob_view.py); a move is drawn there and
+            # reported to the server, which makes the release at the new value the one Export writes.
+            view = page.frame_locator('iframe[title*="knob_view"]')
+            knob_caption = view.locator("#caption")
+            expect(knob_caption).to_have_text("Current knob: level = 1", timeout=SWEEP_TIMEOUT_MS)
+            first_sample = view.locator(".view:not(.off) .textsdc-protected").first
             expect(first_sample).to_be_visible(timeout=MOVE_TIMEOUT_MS)
-            expect(page.locator(".js-plotly-plot").first).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            expect(view.locator(".view:not(.off) .js-plotly-plot").first).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            export_link = page.locator("a", has_text="Export the release at")
+            expect(export_link).to_contain_text("level = 1", timeout=MOVE_TIMEOUT_MS)
 
-            caption_before = knob_caption.inner_text().strip()
             sample_before = first_sample.inner_text().strip()
-            assert caption_before == "Current knob: level = 1"
             assert "[HANDLE_1]" in sample_before
 
-            thumb = page.get_by_role("slider").first
-            thumb.focus()
-            thumb.press("ArrowRight")
+            slider = view.get_by_role("slider")
+            slider.focus()
+            slider.press("ArrowRight")
             expect(knob_caption).to_have_text("Current knob: level = 2", timeout=MOVE_TIMEOUT_MS)
             expect(first_sample).not_to_have_text(sample_before, timeout=MOVE_TIMEOUT_MS)
-            assert page.locator(".js-plotly-plot").count() >= 1
-            expect(page.locator('[data-testid="stMetric"]').first).to_be_visible()
+            expect(export_link).to_contain_text("level = 2", timeout=MOVE_TIMEOUT_MS)
+            assert view.locator(".view:not(.off) .js-plotly-plot").count() >= 1
+            expect(view.locator(".view:not(.off) .card").first).to_be_visible()
             assert not page.locator('[data-testid="stException"]').count()
 
             # Let the figures finish drawing, then keep a picture of the page.

@@ -56,14 +56,75 @@ def caption_starting(at: AppTest, prefix: str) -> str:
     return hits[0]
 
 
-def protected_samples(at: AppTest) -> list[str]:
-    """The protected side of each sample record, as plain text."""
-    out = []
-    for m in at.markdown:
-        found = re.search(r'<div class="textsdc-protected">(.*?)</div>', m.value)
-        if found:
-            out.append(unescape(re.sub(r"<[^>]+>", "", found.group(1).replace("<br>", "\n"))))
+def knob_payload(at: AppTest) -> tuple[dict, int]:
+    """The views the page sent with its knob (`dashboard.knob_view`) and the grid index it put the knob at."""
+    components = at.get("component_instance")
+    assert components, "no knob view on the page"
+    args = json.loads(components[-1].proto.json_args)
+    return json.loads(args["payload"]), args["start"]
+
+
+def blocks(at: AppTest) -> list[dict]:
+    """Every block of the view at the knob's grid value, nested ones included."""
+    payload, index = knob_payload(at)
+    out: list[dict] = []
+
+    def walk(b: dict) -> None:
+        out.append(b)
+        for x in b.get("blocks", []):
+            walk(x)
+        for col in b.get("cols", []):
+            for x in col:
+                walk(x)
+        for tab in b.get("tabs", []):
+            for x in tab["blocks"]:
+                walk(x)
+
+    for b in payload["views"][index]:
+        walk(b)
     return out
+
+
+def current_knob(at: AppTest) -> str:
+    payload, index = knob_payload(at)
+    return payload["caption_prefix"] + payload["values"][index]
+
+
+def view_texts(at: AppTest, style: str | None = None) -> list[str]:
+    return [b["text"] for b in blocks(at) if b["t"] == "text" and style in (None, b["style"])]
+
+
+def view_plots(at: AppTest) -> set[str]:
+    return {b["name"] for b in blocks(at) if b["t"] == "plot"}
+
+
+def view_cards(at: AppTest) -> dict[str, dict]:
+    return {c["label"]: c for b in blocks(at) if b["t"] == "cards" for c in b["cards"]}
+
+
+def view_table(at: AppTest, column: str):
+    """The view's table that has ``column``, as a DataFrame."""
+    import pandas as pd
+
+    hits = [b for b in blocks(at) if b["t"] == "table" and column in b["columns"]]
+    assert hits, f"no table with {column!r} in the view"
+    return pd.DataFrame(hits[0]["rows"], columns=hits[0]["columns"])
+
+
+def protected_samples(at: AppTest) -> list[str]:
+    """The protected side of each sample record in the view, as plain text."""
+    out = []
+    for b in blocks(at):
+        if b["t"] == "html":
+            for found in re.finditer(r'<div class="textsdc-protected">(.*?)</div>', b["html"]):
+                out.append(unescape(re.sub(r"<[^>]+>", "", found.group(1).replace("<br>", "\n"))))
+    return out
+
+
+def move_knob(at: AppTest, key: str, value: float) -> AppTest:
+    """Move the knob to ``value`` as the page's own buttons do, and rerun what a move reruns."""
+    at.session_state[key] = value
+    return fragment_run(at, "_knob")
 
 
 def fragment_run(at: AppTest, function: str) -> AppTest:
@@ -192,40 +253,45 @@ def test_export_without_a_choice_points_to_protect():
 def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypatch):
     at = go(start(), "protect")
     assert not at.error and not at.warning, [e.value for e in [*at.error, *at.warning]]
-    assert caption_starting(at, "Current knob:") == "Current knob: level = 1"
-    point = caption_starting(at, "Risk ")
+    assert current_knob(at) == "Current knob: level = 1"
+    point = next(t for t in view_texts(at, "caption") if t.startswith("Risk "))
     assert re.match(r"Risk \d\.\d{3} · Utility \d\.\d{3}", point)
-    cards = {m.label: m for m in at.metric}
+    cards = view_cards(at)
     assert {"Attack identification rate", "Word (unigram) similarity", "Word-pair (bigram) similarity"} <= set(cards)
     assert (
-        cards["Attack identification rate"].value
+        cards["Attack identification rate"]["value"]
         == f"{at.session_state[session.CHOICE].sweep.metric_at(1.0, 'attack_identification_rate').value:.3f}"
     )
-    assert "vs unprotected" in cards["Word (unigram) similarity"].delta
+    assert "vs unprotected" in cards["Word (unigram) similarity"]["delta"]
+    assert {"frontier", "attack_bars"} <= view_plots(at)
     samples = protected_samples(at)
     assert 1 <= len(samples) <= 10 and "[HANDLE_1]" in samples[0]
     assert at.multiselect(key=next(k for k in at.session_state if k.startswith("targets::"))).value
     sweep = at.session_state[session.CHOICE].sweep
 
-    # The move reruns the fragment below the knob only: nothing above it runs, nothing is released or swept.
+    # The move reruns the knob's fragment only: nothing above it runs, nothing is released, swept or drawn.
     from dashboard import compute
+    from engine.figures import text as text_figures
 
     calls = counting(monkeypatch, compute, "page_sweep", "sweep_with_progress", "make_release", "run_sweep")
     page_calls = counting(monkeypatch, session, "page_dataset")
+    drawn = counting(monkeypatch, text_figures, "frontier_figure", "attack_bars_figure")
     dataset = at.session_state[session.DATASET]
-    at.select_slider(key=session.knob_key("redact")).set_value(3.0)
-    fragment_run(at, "_at_knob")
+    payload = knob_payload(at)[0]
+    move_knob(at, session.knob_key("redact"), 3.0)
     assert calls == dict.fromkeys(calls, 0) and page_calls == {"page_dataset": 0}
+    assert drawn == dict.fromkeys(drawn, 0) and knob_payload(at)[0] == payload  # the views sent before
     assert at.session_state[session.DATASET] is dataset
     assert not at.error and not at.warning
-    assert caption_starting(at, "Current knob:") == "Current knob: level = 3"
-    assert caption_starting(at, "Risk ") != point
+    assert current_knob(at) == "Current knob: level = 3"
+    assert next(t for t in view_texts(at, "caption") if t.startswith("Risk ")) != point
     moved = protected_samples(at)
     assert moved[0] != samples[0]
     assert at.session_state[session.CHOICE].sweep is sweep  # read from the cache: no re-sweep
     assert at.session_state[session.CHOICE].knob == 3.0
 
     # "Choose for me": the trade-off rule picks a knob and "Use this knob" moves the slider there.
+    at.run()
     at.radio(key="choose_rule").set_value("tradeoff").run()
     at.number_input(key="choose_slope").set_value(1.0).run()
     suggested = [m.value for m in at.markdown if m.value.startswith("Suggested:")]
@@ -233,7 +299,8 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypa
     level = int(re.search(r"level = (\d)", suggested[0]).group(1))
     at.button(key="choose_use").click().run()
     assert not at.exception and not at.warning
-    assert caption_starting(at, "Current knob:") == f"Current knob: level = {level}"
+    assert current_knob(at) == f"Current knob: level = {level}"
+    assert at.session_state[session.CHOICE].knob == level
 
 
 @pytest.mark.slow
@@ -268,12 +335,6 @@ def test_export_writes_the_bundle(tmp_path):
     assert again["metrics"] == manifest["metrics"]
 
 
-def sample_table(at: AppTest):
-    hits = [d.value for d in at.dataframe if "airline_sentiment: released" in d.value.columns]
-    assert hits, "no table of sample records"
-    return hits[0]
-
-
 @pytest.mark.slow
 def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, monkeypatch):
     at = start()
@@ -287,8 +348,7 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, mo
     sweep = chosen.sweep
     assert sweep.knob.symbol == "λ" and len(sweep.grid) == 12
     assert any("Recommended: **λ\\* = " in i.value for i in at.info), [i.value for i in at.info]
-    cards = {m.label: m for m in at.metric}
-    assert {"Identification probability", "pMSE ratio", "Topic content correlation"} <= set(cards)
+    assert {"Identification probability", "pMSE ratio", "Topic content correlation"} <= set(view_cards(at))
     assert {
         "synth_complexity",
         "synth_pmse",
@@ -296,8 +356,8 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, mo
         "synth_cells",
         "synth_content",
         "synth_prevalence",
-    } <= {c.key for c in at.get("plotly_chart")}
-    samples = sample_table(at)
+    } <= view_plots(at)
+    samples = view_table(at, "airline_sentiment: released")
     assert {
         "airline_sentiment: confidential",
         "airline_sentiment: released",
@@ -306,21 +366,20 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, mo
 
     # "Use λ*" moves the slider to the recommendation; moving the slider reads from the cache.
     at.button(key="synth_use_best").click().run()
-    key = next(k for k in at.session_state if str(k).startswith("synth_knob::glm::"))
+    key = next(k for k in at.session_state if re.fullmatch(r"synth_knob::glm::\w+", str(k)))
     from engine.frontier import select_by_pmse_ratio
 
     best = select_by_pmse_ratio(sweep.summary).best
-    assert at.select_slider(key=key).value == best
+    assert at.session_state[key] == best and at.session_state[session.CHOICE].knob == best
     from dashboard import compute
 
     calls = counting(monkeypatch, compute, "page_sweep", "make_release", "run_sweep")
-    at.select_slider(key=key).set_value(sweep.grid[0])
-    fragment_run(at, "_at_knob")
+    move_knob(at, key, sweep.grid[0])
     assert calls == dict.fromkeys(calls, 0)  # the release shown is the one the sweep kept
     assert not at.error
     after = at.session_state[session.CHOICE]
     assert after.sweep is sweep and after.knob == sweep.grid[0]
-    moved = sample_table(at)
+    moved = view_table(at, "airline_sentiment: released")
     assert not moved["airline_sentiment: P(confidential)"].equals(samples["airline_sentiment: P(confidential)"])
 
     # The choice goes to Export, with the fields and measure settings in the replay command.
@@ -354,10 +413,10 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
     }
     sweep = chosen.sweep
     assert sweep.knob.symbol == "λ" and chosen.knob == 1.0 and len(sweep.grid) == 8
-    cards = {m.label for m in at.metric}
-    assert cards == {"AR (±5, ±5%)", "EMR", "FMR", "Up", "Interval overlap"}, cards
-    assert all(not m.value.count("e+") for m in at.metric)  # large values with separators, never exponents
-    charts = {c.key for c in at.get("plotly_chart")}
+    cards = view_cards(at)
+    assert set(cards) == {"AR (±5, ±5%)", "EMR", "FMR", "Up", "Interval overlap"}, cards
+    assert all("e+" not in c["value"] for c in cards.values())  # large values with separators, never exponents
+    charts = view_plots(at)
     assert {
         "counts_hist_availability_365",
         "counts_density_price",
@@ -366,25 +425,25 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
         "counts_curves",
         "counts_complexity",
     } <= charts, charts
-    samples = [d.value for d in at.dataframe if "price: released" in d.value.columns][0]
+    samples = view_table(at, "price: released")
     assert {"availability_365: confidential", "availability_365: released", "price: confidential"} <= set(
         samples.columns
     )
 
     # Moving λ and S reads the cached sweep.
-    key = next(k for k in at.session_state if str(k).startswith("counts_knob::count-bayes::"))
+    key = next(k for k in at.session_state if re.fullmatch(r"counts_knob::count-bayes::\w+", str(k)))
     from dashboard import compute
 
     calls = counting(monkeypatch, compute, "page_sweep", "make_release", "run_sweep")
-    at.select_slider(key=key).set_value(sweep.grid[-1])
-    fragment_run(at, "_at_knob")
     at.select_slider(key="counts_s").set_value(0.1)
     fragment_run(at, "_at_knob")
+    move_knob(at, key, sweep.grid[-1])
     assert calls == dict.fromkeys(calls, 0)  # three synthetic datasets shown, each kept by the sweep
     assert not at.error
     after = at.session_state[session.CHOICE]
     assert after.sweep is sweep and after.knob == sweep.grid[-1]
-    assert any("Identification risk at S = 0.10" in m.value for m in at.markdown)
+    assert current_knob(at).endswith(sweep.knob.format(sweep.grid[-1]))
+    assert any("Identification risk at S = 0.10" in t for t in view_texts(at))
 
     # Export writes the release; the replay command carries the method's settings.
     go(at, "export")
@@ -411,9 +470,7 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
         "fields": ["availability_365", "price"],
         "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"],
     }
-    assert {"counts_hist_availability_365", "counts_overlap", "counts_curves"} <= {
-        c.key for c in at.get("plotly_chart")
-    }
+    assert {"counts_hist_availability_365", "counts_overlap", "counts_curves"} <= view_plots(at)
 
 
 def test_a_restarted_dashboard_finds_the_persisted_sweep(monkeypatch):
@@ -438,9 +495,7 @@ def test_a_restarted_dashboard_finds_the_persisted_sweep(monkeypatch):
     assert len(calls) == 2
 
 
-def test_prepared_figures_are_built_once_per_sweep_and_key_and_in_the_background():
-    import threading
-
+def test_prepared_views_are_built_once_per_sweep_and_key():
     from dashboard import compute, prepared
     from tests.contract_data import contract_dataset
 
@@ -448,29 +503,5 @@ def test_prepared_figures_are_built_once_per_sweep_and_key_and_in_the_background
     builds: list[str] = []
     assert prepared.prepared(sweep, ("x", 1), lambda: builds.append("a") or "A") == "A"
     assert prepared.prepared(sweep, ("x", 1), lambda: builds.append("b") or "B") == "A"
-    assert builds == ["a"]
-
-    started = threading.Event()
-
-    def slow(v: str):
-        started.wait(5)
-        return v
-
-    def failing():
-        raise ValueError("drawn again by the page, which shows the error")
-
-    listed: list[int] = []
-
-    def jobs():
-        listed.append(1)
-        return [(("y", 1), lambda: slow("Y1")), (("y", 2), failing), (("y", 3), lambda: slow("Y3"))]
-
-    prepared.prepare_in_background(sweep, "marker", jobs)
-    prepared.prepare_in_background(sweep, "marker", jobs)  # the same choices: jobs are not listed again
-    assert listed == [1]
-    started.set()
-    for thread in [t for t in threading.enumerate() if t.name == "textsdc-prepare"]:
-        thread.join(10)
-    assert prepared.is_prepared(sweep, ("y", 1)) and prepared.is_prepared(sweep, ("y", 3))
-    assert not prepared.is_prepared(sweep, ("y", 2))
-    assert prepared.prepared(sweep, ("y", 3), lambda: "rebuilt") == "Y3"
+    assert prepared.prepared(sweep, ("x", 2), lambda: builds.append("c") or "C") == "C"
+    assert builds == ["a", "c"]

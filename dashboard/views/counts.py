@@ -5,7 +5,8 @@ Choose the method (the Bayesian zero-inflated truncated Poisson + log-linear syn
 comparator, knob α), the fields and predictors and M; drag the knob and the intruder's uncertainty S; read the
 synthetic distributions against the confidential ones, estimates and their interval overlap, attribute and
 identification risk against the confidential data, the risk curves in S, the model along the knob with its
-MCMC diagnostics, and sample records side by side. The sweep runs once per setting; sliders read the cache.
+MCMC diagnostics, and sample records side by side. The sweep runs once per setting; every grid value's view is
+built from it once and a move of the knob is drawn in the browser (`dashboard.knob_view`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import compute, display, session, widgets
-from dashboard.prepared import Job, prepare_in_background, prepared
+from dashboard import compute, display, knob_view, session, widgets
+from dashboard.prepared import prepared
 from engine.data.dataset import Dataset
 from engine.figures.bayes_counts import (
     amount_density_figure,
@@ -113,9 +114,9 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
     return method, params, options, replicates, seed
 
 
-def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
-    ids = [m for m in CARDS if m in metrics]
-    for mid, col in zip(ids, st.columns(max(len(ids), 1))):
+def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block:
+    items = []
+    for mid in [m for m in CARDS if m in metrics]:
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta = None if base is None or math.isnan(base.value) else f"unprotected: {_fmt(base.value)}"
@@ -124,36 +125,14 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
             if replicates > 1
             else "One synthetic dataset per setting"
         )
-        col.metric(
-            CARDS[mid],
-            _fmt(m.value),
-            delta,
-            delta_color="off",
-            delta_arrow="off",
-            border=True,
-            help=f"{info.label}: {info.meaning}\n\n{interval}. {info.better_text.capitalize()}.",
-        )
-
-
-def _slider(sweep: SweepResult, key: str) -> float:
-    knob = sweep.knob
-    if st.session_state.get(key) not in sweep.grid:
-        st.session_state[key] = compute.nearest_grid_value(sweep.grid, knob.default)
-    more = "higher" if knob.more_privacy == "higher" else "lower"
-    return float(
-        st.select_slider(
-            f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy",
-            sweep.grid,
-            format_func=knob.format,
-            key=key,
-            help=knob.help or None,
-        )
-    )
+        help_text = f"{info.label}: {info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
+        items.append(knob_view.card(CARDS[mid], _fmt(m.value), delta, "off", help=help_text))
+    return knob_view.cards(items)
 
 
 def distribution_figures(dataset: Dataset, releases: list, fields: list[str]) -> dict[str, go.Figure]:
     """Histogram of each count field and density of each positive amount, confidential against the first
-    synthetic datasets, by chart key."""
+    synthetic datasets, by name."""
     out: dict[str, go.Figure] = {}
     for f in fields:
         conf = dataset.frame[f].to_numpy(float)
@@ -165,159 +144,104 @@ def distribution_figures(dataset: Dataset, releases: list, fields: list[str]) ->
     return out
 
 
-def _distributions(
-    sweep: SweepResult, dataset: Dataset, method: str, value: float, seed: int, params: dict, fields: list[str]
-) -> None:
-    replicates = sweep.replicates
-    releases = session.guarded(
-        lambda: compute.get_replicate_releases(dataset, method, value, seed, replicates, params, 3)
-    )
-    if not releases:
-        return
-    figures = prepared(sweep, *_distributions_job(dataset, releases, fields))
-    for col, (key, figure) in zip(st.columns(max(len(figures), 1)), figures.items()):
-        with col:
-            st.plotly_chart(figure, key=key)
-    st.caption(f"The first {len(releases)} of the {replicates} synthetic datasets at this setting.")
-
-
 KINDS = ["mean", "quantile", "coefficient"]
 
 
-def _overlap_job(sweep: SweepResult, value: float, kinds: list[str]) -> Job:
-    def build() -> go.Figure:
-        detail = sweep.detail(value, "ci_overlap")
-        return interval_overlap_figure(combined_intervals(detail), confidential_intervals(detail), kinds, max_rows=40)
-
-    return ("overlap", value, tuple(kinds)), build
-
-
-def _ar_job(sweep: SweepResult, value: float) -> Job:
-    def build() -> go.Figure | None:
-        metrics = compute.metrics_at(sweep, value)
-        ar = risk_rows(metrics, ATTRIBUTE_RISK_METRICS)
-        if not len(ar):
-            return None
-        base = {m.removesuffix("_confidential"): v.value for m, v in metrics.items() if m.endswith("_confidential")}
-        labels = {m: metric_info(m).label for m in ATTRIBUTE_RISK_METRICS}
-        return risk_against_confidential_figure(ar, base, labels, "Attribute disclosure risk AR (Table 3)")
-
-    return ("ar", value), build
+def _distribution_blocks(dataset: Dataset, releases: list, fields: list[str], replicates: int) -> list:
+    figures = distribution_figures(dataset, releases, fields)
+    return [
+        knob_view.row(*([knob_view.plot(f, name)] for name, f in figures.items())),
+        knob_view.text(f"The first {len(releases)} of the {replicates} synthetic datasets at this setting.", "caption"),
+    ]
 
 
-def _curves_job(sweep: SweepResult, value: float) -> Job:
-    return ("curves", value), lambda: sweep.uncertainty_curves([value])
-
-
-def _curves_figure_job(sweep: SweepResult, value: float, s_level: float) -> Job:
-    def build() -> go.Figure | None:
-        curves = prepared(sweep, *_curves_job(sweep, value))
-        return None if curves is None else uncertainty_curves_figure(curves, s_level)
-
-    return ("curves_figure", value, s_level), build
-
-
-def _distributions_job(dataset: Dataset, releases: list, fields: list[str]) -> Job:
-    return ("distributions", releases[0].knob, tuple(fields)), lambda: distribution_figures(dataset, releases, fields)
-
-
-def _model_jobs(fitted, at: float) -> tuple[Job, Job]:
-    """The MCMC diagnostics and the coefficients at grid value ``at`` (None where the method has none)."""
-    return (("diagnostics", at), lambda: fitted.diagnostics([at])), (
-        ("coefficients", at),
-        lambda: fitted.coefficients(at),
-    )
-
-
-def _samples_job(dataset: Dataset, release, fields: list[str]) -> Job:
-    return ("samples", release.knob, tuple(fields)), lambda: _sample_table(dataset, release, fields)
-
-
-def _complexity_job(sweep: SweepResult, value: float) -> Job:
-    return ("complexity", value), lambda: complexity_figure(sweep.complexity, sweep.knob, current=value)
-
-
-def _estimates(sweep: SweepResult, value: float) -> None:
+def _estimate_blocks(sweep: SweepResult, value: float, kinds: list[str]) -> list:
     detail = sweep.detail(value, "ci_overlap")
     if detail is None or not len(detail):
-        st.caption("Interval overlap not measured.")
-        return
-    kinds = st.multiselect("Quantities", KINDS, default=KINDS, key=PREFIX + "kinds")
-    st.plotly_chart(prepared(sweep, *_overlap_job(sweep, value, kinds)), key=PREFIX + "overlap")
-    st.caption(
-        "Synthetic estimates combined over the datasets with Reiter's (2003) rules; I is Guo & Hu's "
-        "interval overlap (Eq. 10): 1 = the same interval, 0 or below = none."
-    )
+        return [knob_view.text("Interval overlap not measured.", "caption")]
+    figure = interval_overlap_figure(combined_intervals(detail), confidential_intervals(detail), kinds, max_rows=40)
+    return [
+        knob_view.plot(figure, PREFIX + "overlap"),
+        knob_view.text(
+            "Synthetic estimates combined over the datasets with Reiter's (2003) rules; I is Guo & Hu's interval "
+            "overlap (Eq. 10): 1 = the same interval, 0 or below = none.",
+            "caption",
+        ),
+    ]
 
 
-def _curves(sweep: SweepResult, value: float) -> pd.DataFrame | None:
-    return prepared(sweep, *_curves_job(sweep, value))
+def _ar_figure(sweep: SweepResult, value: float) -> go.Figure | None:
+    metrics = compute.metrics_at(sweep, value)
+    ar = risk_rows(metrics, ATTRIBUTE_RISK_METRICS)
+    if not len(ar):
+        return None
+    base = {m.removesuffix("_confidential"): v.value for m, v in metrics.items() if m.endswith("_confidential")}
+    labels = {m: metric_info(m).label for m in ATTRIBUTE_RISK_METRICS}
+    return risk_against_confidential_figure(ar, base, labels, "Attribute disclosure risk AR (Table 3)")
 
 
-def _risk(sweep: SweepResult, value: float, s_level: float) -> None:
-    left, right = st.columns(2)
-    figure = prepared(sweep, *_ar_job(sweep, value))
-    if figure is not None:
-        left.plotly_chart(figure, key=PREFIX + "ar")
-    curves = _curves(sweep, value)
+def _risk_blocks(sweep: SweepResult, value: float, s_level: float, curves: pd.DataFrame | None) -> list:
+    figure = _ar_figure(sweep, value)
+    left = [] if figure is None else [knob_view.plot(figure, PREFIX + "ar")]
+    right: list = []
     if curves is not None:
         at = curves[curves["S"].round(2) == round(s_level, 2)]
-        table = at.groupby("data")[["emr", "tmr", "fmr", "unique_matches"]].mean()
-        right.markdown(f"**Identification risk at S = {s_level:.2f}** (Table 4; mean over the synthetic datasets)")
-        right.dataframe(
-            table.rename(columns={"emr": "EMR", "tmr": "TMR", "fmr": "FMR", "unique_matches": "unique"}),
-            key=PREFIX + "ident_table",
-        )
-        right.caption(
-            "EMR: expected number of records correctly identified; TMR: share of records with a unique, "
-            "true match; FMR: share of unique matches that are false (higher = safer)."
-        )
+        table = at.groupby("data")[["emr", "tmr", "fmr", "unique_matches"]].mean().reset_index()
+        right = [
+            knob_view.text(
+                f"Identification risk at S = {s_level:.2f} (Table 4; mean over the synthetic datasets)", "body"
+            ),
+            knob_view.table(
+                table.rename(columns={"emr": "EMR", "tmr": "TMR", "fmr": "FMR", "unique_matches": "unique"})
+            ),
+            knob_view.text(
+                "EMR: expected number of records correctly identified; TMR: share of records with a unique, true "
+                "match; FMR: share of unique matches that are false (higher = safer).",
+                "caption",
+            ),
+        ]
+    return [knob_view.row(left, right)]
 
 
-def _model(dataset: Dataset, method: str, sweep: SweepResult, value: float, params: dict) -> None:
+def _model_blocks(sweep: SweepResult, fitted, value: float) -> list:
+    out: list = []
     if sweep.complexity is not None and len(sweep.complexity):
-        st.plotly_chart(prepared(sweep, *_complexity_job(sweep, value)), key=PREFIX + "complexity")
-    fitted = session.guarded(lambda: compute.get_fitted(dataset, method, params=params))
-    if fitted is None:
-        return
+        out.append(
+            knob_view.plot(complexity_figure(sweep.complexity, sweep.knob, current=value), PREFIX + "complexity")
+        )
     at = fitted.snap(value)
-    diagnostics, coefficients = _model_jobs(fitted, at)
-    diag = prepared(sweep, *diagnostics)
+    diag = fitted.diagnostics([at])
     if diag is not None:
         poor = diag[diag["poor"]]
         if len(poor):
-            st.warning(
-                f"{len(poor)} parameter(s) mixed poorly at {display.knob_text(sweep.knob, value)} (split R-hat "
-                f"above 1.05 or fewer than 100 effective draws): {', '.join(poor['parameter'])}. Increase "
-                "the MCMC draws."
+            out.append(
+                knob_view.text(
+                    f"{len(poor)} parameter(s) mixed poorly at {display.knob_text(sweep.knob, value)} (split R-hat "
+                    f"above 1.05 or fewer than 100 effective draws): {', '.join(poor['parameter'])}. Increase the "
+                    "MCMC draws.",
+                    "warning",
+                )
             )
         else:
-            st.success(
-                f"MCMC converged at {display.knob_text(sweep.knob, value)}: largest split R-hat "
-                f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f}."
+            out.append(
+                knob_view.text(
+                    f"MCMC converged at {display.knob_text(sweep.knob, value)}: largest split R-hat "
+                    f"{diag['rhat'].max():.3f}, smallest effective sample size {diag['ess'].min():.0f}.",
+                    "success",
+                )
             )
-    coef = prepared(sweep, *coefficients)
+    coef = fitted.coefficients(at)
     if coef is None:
-        return
+        return out
     if diag is not None:
         coef = coef.merge(diag[["parameter", "rhat", "ess"]], on="parameter", how="left")
-    st.dataframe(
-        coef,
-        hide_index=True,
-        key=PREFIX + "coefficients",
-        column_config={
-            "mean": st.column_config.NumberColumn("posterior mean", format="%.4f"),
-            "lo": st.column_config.NumberColumn("2.5%", format="%.4f"),
-            "hi": st.column_config.NumberColumn("97.5%", format="%.4f"),
-            "rhat": st.column_config.NumberColumn("R-hat", format="%.3f"),
-            "ess": st.column_config.NumberColumn("ESS", format="%.0f"),
-        },
-    )
+    names = {"mean": "posterior mean", "lo": "2.5%", "hi": "97.5%", "rhat": "R-hat", "ess": "ESS"}
+    return [*out, knob_view.table(coef.rename(columns=names))]
 
 
 def _sample_table(dataset: Dataset, release, fields: list[str]) -> pd.DataFrame:
-    """The first 500 records: text, up to four other fields, and each synthesized field before and after."""
-    schema, n = dataset.schema, min(dataset.n_records, 500)
+    """The first records: text, up to four other fields, and each synthesized field before and after."""
+    schema, n = dataset.schema, min(dataset.n_records, knob_view.MAX_TABLE_ROWS)
     keys = [f.name for f in schema.fields if f.name not in fields][:4]
     table = pd.DataFrame({"row": range(1, n + 1), "text": dataset.frame[schema.text].iloc[:n].astype(str).to_numpy()})
     for k in keys:
@@ -328,34 +252,57 @@ def _sample_table(dataset: Dataset, release, fields: list[str]) -> pd.DataFrame:
     return table
 
 
-def _samples(
-    sweep: SweepResult, dataset: Dataset, method: str, value: float, seed: int, params: dict, fields: list[str]
-) -> None:
-    replicates = sweep.replicates
-    release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
-    if release is None:
-        return
-    st.caption("Synthetic dataset 1 at this setting; the text and the other fields are released unchanged.")
-    st.dataframe(
-        prepared(sweep, *_samples_job(dataset, release, fields)),
-        hide_index=True,
-        key=PREFIX + "samples",
-        column_config={"text": st.column_config.TextColumn("text", width="large")},
+def _view_at(
+    sweep: SweepResult,
+    dataset: Dataset,
+    fitted,
+    releases: list,
+    value: float,
+    fields: list[str],
+    kinds: list[str],
+    s_level: float,
+) -> list[knob_view.Block]:
+    """What the page shows at grid value ``value``: the cards and six tabs of the paper's figures and tables."""
+    curves = sweep.uncertainty_curves([value])
+    uncertainty = (
+        [knob_view.text("No un-synthesized key count to perturb, so there are no curves.", "caption")]
+        if curves is None
+        else [knob_view.plot(uncertainty_curves_figure(curves, s_level), PREFIX + "curves")]
     )
+    samples = [
+        knob_view.text(
+            "Synthetic dataset 1 at this setting; the text and the other fields are released unchanged.", "caption"
+        ),
+        knob_view.table(_sample_table(dataset, releases[0], fields), long=["text"]),
+    ]
+    return [
+        _cards(compute.metrics_at(sweep, value), sweep.replicates),
+        knob_view.tabs(
+            {
+                "Distributions": _distribution_blocks(dataset, releases, fields, sweep.replicates),
+                "Estimates": _estimate_blocks(sweep, value, kinds),
+                "Risk": _risk_blocks(sweep, value, s_level, curves),
+                "Intruder uncertainty": uncertainty,
+                "Model": _model_blocks(sweep, fitted, value),
+                "Samples": samples,
+            }
+        ),
+    ]
 
 
 @st.fragment
 def _at_knob(
     dataset: Dataset, method: str, params: dict, options: MeasureOptions, seed: int, sweep: SweepResult
 ) -> None:
-    """The knob, the intruder's uncertainty and everything that follows them, rerun alone when a slider moves
-    (a Streamlit fragment): the sweep and the releases it kept are read, not recomputed."""
+    """The intruder's uncertainty, the quantities compared, the knob and every view that follows it
+    (`dashboard.knob_view`), rerun alone when a setting beside the views changes (a Streamlit fragment): the
+    sweep and the releases it kept are read, not recomputed."""
     fitted = compute.get_fitted(dataset, method, params=params)
     fields = [f for f in fitted.synthesized_fields if dataset.schema.field(f).kind in ("count", "continuous")]
-    a, b = st.columns([3, 2])
+    for line in display.not_measured_lines(sweep.skipped):
+        st.caption(line)
+    a, b = st.columns([1, 1])
     with a:
-        value = _slider(sweep, f"{PREFIX}knob::{method}::{dataset.fingerprint[:12]}")
-    with b:
         st.session_state.setdefault(PREFIX + "s", 0.0)
         s_level = float(
             st.select_slider(
@@ -367,14 +314,32 @@ def _at_knob(
                 "deviation on the log scale is S times the count.",
             )
         )
-    st.caption(
-        f"Current knob: {display.md_escape(display.knob_text(sweep.knob, value))} · intruder uncertainty "
-        f"S = {s_level:.2f}"
+    with b:
+        kinds = st.multiselect("Quantities compared (Estimates)", KINDS, default=KINDS, key=PREFIX + "kinds")
+
+    def build() -> str:
+        views = []
+        for g in sweep.grid:
+            releases = compute.get_replicate_releases(dataset, method, g, seed, sweep.replicates, params, 3)
+            views.append(_view_at(sweep, dataset, fitted, releases, g, fields, kinds, s_level))
+        more = "higher" if sweep.knob.more_privacy == "higher" else "lower"
+        label = f"{sweep.knob.label} ({sweep.knob.symbol}) · log scale · {more} = more privacy"
+        return knob_view.payload(sweep.knob, sweep.grid, views, label=label)
+
+    payload = session.guarded(
+        lambda: prepared(sweep, ("counts-views", tuple(fields), tuple(kinds), s_level), build, persist=True)
     )
-    metrics = compute.metrics_at(sweep, value)
-    _cards(metrics, sweep.replicates)
-    for line in display.not_measured_lines(sweep.skipped):
-        st.caption(line)
+    if payload is not None:
+        _knob(dataset, method, params, options, seed, sweep, payload)
+
+
+@st.fragment
+def _knob(
+    dataset: Dataset, method: str, params: dict, options: MeasureOptions, seed: int, sweep: SweepResult, payload: str
+) -> None:
+    """The knob with its views, and the release it chooses for Export: all a move reruns."""
+    key = f"{PREFIX}knob::{method}::{dataset.fingerprint[:12]}"
+    value = knob_view.knob_view(key, sweep.grid, payload, compute.nearest_grid_value(sweep.grid, sweep.knob.default))
     session.choose(
         dataset,
         method,
@@ -390,46 +355,6 @@ def _at_knob(
         if "ci_overlap" in sweep.metric_ids
         else next(iter(compute.metric_ids(sweep, "utility")), None),
     )
-    tabs = st.tabs(["Distributions", "Estimates", "Risk", "Intruder uncertainty", "Model", "Samples"])
-    with tabs[0]:
-        _distributions(sweep, dataset, method, value, seed, params, fields)
-    with tabs[1]:
-        _estimates(sweep, value)
-    with tabs[2]:
-        _risk(sweep, value, s_level)
-    with tabs[3]:
-        curves = _curves(sweep, value)
-        if curves is None:
-            st.caption("No un-synthesized key count to perturb, so there are no curves.")
-        else:
-            st.plotly_chart(prepared(sweep, *_curves_figure_job(sweep, value, s_level)), key=PREFIX + "curves")
-    with tabs[4]:
-        _model(dataset, method, sweep, value, params)
-    with tabs[5]:
-        _samples(sweep, dataset, method, value, seed, params, fields)
-    _prepare_other_values(sweep, dataset, method, seed, params, fields, s_level)
-
-
-def _prepare_other_values(
-    sweep: SweepResult, dataset: Dataset, method: str, seed: int, params: dict, fields: list[str], s_level: float
-) -> None:
-    """Every grid value's figures and tables, built in the background with the quantities and S now chosen,
-    so that the first move to any value draws what is ready."""
-    kinds = [k for k in st.session_state.get(PREFIX + "kinds", KINDS) if k in KINDS]
-
-    def jobs() -> list[Job]:
-        fitted = compute.get_fitted(dataset, method, params=params)
-        out: list[Job] = []
-        for g in sweep.grid:
-            releases = compute.get_replicate_releases(dataset, method, g, seed, sweep.replicates, params, 3)
-            out += [_ar_job(sweep, g), _curves_job(sweep, g), _overlap_job(sweep, g, kinds)]
-            out += [_distributions_job(dataset, releases, fields), _curves_figure_job(sweep, g, s_level)]
-            if sweep.complexity is not None and len(sweep.complexity):
-                out.append(_complexity_job(sweep, g))
-            out += [*_model_jobs(fitted, fitted.snap(g)), _samples_job(dataset, releases[0], fields)]
-        return out
-
-    prepare_in_background(sweep, ("counts", tuple(fields), tuple(kinds), s_level), jobs)
 
 
 def render() -> None:

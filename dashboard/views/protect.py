@@ -1,7 +1,8 @@
 """Protect page: pick a method, drag its knob, and watch risk, utility, the attack and sample texts move.
 
-The sweep over the knob's grid runs once per (dataset, method, replicates, seed); a slider move reruns only the
-part below the knob (a fragment), which reads the sweep and the releases it kept (no refit, no re-sweep).
+The sweep over the knob's grid runs once per (dataset, method, replicates, seed). What the page shows at each
+grid value is built once from the sweep and the releases it kept and sent to the browser together
+(`dashboard.knob_view`), so a slider move is drawn there and nothing is refitted, re-swept or redrawn here.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from dashboard import compute, display, loading, session, widgets
-from dashboard.prepared import Job, prepare_in_background, prepared
+from dashboard import compute, display, knob_view, loading, session, widgets
+from dashboard.prepared import prepared
 from engine.data.dataset import Dataset
 from engine.figures.text import (
     attack_bars_figure,
@@ -57,70 +58,32 @@ def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | N
     return chosen[0], chosen[1]
 
 
-def _knob_slider(knob: Knob, grid: list[float], method: str) -> float:
-    """The knob's slider, built from its description; returns the current value."""
-    key = session.knob_key(method)
-    more = "higher" if knob.more_privacy == "higher" else "lower"
-    label = f"{knob.label} ({knob.symbol}) · {more} = more privacy"
-    default = compute.nearest_grid_value(grid, knob.default)
-    if knob.integer or knob.grid or knob.scale == "log":
-        # Grid values, evenly spaced on the slider: a log-scale knob moves by equal ratios.
-        if st.session_state.get(key) not in grid:
-            st.session_state[key] = default
-        return float(
-            st.select_slider(
-                label, options=grid, format_func=knob.format, key=key, help=knob.help or None, persist_state="session"
-            )
-        )
-    steps = np.diff(grid)
-    step = float(steps[0]) if len(steps) and np.allclose(steps, steps[0]) else None
-    stored = st.session_state.get(key)
-    if not isinstance(stored, float) or not knob.low <= stored <= knob.high:
-        st.session_state[key] = float(default)
-    return float(
-        st.slider(
-            label,
-            float(knob.low),
-            float(knob.high),
-            step=step,
-            key=key,
-            help=knob.help or None,
-            persist_state="session",
-        )
-    )
-
-
 def _fmt(v: float | None) -> str:
     return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
-def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResult | None) -> None:
+def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResult | None) -> dict:
     info = metric_info(mid)
-    delta, colour = None, "off"
+    delta, tone = None, "off"
     if base is not None and not math.isnan(base.value) and not math.isnan(m.value):
-        d = m.value - base.value
-        delta = f"{d:+.3f} vs unprotected"
-        colour = "off" if abs(d) < 5e-4 else ("inverse" if info.better == "lower" else "normal")
+        delta = f"{m.value - base.value:+.3f} vs unprotected"
+        tone = display.delta_tone(info.better, m.value, base.value)
     if sweep.replicates > 1 and m.lo is not None and m.hi is not None:
         interval = f"95% interval over {sweep.replicates} replicates: {_fmt(m.lo)} to {_fmt(m.hi)}"
     else:
         interval = "One release per setting, so no interval (deterministic method or M = 1)"
-    better = info.better_text
     meaning = " ".join(filter(None, [info.meaning, sweep.notes.get(mid, "")]))
-    st.metric(info.label, _fmt(m.value), delta, delta_color=colour, help=f"{meaning}\n\n{interval}.", border=True)
-    st.caption(f"{info.kind.capitalize()}, {better}. {display.md_escape(meaning)} {interval}.")
+    note = f"{info.kind.capitalize()}, {info.better_text}. {meaning} {interval}."
+    return knob_view.card(info.label, _fmt(m.value), delta, tone, note=note, help=f"{meaning}\n\n{interval}.")
 
 
-def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> None:
-    """One card per measure at the current knob, side by side: value, change from the unprotected data,
-    interval over replicates and what the measure means."""
+def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> list[knob_view.Block]:
+    """One card per measure at a grid value: value, change from the unprotected data, interval over replicates
+    and what the measure means."""
     ids = sweep.metric_ids
     per_row = len(ids) if len(ids) <= 4 else math.ceil(len(ids) / 2)  # two rows rather than clipped labels
-    for start in range(0, len(ids), max(per_row, 1)):
-        row = ids[start : start + per_row]
-        for mid, col in zip(row, st.columns(per_row)):
-            with col:
-                _metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential"))
+    items = [_metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential")) for mid in ids]
+    return [knob_view.cards(items, per_row)]
 
 
 def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:
@@ -194,44 +157,18 @@ def _set_knob(method: str, value: float) -> None:
     st.session_state[session.knob_key(method)] = float(value)
 
 
-def _frontier_job(sweep: SweepResult, risk: str, utility: str, at: float, chosen: float | None) -> Job:
-    return ("frontier", risk, utility, at, chosen), lambda: frontier_figure(
-        sweep, risk, utility, current=at, chosen=chosen
-    )
-
-
-def _attack_job(sweep: SweepResult, at: float, targets: list[str]) -> Job:
-    return ("attack", at, tuple(targets)), lambda: attack_bars_figure(
-        sweep.detail(at, ATTACK, replicate=0), list(targets)
-    )
-
-
-def _cosine_job(sweep: SweepResult, utility: str, at: float) -> Job:
-    return ("cosine", utility, at), lambda: cosine_by_author_figure(
-        sweep.detail(at, utility, replicate=0), metric_info(utility).label
-    )
-
-
-def _samples_job(sweep: SweepResult, dataset: Dataset, release: Release, records: list[int]) -> Job:
-    """The marked-up original and protected versions of the ``records`` the release changed."""
-    return ("samples", release.knob, tuple(records)), lambda: [
-        display.sample_html(dataset, release, r) for r in sampling.changed_records(dataset, release, records)
-    ]
-
-
-def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float) -> list[str]:
-    """The intruder's per-target scores at ``at``; returns the targets shown."""
-    detail = sweep.detail(at, ATTACK, replicate=0)
+def _targets_picker(sweep: SweepResult, dataset: Dataset, method: str) -> list[str]:
+    """The people whose attack panels the views show (the intruder's detail is per grid value)."""
+    detail = sweep.detail(sweep.grid[0], ATTACK, replicate=0)
     if detail is None or detail.empty:
         return []
-    st.subheader("Who the intruder picks out")
     targets = sorted(map(str, detail["target"].unique()))
     key = f"targets::{dataset.fingerprint[:12]}::{method}"
     stored = st.session_state.get(key)
     if not isinstance(stored, list) or any(t not in targets for t in stored):
         st.session_state[key] = sampling.attack_targets(detail)
     chosen = st.multiselect(
-        "Targets",
+        "Targets of the intruder",
         targets,
         key=key,
         max_selections=8,
@@ -239,45 +176,93 @@ def _attack_section(sweep: SweepResult, dataset: Dataset, method: str, at: float
         help="People the intruder holds other texts of. Each panel shows, for every released "
         "user, the share of their records the intruder's classifier assigns to the target.",
     )
-    if not chosen:
-        st.info("Choose one or more targets to see the intruder's scores.")
-        return []
-    st.plotly_chart(prepared(sweep, *_attack_job(sweep, at, chosen)), key="attack_bars")
-    st.caption("Per-target detail of replicate 0 at this setting.")
     return list(chosen)
 
 
-def _utility_detail(sweep: SweepResult, utility: str | None, at: float) -> None:
-    detail = sweep.detail(at, utility, replicate=0) if utility else None
-    if detail is None or "cosine" not in detail.columns:
-        return
-    with st.expander("Utility per author"):
-        st.plotly_chart(prepared(sweep, *_cosine_job(sweep, utility, at)), key="cosine_by_author")
-
-
-def _samples(
-    sweep: SweepResult, dataset: Dataset, method: str, value: float, seed: int, knob: Knob, params: dict
-) -> None:
-    replicates = sweep.replicates
-    st.subheader("Sample protected records")
-    release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
-    chosen = session.guarded(lambda: compute.sample_records(dataset, method, seed, replicates, MAX_SAMPLES, params))
-    if release is None or chosen is None:
-        return
-    for text in release.info.values():
-        if isinstance(text, str) and text:
-            st.caption(f"At {display.md_escape(display.knob_text(knob, value))}: {display.md_escape(text)}")
-    changed = prepared(sweep, *_samples_job(sweep, dataset, release, chosen))
-    if not changed:
-        st.info(f"No sample record is changed at {display.knob_text(knob, value)}.")
-        return
-    st.caption(
-        f"{len(changed)} records changed at this setting; the same records at every setting. "
-        "Red: what was removed; green: what replaced it."
+def _author_picker(dataset: Dataset) -> str | None:
+    """The author whose texts the views show before and after."""
+    author = dataset.schema.author
+    if author is None:
+        return None
+    authors = dataset.frame[author].astype(str).value_counts().index.tolist()
+    key = f"author_texts::{dataset.fingerprint[:12]}"
+    _valid_choice(key, authors, authors[0])
+    return st.selectbox(
+        "Author whose texts are shown",
+        authors,
+        key=key,
+        persist_state="session",
+        help="Authors with the most records first.",
     )
-    st.html(display.SAMPLE_CSS)
-    for block in changed[:MAX_SAMPLES]:
-        st.markdown(block, unsafe_allow_html=True)
+
+
+def _attack_blocks(sweep: SweepResult, at: float, targets: list[str]) -> list[knob_view.Block]:
+    detail = sweep.detail(at, ATTACK, replicate=0)
+    if detail is None or detail.empty:
+        return []
+    out = [knob_view.text("Who the intruder picks out", "heading")]
+    if not targets:
+        return [
+            *out,
+            knob_view.text("Choose one or more targets (beside the view) to see the intruder's scores.", "info"),
+        ]
+    figure = attack_bars_figure(detail, list(targets))
+    return [
+        *out,
+        knob_view.plot(figure, "attack_bars"),
+        knob_view.text("Per-target detail of replicate 0 at this setting.", "caption"),
+    ]
+
+
+def _utility_blocks(sweep: SweepResult, utility: str | None, at: float) -> list[knob_view.Block]:
+    detail = sweep.detail(at, utility, replicate=0) if utility else None
+    if utility is None or detail is None or "cosine" not in detail.columns:
+        return []
+    figure = cosine_by_author_figure(detail, metric_info(utility).label)
+    return [knob_view.details("Utility per author", [knob_view.plot(figure, "cosine_by_author")])]
+
+
+def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list[int]) -> list[knob_view.Block]:
+    """The sample records the release changed, original and protected side by side with the changes marked."""
+    at = release.knob
+    out = [knob_view.text("Sample protected records", "heading")]
+    for info in release.info.values():
+        if isinstance(info, str) and info:
+            out.append(knob_view.text(f"At {display.knob_text(knob, at)}: {info}", "caption"))
+    changed = [display.sample_html(dataset, release, r) for r in sampling.changed_records(dataset, release, records)]
+    if not changed:
+        return [*out, knob_view.text(f"No sample record is changed at {display.knob_text(knob, at)}.", "info")]
+    out.append(
+        knob_view.text(
+            f"{len(changed)} records changed at this setting; the same records at every setting. "
+            "Red: what was removed; green: what replaced it.",
+            "caption",
+        )
+    )
+    return [*out, knob_view.html(display.SAMPLE_CSS + "".join(changed[:MAX_SAMPLES]))]
+
+
+def _author_blocks(dataset: Dataset, release: Release, knob: Knob, who: str | None) -> list[knob_view.Block]:
+    """One author's original texts beside their released texts."""
+    author = dataset.schema.author
+    if author is None or who is None:
+        return []
+    mine = dataset.frame[author].astype(str).to_numpy() == who
+    rows = np.flatnonzero(mine)[:MAX_SAMPLES]
+    text = dataset.schema.text
+    out = [
+        knob_view.text("One author's texts, original and released", "heading"),
+        knob_view.columns(
+            ("Original", dataset.frame[text].iloc[rows].astype(str).tolist()),
+            (
+                f"Released at {display.knob_text(knob, release.knob)}",
+                release.data[text].iloc[rows].astype(str).tolist(),
+            ),
+        ),
+    ]
+    if mine.sum() > MAX_SAMPLES:
+        out.append(knob_view.text(f"The first {MAX_SAMPLES} of {int(mine.sum()):,} records by this author.", "caption"))
+    return out
 
 
 def _compare_methods(
@@ -320,32 +305,49 @@ def _compare_methods(
     )
 
 
-def _author_texts(
-    dataset: Dataset, method: str, value: float, seed: int, replicates: int, knob: Knob, params: dict
-) -> None:
-    """One author's original texts beside their released texts at the current knob."""
-    author = dataset.schema.author
-    if author is None:
-        return
-    release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
-    if release is None:
-        return
-    st.subheader("One author's texts, original and released")
-    counts = dataset.frame[author].astype(str).value_counts()
-    authors = counts.index.tolist()
-    key = f"author_texts::{dataset.fingerprint[:12]}"
-    _valid_choice(key, authors, authors[0])
-    who = st.selectbox("Author", authors, key=key, persist_state="session", help="Authors with the most records first.")
-    rows = np.flatnonzero(dataset.frame[author].astype(str).to_numpy() == who)[:MAX_SAMPLES]
-    text = dataset.schema.text
-    left, right = st.columns(2)
-    left.markdown("**Original**")
-    right.markdown(f"**Released at {display.md_escape(display.knob_text(knob, value))}**")
-    for row in rows:
-        left.text(str(dataset.frame[text].iloc[row]))
-        right.text(str(release.data[text].iloc[row]))
-    if counts[who] > MAX_SAMPLES:
-        st.caption(f"The first {MAX_SAMPLES} of {counts[who]:,} records by this author.")
+def _view_at(
+    sweep: SweepResult,
+    dataset: Dataset,
+    release: Release,
+    at: float,
+    risk: str | None,
+    utility: str | None,
+    chosen_knob: float | None,
+    targets: list[str],
+    records: list[int],
+    who: str | None,
+) -> list[knob_view.Block]:
+    """What the page shows at grid value ``at``: the measures, the frontier, the attack, samples and texts."""
+    knob = sweep.knob
+    metrics = compute.metrics_at(sweep, at)
+    out: list[knob_view.Block] = []
+    point = " · ".join(
+        f"{what} {_fmt(metrics[m].value)}" for what, m in (("Risk", risk), ("Utility", utility)) if m is not None
+    )
+    if point:
+        names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)
+        out.append(knob_view.text(f"{point} ({names})", "caption"))
+    out += _metric_cards(sweep, metrics)
+    if risk is not None and utility is not None:
+        out.append(knob_view.plot(frontier_figure(sweep, risk, utility, current=at, chosen=chosen_knob), "frontier"))
+    else:
+        out += [
+            knob_view.plot(metric_along_knob_figure(sweep, mid, current=at), f"along::{mid}")
+            for mid in sweep.metric_ids
+        ]
+        if risk is None:
+            out.append(
+                knob_view.text(
+                    "No risk measure applies to this dataset, so there is no risk–utility frontier; the reasons "
+                    "are listed above.",
+                    "info",
+                )
+            )
+    out += _attack_blocks(sweep, at, targets)
+    out += _utility_blocks(sweep, utility, at)
+    out += _sample_blocks(dataset, release, knob, records)
+    out += _author_blocks(dataset, release, knob, who)
+    return out
 
 
 @st.fragment
@@ -359,88 +361,53 @@ def _at_knob(
     risk: str | None,
     utility: str | None,
 ) -> None:
-    """Everything that follows the knob, rerun alone when the slider moves (a Streamlit fragment): the sweep,
-    the releases it kept and the page's other settings are not touched."""
-    knob = sweep.knob
-    value = _knob_slider(knob, sweep.grid, method)
-    at = compute.nearest_grid_value(sweep.grid, value)
-    metrics = compute.metrics_at(sweep, value)
-    st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
-    if not np.isclose(at, value):
-        st.caption(
-            f"Measures are shown at the nearest measured setting, {display.md_escape(display.knob_text(knob, at))}."
-        )
-    point = " · ".join(
-        f"{what} {_fmt(metrics[m].value)}" for what, m in (("Risk", risk), ("Utility", utility)) if m is not None
-    )
-    if point:
-        names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)
-        st.caption(f"{point} ({display.md_escape(names)})")
-
-    _metric_cards(sweep, metrics)
-    left, right = st.columns([3, 1], gap="large")
+    """The knob and every view that follows it (`dashboard.knob_view`: a move is drawn in the browser and only
+    reported here), with the settings the views depend on beside them. A Streamlit fragment: changing those
+    settings reruns this part alone, and the sweep and the releases it kept are read, not recomputed."""
+    view, side = st.columns([3, 1], gap="large")
     chosen_knob = None
-    with right:
+    with side:
         if risk is not None and utility is not None:
             with st.container(border=True):
                 st.markdown("**Choose for me**")
-                chosen_knob = _choose_for_me(sweep, risk, utility, knob, method)
-    with left:
-        if risk is not None and utility is not None:
-            st.plotly_chart(prepared(sweep, *_frontier_job(sweep, risk, utility, at, chosen_knob)), key="frontier")
-        else:
-            for mid in sweep.metric_ids:
-                figure = prepared(
-                    sweep, ("along", mid, value), lambda mid=mid: metric_along_knob_figure(sweep, mid, current=value)
-                )
-                st.plotly_chart(figure, key=f"along::{mid}")
-            if risk is None:
-                st.info(
-                    "No risk measure applies to this dataset, so there is no risk–utility frontier; "
-                    "the reasons are listed above."
-                )
+                chosen_knob = _choose_for_me(sweep, risk, utility, sweep.knob, method)
+        targets = _targets_picker(sweep, dataset, method)
+        who = _author_picker(dataset)
+    records = session.guarded(
+        lambda: compute.sample_records(dataset, method, seed, sweep.replicates, MAX_SAMPLES, params)
+    )
+    if records is None:
+        return
 
-    session.choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
+    def build() -> str:
+        views = []
+        for g in sweep.grid:
+            release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
+            views.append(_view_at(sweep, dataset, release, g, risk, utility, chosen_knob, targets, records, who))
+        return knob_view.payload(sweep.knob, sweep.grid, views)
 
-    targets = _attack_section(sweep, dataset, method, at)
-    _utility_detail(sweep, utility, at)
-    _samples(sweep, dataset, method, value, seed, knob, params)
-    _author_texts(dataset, method, value, seed, sweep.replicates, knob, params)
-    _prepare_other_values(sweep, dataset, method, params, seed, risk, utility, chosen_knob, targets)
+    key = ("protect-views", risk, utility, chosen_knob, tuple(targets), tuple(records), who)
+    with view:
+        payload = session.guarded(lambda: prepared(sweep, key, build, persist=True))
+        if payload is not None:
+            _knob(dataset, method, params, options, seed, sweep, risk, utility, payload)
 
 
-def _prepare_other_values(
-    sweep: SweepResult,
+@st.fragment
+def _knob(
     dataset: Dataset,
     method: str,
     params: dict,
+    options: MeasureOptions,
     seed: int,
+    sweep: SweepResult,
     risk: str | None,
     utility: str | None,
-    chosen_knob: float | None,
-    targets: list[str],
+    payload: str,
 ) -> None:
-    """The figures and samples of every other grid value, built in the background with the measures, targets
-    and suggestion now on the page, so that the first move to any value draws what is ready."""
-
-    def jobs() -> list[Job]:
-        records = session.guarded(
-            lambda: compute.sample_records(dataset, method, seed, sweep.replicates, MAX_SAMPLES, params)
-        )
-        out: list[Job] = []
-        for g in sweep.grid:
-            if risk is not None and utility is not None:
-                out.append(_frontier_job(sweep, risk, utility, g, chosen_knob))
-            if utility is not None and "cosine" in getattr(sweep.detail(g, utility, replicate=0), "columns", ()):
-                out.append(_cosine_job(sweep, utility, g))
-            if targets:
-                out.append(_attack_job(sweep, g, targets))
-            if records:
-                release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
-                out.append(_samples_job(sweep, dataset, release, records))
-        return out
-
-    prepare_in_background(sweep, ("protect", risk, utility, chosen_knob, tuple(targets)), jobs)
+    """The knob with its views, and the release it chooses for Export: all a move reruns."""
+    value = knob_view.knob_view(session.knob_key(method), sweep.grid, payload, sweep.knob.default)
+    session.choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
 
 
 def render() -> None:

@@ -4,7 +4,8 @@ Choose and order the fields and the method (shrinkage GLM, knob λ; CART, knob �
 scale, and read what the paper reads: model size along the knob, the pMSE ratio and the λ* it recommends,
 identification probabilities per target against the unprotected data, cell differences, topic content and
 prevalence, and sample records with their confidential and synthetic values. The sweep over the knob's grid
-runs once per setting; moving the slider reads from the cache.
+runs once per setting; every grid value's view is built from it once and a slider move is drawn in the browser
+(`dashboard.knob_view`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard import compute, display, session, widgets
-from dashboard.prepared import prepare_in_background, prepared
+from dashboard import compute, display, knob_view, session, widgets
+from dashboard.prepared import prepared
 from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
 from engine.figures.field_synthesis import (
@@ -32,6 +33,7 @@ from engine.measures.base import MetricResult, metric_info
 from engine.measures.evaluate import MeasureOptions
 from engine.measures.utility.topics import prevalence_intervals
 from engine.protect import METHODS
+from engine.protect.base import Release
 from engine.results import SweepResult
 
 METHOD_KEY = "synth_method"
@@ -129,88 +131,57 @@ def _levels(dataset: Dataset, field: str) -> list[str]:
     return levels_by_frequency(dataset.frame[field])
 
 
-def _slider(sweep: SweepResult, method: str, fingerprint: str, best: float | None) -> float:
-    knob = sweep.knob
-    key = knob_key(method, fingerprint)
-    if st.session_state.get(key) not in sweep.grid:
-        st.session_state[key] = best if best in sweep.grid else compute.nearest_grid_value(sweep.grid, knob.default)
-    more = "higher" if knob.more_privacy == "higher" else "lower"
-    return float(
-        st.select_slider(
-            f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy",
-            sweep.grid,
-            format_func=knob.format,
-            key=key,
-            help=knob.help or None,
-        )
-    )
-
-
 def _use_best(method: str, fingerprint: str, value: float) -> None:
     st.session_state[knob_key(method, fingerprint)] = value
 
 
-def _cards(metrics: dict[str, MetricResult], replicates: int) -> None:
-    ids = [m for m in CARDS if m in metrics]
-    per_row = 3  # six cards side by side would cut their labels short
-    columns = [c for start in range(0, len(ids), per_row) for c in st.columns(per_row)]
-    for mid, col in zip(ids, columns):
+def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block:
+    items = []
+    for mid in [m for m in CARDS if m in metrics]:
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
-        delta = None if base is None or math.isnan(base.value) else f"{m.value - base.value:+.3f} vs unprotected"
-        colour = "inverse" if info.better == "lower" else ("normal" if info.better == "higher" else "off")
+        delta, tone = None, "off"
+        if base is not None and not math.isnan(base.value) and not math.isnan(m.value):
+            delta = f"{m.value - base.value:+.3f} vs unprotected"
+            tone = display.delta_tone(info.better, m.value, base.value)
         interval = (
             f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
             if replicates > 1
             else "One synthetic dataset per setting"
         )
-        col.metric(
-            info.label,
-            _fmt(m.value),
-            delta,
-            delta_color=colour,
-            border=True,
-            help=f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}.",
-        )
+        help_text = f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
+        items.append(knob_view.card(info.label, _fmt(m.value), delta, tone, help=help_text))
+    return knob_view.cards(items, per_row=3)  # six cards side by side would cut their labels short
 
 
-def _samples(dataset: Dataset, method: str, value: float, seed: int, replicates: int, params: dict) -> None:
-    st.subheader("Sample records")
-    release = session.guarded(lambda: compute.get_release(dataset, method, value, seed, replicates, params))
-    if release is None:
-        return
+def _sample_blocks(dataset: Dataset, release: Release, only_changed: bool) -> list[knob_view.Block]:
     d = release.info["field_detail"]
     wide = d.pivot(index="record", columns="field")
     table = pd.DataFrame(
         {"row": wide.index + 1, "text": dataset.frame[dataset.schema.text].iloc[wide.index].astype(str).to_numpy()}
     )
+    bars = []
     for f in dict.fromkeys(d["field"]):
         table[f"{f}: confidential"] = wide[("original", f)].to_numpy()
         table[f"{f}: released"] = wide[("synthetic", f)].to_numpy()
         table[f"{f}: P(confidential)"] = wide[("p_original", f)].to_numpy()
-    only_changed = st.toggle("Only records whose released value differs", key="synth_only_changed")
+        bars.append(f"{f}: P(confidential)")
     if only_changed:
-        changed = (wide["original"] != wide["synthetic"]).any(axis=1).to_numpy()
-        table = table[changed]
-    st.caption(
-        f"Replicate 0 at this setting; P(confidential) is the probability the synthesizer gave the "
-        f"confidential value (Schneider et al. 2023, Table 6). {len(table):,} records."
-    )
-    pcols = {
-        c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="%.3f")
-        for c in table.columns
-        if c.endswith("P(confidential)")
-    }
-    st.dataframe(
-        table.head(500),
-        hide_index=True,
-        key="synth_samples",
-        column_config={"text": st.column_config.TextColumn("text", width="large"), **pcols},
-    )
+        table = table[(wide["original"] != wide["synthetic"]).any(axis=1).to_numpy()]
+    shown = min(len(table), knob_view.MAX_TABLE_ROWS)
+    return [
+        knob_view.text("Sample records", "heading"),
+        knob_view.text(
+            f"Replicate 0 at this setting; P(confidential) is the probability the synthesizer gave the confidential "
+            f"value (Schneider et al. 2023, Table 6). The first {shown:,} of {len(table):,} records.",
+            "caption",
+        ),
+        knob_view.table(table, bars=bars, long=["text"]),
+    ]
 
 
 def figures_at(sweep: SweepResult, at: float, choice: PmseChoice | None) -> dict[str, go.Figure]:
-    """The page's figures at grid value ``at`` by chart key (built once per value, `dashboard.prepared`)."""
+    """The page's figures at grid value ``at`` by name."""
     knob = sweep.knob
     out: dict[str, go.Figure] = {}
     if sweep.complexity is not None:
@@ -240,50 +211,46 @@ def figures_at(sweep: SweepResult, at: float, choice: PmseChoice | None) -> dict
     return out
 
 
-def _figures(sweep: SweepResult, at: float, choice: PmseChoice | None) -> None:
-    best = None if choice is None else choice.best
-    figures = prepared(sweep, ("figures", at, best), lambda: figures_at(sweep, at, choice))
-    prepare_in_background(
-        sweep,
-        ("synthesize", best),
-        lambda: [(("figures", g, best), lambda g=g: figures_at(sweep, g, choice)) for g in sweep.grid],
-    )
+def _view_at(
+    sweep: SweepResult, dataset: Dataset, release: Release, at: float, choice: PmseChoice | None, only_changed: bool
+) -> list[knob_view.Block]:
+    """What the page shows at grid value ``at``: the cards, the paper's figures and sample records."""
+    figures = figures_at(sweep, at, choice)
     metrics = compute.metrics_at(sweep, at)
 
-    def chart(key: str) -> None:
-        if key in figures:
-            st.plotly_chart(figures[key], key=key)
+    def charts(*names: str) -> list[knob_view.Block]:
+        return [knob_view.plot(figures[n], n) for n in names if n in figures]
 
-    left, right = st.columns(2)
-    with left:
-        chart("synth_complexity")
-    with right:
-        chart("synth_pmse")
-    chart("synth_identification")
+    out = [_cards(metrics, sweep.replicates)]
+    out.append(knob_view.row(charts("synth_complexity"), charts("synth_pmse")))
+    out += charts("synth_identification")
     if "synth_identification" not in figures and "identification_probability" in sweep.skipped:
-        st.caption(
-            f"Identification probability not measured: {display.md_escape(sweep.skipped['identification_probability'])}."
+        out.append(
+            knob_view.text(
+                f"Identification probability not measured: {sweep.skipped['identification_probability']}.", "caption"
+            )
         )
-    left, right = st.columns(2)
-    with left:
-        chart("synth_cells")
-    with right:
-        chart("synth_content")
-    chart("synth_prevalence")
+    out.append(knob_view.row(charts("synth_cells"), charts("synth_content")))
+    out += charts("synth_prevalence")
     if "topic_prevalence_ratio" in metrics:
         m = metrics["topic_prevalence_ratio"]
-        st.caption(
-            f"Average ratio of the synthetic to the confidential prevalence coefficient: {_fmt(m.value)} "
-            "(Table 5; 1 = kept, below 1 = shrunk)."
+        out.append(
+            knob_view.text(
+                f"Average ratio of the synthetic to the confidential prevalence coefficient: {_fmt(m.value)} "
+                "(Table 5; 1 = kept, below 1 = shrunk).",
+                "caption",
+            )
         )
+    return out + _sample_blocks(dataset, release, only_changed)
 
 
 @st.fragment
 def _at_knob(
     dataset: Dataset, method: str, params: dict, options: MeasureOptions, seed: int, sweep: SweepResult
 ) -> None:
-    """The recommendation, the knob and everything that follows it, rerun alone when the slider moves (a
-    Streamlit fragment): the sweep and the releases it kept are read, not recomputed."""
+    """The recommendation, the knob and every view that follows it (`dashboard.knob_view`), rerun alone when
+    the settings beside the views change (a Streamlit fragment): the sweep and the releases it kept are read,
+    not recomputed."""
     knob = sweep.knob
     choice = None
     if "pmse_ratio" in sweep.metric_ids:
@@ -302,12 +269,39 @@ def _at_knob(
             on_click=_use_best,
             args=(method, dataset.fingerprint, choice.best),
         )
-    value = _slider(sweep, method, dataset.fingerprint, None if choice is None else choice.best)
-    st.caption(f"Current knob: {display.md_escape(display.knob_text(knob, value))}")
-    metrics = compute.metrics_at(sweep, value)
-    _cards(metrics, sweep.replicates)
     for line in display.not_measured_lines(sweep.skipped):
         st.caption(line)
+    only_changed = st.toggle("Sample records: only those whose released value differs", key="synth_only_changed")
+
+    def build() -> str:
+        views = []
+        for g in sweep.grid:
+            release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
+            views.append(_view_at(sweep, dataset, release, g, choice, only_changed))
+        more = "higher" if knob.more_privacy == "higher" else "lower"
+        label = f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy"
+        return knob_view.payload(knob, sweep.grid, views, label=label)
+
+    best = None if choice is None else choice.best
+    payload = session.guarded(lambda: prepared(sweep, ("synthesize-views", best, only_changed), build, persist=True))
+    if payload is not None:
+        default = best if best is not None else compute.nearest_grid_value(sweep.grid, knob.default)
+        _knob(dataset, method, params, options, seed, sweep, payload, default)
+
+
+@st.fragment
+def _knob(
+    dataset: Dataset,
+    method: str,
+    params: dict,
+    options: MeasureOptions,
+    seed: int,
+    sweep: SweepResult,
+    payload: str,
+    default: float,
+) -> None:
+    """The knob with its views, and the release it chooses for Export: all a move reruns."""
+    value = knob_view.knob_view(knob_key(method, dataset.fingerprint), sweep.grid, payload, default)
     session.choose(
         dataset,
         method,
@@ -321,8 +315,6 @@ def _at_knob(
         if "topic_content_correlation" in sweep.metric_ids
         else next((m for m in compute.metric_ids(sweep, "utility")), None),
     )
-    _figures(sweep, value, choice)
-    _samples(dataset, method, value, seed, sweep.replicates, params)
 
 
 def render() -> None:

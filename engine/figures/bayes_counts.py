@@ -8,6 +8,7 @@ knowledge gets noisier (Fig. 4). Data-derived strings are HTML-escaped as in `en
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
 import numpy as np
@@ -190,7 +191,7 @@ def risk_against_confidential_figure(
     measure on the confidential data (stars) — Tables 3–4 as a picture. ``synthetic`` has metric, mean, lo, hi."""
     s = synthetic.set_index("metric")
     ids = [m for m in labels if m in s.index]
-    names = [_plain(labels[m]) for m in ids]
+    names = _short_names([_plain(labels[m]) for m in ids])
     mean = s.loc[ids, "mean"].to_numpy()
     fig = go.Figure(
         go.Bar(
@@ -223,10 +224,23 @@ def risk_against_confidential_figure(
         height=340,
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=_plain(title), font=dict(size=15)),
+        xaxis=dict(automargin=True),
         yaxis=dict(rangemode="tozero"),
-        legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
+        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
     )
     return fig
+
+
+def _short_names(names: list[str]) -> list[str]:
+    """Labels without the words they share ("Attribute risk AR (count ±5, amount ±5%)" and the like become
+    "count ±5, amount ±5%"), so that they fit under their bars; the title says what they share."""
+    if len(names) < 2:
+        return names
+    shared = os.path.commonprefix(names)
+    if "(" not in shared:
+        return names
+    cut = shared.rindex("(") + 1
+    return [n[cut:].removesuffix(")") or n for n in names]
 
 
 CURVE_PANELS = (

@@ -283,9 +283,10 @@ def content_correlation_figure(detail: pd.DataFrame) -> go.Figure:
         uirevision=UIREVISION,
         barmode="group",
         height=360,
-        margin=dict(l=60, r=20, t=40, b=90),
+        margin=dict(l=60, r=20, t=64, b=90),
         title=dict(
-            text="Topic content correlation, confidential vs synthetic (1 = same words per level)", font=dict(size=15)
+            text="Topic content correlation, confidential vs synthetic<br>(1 = same words per level)",
+            font=dict(size=15),
         ),
         yaxis=dict(
             title="Correlation",

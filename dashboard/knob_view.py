@@ -1,0 +1,228 @@
+"""The knob and everything that follows it, switched in the browser.
+
+A page describes what it shows at each grid value of its sweep as a list of blocks (cards, figures, tables,
+text); `knob_view` sends every grid value's blocks once, and the browser shows the view of the value the
+slider is at. A move draws a view built before (or builds it once) and reports the value back, so Streamlit
+reruns only to record it: no figure, table or card crosses the wire again. The widgets that change what the
+views hold (measures, targets, the author shown) stay Streamlit widgets beside the view; changing one sends
+new views.
+
+The view is a Streamlit component without a build step (`dashboard/static/knob_view.html`, the component
+protocol written by hand) served from a folder in the cache that also holds the installed plotly package's
+own plotly.js, so nothing is fetched from another host.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import plotly
+import plotly.graph_objects as go
+import plotly.io as pio
+import streamlit as st
+import streamlit.components.v1 as components
+
+from engine.atomic import atomic_write_text
+from engine.paths import cache_dir
+from engine.protect.base import Knob
+
+Block = dict[str, Any]
+HTML = Path(__file__).parent / "static" / "knob_view.html"
+MAX_TABLE_ROWS = 200
+
+
+# Blocks -------------------------------------------------------------------------------------------------------
+
+
+def text(value: str, style: str = "body") -> Block:
+    """Plain text (never parsed as Markdown or HTML); ``style`` is body, caption, heading, info, warning or
+    success."""
+    return {"t": "text", "text": str(value), "style": style}
+
+
+def html(fragment: str) -> Block:
+    """HTML the dashboard built with every data-derived piece escaped (`dashboard.display.sample_html`)."""
+    return {"t": "html", "html": fragment}
+
+
+def card(label: str, value: str, delta: str | None = None, tone: str = "off", note: str = "", help: str = "") -> dict:
+    """One measure card: ``tone`` colours the delta (good, bad or off)."""
+    return {"label": label, "value": value, "delta": delta, "tone": tone, "note": note, "help": help}
+
+
+def cards(items: Sequence[dict], per_row: int | None = None) -> Block:
+    """Cards side by side, ``per_row`` to a row (all in one row by default)."""
+    return {"t": "cards", "cards": list(items), "per_row": max(1, per_row or len(items))}
+
+
+def plot(figure: go.Figure, name: str = "") -> Block:
+    """A Plotly figure; ``name`` says which it is (tests and the benchmark find it by that)."""
+    return {"t": "plot", "fig": figure, "name": name}
+
+
+def row(*cols: Sequence[Block], weights: Sequence[float] | None = None) -> Block:
+    """Columns side by side, each a list of blocks."""
+    return {"t": "row", "cols": [list(c) for c in cols], "weights": list(weights) if weights else None}
+
+
+def details(summary: str, blocks: Sequence[Block]) -> Block:
+    """A section the steward opens (its figures are drawn when it opens)."""
+    return {"t": "details", "summary": summary, "blocks": list(blocks)}
+
+
+def tabs(panels: dict[str, Sequence[Block]]) -> Block:
+    """Tabs; the tab open stays open across knob moves."""
+    return {"t": "tabs", "tabs": [{"label": k, "blocks": list(v)} for k, v in panels.items()]}
+
+
+def columns(*cols: tuple[str, Sequence[str]]) -> Block:
+    """Columns of plain text lines under a title, side by side (an author's texts before and after)."""
+    return {"t": "columns", "columns": [{"title": t, "lines": [str(x) for x in lines]} for t, lines in cols]}
+
+
+def _cell(v: Any) -> Any:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    if isinstance(v, bool):
+        return str(v)
+    if isinstance(v, int | float):
+        return v
+    if hasattr(v, "item"):  # a numpy scalar
+        return _cell(v.item())
+    return str(v)
+
+
+def table(frame: pd.DataFrame, bars: Sequence[str] = (), long: Sequence[str] = (), digits: int = 4) -> Block:
+    """The first `MAX_TABLE_ROWS` rows of ``frame``; columns in ``bars`` (values in [0, 1]) drawn as bars,
+    those in ``long`` given room for text; other numbers rounded to ``digits`` significant digits."""
+    head = frame.head(MAX_TABLE_ROWS)
+    cols = [str(c) for c in head.columns]
+    numeric = [i for i, c in enumerate(head.columns) if pd.api.types.is_numeric_dtype(head[c])]
+    rows = []
+    for rec in head.itertuples(index=False):
+        out = []
+        for i, v in enumerate(rec):
+            v = _cell(v)
+            if isinstance(v, float) and i in numeric and cols[i] not in bars:
+                v = float(f"{v:.{digits}g}")
+            out.append(v)
+        rows.append(out)
+    return {
+        "t": "table",
+        "columns": cols,
+        "rows": rows,
+        "bars": [cols.index(c) for c in bars if c in cols],
+        "numeric": numeric,
+        "long": [cols.index(c) for c in long if c in cols],
+    }
+
+
+# The payload ---------------------------------------------------------------------------------------------------
+
+
+def payload(knob: Knob, grid: Sequence[float], views: Sequence[Sequence[Block]], label: str = "") -> str:
+    """Every grid value's view as one JSON text: figures (and their templates) stored once and referred to."""
+    figures: dict[str, Any] = {}
+    templates: dict[str, Any] = {}
+    template_ids: dict[str, int] = {}
+
+    def intern(figure: go.Figure) -> str:
+        spec = json.loads(pio.to_json(figure, validate=False))
+        template = spec.get("layout", {}).pop("template", None)
+        if template is not None:
+            tjson = json.dumps(template, sort_keys=True)
+            spec["tpl"] = template_ids.setdefault(tjson, len(template_ids))
+            templates.setdefault(str(spec["tpl"]), template)
+        ref = hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
+        figures.setdefault(ref, spec)
+        return ref
+
+    def walk(b: Block) -> Block:
+        if b["t"] == "plot":
+            return {"t": "plot", "ref": intern(b["fig"]), "name": b.get("name", "")}
+        out = dict(b)
+        if "blocks" in b:
+            out["blocks"] = [walk(x) for x in b["blocks"]]
+        if "cols" in b:
+            out["cols"] = [[walk(x) for x in col] for col in b["cols"]]
+        if "tabs" in b:
+            out["tabs"] = [{"label": t["label"], "blocks": [walk(x) for x in t["blocks"]]} for t in b["tabs"]]
+        return out
+
+    more = "higher" if knob.more_privacy == "higher" else "lower"
+    return json.dumps(
+        {
+            "label": label or f"{knob.label} ({knob.symbol}) · {more} = more privacy",
+            "help": knob.help or "",
+            "values": [knob.format(g) for g in grid],
+            "caption_prefix": f"Current knob: {knob.symbol} = ",
+            "views": [[walk(b) for b in view] for view in views],
+            "figures": figures,
+            "templates": {k: v for k, v in templates.items()},
+        },
+        separators=(",", ":"),
+        allow_nan=False,
+        default=str,
+    )
+
+
+# The component -------------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=1)
+def _component() -> Any:
+    """The component, served from ``<cache>/dashboard/knob_view-<hash>/``: the page and plotly.js."""
+    page = HTML.read_text(encoding="utf-8")
+    plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    tag = hashlib.sha1((page + plotly.__version__).encode()).hexdigest()[:12]
+    folder = cache_dir() / "dashboard" / f"knob_view-{tag}"
+    folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "plotly.min.js").exists():
+        tmp = folder / "plotly.min.js.part"
+        shutil.copyfile(plotly_js, tmp)
+        tmp.replace(folder / "plotly.min.js")
+    if not (folder / "index.html").exists():
+        atomic_write_text(folder / "index.html", page)
+    return components.declare_component("textsdc_knob_view", path=str(folder))
+
+
+def knob_view(state_key: str, grid: Sequence[float], views_payload: str, default: float) -> float:
+    """The knob's slider with the views of ``views_payload`` (`payload`); returns the grid value it is at.
+
+    ``st.session_state[state_key]`` holds the value: a page (or a button such as "Use this knob") may set it,
+    and the slider moves there; a move in the browser is written back to it. It starts at the grid value
+    nearest ``default``."""
+    grid = [float(g) for g in grid]
+    value = st.session_state.get(state_key)
+    if not isinstance(value, int | float) or math.isnan(value):
+        value = default
+    at = min(range(len(grid)), key=lambda i: abs(grid[i] - float(value)))
+    meta_key = f"{state_key}::view"
+    meta = st.session_state.get(meta_key)
+    if not isinstance(meta, dict) or meta.get("shown") != at or meta.get("size") != len(grid):
+        # Set from Python (or first drawn): the slider is told to go there, under a new revision, so a value
+        # the browser reported before the change is not taken for a move.
+        meta = {"revision": (meta or {}).get("revision", 0) + 1, "start": at, "shown": at, "size": len(grid)}
+        st.session_state[meta_key] = meta
+    reported = _component()(
+        payload=views_payload, start=meta["start"], revision=meta["revision"], key=f"{state_key}::slider"
+    )
+    if (
+        isinstance(reported, dict)
+        and reported.get("revision") == meta["revision"]
+        and isinstance(reported.get("index"), int)
+        and 0 <= reported["index"] < len(grid)
+        and reported["index"] != meta["shown"]
+    ):
+        at = reported["index"]
+        st.session_state[meta_key] = {**meta, "shown": at}
+    st.session_state[state_key] = grid[at]
+    return grid[at]
