@@ -152,6 +152,11 @@ AT_REST = (
 
 CAPTION = KNOB
 
+# Every plot of the view shown is drawn (what is on screen is drawn before the page is at rest; the view's
+# plots below the window are drawn right after, one at a time).
+COMPLETE = """() => { const f = document.querySelector('iframe[title*="knob_view"]');
+  return !!(f && f.contentDocument && f.contentDocument.body.dataset.pending === '0'); }"""
+
 
 def first_view(page, case: Case, url: str) -> dict:
     """Open the page (and pick the method), timed until the knob's caption is at rest; the progress bar's
@@ -196,14 +201,15 @@ def first_view(page, case: Case, url: str) -> dict:
 BUSY = """() => !!document.querySelector('[data-stale="true"], [data-testid^="stStatusWidgetRunning"]')"""
 
 
-def moves(page, n: int) -> list[float]:
-    """``n`` moves of the knob by one grid step, each timed from the key press to the page at rest (ms). The
-    knob goes one way until a press changes nothing (its end: a select slider does not say where it is),
-    then the other way; the press at the end is not counted."""
+def moves(page, n: int) -> tuple[list[float], list[float]]:
+    """``n`` moves of the knob by one grid step, each timed from the key press to the page at rest and to every
+    plot of the new view drawn (ms). The knob goes one way until a press changes nothing (its end), then the
+    other way; the press at the end is not counted."""
     thumb = page.frame_locator('iframe[title*="knob_view"]').get_by_role("slider")
-    out: list[float] = []
+    rest: list[float] = []
+    complete: list[float] = []
     direction = "ArrowRight"
-    while len(out) < n:
+    while len(rest) < n:
         page.evaluate("b => { window.__before = b; }", page.evaluate(CAPTION))
         thumb.focus()
         start = time.perf_counter()
@@ -215,9 +221,11 @@ def moves(page, n: int) -> list[float]:
                 direction = "ArrowLeft" if direction == "ArrowRight" else "ArrowRight"
                 continue
             page.wait_for_function(AT_REST, timeout=120_000, polling="raf")
-        out.append((time.perf_counter() - start) * 1000)
+        rest.append((time.perf_counter() - start) * 1000)
+        page.wait_for_function(COMPLETE, timeout=120_000, polling="raf")
+        complete.append((time.perf_counter() - start) * 1000)
         page.wait_for_timeout(400)  # a steward's pause between moves
-    return out
+    return rest, complete
 
 
 def script_ms(case: Case, cache: Path, n: int) -> list[float]:
@@ -265,13 +273,14 @@ def bench(name: str, case: Case, n_moves: int, work: Path) -> dict:
         server = Server(case.data, cache, log)
         try:
             row["first_view"] = first_view(page, case, server.url)
-            latencies = moves(page, n_moves)
+            latencies, complete = moves(page, n_moves)
             row["move_ms"] = {
                 "p50": round(statistics.median(latencies)),
                 "p95": round(p95(latencies)),
                 "max": round(max(latencies)),
                 "n": len(latencies),
             }
+            row["move_complete_ms"] = {"p50": round(statistics.median(complete)), "p95": round(p95(complete))}
         finally:
             server.stop()
         row["peak_rss_mb"] = round(server.peak_mb)

@@ -50,12 +50,15 @@ def _built(sweep: SweepResult) -> dict[Hashable, Any]:
 
 
 @functools.lru_cache(maxsize=1)
-def _dashboard_code() -> str:
-    """A digest of the dashboard's code: views kept on disk by another version are not read back."""
+def _code() -> str:
+    """A digest of the code that draws views (the dashboard and the engine's figures): views kept on disk by
+    another version are not read back."""
+    root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.rglob("*")):
-        if path.suffix in (".py", ".html"):
-            digest.update(path.read_bytes())
+    for folder in (root, root.parent / "engine" / "figures"):
+        for path in sorted(folder.rglob("*")):
+            if path.suffix in (".py", ".html"):
+                digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -68,6 +71,6 @@ def prepared(sweep: SweepResult, key: Hashable, build: Callable[[], T], persist:
             return built[key]
         name = _ON_DISK.get(id(sweep)) if persist else None
     # Outside the lock: building views takes seconds, other pages need not wait.
-    value = build() if name is None else derived_cached(name, (_dashboard_code(), key), build)
+    value = build() if name is None else derived_cached(name, (_code(), key), build)
     with _LOCK:
         return _built(sweep).setdefault(key, value)

@@ -158,9 +158,10 @@ def _set_knob(method: str, value: float) -> None:
 
 
 def _targets_picker(sweep: SweepResult, dataset: Dataset, method: str) -> list[str]:
-    """The people whose attack panels the views show (the intruder's detail is per grid value)."""
-    detail = sweep.detail(sweep.grid[0], ATTACK, replicate=0)
-    if detail is None or detail.empty:
+    """The people whose attack panels the views show (the same at every grid value)."""
+    details = (sweep.detail(g, ATTACK, replicate=0) for g in sweep.grid)
+    detail = next((d for d in details if d is not None and not d.empty), None)
+    if detail is None:
         return []
     targets = sorted(map(str, detail["target"].unique()))
     key = f"targets::{dataset.fingerprint[:12]}::{method}"

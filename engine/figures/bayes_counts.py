@@ -224,7 +224,7 @@ def risk_against_confidential_figure(
         height=340,
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=_plain(title), font=dict(size=15)),
-        xaxis=dict(automargin=True),
+        xaxis=dict(automargin=True, tickangle=0),
         yaxis=dict(rangemode="tozero"),
         legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
     )
@@ -233,14 +233,14 @@ def risk_against_confidential_figure(
 
 def _short_names(names: list[str]) -> list[str]:
     """Labels without the words they share ("Attribute risk AR (count ±5, amount ±5%)" and the like become
-    "count ±5, amount ±5%"), so that they fit under their bars; the title says what they share."""
+    "count ±5<br>amount ±5%"), so that they fit under their bars; the title says what they share."""
     if len(names) < 2:
         return names
     shared = os.path.commonprefix(names)
     if "(" not in shared:
         return names
     cut = shared.rindex("(") + 1
-    return [n[cut:].removesuffix(")") or n for n in names]
+    return [n[cut:].removesuffix(")").replace(", ", "<br>") or n for n in names]
 
 
 CURVE_PANELS = (

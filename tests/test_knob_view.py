@@ -1,0 +1,119 @@
+"""The knob view (`dashboard/knob_view.py`): what it sends the browser, and how the value the browser reports and
+the value a page sets agree."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard import knob_view
+from engine.protect.base import Knob
+
+KNOB = Knob(name="level", symbol="L", label="Level", low=0, high=4, default=2, more_privacy="higher", integer=True)
+GRID = [0.0, 1.0, 2.0, 3.0, 4.0]
+
+
+def _figure(y: list[float]) -> go.Figure:
+    return go.Figure(go.Scatter(x=[1, 2, 3], y=y)).update_layout(template="plotly_white", title="t")
+
+
+def test_payload_sends_each_figure_and_template_once_and_every_value_formatted():
+    same, other = _figure([1, 2, 3]), _figure([3, 2, np.nan])
+    views = [
+        [knob_view.plot(same, "a")],
+        [knob_view.plot(same, "a")],
+        [knob_view.row([knob_view.plot(other, "b")], [])],
+    ]
+    payload = json.loads(knob_view.payload(KNOB, GRID[:3], views))
+    assert payload["values"] == ["0", "1", "2"]
+    assert payload["caption_prefix"] == "Current knob: L = "
+    assert payload["label"] == "Level (L) · higher = more privacy"
+    assert len(payload["figures"]) == 2 and len(payload["templates"]) == 1
+    refs = [payload["views"][0][0]["ref"], payload["views"][1][0]["ref"], payload["views"][2][0]["cols"][0][0]["ref"]]
+    assert refs[0] == refs[1] != refs[2]
+    b = payload["figures"][refs[2]]
+    assert "template" not in b["layout"] and b["tpl"] == 0
+    assert b["data"][0]["y"][2] is None  # NaN goes to the browser as a gap, not as invalid JSON
+
+
+def test_table_block_rounds_numbers_keeps_text_as_text_and_marks_bars():
+    frame = pd.DataFrame(
+        {"text": ["<b>not html</b>", "two"], "p": [0.123456, math.nan], "n": [1234.5678, 2], "flag": [True, False]}
+    )
+    block = knob_view.table(frame, bars=["p"], long=["text"], digits=3)
+    assert block["columns"] == ["text", "p", "n", "flag"]
+    assert block["rows"][0] == ["<b>not html</b>", 0.123456, 1230.0, "True"]
+    assert block["rows"][1][1] is None
+    assert block["bars"] == [1] and block["long"] == [0] and 2 in block["numeric"]
+    many = knob_view.table(pd.DataFrame({"x": range(knob_view.MAX_TABLE_ROWS + 50)}))
+    assert len(many["rows"]) == knob_view.MAX_TABLE_ROWS
+
+
+def _app() -> None:
+    import streamlit as st
+
+    from dashboard import knob_view
+    from engine.protect.base import Knob
+
+    knob = Knob(name="level", symbol="L", label="Level", low=0, high=4, default=2, more_privacy="higher", integer=True)
+    grid = [0.0, 1.0, 2.0, 3.0, 4.0]
+    payload = knob_view.payload(knob, grid, [[knob_view.text(f"at {g}")] for g in grid])
+    st.session_state["value"] = knob_view.knob_view("k", grid, payload, default=2.0)
+
+
+@pytest.fixture
+def reported(monkeypatch):
+    """What the browser reports (set by a test) and the arguments the page sent it."""
+    state: dict = {"value": None, "sent": []}
+
+    def component(**kwargs):
+        state["sent"].append(kwargs)
+        return state["value"]
+
+    monkeypatch.setattr(knob_view, "_component", lambda: component)
+    return state
+
+
+def test_the_browsers_report_and_the_pages_setting_agree(reported):
+    at = AppTest.from_function(_app)
+    at.run()
+    assert not at.exception
+    assert at.session_state["value"] == 2.0 and at.session_state["k"] == 2.0
+    first = reported["sent"][-1]
+    assert first["start"] == 2 and first["key"] == "k::slider"
+
+    # A move in the browser, reported under the revision it was sent: taken, and the slider is not told to move.
+    reported["value"] = {"index": 4, "revision": first["revision"]}
+    at.run()
+    assert at.session_state["value"] == 4.0 and at.session_state["k"] == 4.0
+    assert reported["sent"][-1]["revision"] == first["revision"] and reported["sent"][-1]["start"] == 2
+    at.run()  # the same report again changes nothing
+    assert at.session_state["value"] == 4.0
+
+    # The page sets the value (a "Use this knob" button): the slider is told to go there under a new revision ...
+    at.session_state["k"] = 1.0
+    at.run()
+    assert at.session_state["value"] == 1.0
+    again = reported["sent"][-1]
+    assert again["start"] == 1 and again["revision"] == first["revision"] + 1
+
+    # ... so the browser's last report, made before, is not taken for a move.
+    at.run()
+    assert at.session_state["value"] == 1.0
+    reported["value"] = {"index": 3, "revision": again["revision"]}
+    at.run()
+    assert at.session_state["value"] == 3.0
+
+    # A value between grid values goes to the nearest; a report out of range is ignored.
+    at.session_state["k"] = 2.4
+    at.run()
+    assert at.session_state["value"] == 2.0
+    reported["value"] = {"index": 9, "revision": reported["sent"][-1]["revision"]}
+    at.run()
+    assert at.session_state["value"] == 2.0
