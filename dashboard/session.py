@@ -10,7 +10,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from dashboard import display, pages
+from dashboard import display, knob_view, pages
 from dashboard.loading import Origin, load_source
 from engine.data.dataset import Dataset
 from engine.errors import TextsdcError, os_error_message
@@ -168,6 +168,26 @@ def choose(
         )
     )
     pages.export_link(display.knob_text(sweep.knob, value))
+
+
+@st.fragment
+def live_knob(
+    dataset: Dataset,
+    method: str,
+    params: dict,
+    options: MeasureOptions | None,
+    seed: int,
+    sweep: SweepResult,
+    views: str,
+    state_key: str,
+    default: float,
+    risk: str | None,
+    utility: str | None,
+) -> None:
+    """A page's knob with its ``views`` (`dashboard.knob_view`), and the release it chooses for Export: all that
+    a move of the knob reruns (a Streamlit fragment)."""
+    value = knob_view.knob_view(state_key, sweep.grid, views, default)
+    choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
 
 
 def get_choice(dataset: Dataset | None) -> Chosen | None:

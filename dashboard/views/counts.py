@@ -329,32 +329,19 @@ def _at_knob(
     payload = session.guarded(
         lambda: prepared(sweep, ("counts-views", tuple(fields), tuple(kinds), s_level), build, persist=True)
     )
-    if payload is not None:
-        _knob(dataset, method, params, options, seed, sweep, payload)
-
-
-@st.fragment
-def _knob(
-    dataset: Dataset, method: str, params: dict, options: MeasureOptions, seed: int, sweep: SweepResult, payload: str
-) -> None:
-    """The knob with its views, and the release it chooses for Export: all a move reruns."""
-    key = f"{PREFIX}knob::{method}::{dataset.fingerprint[:12]}"
-    value = knob_view.knob_view(key, sweep.grid, payload, compute.nearest_grid_value(sweep.grid, sweep.knob.default))
-    session.choose(
-        dataset,
-        method,
-        value,
-        seed,
-        sweep,
-        params,
-        options,
-        risk="attribute_risk_r5_p5"
+    if payload is None:
+        return
+    risk = (
+        "attribute_risk_r5_p5"
         if "attribute_risk_r5_p5" in sweep.metric_ids
-        else next(iter(compute.metric_ids(sweep, "risk")), None),
-        utility="ci_overlap"
-        if "ci_overlap" in sweep.metric_ids
-        else next(iter(compute.metric_ids(sweep, "utility")), None),
+        else next(iter(compute.metric_ids(sweep, "risk")), None)
     )
+    utility = (
+        "ci_overlap" if "ci_overlap" in sweep.metric_ids else next(iter(compute.metric_ids(sweep, "utility")), None)
+    )
+    key = f"{PREFIX}knob::{method}::{dataset.fingerprint[:12]}"
+    default = compute.nearest_grid_value(sweep.grid, sweep.knob.default)
+    session.live_knob(dataset, method, params, options, seed, sweep, payload, key, default, risk, utility)
 
 
 def render() -> None:

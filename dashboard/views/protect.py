@@ -391,24 +391,8 @@ def _at_knob(
     with view:
         payload = session.guarded(lambda: prepared(sweep, key, build, persist=True))
         if payload is not None:
-            _knob(dataset, method, params, options, seed, sweep, risk, utility, payload)
-
-
-@st.fragment
-def _knob(
-    dataset: Dataset,
-    method: str,
-    params: dict,
-    options: MeasureOptions,
-    seed: int,
-    sweep: SweepResult,
-    risk: str | None,
-    utility: str | None,
-    payload: str,
-) -> None:
-    """The knob with its views, and the release it chooses for Export: all a move reruns."""
-    value = knob_view.knob_view(session.knob_key(method), sweep.grid, payload, sweep.knob.default)
-    session.choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
+            state_key, default = session.knob_key(method), sweep.knob.default
+            session.live_knob(dataset, method, params, options, seed, sweep, payload, state_key, default, risk, utility)
 
 
 def render() -> None:

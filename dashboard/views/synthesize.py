@@ -284,37 +284,17 @@ def _at_knob(
 
     best = None if choice is None else choice.best
     payload = session.guarded(lambda: prepared(sweep, ("synthesize-views", best, only_changed), build, persist=True))
-    if payload is not None:
-        default = best if best is not None else compute.nearest_grid_value(sweep.grid, knob.default)
-        _knob(dataset, method, params, options, seed, sweep, payload, default)
-
-
-@st.fragment
-def _knob(
-    dataset: Dataset,
-    method: str,
-    params: dict,
-    options: MeasureOptions,
-    seed: int,
-    sweep: SweepResult,
-    payload: str,
-    default: float,
-) -> None:
-    """The knob with its views, and the release it chooses for Export: all a move reruns."""
-    value = knob_view.knob_view(knob_key(method, dataset.fingerprint), sweep.grid, payload, default)
-    session.choose(
-        dataset,
-        method,
-        value,
-        seed,
-        sweep,
-        params,
-        options,
-        risk=next((m for m in compute.metric_ids(sweep, "risk")), None),
-        utility="topic_content_correlation"
+    if payload is None:
+        return
+    default = best if best is not None else compute.nearest_grid_value(sweep.grid, knob.default)
+    risk = next(iter(compute.metric_ids(sweep, "risk")), None)
+    utility = (
+        "topic_content_correlation"
         if "topic_content_correlation" in sweep.metric_ids
-        else next((m for m in compute.metric_ids(sweep, "utility")), None),
+        else next(iter(compute.metric_ids(sweep, "utility")), None)
     )
+    key = knob_key(method, dataset.fingerprint)
+    session.live_knob(dataset, method, params, options, seed, sweep, payload, key, default, risk, utility)
 
 
 def render() -> None:
