@@ -247,7 +247,7 @@ key = next(k for k in at.session_state if "knob" in str(k) and "::" in str(k) an
 times = []
 for i in range({n}):
     at.session_state[key] = grid[i % len(grid)]
-    t = time.perf_counter(); fragment_run(at, "live_knob"); times.append((time.perf_counter() - t) * 1000)
+    t = time.perf_counter(); fragment_run(at, "_knob_fragment"); times.append((time.perf_counter() - t) * 1000)
 print("TIMES", json.dumps(times[len(grid):] or times))
 """
     env = dict(os.environ, TEXTSDC_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))

@@ -166,7 +166,7 @@ def payload(knob: Knob, grid: Sequence[float], views: Sequence[Sequence[Block]],
             "caption_prefix": f"Current knob: {knob.symbol} = ",
             "views": [[walk(b) for b in view] for view in views],
             "figures": figures,
-            "templates": {k: v for k, v in templates.items()},
+            "templates": templates,
         },
         separators=(",", ":"),
         allow_nan=False,
@@ -194,12 +194,13 @@ def _component() -> Any:
     return components.declare_component("textsdc_knob_view", path=str(folder))
 
 
-def knob_view(state_key: str, grid: Sequence[float], views_payload: str, default: float) -> float:
+def knob_view(state_key: str, grid: Sequence[float], views_payload: str, default: float, page_run: int = 0) -> float:
     """The knob's slider with the views of ``views_payload`` (`payload`); returns the grid value it is at.
 
     ``st.session_state[state_key]`` holds the value: a page (or a button such as "Use this knob") may set it,
     and the slider moves there; a move in the browser is written back to it. It starts at the grid value
-    nearest ``default``."""
+    nearest ``default``. A new ``page_run`` (the page ran, not just the knob) tells the slider again where it
+    is: the page may have been left and opened again, and the browser has drawn the knob anew."""
     grid = [float(g) for g in grid]
     value = st.session_state.get(state_key)
     if not isinstance(value, int | float) or math.isnan(value):
@@ -207,10 +208,16 @@ def knob_view(state_key: str, grid: Sequence[float], views_payload: str, default
     at = min(range(len(grid)), key=lambda i: abs(grid[i] - float(value)))
     meta_key = f"{state_key}::view"
     meta = st.session_state.get(meta_key)
-    if not isinstance(meta, dict) or meta.get("shown") != at or meta.get("size") != len(grid):
-        # Set from Python (or first drawn): the slider is told to go there, under a new revision, so a value
-        # the browser reported before the change is not taken for a move.
-        meta = {"revision": (meta or {}).get("revision", 0) + 1, "start": at, "shown": at, "size": len(grid)}
+    if (
+        not isinstance(meta, dict)
+        or meta.get("shown") != at
+        or meta.get("size") != len(grid)
+        or meta.get("page_run") != page_run
+    ):
+        # Set from Python (or drawn anew): the slider is told where to be, under a new revision, so a value the
+        # browser reported before is not taken for a move.
+        revision = (meta or {}).get("revision", 0) + 1
+        meta = {"revision": revision, "start": at, "shown": at, "size": len(grid), "page_run": page_run}
         st.session_state[meta_key] = meta
     reported = _component()(
         payload=views_payload, start=meta["start"], revision=meta["revision"], key=f"{state_key}::slider"

@@ -170,7 +170,6 @@ def choose(
     pages.export_link(display.knob_text(sweep.knob, value))
 
 
-@st.fragment
 def live_knob(
     dataset: Dataset,
     method: str,
@@ -184,9 +183,32 @@ def live_knob(
     risk: str | None,
     utility: str | None,
 ) -> None:
-    """A page's knob with its ``views`` (`dashboard.knob_view`), and the release it chooses for Export: all that
-    a move of the knob reruns (a Streamlit fragment)."""
-    value = knob_view.knob_view(state_key, sweep.grid, views, default)
+    """A page's knob with its ``views`` (`dashboard.knob_view`), and the release it chooses for Export."""
+    runs = f"{state_key}::page_runs"
+    st.session_state[runs] = st.session_state.get(runs, 0) + 1
+    _knob_fragment(
+        dataset, method, params, options, seed, sweep, views, state_key, default, risk, utility, st.session_state[runs]
+    )
+
+
+@st.fragment
+def _knob_fragment(
+    dataset: Dataset,
+    method: str,
+    params: dict,
+    options: MeasureOptions | None,
+    seed: int,
+    sweep: SweepResult,
+    views: str,
+    state_key: str,
+    default: float,
+    risk: str | None,
+    utility: str | None,
+    page_run: int,
+) -> None:
+    """All that a move of the knob reruns (a Streamlit fragment, called again with the arguments of the page's
+    last run: ``page_run`` tells a move from a run of the page)."""
+    value = knob_view.knob_view(state_key, sweep.grid, views, default, page_run)
     choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
 
 

@@ -124,7 +124,7 @@ def protected_samples(at: AppTest) -> list[str]:
 def move_knob(at: AppTest, key: str, value: float) -> AppTest:
     """Move the knob to ``value`` as the page's own buttons do, and rerun what a move reruns."""
     at.session_state[key] = value
-    return fragment_run(at, "live_knob")
+    return fragment_run(at, "_knob_fragment")
 
 
 def fragment_run(at: AppTest, function: str) -> AppTest:

@@ -64,7 +64,8 @@ def _app() -> None:
     knob = Knob(name="level", symbol="L", label="Level", low=0, high=4, default=2, more_privacy="higher", integer=True)
     grid = [0.0, 1.0, 2.0, 3.0, 4.0]
     payload = knob_view.payload(knob, grid, [[knob_view.text(f"at {g}")] for g in grid])
-    st.session_state["value"] = knob_view.knob_view("k", grid, payload, default=2.0)
+    page_run = st.session_state.get("page_run", 0)
+    st.session_state["value"] = knob_view.knob_view("k", grid, payload, default=2.0, page_run=page_run)
 
 
 @pytest.fixture
@@ -95,6 +96,15 @@ def test_the_browsers_report_and_the_pages_setting_agree(reported):
     assert reported["sent"][-1]["revision"] == first["revision"] and reported["sent"][-1]["start"] == 2
     at.run()  # the same report again changes nothing
     assert at.session_state["value"] == 4.0
+
+    # The page runs again (opened anew, say): the browser draws the knob anew and is told it is at 4.
+    at.session_state["page_run"] = 1
+    at.run()
+    assert at.session_state["value"] == 4.0
+    anew = reported["sent"][-1]
+    assert anew["start"] == 4 and anew["revision"] == first["revision"] + 1
+    reported["value"] = {"index": 4, "revision": anew["revision"]}
+    first = anew
 
     # The page sets the value (a "Use this knob" button): the slider is told to go there under a new revision ...
     at.session_state["k"] = 1.0
