@@ -7,7 +7,7 @@ reruns only to record it: no figure, table or card crosses the wire again. The w
 views hold (measures, targets, the author shown) stay Streamlit widgets beside the view; changing one sends
 new views.
 
-The view is a Streamlit component without a build step (`dashboard/static/knob_view.html`, the component
+The view is a Streamlit component without a build step (`dashboard/knob_view.html`, the component
 protocol written by hand) served from a folder in the cache that also holds the installed plotly package's
 own plotly.js, so nothing is fetched from another host.
 """
@@ -35,7 +35,7 @@ from engine.paths import cache_dir
 from engine.protect.base import Knob
 
 Block = dict[str, Any]
-HTML = Path(__file__).parent / "static" / "knob_view.html"
+HTML = Path(__file__).with_suffix(".html")
 MAX_TABLE_ROWS = 200
 
 
