@@ -243,7 +243,7 @@ if {case.picker!r}:
     at.session_state[{{"protect": session.METHOD_KEY, "synthesize": "synth_method", "counts": "counts_method"}}[{case.page!r}]] = {case.method!r}
 at.switch_page("views/{case.page}.py").run()
 grid = at.session_state[session.CHOICE].sweep.grid
-key = next(k for k in at.session_state if "knob" in str(k) and "::" in str(k) and not str(k).endswith(("::view", "::slider")) and at.session_state[k] in grid)
+key = next(k for k in at.session_state if "knob" in str(k) and "::" in str(k) and not str(k).endswith(("::view", "::slider", "::page_runs")) and at.session_state[k] in grid)
 times = []
 for i in range({n}):
     at.session_state[key] = grid[i % len(grid)]

@@ -210,7 +210,8 @@ def _model_blocks(sweep: SweepResult, fitted, value: float) -> list:
             knob_view.plot(complexity_figure(sweep.complexity, sweep.knob, current=value), PREFIX + "complexity")
         )
     at = fitted.snap(value)
-    diag = fitted.diagnostics([at])
+    # Neither depends on S or the quantities compared: computed once per grid value, not once per view built.
+    diag = prepared(sweep, ("diagnostics", at), lambda: fitted.diagnostics([at]))
     if diag is not None:
         poor = diag[diag["poor"]]
         if len(poor):
@@ -230,7 +231,7 @@ def _model_blocks(sweep: SweepResult, fitted, value: float) -> list:
                     "success",
                 )
             )
-    coef = fitted.coefficients(at)
+    coef = prepared(sweep, ("coefficients", at), lambda: fitted.coefficients(at))
     if coef is None:
         return out
     if diag is not None:
@@ -263,7 +264,7 @@ def _view_at(
     s_level: float,
 ) -> list[knob_view.Block]:
     """What the page shows at grid value ``value``: the cards and six tabs of the paper's figures and tables."""
-    curves = sweep.uncertainty_curves([value])
+    curves = prepared(sweep, ("curves", value), lambda: sweep.uncertainty_curves([value]))  # S only selects
     uncertainty = (
         [knob_view.text("No un-synthesized key count to perturb, so there are no curves.", "caption")]
         if curves is None
