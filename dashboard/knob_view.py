@@ -1,8 +1,8 @@
 """The knob and everything that follows it, switched in the browser.
 
 A page describes what it shows at each grid value of its sweep as a list of blocks (cards, figures, tables,
-text); `knob_view` sends every grid value's blocks once, and the browser shows the view of the value the
-slider is at. A move draws a view built before (or builds it once) and reports the value back, so Streamlit
+text); `knob_view` writes every grid value's blocks once to a file the browser fetches from the Streamlit
+server (`views_file`), and the browser shows the view of the value the slider is at. A move draws a view built before (or builds it once) and reports the value back, so Streamlit
 reruns only to record it: no figure, table or card crosses the wire again. The widgets that change what the
 views hold (measures, targets, the author shown) stay Streamlit widgets beside the view; changing one sends
 new views.
@@ -14,11 +14,14 @@ own plotly.js, so nothing is fetched from another host.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
 import math
+import os
 import shutil
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +40,7 @@ from engine.protect.base import Knob
 Block = dict[str, Any]
 HTML = Path(__file__).with_suffix(".html")
 MAX_TABLE_ROWS = 200
+VIEWS_FILES_KEPT_DAYS = 7
 
 
 # Blocks -------------------------------------------------------------------------------------------------------
@@ -178,13 +182,43 @@ def payload(knob: Knob, grid: Sequence[float], views: Sequence[Sequence[Block]],
 
 
 @functools.lru_cache(maxsize=1)
-def _component() -> Any:
-    """The component, served from ``<cache>/dashboard/knob_view-<hash>/``: the page and plotly.js."""
+def component_folder() -> Path:
+    """``<cache>/dashboard/knob_view-<hash>/``, where Streamlit serves the component from: the page, plotly.js
+    and the views files (`views_file`). Views files not used for `VIEWS_FILES_KEPT_DAYS` are removed."""
     page = HTML.read_text(encoding="utf-8")
-    plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     tag = hashlib.sha1((page + plotly.__version__).encode()).hexdigest()[:12]
     folder = cache_dir() / "dashboard" / f"knob_view-{tag}"
     folder.mkdir(parents=True, exist_ok=True)
+    old = time.time() - VIEWS_FILES_KEPT_DAYS * 86_400
+    for f in folder.glob("views-*.json"):
+        with contextlib.suppress(OSError):
+            if f.stat().st_mtime < old:
+                f.unlink()
+    return folder
+
+
+@functools.lru_cache(maxsize=64)
+def _views_name(views_payload: str) -> str:
+    return "views-" + hashlib.sha256(views_payload.encode()).hexdigest()[:24] + ".json"
+
+
+def views_file(views_payload: str) -> Path:
+    """The file of the component's folder holding ``views_payload``, written once (atomically). The browser
+    fetches it from the Streamlit server when the views change, so a move sends only the knob's position."""
+    path = component_folder() / _views_name(views_payload)
+    try:
+        os.utime(path)  # in use: kept
+    except FileNotFoundError:
+        atomic_write_text(path, views_payload)
+    return path
+
+
+@functools.lru_cache(maxsize=1)
+def _component() -> Any:
+    """The component, served from `component_folder`: the page and plotly.js."""
+    page = HTML.read_text(encoding="utf-8")
+    plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    folder = component_folder()
     if not (folder / "plotly.min.js").exists():
         tmp = folder / "plotly.min.js.part"
         shutil.copyfile(plotly_js, tmp)
@@ -220,7 +254,7 @@ def knob_view(state_key: str, grid: Sequence[float], views_payload: str, default
         meta = {"revision": revision, "start": at, "shown": at, "size": len(grid), "page_run": page_run}
         st.session_state[meta_key] = meta
     reported = _component()(
-        payload=views_payload, start=meta["start"], revision=meta["revision"], key=f"{state_key}::slider"
+        views=views_file(views_payload).name, start=meta["start"], revision=meta["revision"], key=f"{state_key}::slider"
     )
     if (
         isinstance(reported, dict)

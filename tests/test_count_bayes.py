@@ -3,12 +3,14 @@
 import numpy as np
 import pandas as pd
 import pytest
+from joblib import Parallel, delayed
 from scipy import special, stats
 
 from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
+from engine.protect.bayes_counts.count_bayes import sample_posteriors
 from engine.protect.bayes_counts.mcmc import diagnostics, effective_sample_size, split_rhat
 from engine.protect.bayes_counts.models import (
     draw_truncated_poisson,
@@ -234,6 +236,28 @@ def test_a_lambda_between_grid_points_is_sampled_when_asked_and_reproducibly(lis
     r1, r2 = make_release(f1, 50.0, seed=0), make_release(f2, 50.0, seed=0)
     pd.testing.assert_frame_equal(r1.data, r2.data)
     assert 50.0 in f1.path_grid()
+
+
+def test_posteriors_sampled_in_worker_processes_equal_those_sampled_here_and_progress_keeps_moving(listing_fit):
+    """The grid's λ values are sampled in two processes when fitting; each λ has its own stream, so the draws
+    are the same as one after another in this process, and the progress bar hears from the workers as they go."""
+    d, _ = listing_fit
+    fitted = get_protector("count-bayes", lambdas=[1.0, 100.0, 1e4], warmup=20, draws=40, upper=365).fit(d)
+    reports: list[tuple[int, int, str]] = []
+    here = sample_posteriors(fitted, [1.0, 100.0, 1e4], processes=1)
+    there = sample_posteriors(fitted, [1.0, 100.0, 1e4], lambda *r: reports.append(r), processes=2)
+    for lam in here:
+        for model in ("count", "continuous"):
+            a, b = getattr(here[lam], model).values, getattr(there[lam], model).values
+            assert a.keys() == b.keys()
+            for key in a:
+                np.testing.assert_array_equal(a[key], b[key])
+    total = 3 * 2 * 2 * (20 + 40)  # λ values × models × chains × iterations
+    assert [r[1] for r in reports] == [total] * len(reports)
+    assert reports[-1][0] == total and "in 2 processes" in reports[-1][2]
+    assert [r[0] for r in reports] == sorted(r[0] for r in reports)
+    # joblib's workers, reused by the sweep that follows a fit, still run its tasks.
+    assert Parallel(n_jobs=2)(delayed(abs)(-k) for k in range(3)) == [0, 1, 2]
 
 
 @pytest.mark.parametrize(

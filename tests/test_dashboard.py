@@ -61,7 +61,9 @@ def knob_payload(at: AppTest) -> tuple[dict, int]:
     components = at.get("component_instance")
     assert components, "no knob view on the page"
     args = json.loads(components[-1].proto.json_args)
-    return json.loads(args["payload"]), args["start"]
+    from dashboard import knob_view
+
+    return json.loads((knob_view.component_folder() / args["views"]).read_text(encoding="utf-8")), args["start"]
 
 
 def blocks(at: AppTest) -> list[dict]:

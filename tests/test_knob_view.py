@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import time
 
 import numpy as np
 import pandas as pd
@@ -88,6 +90,10 @@ def test_the_browsers_report_and_the_pages_setting_agree(reported):
     assert at.session_state["value"] == 2.0 and at.session_state["k"] == 2.0
     first = reported["sent"][-1]
     assert first["start"] == 2 and first["key"] == "k::slider"
+    # The views go in a file the browser fetches once; what a run sends is its name and the knob's position.
+    assert set(first) == {"views", "start", "revision", "key"}
+    views = json.loads((knob_view.component_folder() / first["views"]).read_text(encoding="utf-8"))
+    assert [v[0]["text"] for v in views["views"]] == [f"at {g}" for g in (0.0, 1.0, 2.0, 3.0, 4.0)]
 
     # A move in the browser, reported under the revision it was sent: taken, and the slider is not told to move.
     reported["value"] = {"index": 4, "revision": first["revision"]}
@@ -127,3 +133,22 @@ def test_the_browsers_report_and_the_pages_setting_agree(reported):
     reported["value"] = {"index": 9, "revision": reported["sent"][-1]["revision"]}
     at.run()
     assert at.session_state["value"] == 2.0
+
+
+def test_views_files_are_written_once_and_old_ones_removed(monkeypatch, tmp_path):
+    monkeypatch.setenv("TEXTSDC_CACHE_DIR", str(tmp_path))
+    knob_view.component_folder.cache_clear()
+    try:
+        text = knob_view.payload(KNOB, GRID[:2], [[knob_view.text("a")], [knob_view.text("b")]])
+        path = knob_view.views_file(text)
+        assert path.parent == knob_view.component_folder() and path.read_text(encoding="utf-8") == text
+        assert knob_view.views_file(text) == path and len(list(path.parent.glob("views-*.json"))) == 1
+        other = knob_view.views_file(text.replace('"a"', '"c"'))
+        assert other != path
+        stale = time.time() - (knob_view.VIEWS_FILES_KEPT_DAYS + 1) * 86_400
+        os.utime(other, (stale, stale))
+        knob_view.component_folder.cache_clear()
+        knob_view.component_folder()
+        assert path.exists() and not other.exists()
+    finally:
+        knob_view.component_folder.cache_clear()

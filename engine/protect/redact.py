@@ -66,8 +66,13 @@ class FittedRedaction(Fitted):
         level = int(self.knob.validate(value))
         active = self.spans[self.spans["tier"] <= level]
         texts = self.frame[self.text_column].tolist()
-        for record, g in active.groupby("record", sort=False):
-            texts[record] = apply_spans(texts[record], list(zip(g["start"], g["end"], g["replacement"])))
+        by_record: dict[int, list[tuple[int, int, str]]] = {}
+        for record, start, end, replacement in zip(
+            active["record"].tolist(), active["start"].tolist(), active["end"].tolist(), active["replacement"].tolist()
+        ):
+            by_record.setdefault(record, []).append((start, end, replacement))
+        for record, spans in by_record.items():
+            texts[record] = apply_spans(texts[record], spans)
         data = self.frame.copy()
         data[self.text_column] = texts
         changes = pd.DataFrame(

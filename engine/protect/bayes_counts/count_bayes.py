@@ -26,6 +26,7 @@ The paper leaves open which error εᵢ on the log rate a synthetic count gets (
 
 from __future__ import annotations
 
+import os
 import struct
 import time
 from collections.abc import Mapping, Sequence
@@ -50,6 +51,7 @@ from engine.protect.bayes_counts.models import (
     sample_zero_inflated_poisson,
 )
 from engine.protect.params import Param
+from engine.workers import Report, map_reporting
 
 SYNTHESIS_THIN = 5
 RECORD_RATE_DRAWS = 25
@@ -167,7 +169,7 @@ class FittedCountBayes(Fitted):
         """The posterior at λ = ``value`` (sampled now if it was not before)."""
         value = float(value)
         if value not in self.posteriors:
-            self.posteriors[value] = sample_posterior(self, value, progress)
+            self.posteriors[value] = sample_posteriors(self, [value], progress, processes=1)[value]
         return self.posteriors[value]
 
     def parameter_names(self) -> dict[str, list[str]]:
@@ -274,18 +276,16 @@ def _chain_seed(seed: int, value: float) -> np.random.SeedSequence:
     return np.random.SeedSequence([int(seed), bits & 0xFFFFFFFF, bits >> 32])
 
 
-def sample_posterior(
-    fitted: FittedCountBayes, value: float, progress: Progress = no_progress, step: tuple[int, int] = (0, 1)
-) -> Posterior:
-    """Run both samplers at λ = ``value``; ``step`` = (this λ's index, number of λ) for the progress bar."""
+def sample_posterior(fitted: FittedCountBayes, value: float, progress: Progress = no_progress) -> Posterior:
+    """Run both samplers at λ = ``value`` (`sample_posteriors` runs this for several λ, in worker processes)."""
     s = fitted.settings
     rng = np.random.default_rng(_chain_seed(s["seed"], value))
     n = len(fitted.frame)
     values = {c: fitted.frame[c].to_numpy() for c in fitted.frame.columns}
     per = s["chains"] * (s["warmup"] + s["draws"])
     models = int(fitted.count_field is not None) + int(fitted.continuous_field is not None)
-    total = step[1] * models * per
-    done = [step[0] * models * per]
+    total = models * per
+    done = [0]
     what = f"sampling the posterior at λ = {fitted.knob.format(value)}"
 
     def tick(k: int) -> None:
@@ -320,6 +320,38 @@ def sample_posterior(
         samples[f"log {fitted.continuous_field}: log σ"] = np.log(continuous.values["sigma"])
     progress(done[0], total, what)
     return Posterior(value, count, continuous, diagnostics(samples), time.perf_counter() - start)
+
+
+FIT_PROCESSES = 2
+"""Processes the posteriors at the grid's λ values are sampled in when fitting (`engine.workers`). Each λ has
+its own random stream (`_chain_seed`), so the draws do not depend on how many."""
+
+
+def _sample_piece(item: tuple[FittedCountBayes, float], report: Report) -> Posterior:
+    fitted, value = item
+    return sample_posterior(fitted, value, lambda done, _total, _what: report(done))
+
+
+def sample_posteriors(
+    fitted: FittedCountBayes, values: Sequence[float], progress: Progress = no_progress, processes: int | None = None
+) -> dict[float, Posterior]:
+    """The posterior at every λ of ``values``, sampled in ``processes`` worker processes (default
+    `FIT_PROCESSES`, at most one per core)."""
+    values = [float(v) for v in values]
+    s = fitted.settings
+    models = int(fitted.count_field is not None) + int(fitted.continuous_field is not None)
+    if processes is None:
+        processes = min(FIT_PROCESSES, os.cpu_count() or 1)
+    what = f"sampling the posterior at {len(values)} λ values" + (f" in {processes} processes" if processes > 1 else "")
+    posteriors = map_reporting(
+        _sample_piece,
+        [(fitted, v) for v in values],
+        models * s["chains"] * (s["warmup"] + s["draws"]),
+        progress,
+        what,
+        processes,
+    )
+    return dict(zip(values, posteriors, strict=True))
 
 
 class CountBayesSynthesizer(Protector):
@@ -508,6 +540,5 @@ class CountBayesSynthesizer(Protector):
                 "rate_error": self.rate_error,
             },
         )
-        for k, value in enumerate(self.lambdas):
-            fitted.posteriors[value] = sample_posterior(fitted, value, progress, (k, len(self.lambdas)))
+        fitted.posteriors.update(sample_posteriors(fitted, self.lambdas, progress))
         return fitted

@@ -35,6 +35,7 @@ Sampling (Metropolis-within-Gibbs, vectorized over records; every step leaves th
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -73,15 +74,30 @@ def prior_precisions(d: int, slope_precision: float) -> np.ndarray:
 
 
 TAIL_TERMS = 200
+TAIL_LOG_TOLERANCE = 46.0
+"""Terms of a tail sum are kept until the next would be below e^-46 ≈ 1e-20 of the first: beyond what a sum of
+doubles starting at 1 can hold."""
+
+
+def _tail_length(k: int, mu: np.ndarray, below: bool) -> int:
+    """How many tail terms `_tail_terms` needs for every mean of ``mu``: each term is at most ``ratio`` times
+    the one before (k/μ walking down from k, μ/(k+1) walking up), so n terms with ratioⁿ < e^-46 hold the sum,
+    and never more than `TAIL_TERMS`."""
+    ratio = k / float(mu.min()) if below else float(mu.max()) / (k + 1)
+    if ratio <= 0.0:
+        return 2
+    if ratio >= 1.0:
+        return TAIL_TERMS
+    return int(min(TAIL_TERMS, max(2, math.ceil(TAIL_LOG_TOLERANCE / -math.log(ratio)) + 1)))
 
 
 def _tail_terms(k: int, mu: np.ndarray, below: bool) -> np.ndarray:
-    """Relative Poisson probabilities walking away from k into the window (len(mu) × `TAIL_TERMS`).
+    """Relative Poisson probabilities walking away from k into the window (len(mu) × `_tail_length`).
 
     Below (μ > k): P(k − i) / P(k) = Π_{l<i} (k − l)/μ; above (μ < k): P(k + i) / P(k) = Π_{l=1..i} μ/(k + l).
     Used where the window's mass underflows because μ lies far beyond one bound, so the sum converges fast.
     """
-    i = np.arange(TAIL_TERMS - 1, dtype=float)
+    i = np.arange(_tail_length(k, mu, below) - 1, dtype=float)
     if below:
         steps = np.maximum(k - i, 0.0)[None, :] / mu[:, None]
     else:

@@ -1,0 +1,95 @@
+"""Independent pieces of a fit spread over local worker processes, with a progress bar that keeps moving: each
+piece writes how far it has got into its slot of a small shared file that the calling process reads while it
+waits (a file, not a multiprocessing queue: that needs a manager process started by re-importing ``__main__``,
+which under Streamlit is the page being run).
+
+The pieces run with BLAS and OpenMP held to one thread, in the workers and in this process alike, so a result
+does not depend on how many processes computed it (sums are taken in the same order).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, wait
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from engine.progress import Progress
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+Report = Callable[[int], None]
+"""Called by a piece with the units of its own work done so far."""
+
+POLL_SECONDS = 0.5
+
+
+def _run_piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) -> R:
+    counts = np.memmap(slots, dtype=np.int64, mode="r+")
+
+    def report(done: int) -> None:
+        counts[index] = done
+
+    with threadpool_limits(limits=1):
+        return func(item, report)
+
+
+def map_reporting(
+    func: Callable[[T, Report], R],
+    items: Sequence[T],
+    units: int,
+    progress: Progress,
+    what: str,
+    processes: int = 1,
+) -> list[R]:
+    """``[func(item, report) for item in items]``, in up to ``processes`` worker processes when more than one.
+
+    ``func`` (a module-level function, so that it can be sent to a worker) calls ``report(done)`` with the units
+    of its item done so far, of ``units`` per item; ``progress`` is told the sum over the items, every
+    `POLL_SECONDS`, labelled ``what``. Workers are joblib's reusable processes: a sweep that follows reuses them.
+    A piece's error is raised here once the pieces already running have stopped.
+    """
+    total = units * len(items)
+    done = [0] * len(items)
+    progress(0, total, what)
+    processes = max(1, min(int(processes), len(items)))
+    if processes == 1:
+        out = []
+        for k, item in enumerate(items):
+
+            def report(d: int, k: int = k) -> None:
+                progress(k * units + min(d, units), total, what)
+
+            with threadpool_limits(limits=1):
+                out.append(func(item, report))
+        progress(total, total, what)
+        return out
+
+    from joblib.executor import get_memmapping_executor
+
+    results: dict[int, R] = {}
+    with tempfile.TemporaryDirectory(prefix="textsdc-progress-") as tmp:
+        slots = Path(tmp) / "slots"
+        np.zeros(len(items), dtype=np.int64).tofile(slots)
+        pool = get_memmapping_executor(processes)  # joblib's own reusable workers: its Parallel runs on them after
+        futures = {pool.submit(_run_piece, func, item, k, str(slots)): k for k, item in enumerate(items)}
+        try:
+            while futures:
+                finished, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                for k, d in enumerate(np.fromfile(slots, dtype=np.int64)):
+                    done[k] = max(done[k], min(int(d), units))
+                for f in finished:
+                    k = futures.pop(f)
+                    results[k] = f.result()
+                    done[k] = units
+                progress(sum(done), total, what)
+        finally:
+            for f in futures:
+                f.cancel()
+            wait(futures)
+    return [results[k] for k in range(len(items))]
