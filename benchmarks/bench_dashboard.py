@@ -202,9 +202,9 @@ BUSY = """() => !!document.querySelector('[data-stale="true"], [data-testid^="st
 
 
 def moves(page, n: int) -> tuple[list[float], list[float]]:
-    """``n`` moves of the knob by one grid step, each timed from the key press to the page at rest and to every
-    plot of the new view drawn (ms). The knob goes one way until a press changes nothing (its end), then the
-    other way; the press at the end is not counted."""
+    """``n`` moves of the knob by one grid step, each timed from the key press (on the focused slider) to the page
+    at rest and to every plot of the new view drawn (ms). The knob goes one way until a press changes nothing
+    (its end), then the other way; the press at the end is not counted."""
     thumb = page.frame_locator('iframe[title*="knob_view"]').get_by_role("slider")
     rest: list[float] = []
     complete: list[float] = []
@@ -213,7 +213,9 @@ def moves(page, n: int) -> tuple[list[float], list[float]]:
         page.evaluate("b => { window.__before = b; }", page.evaluate(CAPTION))
         thumb.focus()
         start = time.perf_counter()
-        thumb.press(direction)
+        # The key goes to the focused slider as a steward's does; a locator's press would first wait for the
+        # slider to be stable over animation frames, which times Playwright's checks as much as the page.
+        page.keyboard.press(direction)
         try:
             page.wait_for_function(AT_REST, timeout=3_000, polling="raf")
         except Exception:  # noqa: BLE001 — Playwright's TimeoutError: nothing changed, or a slow move
