@@ -2,8 +2,9 @@
 
 A page describes what it shows at each grid value of its sweep as a list of blocks (cards, figures, tables,
 text); `knob_view` writes every grid value's blocks once to a file the browser fetches from the Streamlit
-server (`views_file`), and the browser shows the view of the value the slider is at. A move draws a view built before (or builds it once) and reports the value back, so Streamlit
-reruns only to record it: no figure, table or card crosses the wire again. The widgets that change what the
+server (`views_file`), and the browser shows the view of the value the slider is at. A move draws a view built
+before (or builds it once) and reports the value back, so Streamlit reruns only to record it: no figure, table
+or card crosses the wire again. The widgets that change what the
 views hold (measures, targets, the author shown) stay Streamlit widgets beside the view; changing one sends
 new views.
 

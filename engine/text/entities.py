@@ -138,8 +138,9 @@ NER_PROCESSES = 2
 """Processes spaCy runs in for a corpus of at least `PARALLEL_MIN_PIECES` pieces (each loads the model once,
 about 2 s, and joblib keeps them for the sweep that follows); fewer pieces are found in this process."""
 PARALLEL_MIN_PIECES = 1_000
-CHUNK_PIECES, CHUNK_CHARS = 1_000, 1_000_000
-"""A worker's share at a time: at most this many pieces and characters (one longer piece alone)."""
+CHUNK_PIECES, CHUNK_CHARS = 250, 250_000
+"""A worker's share at a time: at most this many pieces and characters (one longer piece alone); small enough
+that the progress bar hears of each within a few seconds."""
 
 Key = tuple[int, int]  # (text, offset of the piece in the text)
 
@@ -174,6 +175,8 @@ def entity_spans(
     if processes is None:
         processes = NER_PROCESSES if len(pieces) >= PARALLEL_MIN_PIECES else 1
     chunks = list(bounded_batches(pieces, CHUNK_PIECES, CHUNK_CHARS))
+    what = "finding named entities" + (f" in {processes} processes" if processes > 1 and len(chunks) > 1 else "")
+    progress(0, n, what)
     if processes > 1 and len(chunks) > 1:
         from joblib import Parallel, delayed
 
@@ -190,11 +193,11 @@ def entity_spans(
                 yield spans
                 current, spans = current + 1, []
             spans += [(start + offset, end + offset, label) for start, end, label in ents]
-        progress(min(current, n), n, "finding named entities")
+        progress(min(current, n), n, what)
     while current < n:
         yield spans
         current, spans = current + 1, []
-    progress(n, n, "finding named entities")
+    progress(n, n, what)
 
 
 def resolve_overlaps(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:

@@ -113,10 +113,12 @@ def train(
     window: int,
     batch: int,
     seed: int,
-    progress: Callable[[int, float], None] = lambda epoch, loss: None,
+    progress: Callable[[int, int, float | None], None] = lambda done, total, loss: None,
 ) -> tuple[RecurrentWeights, list[float]]:
     """Fit Θ by minimizing Eq. 3 with truncated back-propagation through time; returns the weights and the
-    mean loss per symbol of each epoch. ``sequences`` are symbol ids ending with END; ``users`` their users."""
+    mean loss per symbol of each epoch. ``sequences`` are symbol ids ending with END; ``users`` their users.
+    ``progress`` hears after every mini-batch: (mini-batches done, of all epochs, the last epoch's loss or None
+    during the first)."""
     import jax
     import jax.numpy as jnp
     import optax
@@ -164,7 +166,9 @@ def train(
 
     history: list[float] = []
     n_symbols_total = float(sum(len(s) for s in sequences))
-    for epoch in range(epochs):
+    per_epoch = -(-len(sequences) // batch)
+    done = 0
+    for _epoch in range(epochs):
         order = rng.permutation(len(sequences))
         summed = 0.0
         for x, y, mask, u in sequences_to_windows(sequences, users, order, batch, window):
@@ -173,8 +177,10 @@ def train(
                 part = slice(start, start + window)
                 params, opt_state, h, s = train_window(params, opt_state, h, x[:, part], y[:, part], mask[:, part], u)
                 summed += float(s)
+            done += 1
+            progress(done, epochs * per_epoch, history[-1] if history else None)
         history.append(summed / n_symbols_total)
-        progress(epoch + 1, history[-1])
+    progress(epochs * per_epoch, epochs * per_epoch, history[-1] if history else None)
     weights = RecurrentWeights(**{k: np.asarray(v, dtype=np.float32) for k, v in params.items()}, activation=activation)
     return weights, history
 

@@ -202,8 +202,8 @@ class RecurrentSynthesizer(Protector):
             else np.arange(len(texts)).astype(str)
         )
         users, names = pd.factorize(pd.Series(authors), sort=True)
-        what = "training the text generator"
-        progress(0, self.epochs, what)
+        what = f"training the text generator over {self.epochs} epochs"
+        progress(0, 1, what)
         weights, losses = train(
             sequences,
             users,
@@ -217,7 +217,9 @@ class RecurrentSynthesizer(Protector):
             window=self.window,
             batch=self.batch,
             seed=self.training_seed,
-            progress=lambda epoch, loss: progress(epoch, self.epochs, f"{what} (loss {loss:.2f})"),
+            progress=lambda done, total, loss: progress(
+                done, total, what if loss is None else f"{what} (loss {loss:.2f})"
+            ),
         )
         return FittedRecurrent(
             frame=dataset.frame,
