@@ -23,7 +23,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +131,18 @@ def table(frame: pd.DataFrame, bars: Sequence[str] = (), long: Sequence[str] = (
 
 
 # The payload ---------------------------------------------------------------------------------------------------
+
+
+def each_value(grid: Sequence[float], view_at: Callable[[float], list[Block]]) -> list[list[Block]]:
+    """``view_at(g)`` for every grid value ``g``, with a progress bar while they are built (the first time a
+    page's views are built; `dashboard.prepared` keeps them afterwards)."""
+    area = st.empty()
+    views = []
+    for k, g in enumerate(grid):
+        area.progress(k / len(grid), text=f"Preparing the view at each knob value: {k:,} of {len(grid):,}")
+        views.append(view_at(g))
+    area.empty()
+    return views
 
 
 def payload(knob: Knob, grid: Sequence[float], views: Sequence[Sequence[Block]], label: str = "") -> str:

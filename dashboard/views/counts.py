@@ -319,10 +319,11 @@ def _at_knob(
         kinds = st.multiselect("Quantities compared (Estimates)", KINDS, default=KINDS, key=PREFIX + "kinds")
 
     def build() -> str:
-        views = []
-        for g in sweep.grid:
+        def view_at(g: float) -> list[knob_view.Block]:
             releases = compute.get_replicate_releases(dataset, method, g, seed, sweep.replicates, params, 3)
-            views.append(_view_at(sweep, dataset, fitted, releases, g, fields, kinds, s_level))
+            return _view_at(sweep, dataset, fitted, releases, g, fields, kinds, s_level)
+
+        views = knob_view.each_value(sweep.grid, view_at)
         more = "higher" if sweep.knob.more_privacy == "higher" else "lower"
         label = f"{sweep.knob.label} ({sweep.knob.symbol}) · log scale · {more} = more privacy"
         return knob_view.payload(sweep.knob, sweep.grid, views, label=label)

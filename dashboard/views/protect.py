@@ -381,11 +381,11 @@ def _at_knob(
         return
 
     def build() -> str:
-        views = []
-        for g in sweep.grid:
+        def view_at(g: float) -> list[knob_view.Block]:
             release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
-            views.append(_view_at(sweep, dataset, release, g, risk, utility, chosen_knob, targets, records, who))
-        return knob_view.payload(sweep.knob, sweep.grid, views)
+            return _view_at(sweep, dataset, release, g, risk, utility, chosen_knob, targets, records, who)
+
+        return knob_view.payload(sweep.knob, sweep.grid, knob_view.each_value(sweep.grid, view_at))
 
     key = ("protect-views", risk, utility, chosen_knob, tuple(targets), tuple(records), who)
     with view:

@@ -274,10 +274,11 @@ def _at_knob(
     only_changed = st.toggle("Sample records: only those whose released value differs", key="synth_only_changed")
 
     def build() -> str:
-        views = []
-        for g in sweep.grid:
+        def view_at(g: float) -> list[knob_view.Block]:
             release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
-            views.append(_view_at(sweep, dataset, release, g, choice, only_changed))
+            return _view_at(sweep, dataset, release, g, choice, only_changed)
+
+        views = knob_view.each_value(sweep.grid, view_at)
         more = "higher" if knob.more_privacy == "higher" else "lower"
         label = f"{knob.label} ({knob.symbol}) · log scale · {more} = more privacy"
         return knob_view.payload(knob, sweep.grid, views, label=label)
