@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
 
@@ -469,7 +470,10 @@ def cmd_dashboard(args) -> int:
     print(f"textsdc dashboard on http://{host}:{args.port}  (Ctrl+C stops it)", flush=True)
     _no_outside_lookups()
     # Streamlit runs in this process: SIGTERM and SIGINT reach its own handlers, which stop the server, and no
-    # child process is left listening when `textsdc dashboard` is stopped.
+    # child process is left listening when `textsdc dashboard` is stopped. It installs them only once its port
+    # listens; a Ctrl+C before then ends the process as SIGTERM would (Python's KeyboardInterrupt could be lost
+    # in the server's start and leave the port answering).
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     streamlit_cli.main.main(args=argv, prog_name="streamlit", standalone_mode=False)
     return 0
 
