@@ -12,7 +12,7 @@ workers alike: a floating reduction split over another number of threads rounds 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -29,6 +29,7 @@ from engine.measures.evaluate import Evaluator, MeasureOptions, check_options
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult, summarize
+from engine.workers import Shipped, shipped_once
 
 MAX_DETAIL_ROWS = 20_000
 RELEASE_THREADS = 1  # BLAS/OpenMP threads while releasing and measuring, whatever --jobs and the machine
@@ -64,6 +65,13 @@ def _measure(
     with fixed_threads():
         release = make_release(fitted, value, seed, replicates, m)
         return value, m, evaluator.evaluate(release), release.compact() if keep else None
+
+
+def _measure_shipped(
+    shipped: Shipped, value: float, seed: int, replicates: int, m: int, keep: bool
+) -> tuple[float, int, dict[str, MetricResult], Release | None]:
+    fitted, evaluator = shipped.load()
+    return _measure(fitted, evaluator, value, seed, replicates, m, keep)
 
 
 MAX_REPLICATES = 1000
@@ -136,10 +144,14 @@ def run_sweep(
     rows: list[dict] = []
     details: dict[float, dict[str, list[pd.DataFrame]]] = {}
     kept: dict[float, dict[int, Release]] = {}
-    with parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)) as n_jobs:
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(
-            delayed(_measure)(fitted, evaluator, v, seed, replicates, m, m < keep_releases) for v, m in tasks
-        )
+    with ExitStack() as stack:
+        n_jobs = stack.enter_context(parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)))
+        if backend == "local" and n_jobs != 1 and total > 1:  # Dask scatters them itself
+            shipped = stack.enter_context(shipped_once((fitted, evaluator)))
+            calls = (delayed(_measure_shipped)(shipped, v, seed, replicates, m, m < keep_releases) for v, m in tasks)
+        else:
+            calls = (delayed(_measure)(fitted, evaluator, v, seed, replicates, m, m < keep_releases) for v, m in tasks)
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
         for done, (v, m, measured, release) in enumerate(results, start=1):
             if release is not None:
                 kept.setdefault(v, {})[m] = release

@@ -1,7 +1,10 @@
-"""Independent pieces of a fit spread over local worker processes, with a progress bar that keeps moving: each
-piece writes how far it has got into its slot of a small shared file that the calling process reads while it
-waits (a file, not a multiprocessing queue: that needs a manager process started by re-importing ``__main__``,
-which under Streamlit is the page being run).
+"""Work spread over local worker processes.
+
+`map_reporting` runs independent pieces of a fit with a progress bar that keeps moving: each piece writes how
+far it has got into its slot of a small shared file that the calling process reads while it waits (a file, not a
+multiprocessing queue: that needs a manager process started by re-importing ``__main__``, which under Streamlit
+is the page being run). `shipped_once` sends the large objects every task of a sweep takes (the fitted model,
+the Evaluator) to each worker once instead of with every task.
 
 The pieces run with BLAS and OpenMP held to one thread, in the workers and in this process alike, so a result
 does not depend on how many processes computed it (sums are taken in the same order).
@@ -9,11 +12,15 @@ does not depend on how many processes computed it (sums are taken in the same or
 
 from __future__ import annotations
 
+import pickle
 import tempfile
-from collections.abc import Callable, Sequence
+import uuid
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -93,3 +100,37 @@ def map_reporting(
                 f.cancel()
             wait(futures)
     return [results[k] for k in range(len(items))]
+
+
+_LOADED: dict[str, Any] = {}
+"""What this process loaded from the latest `Shipped` handle it was given (one at a time: a worker's memory
+holds one sweep's objects, not every sweep's)."""
+
+
+@dataclass(frozen=True)
+class Shipped:
+    """A handle to objects pickled once into a private temporary file (`shipped_once`); small to send with a
+    task."""
+
+    path: str
+    token: str
+
+    def load(self) -> Any:
+        """The objects, read from the file the first time this process asks, kept for its next tasks."""
+        if self.token not in _LOADED:
+            _LOADED.clear()
+            with open(self.path, "rb") as f:
+                _LOADED[self.token] = pickle.load(f)
+        return _LOADED[self.token]
+
+
+@contextmanager
+def shipped_once(objects: Any) -> Iterator[Shipped]:
+    """``objects`` written once to a file only this user can read, removed on leaving. A task given the handle
+    calls `Shipped.load` in its worker: joblib would otherwise pickle, send and unpickle them with every task
+    (34 MB and about 0.5 s a task for the Evaluator of 6,555 tweets)."""
+    with tempfile.TemporaryDirectory(prefix="textsdc-shipped-") as tmp:
+        path = Path(tmp) / "objects.pickle"
+        with path.open("wb") as f:
+            pickle.dump(objects, f, protocol=pickle.HIGHEST_PROTOCOL)
+        yield Shipped(str(path), uuid.uuid4().hex)

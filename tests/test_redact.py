@@ -192,3 +192,20 @@ def test_a_text_longer_than_the_models_limit_is_redacted_with_its_offsets(tiny_d
     assert changes["start"].max() > len(long_text) - 120  # the last sentence, in the last piece
     redacted = release.data.loc[0, "text"]
     assert "Obama" not in redacted and "Berlin" not in redacted and "@example.com" not in redacted
+
+
+@pytest.mark.slow
+def test_the_lean_pipeline_finds_the_entities_of_the_whole_model(tiny_dataset):
+    """Named entities are found with only the recognizer loaded (no tagger, parser or shared token
+    embedding); they are the ones the whole pipeline finds."""
+    import spacy
+
+    from engine.text import entities
+
+    lean = entities.load_spacy()
+    assert lean.pipe_names == ["ner"]
+    whole = spacy.load(entities.SPACY_MODEL)
+    texts = [*tiny_dataset.texts.astype(str), "Barack Obama flew Delta from Boston to Paris on Monday for $300."]
+    found = [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in lean.pipe(texts)]
+    assert found == [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in whole.pipe(texts)]
+    assert any(found)

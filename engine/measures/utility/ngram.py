@@ -39,12 +39,12 @@ def ngram_cosine(original: list[str], released: list[str], authors: pd.Series | 
     if authors is None:
         authors = pd.Series(np.arange(len(original)))
     vec = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(n, n))
-    try:
-        vec.fit(list(original) + list(released))
+    try:  # one pass over both: the rows of the original, then those of the release
+        counts = vec.fit_transform(list(original) + list(released)).tocsr()
     except ValueError:  # no n-gram anywhere (e.g. all one-word texts for bigrams): nothing to compare
         return MetricResult(metric, float("nan"))
     members, names = _author_matrix(pd.Series(authors).reset_index(drop=True))
-    cos = row_cosines(members @ vec.transform(original), members @ vec.transform(released))
+    cos = row_cosines(members @ counts[: len(original)], members @ counts[len(original) :])
     detail = pd.DataFrame({"author": names, "cosine": cos})
     return MetricResult(metric, float(cos.mean()), detail=detail)
 
