@@ -98,3 +98,39 @@ def test_attack_is_skipped_with_a_reason_without_external_texts(tiny_dataset):
 def test_attack_needs_overlap_between_intruder_and_release():
     with pytest.raises(DataError, match="none of the intruder's external authors"):
         StyleAttack.train(["a", "b"], ["X", "Y"], ["A", "B"])
+
+
+def _by_term(matrix, terms) -> list[dict[str, float]]:
+    return [{terms[j]: v for j, v in zip(row.indices, row.data)} for row in matrix]
+
+
+def test_shared_ngram_counts_are_a_vectorizers_counts_new_words_included():
+    from engine.text.ngrams import NgramSpace
+
+    known = ["The cat sat", "the dog's @owner sat #down", ""]
+    released = ["the cat the cat", "a [PERSON] sat on the mat", "", "dog's"]
+    space = NgramSpace(known)
+    assert space.id_of("the cat") == (2, space.ids[2][("the", "cat")]) and space.id_of("the mat") is None
+    for n in (1, 2):
+        counts = space.counts(released, n)
+        names = {i: " ".join(g) if n == 2 else g for g, i in space.ids[n].items()}
+        grams = [
+            g for t in released for g in (tokenize(t) if n == 1 else map(" ".join, zip(tokenize(t), tokenize(t)[1:])))
+        ]
+        new = [g for g in dict.fromkeys(grams) if g not in set(names.values())]
+        names.update({space.width(n) + k: g for k, g in enumerate(new)})
+        vec = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(n, n))
+        expected = vec.fit_transform(released).tocsr()
+        assert _by_term(counts, names) == _by_term(expected, vec.get_feature_names_out())
+    assert space.counts(released, 1)[0, space.ids[1]["cat"]] == 2
+
+
+def test_the_attacks_features_from_shared_counts_are_its_vectorizers():
+    from engine.text.ngrams import ORDERS, NgramSpace
+
+    external = ["alpha beta gamma", "beta gamma delta", "gamma alpha"]
+    attack = StyleAttack.train(external, ["A", "B", "A"], ["A", "B"])
+    released = ["alpha beta", "gamma gamma epsilon", "delta alpha beta gamma", ""]
+    space = NgramSpace(["zeta alpha"], external)
+    features = attack.features_of({n: space.counts(released, n) for n in ORDERS}, attack.projection(space))
+    np.testing.assert_allclose(features.toarray(), attack.vectorizer.transform(released).toarray(), atol=1e-12)

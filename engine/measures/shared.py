@@ -1,14 +1,16 @@
 """Preparations several families of measures share: the synthesized categorical fields coded by level, the
-original and released texts and authors, and the intruder's external texts."""
+original and released texts and authors, their word n-gram counts, and the intruder's external texts."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from engine.data.dataset import Dataset
 from engine.measures.base import NotApplicable, PrepareContext, ReleaseView
 from engine.protect.field_synthesis.sequential import FieldLevels
+from engine.text.ngrams import NgramSpace
 
 
 def field_levels(context: PrepareContext) -> list[FieldLevels]:
@@ -29,6 +31,29 @@ def original_texts(context: PrepareContext) -> list[str]:
 
 def released_texts(view: ReleaseView) -> list[str]:
     return view.memo("released_texts", lambda: view.data[view.dataset.schema.text].astype(str).tolist())
+
+
+def ngram_space(context: PrepareContext) -> NgramSpace:
+    """The word n-grams of the confidential texts and of the intruder's external texts (when there are any)."""
+
+    def build() -> NgramSpace:
+        external = context.dataset.external
+        text = context.dataset.schema.text
+        known = [] if external is None or text not in external else external[text].astype(str).tolist()
+        return NgramSpace(original_texts(context), known)
+
+    return context.shared("ngram_space", build)
+
+
+def original_ngrams(context: PrepareContext, n: int) -> sparse.csr_matrix:
+    """Confidential texts × n-grams of order ``n`` (ids of `ngram_space`): counts."""
+    return context.shared(("original_ngrams", n), lambda: ngram_space(context).counts(original_texts(context), n))
+
+
+def released_ngrams(view: ReleaseView, space: NgramSpace, n: int) -> sparse.csr_matrix:
+    """Released texts × n-grams of order ``n`` in ``space`` (the one `ngram_space` gave): counts, made once
+    for all the measures of the release."""
+    return view.memo(("released_ngrams", n), lambda: space.counts(released_texts(view), n))
 
 
 def released_authors(view: ReleaseView) -> pd.Series | None:

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 from engine.errors import DataError
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
-from engine.measures.shared import released_texts, require_intruder_texts
+from engine.measures.shared import ngram_space, released_ngrams, require_intruder_texts
 from engine.progress import Progress, no_progress
+from engine.text.ngrams import ORDERS, NgramSpace
 from engine.text.tokens import tokenize
 
 METRIC_ID = "attack_identification_rate"
@@ -80,8 +81,11 @@ class StyleAttack:
 
     def scores(self, texts: list[str], authors: list[str]) -> tuple[list[str], np.ndarray]:
         """Eq. 4 for every (target, released author): share of the author's records classified as the target."""
-        X = self.vectorizer.transform(texts)
-        positive = (X @ self.weights.T).toarray() + self.intercepts > 0  # records × targets
+        return self.scores_of(self.vectorizer.transform(texts), authors)
+
+    def scores_of(self, features: sparse.csr_matrix, authors: list[str]) -> tuple[list[str], np.ndarray]:
+        """`scores` of records given by their features in the intruder's vocabulary."""
+        positive = (features @ self.weights.T).toarray() + self.intercepts > 0  # records × targets
         codes, candidates = pd.factorize(pd.Series(authors, dtype=object), sort=True)
         member = sparse.csr_matrix(
             (np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(len(candidates), len(codes))
@@ -91,38 +95,64 @@ class StyleAttack:
         return list(candidates), share.T  # targets × candidates
 
     def evaluate(self, texts: list[str], authors: list[str], max_tied: int = 10) -> MetricResult:
-        """The attack identification rate of one release, with per-target detail for the bars.
+        """The attack identification rate of one release, with per-target detail for the bars."""
+        return self.evaluate_of(self.vectorizer.transform(texts), authors, max_tied)
+
+    def evaluate_of(self, features: sparse.csr_matrix, authors: list[str], max_tied: int = 10) -> MetricResult:
+        """`evaluate` of records given by their features in the intruder's vocabulary.
 
         The detail keeps, per target, the released authors with a positive score, the true author, and the
         top-scoring guesses when at most ``max_tied`` tie; ``n_candidates``, ``n_tied`` (0 = no guess) and
         ``credit`` give the rest (authors left out all have score 0).
         """
-        candidates, share = self.scores(texts, authors)
+        candidates, share = self.scores_of(features, authors)  # targets × candidates
         cand = np.asarray(candidates, dtype=object)
-        frames, credit = [], []
-        for i, q in enumerate(self.targets):
-            s = share[i]
-            top = np.isclose(s, s.max(), rtol=0, atol=1e-12) & (s.max() > 0)
-            is_true = cand == q
-            c = float(top[is_true].any()) / max(int(top.sum()), 1)
-            credit.append(c)
-            keep = (s > 0) | is_true | (top if top.sum() <= max_tied else False)
-            frames.append(
-                pd.DataFrame(
-                    {
-                        "target": q,
-                        "candidate": cand[keep],
-                        "score": s[keep],
-                        "is_true": is_true[keep],
-                        "is_guess": top[keep],
-                        "n_candidates": len(cand),
-                        "n_tied": int(top.sum()),
-                        "credit": c,
-                    }
-                )
-            )
-        detail = pd.concat(frames, ignore_index=True)
+        best = share.max(axis=1, keepdims=True)
+        top = (np.abs(share - best) <= 1e-12) & (best > 0)
+        is_true = cand[None, :] == np.asarray(self.targets, dtype=object)[:, None]
+        n_tied = top.sum(axis=1)
+        credit = (top & is_true).any(axis=1) / np.maximum(n_tied, 1)
+        rows, cols = np.nonzero((share > 0) | is_true | (top & (n_tied <= max_tied)[:, None]))
+        detail = pd.DataFrame(
+            {
+                "target": np.asarray(self.targets, dtype=object)[rows],
+                "candidate": cand[cols],
+                "score": share[rows, cols],
+                "is_true": is_true[rows, cols],
+                "is_guess": top[rows, cols],
+                "n_candidates": len(cand),
+                "n_tied": n_tied[rows],
+                "credit": credit[rows],
+            }
+        )
         return MetricResult(METRIC_ID, float(np.mean(credit)), detail=detail)
+
+    def projection(self, space: NgramSpace) -> dict[int, tuple[np.ndarray, np.ndarray]]:
+        """For each n-gram order, the ids in ``space`` of the intruder's features and their columns."""
+        found: dict[int, tuple[list[int], list[int]]] = {n: ([], []) for n in ORDERS}
+        for column, term in enumerate(self.vectorizer.get_feature_names_out()):
+            at = space.id_of(str(term))
+            if at is not None:
+                found[at[0]][0].append(at[1])
+                found[at[0]][1].append(column)
+        return {
+            n: (np.asarray(ids, dtype=np.int64), np.asarray(cols, dtype=np.int64)) for n, (ids, cols) in found.items()
+        }
+
+    def features_of(
+        self, counts: dict[int, sparse.csr_matrix], projection: dict[int, tuple[np.ndarray, np.ndarray]]
+    ) -> sparse.csr_matrix:
+        """The intruder's TF-IDF features of texts given by their n-gram counts in a space (``projection`` from
+        `projection`): what ``vectorizer.transform`` gives for the texts themselves."""
+        width = len(self.vectorizer.vocabulary_)
+        total = sparse.csr_matrix((next(iter(counts.values())).shape[0], width))
+        for n, matrix in counts.items():
+            ids, cols = projection[n]
+            onto = sparse.csr_matrix((np.ones(len(ids)), (ids, cols)), shape=(matrix.shape[1], width))
+            total = total + matrix @ onto
+        tfidf = TfidfTransformer(norm=self.vectorizer.norm, sublinear_tf=self.vectorizer.sublinear_tf)
+        tfidf.idf_ = self.vectorizer.idf_
+        return tfidf.transform(total)
 
 
 class AttackIdentificationRate(Measure):
@@ -150,5 +180,10 @@ class AttackIdentificationRate(Measure):
             progress=context.progress,
         )
 
+        self.space = ngram_space(context)
+        self.projection = self.attack.projection(self.space)
+
     def compute(self, view: ReleaseView) -> MetricResult:
-        return self.attack.evaluate(released_texts(view), view.data[self.author].astype(str).tolist())
+        counts = {n: released_ngrams(view, self.space, n) for n in ORDERS}
+        features = self.attack.features_of(counts, self.projection)
+        return self.attack.evaluate_of(features, view.data[self.author].astype(str).tolist())

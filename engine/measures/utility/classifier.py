@@ -11,7 +11,7 @@ use is read off the text it is trained on, so a release that drops the hashtag t
 paper's redaction scores 0) — and predicts the held-out records' confidential texts. A hashtag is removed from
 every text before the words are counted. The measure is F1 of the release's classifier over F1 of the
 confidential one: macro-averaged F1 over the field's values, or F1 of "uses the hashtag" (the paper's
-measure). Training labels of a single class predict that class everywhere.
+measure). Training texts of a single label, or without one word, predict their most common label everywhere.
 """
 
 from __future__ import annotations
@@ -22,17 +22,18 @@ from collections import Counter
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
-from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
-from engine.measures.shared import original_texts, released_texts
+from engine.measures.shared import ngram_space, original_ngrams, original_texts, released_ngrams, released_texts
+from engine.text.ngrams import widened
 from engine.text.tokens import tokenize
 
 HELD_OUT = 0.25
@@ -87,22 +88,39 @@ def _without(tag: str, texts: list[str]) -> list[str]:
     return [pattern.sub(" ", t) for t in texts]
 
 
-def _f1(
-    train_texts: list[str], train_labels: np.ndarray, test_texts: list[str], test_labels: np.ndarray, hashtag: bool
-) -> float:
-    if len(set(train_labels.tolist())) < 2:
-        predicted = np.full(len(test_texts), train_labels[0] if len(train_labels) else 0)
-    else:
-        model = make_pipeline(
-            CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(1, 2), binary=True),
-            LinearSVC(C=SVM_C, dual="auto", max_iter=5000),
-        )
-        with warnings.catch_warnings():  # a release of random words may not separate; the fit is still a model
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            predicted = model.fit(train_texts, train_labels).predict(test_texts)
+def _predict(train_x: sparse.csr_matrix, test_x: sparse.csr_matrix, train_labels: np.ndarray) -> np.ndarray:
+    """The SVM trained on binary word features ``train_x`` predicting the rows of ``test_x``; training texts of a
+    single label, or without a word, teach only their most common label, predicted everywhere."""
+    if len(set(train_labels.tolist())) < 2 or train_x.shape[1] == 0:
+        common = Counter(train_labels.tolist()).most_common(1)
+        return np.full(test_x.shape[0], common[0][0] if common else 0)
+    with warnings.catch_warnings():  # a release of random words may not separate; the fit is still a model
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return LinearSVC(C=SVM_C, dual="auto", max_iter=5000).fit(train_x, train_labels).predict(test_x)
+
+
+def _text_features(train: list[str], test: list[str]) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+    """Binary unigram and bigram features of texts, the vocabulary the training texts'."""
+    vectorizer = CountVectorizer(
+        tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(1, 2), binary=True
+    )
+    try:
+        return vectorizer.fit_transform(train), vectorizer.transform(test)
+    except ValueError:  # not one word in the training texts
+        return sparse.csr_matrix((len(train), 0)), sparse.csr_matrix((len(test), 0))
+
+
+def _f1(predicted: np.ndarray, test_labels: np.ndarray, hashtag: bool) -> float:
     if hashtag:
         return float(f1_score(test_labels, predicted, pos_label=1, zero_division=0.0))
     return float(f1_score(test_labels, predicted, labels=np.unique(test_labels), average="macro", zero_division=0.0))
+
+
+def _word_features(unigrams: sparse.csr_matrix, bigrams: sparse.csr_matrix) -> sparse.csr_matrix:
+    """Which unigrams and bigrams occur in each text (0/1), unigram columns first."""
+    out = sparse.hstack([unigrams, bigrams], format="csr")
+    out.data[:] = 1.0
+    return out
 
 
 class ClassifierF1Ratio(Measure):
@@ -143,12 +161,20 @@ class ClassifierF1Ratio(Measure):
         self.train, self.test = train_test_split(
             rows, test_size=HELD_OUT, random_state=context.options.seed, stratify=stratify
         )
-        array = np.asarray(self._clean(texts), dtype=object)
-        self.test_texts = array[self.test].tolist()
+        if self.hashtag:  # the tag comes out of every text before its words are counted
+            array = np.asarray(self._clean(texts), dtype=object)
+            self.test_texts = array[self.test].tolist()
+            predicted = _predict(*_text_features(array[self.train].tolist(), self.test_texts), labels[self.train])
+        else:  # the texts as they are: their word counts are shared with other measures (`original_ngrams`)
+            self.space = ngram_space(context)
+            original = [original_ngrams(context, 1), original_ngrams(context, 2)]
+            self.test_counts = [m[self.test] for m in original]
+            train = _word_features(*(m[self.train] for m in original))
+            test = _word_features(*self.test_counts)
+            used = np.unique(train.indices)
+            predicted = _predict(train[:, used], test[:, used], labels[self.train])
         self.test_labels = labels[self.test]
-        self.baseline = _f1(
-            array[self.train].tolist(), labels[self.train], self.test_texts, self.test_labels, self.hashtag
-        )
+        self.baseline = _f1(predicted, self.test_labels, self.hashtag)
         if self.baseline == 0:
             raise NotApplicable(
                 f"a classifier trained on the confidential texts does not predict {self.target} at all (F1 = 0)"
@@ -170,6 +196,12 @@ class ClassifierF1Ratio(Measure):
     def compute(self, view: ReleaseView) -> MetricResult:
         texts = released_texts(view)
         labels = self._release_labels(view, texts)
-        train_texts = self._clean([texts[i] for i in self.train])
-        f1 = _f1(train_texts, labels, self.test_texts, self.test_labels, self.hashtag)
-        return MetricResult(self.id, f1 / self.baseline)
+        if self.hashtag:
+            predicted = _predict(*_text_features(self._clean([texts[i] for i in self.train]), self.test_texts), labels)
+        else:
+            released = [released_ngrams(view, self.space, n) for n in (1, 2)]
+            train = _word_features(*(m[self.train] for m in released))
+            used = np.unique(train.indices)  # the words and pairs of the training texts: a vectorizer's vocabulary
+            test = _word_features(*(widened(t, r.shape[1]) for t, r in zip(self.test_counts, released)))
+            predicted = _predict(train[:, used], test[:, used], labels)
+        return MetricResult(self.id, _f1(predicted, self.test_labels, self.hashtag) / self.baseline)

@@ -10,11 +10,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.feature_extraction.text import CountVectorizer
 
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
-from engine.measures.shared import original_texts, released_authors, released_texts
-from engine.text.tokens import tokenize
+from engine.measures.shared import ngram_space, original_ngrams, released_authors, released_ngrams
+from engine.text.ngrams import NgramSpace, widened
 
 
 def _author_matrix(authors: pd.Series) -> tuple[sparse.csr_matrix, list]:
@@ -33,20 +32,29 @@ def row_cosines(a: sparse.csr_matrix, b: sparse.csr_matrix) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)  # counts are non-negative; clipping only removes rounding above 1
 
 
-def ngram_cosine(original: list[str], released: list[str], authors: pd.Series | None, n: int) -> MetricResult:
-    """Average per-author cosine similarity of n-gram counts (n = 1: `unigram_cosine`, n = 2: `bigram_cosine`)."""
-    metric = {1: "unigram_cosine", 2: "bigram_cosine"}[n]
-    if authors is None:
-        authors = pd.Series(np.arange(len(original)))
-    vec = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(n, n))
-    try:  # one pass over both: the rows of the original, then those of the release
-        counts = vec.fit_transform(list(original) + list(released)).tocsr()
-    except ValueError:  # no n-gram anywhere (e.g. all one-word texts for bigrams): nothing to compare
+def author_cosine(
+    original: sparse.csr_matrix, released: sparse.csr_matrix, authors: pd.Series | None, metric: str
+) -> MetricResult:
+    """Average per-author cosine similarity of n-gram counts: ``original`` and ``released`` are records ×
+    n-gram ids of one `NgramSpace` (the release may have more columns: n-grams new in it)."""
+    if original.nnz == 0 and released.nnz == 0:  # no n-gram anywhere (e.g. all one-word texts for bigrams)
         return MetricResult(metric, float("nan"))
+    width = max(original.shape[1], released.shape[1])
+    if authors is None:
+        authors = pd.Series(np.arange(original.shape[0]))
     members, names = _author_matrix(pd.Series(authors).reset_index(drop=True))
-    cos = row_cosines(members @ counts[: len(original)], members @ counts[len(original) :])
+    cos = row_cosines(members @ widened(original, width), members @ widened(released, width))
     detail = pd.DataFrame({"author": names, "cosine": cos})
     return MetricResult(metric, float(cos.mean()), detail=detail)
+
+
+METRIC_OF_ORDER = {1: "unigram_cosine", 2: "bigram_cosine"}
+
+
+def ngram_cosine(original: list[str], released: list[str], authors: pd.Series | None, n: int) -> MetricResult:
+    """Average per-author cosine similarity of n-gram counts (n = 1: `unigram_cosine`, n = 2: `bigram_cosine`)."""
+    space = NgramSpace(original)
+    return author_cosine(space.counts(original, n), space.counts(released, n), authors, METRIC_OF_ORDER[n])
 
 
 class _NgramCosine(Measure):
@@ -59,10 +67,12 @@ class _NgramCosine(Measure):
     applies_to = "text"
 
     def prepare(self, context: PrepareContext) -> None:
-        self.original = original_texts(context)
+        self.space = ngram_space(context)
+        self.original = original_ngrams(context, self.n)
 
     def compute(self, view: ReleaseView) -> MetricResult:
-        return ngram_cosine(self.original, released_texts(view), released_authors(view), self.n)
+        released = released_ngrams(view, self.space, self.n)
+        return author_cosine(self.original, released, released_authors(view), self.id)
 
 
 class UnigramCosine(_NgramCosine):
