@@ -11,6 +11,7 @@ workers alike: a floating reduction split over another number of threads rounds 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
@@ -74,6 +75,12 @@ def _measure_shipped(
     return _measure(fitted, evaluator, value, seed, replicates, m, keep)
 
 
+def _baseline(evaluator: Evaluator | Shipped) -> dict[str, MetricResult]:
+    """The measures of the unprotected data (a task beside the releases' when they run in workers)."""
+    with fixed_threads():
+        return (evaluator.load()[1] if isinstance(evaluator, Shipped) else evaluator).baseline()
+
+
 MAX_REPLICATES = 1000
 
 
@@ -135,8 +142,6 @@ def run_sweep(
         raise ConfigError(
             "no metric applies to this dataset: " + "; ".join(f"{k} {v}" for k, v in evaluator.skipped.items())
         )
-    with fixed_threads():
-        baseline = evaluator.baseline()
 
     tasks = [(v, m) for v in values for m in range(replicates)]
     total = len(tasks)
@@ -148,10 +153,13 @@ def run_sweep(
         n_jobs = stack.enter_context(parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)))
         if backend == "local" and n_jobs != 1 and total > 1:  # Dask scatters them itself
             shipped = stack.enter_context(shipped_once((fitted, evaluator)))
+            first = delayed(_baseline)(shipped)
             calls = (delayed(_measure_shipped)(shipped, v, seed, replicates, m, m < keep_releases) for v, m in tasks)
         else:
+            first = delayed(_baseline)(evaluator)
             calls = (delayed(_measure)(fitted, evaluator, v, seed, replicates, m, m < keep_releases) for v, m in tasks)
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(calls)
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(itertools.chain([first], calls))
+        baseline: dict[str, MetricResult] = next(results)  # type: ignore[assignment]
         for done, (v, m, measured, release) in enumerate(results, start=1):
             if release is not None:
                 kept.setdefault(v, {})[m] = release

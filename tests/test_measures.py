@@ -100,29 +100,25 @@ def test_attack_needs_overlap_between_intruder_and_release():
         StyleAttack.train(["a", "b"], ["X", "Y"], ["A", "B"])
 
 
-def _by_term(matrix, terms) -> list[dict[str, float]]:
-    return [{terms[j]: v for j, v in zip(row.indices, row.data)} for row in matrix]
-
-
 def test_shared_ngram_counts_are_a_vectorizers_counts_new_words_included():
     from engine.text.ngrams import NgramSpace
 
     known = ["The cat sat", "the dog's @owner sat #down", ""]
     released = ["the cat the cat", "a [PERSON] sat on the mat", "", "dog's"]
     space = NgramSpace(known)
-    assert space.id_of("the cat") == (2, space.ids[2][("the", "cat")]) and space.id_of("the mat") is None
+    assert space.id_of("the cat") == (2, 0) and space.id_of("the mat") is None and space.id_of("sat") == (1, 2)
     for n in (1, 2):
-        counts = space.counts(released, n)
-        names = {i: " ".join(g) if n == 2 else g for g, i in space.ids[n].items()}
-        grams = [
-            g for t in released for g in (tokenize(t) if n == 1 else map(" ".join, zip(tokenize(t), tokenize(t)[1:])))
-        ]
-        new = [g for g in dict.fromkeys(grams) if g not in set(names.values())]
-        names.update({space.width(n) + k: g for k, g in enumerate(new)})
+        counts = space.counts(released, n).toarray()
         vec = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(n, n))
-        expected = vec.fit_transform(released).tocsr()
-        assert _by_term(counts, names) == _by_term(expected, vec.get_feature_names_out())
-    assert space.counts(released, 1)[0, space.ids[1]["cat"]] == 2
+        expected = vec.fit_transform(released).toarray()
+        grams = [" ".join(g) for t in released for g in zip(*(tokenize(t)[k:] for k in range(n)))]
+        new = [g for g in dict.fromkeys(grams) if space.id_of(g) is None]  # columns after the fixed ids
+        assert counts.shape == (len(released), space.width(n) + len(new))
+        for j, term in enumerate(vec.get_feature_names_out()):
+            found = space.id_of(term)
+            column = found[1] if found is not None else space.width(n) + new.index(term)
+            assert counts[:, column].tolist() == expected[:, j].tolist(), term
+        assert counts.sum() == expected.sum()
 
 
 def test_the_attacks_features_from_shared_counts_are_its_vectorizers():

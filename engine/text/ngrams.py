@@ -3,12 +3,13 @@ once between them rather than each through its own vectorizer.
 
 The space gives fixed ids to the n-grams of the texts it was built from (the confidential texts and the
 intruder's external ones); a release's n-grams seen nowhere there get ids after those, for that release only.
-Words are `engine.text.tokens.tokenize`'s; a bigram is two adjacent words of one text.
+Words are `engine.text.tokens.tokenize`'s; a bigram is two adjacent words of one text, kept as one integer
+made of its words' ids (smaller and quicker to look up than a pair of strings).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
@@ -16,52 +17,61 @@ from scipy import sparse
 from engine.text.tokens import tokenize
 
 ORDERS = (1, 2)
-
-
-def _grams(tokens: list[str], n: int) -> Iterable[Hashable]:
-    return tokens if n == 1 else zip(tokens, tokens[1:])
+PAIR_BASE = 1 << 32
+"""A bigram's key: id of its first word × PAIR_BASE + id of its second."""
 
 
 class NgramSpace:
-    """Ids of the unigrams (a word) and bigrams (a pair of words) of ``corpora``, in order of first use."""
+    """Ids of the unigrams (a word) and bigrams (two adjacent words) of ``corpora``, in order of first use."""
 
     def __init__(self, *corpora: Sequence[str]) -> None:
-        self.ids: dict[int, dict[Hashable, int]] = {n: {} for n in ORDERS}
+        self.words: dict[str, int] = {}
+        self.pairs: dict[int, int] = {}
         for texts in corpora:
             for text in texts:
-                tokens = tokenize(text)
-                for n in ORDERS:
-                    ids = self.ids[n]
-                    for gram in _grams(tokens, n):
-                        ids.setdefault(gram, len(ids))
+                ids = [self.words.setdefault(t, len(self.words)) for t in tokenize(text)]
+                for a, b in zip(ids, ids[1:]):
+                    self.pairs.setdefault(a * PAIR_BASE + b, len(self.pairs))
 
     def width(self, n: int) -> int:
         """How many n-grams of order ``n`` have a fixed id."""
-        return len(self.ids[n])
+        return len(self.words) if n == 1 else len(self.pairs)
 
     def id_of(self, term: str) -> tuple[int, int] | None:
         """(order, id) of an n-gram written as words joined by one space (a vectorizer's feature name)."""
-        words = term.split(" ")
-        key: Hashable = words[0] if len(words) == 1 else tuple(words)
-        found = self.ids.get(len(words), {}).get(key)
-        return None if found is None else (len(words), found)
+        ids = [self.words.get(w) for w in term.split(" ")]
+        if None in ids or len(ids) > 2:
+            return None
+        if len(ids) == 1:
+            return 1, ids[0]  # type: ignore[return-value]
+        found = self.pairs.get(ids[0] * PAIR_BASE + ids[1])  # type: ignore[operator]
+        return None if found is None else (2, found)
 
     def counts(self, texts: Sequence[str], n: int) -> sparse.csr_matrix:
         """Texts × n-gram ids: how often each n-gram occurs in each text. N-grams without a fixed id take the
         columns after `width`, in order of first use here."""
-        known = self.ids[n]
-        extra: dict[Hashable, int] = {}
-        base = len(known)
+        words, pairs = self.words, self.pairs
+        new_words: dict[str, int] = {}
+        new_pairs: dict[int, int] = {}
+        base = self.width(n)
         indices: list[int] = []
         indptr = [0]
         for text in texts:
-            for gram in _grams(tokenize(text), n):
-                found = known.get(gram)
-                indices.append(found if found is not None else extra.setdefault(gram, base + len(extra)))
+            ids = [
+                w if (w := words.get(t)) is not None else new_words.setdefault(t, len(words) + len(new_words))
+                for t in tokenize(text)
+            ]
+            if n == 1:
+                indices += ids
+            else:
+                for key in (a * PAIR_BASE + b for a, b in zip(ids, ids[1:])):
+                    found = pairs.get(key)
+                    indices.append(found if found is not None else new_pairs.setdefault(key, base + len(new_pairs)))
             indptr.append(len(indices))
+        extra = len(new_words) if n == 1 else len(new_pairs)
         out = sparse.csr_matrix(
             (np.ones(len(indices)), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
-            shape=(len(texts), base + len(extra)),
+            shape=(len(texts), base + extra),
         )
         out.sum_duplicates()
         return out
