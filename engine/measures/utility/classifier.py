@@ -123,6 +123,18 @@ def _word_features(unigrams: sparse.csr_matrix, bigrams: sparse.csr_matrix) -> s
     return out
 
 
+def _predict_counts(
+    train: list[sparse.csr_matrix], test: list[sparse.csr_matrix], train_labels: np.ndarray
+) -> np.ndarray:
+    """`_predict` from the unigram and bigram counts of one `NgramSpace` (the training texts may have more
+    columns: n-grams new in a release). The features are the n-grams the training texts use, as a vectorizer
+    fitted on them would have."""
+    train_x = _word_features(*train)
+    test_x = _word_features(*(widened(t, r.shape[1]) for t, r in zip(test, train)))
+    used = np.unique(train_x.indices)
+    return _predict(train_x[:, used], test_x[:, used], train_labels)
+
+
 class ClassifierF1Ratio(Measure):
     """F1 of a classifier trained on the release over F1 of one trained on the confidential texts, both
     predicting held-out confidential texts (Ororbia, Linder & Snoke, Section 4)."""
@@ -169,10 +181,7 @@ class ClassifierF1Ratio(Measure):
             self.space = ngram_space(context)
             original = [original_ngrams(context, 1), original_ngrams(context, 2)]
             self.test_counts = [m[self.test] for m in original]
-            train = _word_features(*(m[self.train] for m in original))
-            test = _word_features(*self.test_counts)
-            used = np.unique(train.indices)
-            predicted = _predict(train[:, used], test[:, used], labels[self.train])
+            predicted = _predict_counts([m[self.train] for m in original], self.test_counts, labels[self.train])
         self.test_labels = labels[self.test]
         self.baseline = _f1(predicted, self.test_labels, self.hashtag)
         if self.baseline == 0:
@@ -199,9 +208,6 @@ class ClassifierF1Ratio(Measure):
         if self.hashtag:
             predicted = _predict(*_text_features(self._clean([texts[i] for i in self.train]), self.test_texts), labels)
         else:
-            released = [released_ngrams(view, self.space, n) for n in (1, 2)]
-            train = _word_features(*(m[self.train] for m in released))
-            used = np.unique(train.indices)  # the words and pairs of the training texts: a vectorizer's vocabulary
-            test = _word_features(*(widened(t, r.shape[1]) for t, r in zip(self.test_counts, released)))
-            predicted = _predict(train[:, used], test[:, used], labels)
+            released = [released_ngrams(view, self.space, n)[self.train] for n in (1, 2)]
+            predicted = _predict_counts(released, self.test_counts, labels)
         return MetricResult(self.id, _f1(predicted, self.test_labels, self.hashtag) / self.baseline)
