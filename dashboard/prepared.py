@@ -9,15 +9,13 @@ restarted dashboard reads the views of its last page instead of building them ag
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import threading
 import weakref
 from collections.abc import Callable, Hashable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from engine.cache import derived_cached
+from engine.cache import code_digest, derived_cached
 from engine.results import SweepResult
 
 T = TypeVar("T")
@@ -49,17 +47,10 @@ def _built(sweep: SweepResult) -> dict[Hashable, Any]:
     return _BUILT[id(sweep)]
 
 
-@functools.lru_cache(maxsize=1)
 def _code() -> str:
-    """A digest of the code that draws views (the dashboard and the engine's figures): views kept on disk by
-    another version are not read back."""
-    root = Path(__file__).resolve().parent
-    digest = hashlib.sha256()
-    for folder in (root, root.parent / "engine" / "figures"):
-        for path in sorted(folder.rglob("*")):
-            if path.suffix in (".py", ".html"):
-                digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    """A digest of the code that draws views (the dashboard's; the engine's figures are in the sweep's name,
+    `engine.cache.engine_digest`): views kept on disk by another version are not read back."""
+    return code_digest(Path(__file__).resolve().parent, suffixes=(".py", ".html"))
 
 
 def prepared(sweep: SweepResult, key: Hashable, build: Callable[[], T], persist: bool = False) -> T:

@@ -1,11 +1,12 @@
-"""Fits and sweeps cached on disk, keyed by the dataset's fingerprint, the method's parameters and (for a
-sweep) its replicates, seed and measure settings."""
+"""Fits and sweeps cached on disk, keyed by the dataset's fingerprint, the method's parameters, (for a sweep)
+its replicates, seed and measure settings, and the engine's code (`engine_digest`)."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 from collections.abc import Callable, Hashable, Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -20,14 +21,35 @@ from engine.protect.base import Fitted, Protector
 
 T = TypeVar("T")
 
+ENGINE_DIR = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=8)
+def code_digest(*folders: Path, suffixes: tuple[str, ...] = (".py",)) -> str:
+    """A digest of the source files under ``folders`` (their paths and contents)."""
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.suffix in suffixes:
+                digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def engine_digest() -> str:
+    """A digest of the engine's code: what computed a cached fit or sweep. The version number alone would let a
+    sweep persisted before a measure or a method changed come back after an upgrade in place, with the old
+    numbers under the new code."""
+    return code_digest(ENGINE_DIR)
+
 
 def fit_key(protector: Protector, dataset: Dataset) -> str:
     """The identity of a fit: the method, its knob as declared (a fit carries it: a changed range or default
     must not come back from the cache), every declared parameter, what else decides the fit
-    (`Protector.fit_identity`), the dataset's fingerprint and textsdc's version."""
+    (`Protector.fit_identity`), the dataset's fingerprint, textsdc's version and the engine's code."""
     payload = json.dumps(
         {
             "textsdc": __version__,
+            "engine": engine_digest(),
             "method": protector.name,
             "knob": protector.knob.to_dict(),
             "params": protector.params(),

@@ -147,6 +147,24 @@ def test_fits_are_cached_on_disk(tiny_dataset, _private_cache):
     assert len(list((_private_cache / "fits").glob("redact-*.joblib"))) == len(files) + 1
 
 
+def test_cache_keys_change_with_the_engines_code(tiny_dataset, tmp_path, monkeypatch):
+    import engine.cache as cache
+
+    source = tmp_path / "engine"
+    (source / "measures").mkdir(parents=True)
+    (source / "measures" / "m.py").write_text("C = 1\n")
+    before = cache.code_digest(source)
+    (source / "measures" / "m.py").write_text("C = 0.1\n")
+    cache.code_digest.cache_clear()
+    assert cache.code_digest(source) != before
+
+    protector = get_protector("redact", use_ner=False)
+    key, name = cache.fit_key(protector, tiny_dataset), cache.sweep_name(protector, tiny_dataset, {"seed": 0})
+    monkeypatch.setattr(cache, "ENGINE_DIR", source)
+    assert cache.fit_key(protector, tiny_dataset) != key
+    assert cache.sweep_name(protector, tiny_dataset, {"seed": 0}) != name
+
+
 def test_rules_pass_over_the_unprotected_point_unless_asked():
     """Redaction level 0 is the unprotected data: its risk equals the baseline. With a small slope the
     trade-off rule picked it (issue 10); now it is passed over unless the steward asks for it."""
