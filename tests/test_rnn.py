@@ -12,7 +12,7 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError
 from engine.protect import get_protector
-from engine.protect.text_synthesis.recurrent import END, NULL, RESERVED, RecurrentWeights, sample
+from engine.protect.text_synthesis.recurrent import END, NULL, RESERVED, RecurrentWeights, draw, sample
 
 VOCAB = {"ann": [f"apple{i}" for i in range(6)], "bob": [f"bravo{i}" for i in range(6)]}
 
@@ -103,6 +103,19 @@ def test_sampling_follows_the_tempered_softmax():
         assert NULL not in first and END not in first
         ratio = (first == 3).mean() / (first == 2).mean()
         assert ratio == pytest.approx(3.0 ** (1 / tau), rel=0.05)
+
+
+@pytest.mark.parametrize("width", [4, 63, 64, 65, 1000])
+def test_the_two_stage_draw_is_the_inverse_of_the_cumulative_sum(width):
+    rng = np.random.default_rng(width)
+    weights = (rng.random((500, width)) ** 4).astype(np.float32)
+    weights[:, [0, width // 2]] = 0.0  # symbols that may never be drawn
+    u = rng.random(500)
+    cumulative = np.cumsum(weights, axis=1)
+    expected = (cumulative < u[:, None] * cumulative[:, -1:]).sum(axis=1)
+    picked = draw(weights, u)
+    np.testing.assert_array_equal(picked, expected)
+    assert (weights[np.arange(500), draw(weights, np.zeros(500))] > 0).all()  # u = 0 never draws a void symbol
 
 
 def test_rare_words_are_never_written():
