@@ -89,13 +89,13 @@ def params_key(protector: Protector) -> str:
 
 def progress_reporter(placeholder: Any) -> Progress:
     """A progress callback drawing an st.progress bar into ``placeholder`` (only once something is reported)."""
-    state: dict[str, Any] = {"bar": None, "last": 0.0}
+    state: dict[str, Any] = {"bar": None, "last": 0.0, "what": None}
 
     def update(done: int, total: int, what: str = "") -> None:
         now = time.monotonic()
-        if state["bar"] is not None and done < total and now - state["last"] < 0.2:
-            return  # every update is a message to the browser; a few per second is plenty
-        state["last"] = now
+        if state["bar"] is not None and done < total and what == state["what"] and now - state["last"] < 0.2:
+            return  # every update is a message to the browser; a few per second is plenty (a new step is shown)
+        state["last"], state["what"] = now, what
         fraction = 0.0 if total <= 0 else min(max(done / total, 0.0), 1.0)
         label = (what[:1].upper() + what[1:]) if what else "Working"
         text = f"{label}: {done:,} of {total:,}" if total > 1 else f"{label}…"

@@ -144,7 +144,8 @@ def run_sweep(
         )
 
     tasks = [(v, m) for v in values for m in range(replicates)]
-    total = len(tasks)
+    # The steps of the bar: the unprotected data's measures (the baseline), then each release's.
+    total = len(tasks) + 1
     progress(0, total, "protecting and measuring")
     rows: list[dict] = []
     details: dict[float, dict[str, list[pd.DataFrame]]] = {}
@@ -160,7 +161,8 @@ def run_sweep(
             calls = (delayed(_measure)(fitted, evaluator, v, seed, replicates, m, m < keep_releases) for v, m in tasks)
         results = Parallel(n_jobs=n_jobs, return_as="generator")(itertools.chain([first], calls))
         baseline: dict[str, MetricResult] = next(results)  # type: ignore[assignment]
-        for done, (v, m, measured, release) in enumerate(results, start=1):
+        progress(1, total, "protecting and measuring")
+        for done, (v, m, measured, release) in enumerate(results, start=2):
             if release is not None:
                 kept.setdefault(v, {})[m] = release
             for mid, res in measured.items():

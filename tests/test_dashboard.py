@@ -507,3 +507,27 @@ def test_prepared_views_are_built_once_per_sweep_and_key():
     assert prepared.prepared(sweep, ("x", 1), lambda: builds.append("b") or "B") == "A"
     assert prepared.prepared(sweep, ("x", 2), lambda: builds.append("c") or "C") == "C"
     assert builds == ["a", "c"]
+
+
+def test_the_progress_bar_shows_each_new_step_at_once_and_thins_out_the_rest():
+    from dashboard.caching import progress_reporter
+
+    shown: list[str] = []
+
+    class Bar:
+        def progress(self, fraction: float, text: str) -> Bar:
+            shown.append(text)
+            return self
+
+    update = progress_reporter(Bar())
+    update(0, 1, "training the sentiment classifier")
+    update(1, 1, "training the sentiment classifier")
+    update(0, 5, "protecting and measuring")  # a new step, a moment later: shown, not thinned out
+    update(1, 5, "protecting and measuring")  # the same step within 0.2 s: thinned out
+    update(5, 5, "protecting and measuring")  # the end of a step: always shown
+    assert shown == [
+        "Training the sentiment classifier…",
+        "Training the sentiment classifier…",
+        "Protecting and measuring: 0 of 5",
+        "Protecting and measuring: 5 of 5",
+    ]

@@ -69,6 +69,8 @@ def test_sweep_is_tidy_deterministic_and_monotone(tiny_dataset):
     assert list(a.rows.columns) == ["knob", "replicate", "metric", "kind", "value"]
     assert list(a.summary.columns) == ["knob", "metric", "kind", "mean", "lo", "hi"]
     assert calls and calls[-1][0] == calls[-1][1]
+    steps = [c for c in calls if c[2] == "protecting and measuring"]
+    assert [c[0] for c in steps] == list(range(len(a.grid) + 2)) and steps[0][1] == len(a.grid) + 1  # baseline first
     risk = a.summary[a.summary.metric == "attack_identification_rate"].sort_values("knob")["mean"].to_numpy()
     assert np.all(np.diff(risk) <= 1e-12)
     assert risk[0] == a.baseline["attack_identification_rate_confidential"].value

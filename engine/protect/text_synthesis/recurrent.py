@@ -26,7 +26,7 @@ the numpy generator it is given.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -230,9 +230,7 @@ def sample(
     hidden = weights.w_rec.shape[0]
     never = [NULL, *banned]
     # logits / τ computed as h · (W_out / τ) + b_out / τ: the division once, not at every step
-    tempered = RecurrentWeights(
-        **{**weights.__dict__, "w_out": weights.w_out / temperature, "b_out": weights.b_out / temperature}
-    )
+    tempered = replace(weights, w_out=weights.w_out / temperature, b_out=weights.b_out / temperature)
     for start in range(0, len(users), chunk):
         u = np.asarray(users[start : start + chunk])
         n = len(u)
