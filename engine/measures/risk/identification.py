@@ -58,8 +58,14 @@ def _row_standardization(f: StyleFeatures) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.where(sd > 0, sd, 1.0)
 
 
-def standardized_l1_distances(released: StyleFeatures, intruder: StyleFeatures) -> np.ndarray:
-    """d(xᵢ, x_z) of Eq. 8 for every intruder text z (rows) and released text i (columns).
+DISTANCES = "measuring writing-style distances"
+
+
+def standardized_l1_distances(
+    released: StyleFeatures, intruder: StyleFeatures, progress: Progress = no_progress
+) -> np.ndarray:
+    """d(xᵢ, x_z) of Eq. 8 for every intruder text z (rows) and released text i (columns); ``progress`` hears
+    every 20 intruder texts.
 
     Computed without densifying the word block: where a word is absent from both documents the standardized
     values are the constants −mean/sd of each document, so those features contribute
@@ -79,6 +85,8 @@ def standardized_l1_distances(released: StyleFeatures, intruder: StyleFeatures) 
     p_words = W.shape[1]
     out = np.empty((Z.shape[0], W.shape[0]))
     for z in range(Z.shape[0]):
+        if z % 20 == 0:
+            progress(z, Z.shape[0], DISTANCES)
         cols = Z.indices[Z.indptr[z] : Z.indptr[z + 1]]
         vals = Z.data[Z.indptr[z] : Z.indptr[z + 1]] / s_z[z] + a_z[z]
         # Words of released documents, against the intruder's constant a_z where the intruder lacks them.
@@ -129,12 +137,12 @@ class IdentificationRisk:
             )
         if not match_fields:
             raise DataError("identification needs at least one field the intruder matches on (synthesized or key)")
-        progress(0, 1, "measuring writing-style distances")
+        progress(0, len(external_texts), DISTANCES)
         vocabulary = [*map(str, released_texts), *map(str, external_texts)]
         released = stylometric_features([str(t) for t in released_texts], vocabulary)
         intruder = stylometric_features([str(t) for t in external_texts], vocabulary)
-        distance = standardized_l1_distances(released, intruder)
-        progress(1, 1, "measuring writing-style distances")
+        distance = standardized_l1_distances(released, intruder, progress)
+        progress(len(external_texts), len(external_texts), DISTANCES)
         pairs = pd.DataFrame(rows, columns=["external", "record", "target"])
         keys = match_keys(confidential, match_fields)
         return cls(
