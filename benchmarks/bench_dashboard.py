@@ -298,7 +298,8 @@ def bench(name: str, case: Case, n_moves: int, work: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
     cache, log = work / name.replace(":", "-"), work / "server.log"
-    row: dict = {"case": name, "page": case.page, "method": case.method, "data": case.data}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
+    row: dict = {"case": name, "page": case.page, "method": case.method, "data": case.data, "commit": commit.strip()}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1100})
