@@ -206,7 +206,7 @@ BUSY = """() => !!document.querySelector('[data-stale="true"], [data-testid^="st
 # Times each move in the page's own clock: from the key event's time stamp (when the browser received the press)
 # to the first animation frame at which the page is at rest, then to the first at which every plot is drawn. A
 # check from outside (Playwright waiting for a function after the press returns) adds the round trips of its
-# own messages through the page's busy main thread: 100–250 ms on this machine after a first view.
+# own messages through the page's busy main thread (15–40 ms at the median in the run of results_dashboard.json).
 MONITOR = (
     """() => {
   window.__moves = [];
