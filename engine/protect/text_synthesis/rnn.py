@@ -18,6 +18,12 @@ Symbols are words (the tokenizer's lower-case words, handles and hashtags; the p
 Words seen fewer than ``min_count`` times become one rare-word symbol that is trained on but never
 generated — a departure from the paper, which keeps every word: it halves the output layer on tweets (training
 time scales with it) and a word used once is the likeliest to identify its author.
+
+The output layer is by default factorised through classes of symbols (``softmax="classes"``, see
+`engine.protect.text_synthesis.recurrent`), a second stated departure: a distribution over the same words,
+factorised so that each step scores a few hundred classes and words instead of every word. On the airline demo
+training takes ~25 s instead of ~180 s and reaches the same loss per word (4.28 after 20 epochs, full: 4.27),
+and a release ~0.5 s instead of ~5 s; ``softmax="full"`` is Eq. 2 as the paper writes it.
 """
 
 from __future__ import annotations
@@ -114,6 +120,7 @@ class RecurrentSynthesizer(Protector):
     knob = TEMPERATURE_KNOB
 
     symbols: str
+    softmax: str
     activation: str
     optimizer: str
     hidden: int
@@ -125,6 +132,15 @@ class RecurrentSynthesizer(Protector):
     training_seed: int
     parameters = (
         Param("symbols", str, "words", "what the network writes one at a time", choices=("words", "characters")),
+        Param(
+            "softmax",
+            str,
+            "classes",
+            "output layer: one softmax over every symbol (full, the paper's Eq. 2) or over classes of symbols, "
+            "then the symbols of the class (classes: training ~7× faster on 4,000 words, same loss)",
+            choices=("classes", "full"),
+            expert=True,
+        ),
         Param(
             "activation",
             str,
@@ -217,6 +233,7 @@ class RecurrentSynthesizer(Protector):
             window=self.window,
             batch=self.batch,
             seed=self.training_seed,
+            softmax=self.softmax,  # type: ignore[arg-type]
             progress=lambda done, total, loss: progress(
                 done, total, what if loss is None else f"{what} (loss {loss:.2f})"
             ),
