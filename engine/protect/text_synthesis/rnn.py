@@ -22,8 +22,9 @@ time scales with it) and a word used once is the likeliest to identify its autho
 The output layer is by default factorised through classes of symbols (``softmax="classes"``, see
 `engine.protect.text_synthesis.recurrent`), a second stated departure: a distribution over the same words,
 factorised so that each step scores a few hundred classes and words instead of every word. On the airline demo
-training takes ~25 s instead of ~180 s and reaches the same loss per word (4.28 after 20 epochs, full: 4.27),
-and a release ~0.5 s instead of ~5 s; ``softmax="full"`` is Eq. 2 as the paper writes it.
+training takes ~28 s instead of ~180 s to the same loss per word (4.28 after 20 epochs, full: 4.27) and a
+release ~0.4 s instead of ~5 s; it keeps less of which airline each author writes to (README, Table 1).
+``softmax="full"`` is Eq. 2 as the paper writes it.
 """
 
 from __future__ import annotations
