@@ -116,7 +116,8 @@ class RecurrentSynthesizer(Protector):
     description = (
         "Trains a recurrent network that writes text in the style of each author (Ororbia, Linder & Snoke) "
         "and replaces every text by one it writes for the same author. Higher τ = more private: the network "
-        "writes more freely and less like any one author. Training takes minutes and is cached."
+        "writes more freely and less like any one author. Training takes from half a minute to several "
+        "minutes, with the size of the data, and is cached."
     )
     knob = TEMPERATURE_KNOB
 
