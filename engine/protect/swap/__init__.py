@@ -1,0 +1,1 @@
+"""Named-entity swapping between similar chunks of different documents (Greve & Sablica)."""
