@@ -147,13 +147,16 @@ that the progress bar hears of each within a few seconds."""
 Key = tuple[int, int]  # (text, offset of the piece in the text)
 
 
-def _piece_entities(chunk: list[tuple[str, Key]], batch_size: int) -> list[tuple[Key, list[tuple[int, int, str]]]]:
-    """spaCy's entities with a tier in each piece of ``chunk``, in piece offsets, batched by `bounded_batches`."""
+def _piece_entities(
+    chunk: list[tuple[str, Key]], batch_size: int, labels: frozenset[str]
+) -> list[tuple[Key, list[tuple[int, int, str]]]]:
+    """spaCy's entities with one of ``labels`` in each piece of ``chunk``, in piece offsets, batched by
+    `bounded_batches`."""
     nlp = load_spacy()
     out = []
     for batch in bounded_batches(chunk, batch_size, MAX_BATCH_CHARS):
         for doc, key in nlp.pipe(batch, as_tuples=True, batch_size=len(batch)):
-            out.append((key, [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.label_ in TIERS]))
+            out.append((key, [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.label_ in labels]))
     return out
 
 
@@ -163,14 +166,17 @@ def entity_spans(
     progress: Progress = no_progress,
     batch_size: int = 256,
     processes: int | None = None,
+    labels: Iterable[str] | None = None,
 ):
-    """Yield, per text, the (start, end, label) of spaCy entities whose label has a tier.
+    """Yield, per text, the (start, end, label) of spaCy entities whose label has a tier (or is one of
+    ``labels``).
 
     Texts longer than `MAX_PIECE_CHARS` go through spaCy in pieces (`text_pieces`) and their entities are
     shifted back to offsets in the whole text. Pieces go in chunks of bounded size to ``processes`` worker
     processes (default: `NER_PROCESSES` for a large corpus, else this process); the spans do not depend on
     how many."""
     texts = list(texts)
+    wanted = frozenset(TIERS if labels is None else labels)
     pieces = [
         (piece, (i, offset)) for i, text in enumerate(texts) for offset, piece in text_pieces(text, MAX_PIECE_CHARS)
     ]
@@ -183,10 +189,10 @@ def entity_spans(
         from joblib import Parallel, delayed
 
         results = Parallel(n_jobs=processes, return_as="generator")(
-            delayed(_piece_entities)(chunk, batch_size) for chunk in chunks
+            delayed(_piece_entities)(chunk, batch_size, wanted) for chunk in chunks
         )
     else:
-        results = (_piece_entities(chunk, batch_size) for chunk in chunks)
+        results = (_piece_entities(chunk, batch_size, wanted) for chunk in chunks)
     current = 0
     spans: list[tuple[int, int, str]] = []
     for found in results:
