@@ -1,0 +1,38 @@
+"""Direct identifiers suppressed before the swap (Greve & Sablica, Section 3.1)."""
+
+from __future__ import annotations
+
+from engine.protect.swap.identifiers import name_variants, suppress_identifiers
+
+IDENTIFIERS = {
+    "Company Name": ["Automatic Data Processing, Inc.", "ADP"],
+    "Executive": ["Carlos Rodriguez", "Jan Siegmund"],
+}
+
+
+def test_names_and_their_variants_tickers_executives_and_urls_are_replaced():
+    text = (
+        "Welcome to the Automatic Data Processing, Inc. call. At ADP, Carlos Rodriguez and Jan Siegmund speak; "
+        "automatic data processing grew, ADP's clients too. See https://investors.adp.com/results. ADPX is not us."
+    )
+    out, replaced = suppress_identifiers(text, IDENTIFIERS)
+    assert out == (
+        "Welcome to the [Company Name] call. At [Company Name], [Executive 1] and [Executive 2] speak; "
+        "[Company Name] grew, [Company Name]'s clients too. See [URL]. ADPX is not us."
+    )
+    assert ("[Executive 2]", "Jan Siegmund") in replaced and len(replaced) == 7
+
+
+def test_short_capital_identifiers_match_only_in_capitals():
+    out, _ = suppress_identifiers("ON said on Monday that ON grew.", {"Company Name": ["ON"]})
+    assert out == "[Company Name] said on Monday that [Company Name] grew."
+
+
+def test_variants_drop_legal_suffixes_and_a_leading_the():
+    assert name_variants("The Coca-Cola Company") == [
+        "The Coca-Cola Company",
+        "The Coca-Cola",
+        "Coca-Cola Company",
+        "Coca-Cola",
+    ]
+    assert name_variants("Acme Holdings Corp.") == ["Acme Holdings Corp.", "Acme Holdings", "Acme"]
