@@ -95,5 +95,7 @@ def test_bad_settings_name_what_is_accepted():
         swap_entities(values, docs, clusters, {"GPE": "S"}, 0.5, np.random.default_rng(0))
     with pytest.raises(ValueError, match="at least one category"):
         swap_entities(values, docs, clusters, {"ORG": "F"}, 0.5, np.random.default_rng(0))
+    with pytest.raises(ValueError, match="leave at least one category F or U"):
+        swap_entities(values, docs, clusters, dict.fromkeys(values.columns, "S"), 0.5, np.random.default_rng(0))
     with pytest.raises(ValueError, match="documents"):
         swap_entities(values, docs[:5], clusters, ROLES, 0.5, np.random.default_rng(0))

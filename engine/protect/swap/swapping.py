@@ -56,6 +56,11 @@ def check_roles(values: pd.DataFrame, roles: Mapping[str, str]) -> tuple[list[st
     change = [c for c in values.columns if roles.get(c, "U") == "C"]
     if not swap and not change:
         raise ValueError("no category to swap: give at least one category the role S (or C)")
+    if all(c in swap or c in change for c in values.columns):
+        raise ValueError(
+            "every category is swapped or changed: a swap is valid only where the two chunks differ in a category "
+            "they keep (Section 2.1); leave at least one category F or U"
+        )
     return swap, change, [c for c in values.columns if c not in swap]
 
 
