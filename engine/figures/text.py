@@ -22,6 +22,8 @@ UIREVISION = "textsdc"
 """Fixed so that the dashboard keeps the user's zoom and legend choices when a figure is rebuilt."""
 
 TEMPLATE = "plotly_white"
+MODEBAR_PX = 34
+"""Height of the band at a figure's top where Plotly shows its toolbar when the pointer is over the figure."""
 
 COLOURS: dict[str, str] = {
     "true_positive": "#2ca02c",  # green
@@ -545,9 +547,10 @@ def attack_bars_figure(
         barmode="overlay",
         bargap=0.1,
         height=height,
-        margin=dict(l=60, r=20, t=80, b=110),
-        # The legend above the panels, where no tick label or axis title can run into it.
-        legend=dict(orientation="h", yref="container", y=0.995, yanchor="top", x=0),
+        margin=dict(l=60, r=20, t=116, b=110),
+        # The legend above the panels, where no tick label or axis title can run into it, and below the band
+        # where Plotly shows its toolbar on hover (it covered the legend's right end).
+        legend=dict(orientation="h", yref="container", y=1 - MODEBAR_PX / height, yanchor="top", x=0),
     )
     return fig
 
