@@ -183,7 +183,9 @@ class SwapRisk:
     fit: PitmanFit | None
 
 
-def swap_disclosure_risk(cells: Sequence[Hashable], swapped: Sequence[bool], population: float) -> SwapRisk:
+def swap_disclosure_risk(
+    cells: Sequence[Hashable], swapped: Sequence[bool] | np.ndarray, population: float
+) -> SwapRisk:
     """DR = 1 − (#swapped sample uniques / s₁) · p̂ (Eq. 2.16).
 
     ``cells`` gives each record's cell of the pre-swap table z_J (e.g. the tuple of its entities in the swapped

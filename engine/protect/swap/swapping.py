@@ -29,7 +29,8 @@ import numpy as np
 import pandas as pd
 
 ROLES = ("S", "F", "C", "U")
-Values = tuple[str, ...]
+Labels = Sequence[object] | np.ndarray
+"""One label per chunk (its document, its cluster)."""
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ def check_roles(values: pd.DataFrame, roles: Mapping[str, str]) -> tuple[list[st
 
 
 def valid_pairs(
-    values: pd.DataFrame, documents: Sequence, clusters: Sequence, swap: Sequence[str], others: Sequence[str]
+    values: pd.DataFrame, documents: Labels, clusters: Labels, swap: Sequence[str], others: Sequence[str]
 ) -> np.ndarray:
     """Every valid pair (i < j) of chunk positions (module docstring), as a k × 2 array."""
     n = len(values)
@@ -93,8 +94,8 @@ def valid_pairs(
 
 def swap_entities(
     values: pd.DataFrame,
-    documents: Sequence,
-    clusters: Sequence,
+    documents: Labels,
+    clusters: Labels,
     roles: Mapping[str, str],
     rate: float,
     rng: np.random.Generator,
