@@ -81,10 +81,10 @@ def _inside(theta: float, alpha: float) -> bool:
 def fit_pitman(s: np.ndarray, max_iter: int = 50, tol: float = 1e-10) -> PitmanFit:
     """Maximum-likelihood (θ, α) of Eq. 2.10 for frequencies of frequencies ``s`` (`frequencies_of_frequencies`).
 
-    The paper uses Newton–Raphson. From a poor start its steps stall on the ridge along which θ and α trade off
-    (the Hessian there is indefinite), so the basin is found first by a bounded quasi-Newton search (L-BFGS-B on
-    log(θ + α) and α ∈ [0, 1), with the analytic gradient), then Newton–Raphson steps polish the maximum where the
-    Hessian is negative definite (each step halved until ℓ does not fall). A maximum on the edge α = 0 (the
+    The paper uses Newton–Raphson, which needs a start where the Hessian is negative definite; θ and α trade off
+    along a ridge, so the basin is found first by a bounded quasi-Newton search (L-BFGS-B on log(θ + α) and
+    α ∈ [0, 1), with the analytic gradient), then Newton–Raphson steps polish the maximum where the Hessian is
+    negative definite (each step halved until ℓ does not fall). A maximum on the edge α = 0 (the
     Ewens partition) stays there. Needs at least two records in at least two cells (otherwise θ and α are not
     identified); when every record is alone in its cell ℓ grows without bound in θ, and θ = ∞ is returned."""
     from scipy.optimize import minimize
