@@ -62,7 +62,7 @@ def check_roles(values: pd.DataFrame, roles: Mapping[str, str]) -> tuple[list[st
             "every category is swapped or changed: a swap is valid only where the two chunks differ in a category "
             "they keep (Section 2.1); leave at least one category F or U"
         )
-    return swap, change, [c for c in values.columns if c not in swap]
+    return swap, change, [c for c in values.columns if c not in swap and c not in change]
 
 
 def valid_pairs(
@@ -111,7 +111,7 @@ def swap_entities(
     exchanged = swap + change
     n = len(values)
     requested = int(round(rate * n / 2))
-    candidates = valid_pairs(values, documents, clusters, swap, [c for c in others if c not in change])
+    candidates = valid_pairs(values, documents, clusters, swap, others)
     out = values.copy()
     used = np.zeros(n, dtype=bool)
     pairs: list[tuple[int, int]] = []
