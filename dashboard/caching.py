@@ -51,7 +51,7 @@ def fit_slot(fingerprint: str, method: str, params: str) -> Slot:
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
-def evaluator_slot(fingerprint: str, fields: tuple[str, ...], options: str) -> Slot:
+def evaluator_slot(fingerprint: str, fields: tuple[str, ...], options: str, method: str = "") -> Slot:
     return Slot()
 
 

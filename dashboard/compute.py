@@ -33,6 +33,7 @@ from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureOptions
+from engine.measures.registry import MEASURES
 from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Fitted, Protector, Release
@@ -67,11 +68,16 @@ def get_evaluator(
     progress: Progress = no_progress,
     fields: tuple[str, ...] = (),
     options: MeasureOptions | None = None,
+    fitted: Fitted | None = None,
 ) -> Evaluator:
     """The Evaluator of a dataset for a method that changes the text (no ``fields``) or synthesizes ``fields``,
-    with every metric that applies (the intruder's classifiers, distances and topics prepared once)."""
-    slot = evaluator_slot(dataset.fingerprint, tuple(fields), options_key(options))
-    return slot.get(lambda: Evaluator(dataset, None, progress, fields=list(fields), options=options))
+    with every metric that applies (the intruder's classifiers, distances and topics prepared once). Methods
+    without measures of their own share one; a method with its own (`Measure.methods`) gets its own, keyed by
+    its fit."""
+    own = fitted is not None and any(fitted.method in m.methods for m in MEASURES)
+    key = f"{fitted.method}:{id(fitted)}" if own and fitted is not None else ""
+    slot = evaluator_slot(dataset.fingerprint, tuple(fields), options_key(options), key)
+    return slot.get(lambda: Evaluator(dataset, None, progress, fields=list(fields), options=options, fitted=fitted))
 
 
 def effective_replicates(method: str, replicates: int) -> int:
@@ -109,7 +115,7 @@ def get_sweep(
 
     def compute() -> SweepResult:
         fitted = get_fitted(dataset, method, progress, params)
-        evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options)
+        evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted)
         return run_sweep(
             dataset,
             p,

@@ -74,7 +74,7 @@ def export_chosen(
         seed=chosen.seed,
         replicates=chosen.replicates,
         options=chosen.options,
-        evaluator=get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), chosen.options),
+        evaluator=get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), chosen.options, fitted),
         sweep=chosen.sweep,
         with_frontier=with_frontier,
         risk_metric=chosen.risk,

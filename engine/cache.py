@@ -53,7 +53,7 @@ def fit_key(protector: Protector, dataset: Dataset) -> str:
             "method": protector.name,
             "knob": protector.knob.to_dict(),
             "params": protector.params(),
-            "identity": protector.fit_identity(),
+            "identity": protector.fit_identity(dataset),
             "data": dataset.fingerprint,
         },
         sort_keys=True,

@@ -137,7 +137,9 @@ def run_sweep(
     raw = fitted.path_grid() if isinstance(grid, str) else (knob.default_grid() if grid is None else grid)
     values = sorted({fitted.snap(v) for v in raw})
     if evaluator is None:
-        evaluator = Evaluator(dataset, metrics, progress, fields=fitted.synthesized_fields, options=options)
+        evaluator = Evaluator(
+            dataset, metrics, progress, fields=fitted.synthesized_fields, options=options, fitted=fitted
+        )
     if not evaluator.available:
         raise ConfigError(
             "no metric applies to this dataset: " + "; ".join(f"{k} {v}" for k, v in evaluator.skipped.items())

@@ -74,6 +74,10 @@ def test_ids_are_unique_and_the_registry_orders_metrics():
         "bigram_cosine",
         "sentiment_cosine",
         "classifier_f1_ratio",
+        "swap_dr",
+        "swap_du",
+        "swap_attack_accuracy",
+        "swap_mcnemar_p",
     ]
     assert measure_class("fmr").better == "higher"
     with pytest.raises(ConfigError, match="unknown metric 'nope'"):

@@ -59,7 +59,7 @@ def other_value(p: Param, name: str) -> Any:
     elif p.type is bool:
         candidates = [not p.default]
     elif p.choices:
-        candidates = [c for c in p.choices if c != p.default]
+        candidates = [(c,) if p.many else c for c in p.choices if c != p.default]
     elif p.type in (int, float):
         base = p.default[0] if p.many and p.default else (p.default if p.default is not None else p.low or 1)
         steps = [base + 1, base - 1, base * 2, base / 2, p.low, p.high]

@@ -191,7 +191,7 @@ def export_release(
     out = Path(out_dir)
     knob = knob or (sweep.knob if sweep is not None else None)
     schema = dataset.schema
-    data = public_frame(release.data, schema)
+    data = public_frame(release.data, schema, withheld=release.withheld)
     warnings = release_warnings(dataset, release, metrics)
     report_args: dict[str, Any] = dict(
         dataset=dataset,
@@ -214,7 +214,7 @@ def export_release(
         else point.uncertainty_curves([min(point.grid, key=lambda g: abs(g - release.knob))]),
     )
     contents: dict[str, bytes] = {RELEASE_CSV: _csv(data)}
-    if release.changes is not None:
+    if release.changes is not None and release.changes_ship:
         contents[CHANGES_CSV] = _csv(public_changes(release.changes))
     contents[REPORT_HTML] = render_report(**report_args).encode("utf-8")
     log = Path(audit_log) if audit_log is not None else default_audit_log()
@@ -246,7 +246,7 @@ def export_release(
                 "replicate": release.replicate,
                 "replicates": replicates,
                 "metrics": _metrics_manifest(metrics),
-                "columns": column_treatments(release.data, schema, release.protected_columns),
+                "columns": column_treatments(release.data, schema, release.protected_columns, release.withheld),
                 "protected_columns": list(release.protected_columns),
                 "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
                 "warnings": warnings,

@@ -60,7 +60,9 @@ def export_chosen(
     """
     value = fitted.snap(knob)
     if with_frontier and sweep is None:
-        evaluator = evaluator or Evaluator(dataset, None, progress, fields=fitted.synthesized_fields, options=options)
+        evaluator = evaluator or Evaluator(
+            dataset, None, progress, fields=fitted.synthesized_fields, options=options, fitted=fitted
+        )
         sweep = run_sweep(
             dataset,
             protector,
@@ -75,7 +77,9 @@ def export_chosen(
         assert sweep is not None
         point, at = sweep, min(sweep.grid, key=lambda g: abs(g - value))
     else:
-        evaluator = evaluator or Evaluator(dataset, None, progress, fields=fitted.synthesized_fields, options=options)
+        evaluator = evaluator or Evaluator(
+            dataset, None, progress, fields=fitted.synthesized_fields, options=options, fitted=fitted
+        )
         point = run_sweep(
             dataset,
             protector,

@@ -31,6 +31,7 @@ DIGITS = 12  # hex digits of a pseudonym: 48 bits, no collision among millions o
 
 PROTECTED = "protected by the method"
 AS_IS = "released as is"
+WITHHELD = "withheld: left out of the bundle by the method, which protects it"
 TREATMENT_TEXT = {
     "pseudonymize": "pseudonymized (keyed; the key stays with the steward)",
     "drop": "dropped",
@@ -69,9 +70,12 @@ def pseudonym(key: bytes, column: str, value: object) -> str:
     return f"{column}-{digest[:DIGITS]}"
 
 
-def public_frame(frame: pd.DataFrame, schema: Schema, key: bytes | None = None) -> pd.DataFrame:
-    """``frame`` (a release's data) with its identifier columns treated as the schema declares."""
-    out = frame.copy()
+def public_frame(
+    frame: pd.DataFrame, schema: Schema, key: bytes | None = None, withheld: tuple[str, ...] = ()
+) -> pd.DataFrame:
+    """``frame`` (a release's data) with its identifier columns treated as the schema declares and the columns
+    the method ``withheld`` left out."""
+    out = frame.drop(columns=[c for c in withheld if c in frame.columns])
     for column, treatment in schema.identifiers.items():
         if column not in out.columns or treatment == "keep":
             continue
@@ -85,13 +89,17 @@ def public_frame(frame: pd.DataFrame, schema: Schema, key: bytes | None = None) 
     return out
 
 
-def column_treatments(frame: pd.DataFrame, schema: Schema, protected: tuple[str, ...]) -> dict[str, str]:
-    """Every column of the release's data and how it leaves: protected by the method, an identifier's
-    treatment, or released as is (in the order of the data, dropped columns included)."""
+def column_treatments(
+    frame: pd.DataFrame, schema: Schema, protected: tuple[str, ...], withheld: tuple[str, ...] = ()
+) -> dict[str, str]:
+    """Every column of the release's data and how it leaves: withheld by the method, protected by it, an
+    identifier's treatment, or released as is (in the order of the data, dropped columns included)."""
     out: dict[str, str] = {}
     identifiers = schema.identifiers
     for column in frame.columns:
-        if column in identifiers:
+        if column in withheld:
+            out[str(column)] = WITHHELD
+        elif column in identifiers:
             out[str(column)] = TREATMENT_TEXT[identifiers[column]]
         elif column in protected:
             out[str(column)] = PROTECTED

@@ -24,7 +24,7 @@ from engine.errors import ConfigError, TextsdcError
 if TYPE_CHECKING:
     from engine.data.dataset import Dataset
     from engine.measures.options import MeasureOptions
-    from engine.protect.base import Release
+    from engine.protect.base import Fitted, Release
 from engine.progress import Progress
 
 CONFIDENTIAL_SUFFIX = "_confidential"
@@ -139,10 +139,19 @@ class Memo:
 
 class PrepareContext:
     """What measures see while they prepare, once per dataset: the data, the synthesized fields (in order, and
-    split into categorical and count / continuous ones), the settings, progress, and the `shared` memo."""
+    split into categorical and count / continuous ones), the settings, progress, the `shared` memo, and the
+    fitted method where the evaluator was given one (a measure of one method reads what its fit prepared)."""
 
-    def __init__(self, dataset: Dataset, fields: Sequence[str], options: MeasureOptions, progress: Progress) -> None:
+    def __init__(
+        self,
+        dataset: Dataset,
+        fields: Sequence[str],
+        options: MeasureOptions,
+        progress: Progress,
+        fitted: Fitted | None = None,
+    ) -> None:
         self.dataset = dataset
+        self.fitted = fitted
         self.fields = list(fields)
         self.categorical = [f for f in self.fields if dataset.schema.field(f).kind == "categorical"]
         self.numeric = [f for f in self.fields if f not in self.categorical]
@@ -154,8 +163,11 @@ class PrepareContext:
         """``factory()`` computed once for all the measures that ask for ``key``."""
         return self._memo.get(key, factory)
 
-    def not_applicable(self, target: Target) -> str | None:
-        """Why a measure of ``target`` does not apply to this method, or None when it does."""
+    def not_applicable(self, target: Target, methods: Sequence[str] = ()) -> str | None:
+        """Why a measure of ``target`` (and of ``methods`` only, when given) does not apply to this method, or
+        None when it does."""
+        if methods and (self.fitted is None or self.fitted.method not in methods):
+            return f"measures releases of the {', '.join(methods)} method only"
         if target == "text":
             return "measures changes to the text; this method leaves the text as it is" if self.fields else None
         have, what = (
@@ -202,6 +214,9 @@ class Measure(ABC):
     applies_to: ClassVar[Target]
     low: ClassVar[float] = 0.0
     high: ClassVar[float] = 1.0
+    methods: ClassVar[tuple[str, ...]] = ()
+    """The methods whose releases the measure applies to (it reads what their fit prepared); empty: every method
+    of its target."""
     note: str = ""
     """How the measure is taken on this data (which classifier, which target), set by `prepare` where the data
     decides it; shown beside the measure's meaning in the CLI, the dashboard and the report."""

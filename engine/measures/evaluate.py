@@ -24,7 +24,7 @@ from engine.measures.utility.classifier import classifier_target
 from engine.measures.utility.sentiment import sentiment_field
 from engine.measures.utility.topics import prevalence_level
 from engine.progress import Progress, no_progress
-from engine.protect.base import Release
+from engine.protect.base import Fitted, Release
 from engine.protect.field_synthesis.sequential import FieldLevels
 
 __all__ = [
@@ -66,7 +66,7 @@ def check_options(dataset: Dataset, fields: Sequence[str], options: MeasureOptio
 
 def _prepare(cls: type[Measure], context: PrepareContext) -> Measure | str:
     """The measure prepared for the data, or the reason, in the steward's words, why it cannot apply."""
-    reason = context.not_applicable(cls.applies_to)
+    reason = context.not_applicable(cls.applies_to, cls.methods)
     if reason is not None:
         return reason
     measure = cls()
@@ -92,6 +92,8 @@ class Evaluator:
     options : settings of the pMSE, topic and intruder-uncertainty measures; a setting that does not fit the
         data (an unknown prevalence level, an uncertainty field that is not an un-synthesized key count) is a
         ConfigError, raised before anything is prepared.
+    fitted : the fitted method whose releases are measured; the measures of one method (`Measure.methods`)
+        apply only with it, and are left out of the default list for other methods.
     """
 
     def __init__(
@@ -101,6 +103,7 @@ class Evaluator:
         progress: Progress = no_progress,
         fields: Sequence[str] = (),
         options: MeasureOptions | None = None,
+        fitted: Fitted | None = None,
     ) -> None:
         self.dataset = dataset
         self.options = options or MeasureOptions()
@@ -116,12 +119,15 @@ class Evaluator:
             ]
         else:
             requested = list(TEXT_METRICS)
+        if not metrics:
+            method = fitted.method if fitted is not None else None
+            requested = [m for m in requested if not measure_class(m).methods or method in measure_class(m).methods]
         unknown = [m for m in requested if m not in measure_ids()]
         if unknown:
             raise ConfigError(f"unknown metric(s) {', '.join(unknown)}; known: {', '.join(sorted(measure_ids()))}")
         check_options(dataset, fields, self.options)
 
-        context = PrepareContext(dataset, fields, self.options, progress)
+        context = PrepareContext(dataset, fields, self.options, progress, fitted)
         self.skipped: dict[str, str] = {}
         self._measures: list[Measure] = []
         for metric_id in requested:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from engine.errors import ConfigError
 from engine.measures.base import Measure, Target
 from engine.measures.risk.attack import AttackIdentificationRate
+from engine.measures.risk.company_attack import SwapAttackAccuracy, SwapMcNemarP
 from engine.measures.risk.counts import (
     AttributeRiskR5P5,
     AttributeRiskR5P10,
@@ -18,9 +19,11 @@ from engine.measures.risk.counts import (
 )
 from engine.measures.risk.identification import AuthorIdentificationProbability, IdentificationProbability
 from engine.measures.risk.kept import ConfidentialValueRate
+from engine.measures.risk.pitman import SwapDisclosureRisk
 from engine.measures.utility.cells import CellDifference1way, CellDifference2way
 from engine.measures.utility.classifier import ClassifierF1Ratio
 from engine.measures.utility.counts import CiOverlap, ClusterUc, EcdfAvg, EcdfMax, PropensityUp
+from engine.measures.utility.embedding_fit import SwapUtility
 from engine.measures.utility.ngram import BigramCosine, UnigramCosine
 from engine.measures.utility.pmse import Pmse, PmseRatio
 from engine.measures.utility.sentiment import SentimentCosine
@@ -33,6 +36,11 @@ MEASURES: tuple[type[Measure], ...] = (
     BigramCosine,
     SentimentCosine,
     ClassifierF1Ratio,
+    # Measures of the named-entity swap (Greve & Sablica)
+    SwapDisclosureRisk,
+    SwapUtility,
+    SwapAttackAccuracy,
+    SwapMcNemarP,
     # Measures of synthesized categorical fields (Schneider, Hu, Mankad & Bale 2023)
     IdentificationProbability,
     AuthorIdentificationProbability,

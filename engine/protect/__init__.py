@@ -15,6 +15,7 @@ from engine.protect.field_synthesis.cart import CARTSynthesizer
 from engine.protect.field_synthesis.glm import GLMSynthesizer
 from engine.protect.params import Param
 from engine.protect.redact import Redaction
+from engine.protect.swap.method import EntitySwap
 from engine.protect.text_synthesis.multinomial_dirichlet import MultinomialDirichletSynthesizer
 from engine.protect.text_synthesis.rnn import RecurrentSynthesizer
 
@@ -38,6 +39,7 @@ register(CARTSynthesizer)
 register(CountBayesSynthesizer)
 register(MultinomialDirichletSynthesizer)
 register(RecurrentSynthesizer)
+register(EntitySwap)
 
 
 def get_protector(name: str, **params: Any) -> Protector:

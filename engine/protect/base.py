@@ -119,7 +119,10 @@ class Release:
 
     ``changes`` is the per-record detail of what the method altered; for text methods it has the columns
     record (row position), column, start, end (character offsets in the original text), original,
-    replacement, label.
+    replacement, label. ``changes_ship`` says whether they may leave in the bundle (without their originals): a
+    swap's would tell which chunks kept their true entities, so its changes stay in the internal review.
+    ``withheld`` names columns the method protects by leaving them out of the bundle (the swap's document
+    metadata: which company a chunk came from); the measures still see them.
     """
 
     data: pd.DataFrame
@@ -130,6 +133,8 @@ class Release:
     seed: int | None = None
     replicate: int = 0
     info: dict[str, Any] = field(default_factory=dict)
+    changes_ship: bool = True
+    withheld: tuple[str, ...] = ()
 
     def compact(self) -> Release:
         """The release with only its protected columns (what a sweep keeps to show a release again without
@@ -245,9 +250,9 @@ class Protector(ABC):
         """Every declared parameter's value (lists as tuples): the constructor's keywords."""
         return {p.name: getattr(self, p.name) for p in self.parameters}
 
-    def fit_identity(self) -> dict[str, Any]:
-        """What besides the parameters and the data decides a fit (e.g. a model's version); part of the
-        fit-cache key."""
+    def fit_identity(self, dataset: Any = None) -> dict[str, Any]:
+        """What besides the parameters and the data's own rows decides a fit on ``dataset`` (e.g. a model's
+        version, a companion file's contents); part of the fit-cache key."""
         return {}
 
     def __repr__(self) -> str:

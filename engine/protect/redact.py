@@ -15,6 +15,7 @@ most the level, so moving the slider costs a string rebuild.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -122,7 +123,7 @@ class Redaction(Protector):
         ),
     )
 
-    def fit_identity(self) -> dict:
+    def fit_identity(self, dataset: Any = None) -> dict:
         return {
             "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None,
             "redaction": "consistent, numbered per document",

@@ -26,7 +26,11 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import special
+
+from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.swapped import fitted_swap, swapped_flags
 
 ALPHA_MAX = 1.0 - 1e-9
 
@@ -207,3 +211,55 @@ def swap_disclosure_risk(
     fit = fit_pitman(frequencies_of_frequencies(cells))
     p = unique_share(fit, population)
     return SwapRisk(1.0 - hit / s1 * p, s1, hit, p, fit)
+
+
+class SwapDisclosureRisk(Measure):
+    """DR (Eq. 2.16) of a release of the named-entity swap, on the table z_J of its swapped categories."""
+
+    id = "swap_dr"
+    kind = "risk"
+    better = "lower"
+    label = "Swap disclosure risk (DR)"
+    meaning = (
+        "The share of the disclosure risk of the pre-swap text that is left: 1 minus the share of the chunks "
+        "unique in the swapped entity categories that were swapped, weighted by the estimated share of them "
+        "unique in the population too. 1 at r = 0."
+    )
+    source = "Greve & Sablica (2025), Eqs. 2.10–2.16 (Ewens–Pitman fit, after Hoshino 2001)"
+    applies_to = "text"
+    methods = ("swap",)
+
+    def prepare(self, context: PrepareContext) -> None:
+        from engine.protect.swap.pipeline import risk_cells
+
+        fitted = fitted_swap(context)
+        self._fitted = fitted
+        self._cells = risk_cells(fitted.prepared)
+        self._population = fitted.population
+        before = swap_disclosure_risk(self._cells, np.zeros(len(self._cells), dtype=bool), self._population)
+        fit = before.fit
+        self.note = (
+            f"Table of {len(self._cells):,} chunks, {before.sample_uniques:,} unique in it"
+            + (f"; θ = {fit.theta:.3g}, α = {fit.alpha:.3f}" if fit is not None else "")
+            + f"; p̂ = {before.unique_share:.3f} at N = {self._population:.0e}."
+        )
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        risk = swap_disclosure_risk(self._cells, swapped_flags(self._fitted, view), self._population)
+        fit = risk.fit
+        detail = pd.DataFrame(
+            [
+                {
+                    "chunks": len(self._cells),
+                    "cells": None if fit is None else fit.k,
+                    "sample_uniques": risk.sample_uniques,
+                    "swapped_uniques": risk.swapped_uniques,
+                    "unswapped_uniques": risk.sample_uniques - risk.swapped_uniques,
+                    "theta": None if fit is None else fit.theta,
+                    "alpha": None if fit is None else fit.alpha,
+                    "unique_share": risk.unique_share,
+                    "swapped_chunks": int(swapped_flags(self._fitted, view).sum()),
+                }
+            ]
+        )
+        return MetricResult(self.id, float(risk.value), detail)

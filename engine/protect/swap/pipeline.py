@@ -101,10 +101,11 @@ class SwapRelease:
     utility: EmbeddingFit
 
 
-def release(prepared: Prepared, rate: float, rng: np.random.Generator, population: float = 1e10) -> SwapRelease:
-    """Swap at rate ``rate`` (module docstring); ``population`` is the N of Eq. 2.14."""
+def rewrite(prepared: Prepared, result: SwapResult) -> tuple[list[str], list[pd.DataFrame]]:
+    """The chunks' texts after ``result`` (a swap of ``prepared``'s entities): the chunks of the pairs rewritten
+    from the clean chunks with their new S and C values, every other chunk as in D_pre; and per chunk its
+    mentions after the rewrite."""
     values, roles = prepared.entities.values, prepared.roles
-    result = swap_entities(values, prepared.documents, prepared.clusters, roles, rate, rng)
     mentions = _mentions_of(prepared.entities)
     exchanged = [c for c in values.columns if roles.get(c, "U") in ("S", "C")]
     texts, rewritten = list(prepared.reference), [mentions.get(k, EMPTY_MENTIONS) for k in range(len(values))]
@@ -115,11 +116,24 @@ def release(prepared: Prepared, rate: float, rng: np.random.Generator, populatio
             values.loc[k].to_dict(),
             result.values.loc[k, exchanged].to_dict(),
         )
+    return texts, rewritten
+
+
+def risk_cells(prepared: Prepared) -> list[tuple]:
+    """Each chunk's cell of the S categories' table z_J (the tuple of its entities there), as DR counts them."""
+    values = prepared.entities.values
+    swap_categories, _, _ = check_roles(values, prepared.roles)
+    return list(values[swap_categories].itertuples(index=False, name=None))
+
+
+def release(prepared: Prepared, rate: float, rng: np.random.Generator, population: float = 1e10) -> SwapRelease:
+    """Swap at rate ``rate`` (module docstring); ``population`` is the N of Eq. 2.14."""
+    values, roles = prepared.entities.values, prepared.roles
+    result = swap_entities(values, prepared.documents, prepared.clusters, roles, rate, rng)
+    texts, rewritten = rewrite(prepared, result)
     after = prepared.embeddings.copy()
     moved = [k for k in range(len(texts)) if texts[k] != prepared.reference[k]]
     if moved:
         after[moved] = prepared.embed([texts[k] for k in moved])
-    swap_categories, _, _ = check_roles(values, roles)
-    cells = list(values[swap_categories].itertuples(index=False, name=None))
-    risk = swap_disclosure_risk(cells, result.swapped, population)
+    risk = swap_disclosure_risk(risk_cells(prepared), result.swapped, population)
     return SwapRelease(texts, result, rewritten, risk, swap_utility(prepared.mixture, prepared.embeddings, after))

@@ -184,7 +184,7 @@ class RecurrentSynthesizer(Protector):
         ),
     )
 
-    def fit_identity(self) -> dict[str, Any]:
+    def fit_identity(self, dataset: Any = None) -> dict[str, Any]:
         """The learning rate in effect (its default depends on the optimizer) and the versions that train."""
         out: dict[str, Any] = {"learning_rate_in_effect": self._learning_rate()}
         for package in ("jax", "optax"):

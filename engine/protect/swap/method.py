@@ -1,0 +1,452 @@
+"""The `swap` method: named entities swapped between similar chunks of different documents, with the swap rate r
+as the knob (Greve & Sablica 2025; the steps are in `engine.protect.swap.pipeline`).
+
+What is protected is a document's metadata (``metadata``: which company an earnings call came from), not a
+person. The fit suppresses the direct identifiers of that metadata (the value itself, e.g. the ticker, and
+the names listed for it in an identifiers file), finds the named entities of every chunk, embeds the chunks
+and clusters them; a release at rate r swaps the entities of the S categories between round(r·n/2) pairs of
+chunks of different documents in one cluster. The release withholds the metadata column (the bundle leaves it
+out) and its record of changes stays in the internal review: it would tell which chunks kept their entities.
+
+Chunks: when a document has several rows, each row is a chunk (the earnings-calls demo); when every document
+is one row, each row is cut into semantic chunks (breakpoints between consecutive sentences above the
+``percentile``-th percentile of their embedding distances, Section 3.1) and its chunks are rejoined in place.
+
+Identifiers file: a CSV with the columns <metadata column>, label, value (e.g. ``ADP,Company Name,"Automatic
+Data Processing, Inc."``); by default ``identifiers.csv`` in a demo's folder, or ``<stem>.identifiers.csv``
+beside a data file, when there is one. Labels "Executive" are numbered ("[Executive 1]").
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from engine.data.dataset import Dataset
+from engine.data.demos import DEMOS_DIR, is_demo
+from engine.errors import ConfigError, DataError
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.params import Param
+from engine.protect.redact import CHANGE_COLUMNS
+from engine.protect.swap import pipeline
+from engine.protect.swap.chunking import DEFAULT_PERCENTILE, TfidfSvdEmbedder, chunk_documents
+from engine.protect.swap.entities import CATEGORIES
+from engine.protect.swap.identifiers import name_variants
+from engine.protect.swap.swapping import swap_entities
+from engine.text.embeddings import MiniLMEmbedder, model_version
+
+SWAP_KNOB = Knob(
+    name="rate",
+    symbol="r",
+    label="Swap rate",
+    low=0.0,
+    high=1.0,
+    default=0.05,
+    scale="linear",
+    more_privacy="higher",
+    grid=(0.0, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2),
+    help="share of the chunks whose named entities are swapped with a similar chunk of another document",
+)
+CATEGORY_NAMES = tuple(CATEGORIES)
+IDENTIFIER_COLUMNS = ("label", "value")
+
+
+@dataclass(frozen=True)
+class SwapDetail:
+    """What the measures of a swap need from one release, kept out of the bundle: which chunks were swapped,
+    the pairs (chunk positions), and the released text of every chunk the release rewrote."""
+
+    swapped: np.ndarray
+    pairs: tuple[tuple[int, int], ...]
+    requested_pairs: int
+    moved: dict[int, str]
+
+
+def _tokens(text: str) -> list[str]:
+    return re.findall(r"\w+|\s+|[^\w\s]", text)
+
+
+def text_changes(original: str, released: str) -> list[tuple[int, int, str, str]]:
+    """The spans of ``original`` that differ in ``released``: (start, end, original text, replacement), from a
+    word-level alignment of the two."""
+    a, b = _tokens(original), _tokens(released)
+    starts = np.concatenate([[0], np.cumsum([len(t) for t in a])]).astype(int)
+    out = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op != "equal":
+            out.append((int(starts[i1]), int(starts[i2]), "".join(a[i1:i2]), "".join(b[j1:j2])))
+    return out
+
+
+def _change_label(replacement: str, category_of: dict[str, str], partner: str | None) -> str:
+    if replacement.startswith("[") and replacement.endswith("]"):
+        return f"suppressed {replacement}"
+    category = category_of.get(replacement.strip())
+    if category is not None:
+        return f"{category} swapped in" + (f" from document {partner}" if partner is not None else "")
+    return "rewritten"
+
+
+def read_identifiers(path: Path, metadata: str) -> dict[str, dict[str, list[str]]]:
+    """The identifiers file (module docstring): metadata value → label → identifying strings."""
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as e:
+        raise DataError(f"the identifiers file {path} cannot be read as UTF-8 CSV: {e}") from None
+    need = [metadata, *IDENTIFIER_COLUMNS]
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"the identifiers file {path} lacks the column(s) {', '.join(missing)}; it needs {', '.join(need)} "
+            f"(one row per identifying string); it has {', '.join(map(str, frame.columns))}"
+        )
+    out: dict[str, dict[str, list[str]]] = {}
+    for key, label, value in frame[need].itertuples(index=False):
+        if key.strip() and label.strip() and value.strip():
+            out.setdefault(key.strip(), {}).setdefault(label.strip(), []).append(value.strip())
+    return out
+
+
+def identifiers_path(dataset: Dataset, given: str | None) -> Path | None:
+    """The identifiers file to read: ``given``, else the one beside the data (module docstring), else None."""
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise ConfigError(
+                f"identifiers file {given!r} does not exist; give a CSV with columns <metadata>, label, value"
+            )
+        return path
+    if is_demo(dataset.source):
+        path = DEMOS_DIR / dataset.source / "identifiers.csv"
+    elif dataset.source:
+        source = Path(dataset.source)
+        path = source.with_name(f"{source.stem}.identifiers.csv")
+    else:
+        return None
+    return path if path.is_file() else None
+
+
+@dataclass
+class FittedSwap(Fitted):
+    """The prepared swap of one dataset; `release` swaps at a rate."""
+
+    frame: pd.DataFrame
+    text_column: str
+    metadata: str
+    spans: pd.DataFrame  # one row per chunk: record, start, end (in the record's text)
+    prepared: pipeline.Prepared
+    labels: np.ndarray  # the metadata value of each chunk's document
+    population: float
+    rate_limit: float
+    gazetteer: dict[str, list[str]]  # metadata value → the strings that identify it (the intruder's list)
+    method: str = "swap"
+    knob: Knob = SWAP_KNOB
+
+    def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
+        rate = float(self.knob.validate(value))
+        p = self.prepared
+        result = swap_entities(p.entities.values, p.documents, p.clusters, p.roles, rate, rng)
+        texts, _ = pipeline.rewrite(p, result)
+        partner = {i: j for a, b in result.pairs for i, j in ((a, b), (b, a))}
+        category_of = {
+            str(e): c
+            for c in p.entities.values.columns
+            for cell in result.values[c]
+            for e in cell
+            if isinstance(cell, tuple)
+        }
+        records = self.frame[self.text_column].astype(str).tolist()
+        by_record: dict[int, list[tuple[int, int, str]]] = {}
+        rows = []
+        for k, (record, start, end) in enumerate(self.spans[["record", "start", "end"]].itertuples(index=False)):
+            original = records[record][start:end]
+            if texts[k] == original:
+                continue
+            by_record.setdefault(record, []).append((start, end, texts[k]))
+            source = str(p.documents[partner[k]]) if k in partner else None
+            for s, e, before, after in text_changes(original, texts[k]):
+                rows.append(
+                    (
+                        record,
+                        self.text_column,
+                        start + s,
+                        start + e,
+                        before,
+                        after,
+                        _change_label(after, category_of, source),
+                    )
+                )
+        released = list(records)
+        for record, pieces in by_record.items():
+            out, last = [], 0
+            for start, end, new in sorted(pieces):
+                out += [records[record][last:start], new]
+                last = end
+            released[record] = "".join(out) + records[record][last:]
+        data = self.frame.copy()
+        data[self.text_column] = released
+        moved = {k: texts[k] for k in range(len(texts)) if texts[k] != p.reference[k]}
+        detail = SwapDetail(result.swapped, tuple(result.pairs), result.requested_pairs, moved)
+        return Release(
+            data=data,
+            method=self.method,
+            knob=rate,
+            protected_columns=(self.text_column,),
+            changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
+            info={
+                "swap": detail,
+                "pairs_swapped": f"{len(result.pairs)} pairs swapped ({result.requested_pairs} asked for at this rate)",
+            },
+            changes_ship=False,
+            withheld=(self.metadata,),
+        )
+
+
+class EntitySwap(Protector):
+    """Swap named entities between similar chunks of different documents."""
+
+    name = "swap"
+    title = "Named-entity swap"
+    description = (
+        "Hides which document (e.g. which company's earnings call) a passage came from: direct identifiers are "
+        "suppressed, then organizations, products and the other chosen kinds of named entity are swapped between "
+        "similar passages of different documents. Higher rates swap more passages."
+    )
+    knob = SWAP_KNOB
+    changes = "text"
+
+    metadata: str | None
+    swap: tuple[str, ...]
+    fixed: tuple[str, ...]
+    change: tuple[str, ...]
+    components: int
+    mixture: str
+    min_weight: float
+    population: float
+    embedding: str
+    percentile: float
+    identifiers: str | None
+    parameters = (
+        Param(
+            "metadata",
+            str,
+            None,
+            "the field whose value the text must not disclose, one value per document (default: the first "
+            "sensitive categorical field, else the document column)",
+            fields=("categorical",),
+            suggest="sensitive",
+        ),
+        Param(
+            "swap",
+            str,
+            ("organization",),
+            "entity categories swapped between the two chunks of a pair (S). The paper swaps organization and "
+            "product; a pair needs entities in every S category, and products are named in few chunks (6% of "
+            "the earnings-calls demo's: 6 pairs), so the default swaps organizations",
+            choices=CATEGORY_NAMES,
+            many=True,
+        ),
+        Param("fixed", str, ("date",), "entity categories never changed (F)", choices=CATEGORY_NAMES, many=True),
+        Param(
+            "change",
+            str,
+            ("event",),
+            "entity categories that must change (C): exchanged within a pair, suppressed everywhere else",
+            choices=CATEGORY_NAMES,
+            many=True,
+        ),
+        Param(
+            "components",
+            int,
+            10,
+            "clusters of similar chunks (K, the mixture's components); pairs are drawn within one",
+            low=1,
+            high=200,
+        ),
+        Param(
+            "mixture",
+            str,
+            "cauchy",
+            "component density of the spherical mixture: spherical Cauchy or Poisson-kernel-based",
+            choices=("cauchy", "pkb"),
+            expert=True,
+        ),
+        Param("min_weight", float, 1e-3, "lower bound on a cluster's share (ε)", low=0.0, high=0.1, expert=True),
+        Param(
+            "population",
+            float,
+            1e20,
+            "population size N of the risk's superpopulation table (the paper uses 1e20)",
+            low=1.0,
+            high=1e40,
+            expert=True,
+        ),
+        Param(
+            "embedding",
+            str,
+            "minilm",
+            "chunk embeddings: all-MiniLM-L6-v2 (a sentence transformer, ~20 chunks a second) or TF-IDF + SVD "
+            "(fast, but blind to what a swap changes: the utility then stays at 1)",
+            choices=("minilm", "tfidf-svd"),
+            expert=True,
+        ),
+        Param(
+            "percentile",
+            float,
+            DEFAULT_PERCENTILE,
+            "breakpoint percentile for cutting one-row documents into chunks",
+            low=0.0,
+            high=100.0,
+            expert=True,
+        ),
+        Param(
+            "identifiers",
+            str,
+            None,
+            "CSV of direct identifiers (columns: <metadata field>, label, value); default identifiers.csv beside "
+            "the data when there is one",
+            expert=True,
+        ),
+    )
+
+    def validate(self) -> None:
+        roles = [*self.swap, *self.fixed, *self.change]
+        twice = sorted({c for c in roles if roles.count(c) > 1})
+        if twice:
+            raise ConfigError(
+                f"categories {', '.join(twice)} are given two roles; give each at most one of swap, fixed, change"
+            )
+        if not self.swap:
+            raise ConfigError("give at least one entity category to swap (swap); the paper swaps organization, product")
+
+    def roles(self) -> dict[str, str]:
+        return {**dict.fromkeys(self.swap, "S"), **dict.fromkeys(self.fixed, "F"), **dict.fromkeys(self.change, "C")}
+
+    def metadata_field(self, dataset: Dataset) -> str:
+        schema = dataset.schema
+        if self.metadata is not None:
+            if self.metadata not in dataset.frame.columns:
+                raise ConfigError(
+                    f"metadata field {self.metadata!r} is not a column of {dataset.name}; columns: "
+                    + ", ".join(map(str, dataset.frame.columns))
+                )
+            return self.metadata
+        sensitive = [f.name for f in schema.fields_with_role("sensitive") if f.kind == "categorical"]
+        if sensitive:
+            return sensitive[0]
+        if schema.document is not None:
+            return schema.document
+        raise ConfigError(
+            "the swap needs the field to protect (metadata): the data has no sensitive categorical field and no "
+            "document column; name one with --metadata"
+        )
+
+    def fit_identity(self, dataset: Dataset | None = None) -> dict:
+        try:
+            path = identifiers_path(dataset, self.identifiers) if dataset is not None else None
+        except ConfigError:  # named but missing: the fit says so; the key holds the name (a parameter)
+            path = None
+        return {
+            "embedding": model_version() if self.embedding == "minilm" else "tfidf-svd (100 dims)",
+            "identifiers": None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()[:16],
+        }
+
+    def check(self, dataset: Dataset) -> list[str]:
+        metadata = self.metadata_field(dataset)
+        if self.identifiers:
+            identifiers_path(dataset, self.identifiers)
+        frame = dataset.frame
+        documents = frame[dataset.schema.document] if dataset.schema.document is not None else frame[metadata]
+        per_document = frame.groupby(documents.astype(str))[metadata].nunique()
+        if (per_document > 1).any():
+            bad = per_document[per_document > 1].index[0]
+            raise DataError(
+                f"document {bad!r} has several values of {metadata}; the swap protects one value per document"
+            )
+        if documents.nunique() < 2:
+            raise DataError("the swap needs at least two documents: it exchanges entities between documents")
+        return []
+
+    def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedSwap:
+        self.check(dataset)
+        metadata = self.metadata_field(dataset)
+        schema, frame = dataset.schema, dataset.frame
+        texts = frame[schema.text].astype(str).tolist()
+        document_column = schema.document if schema.document is not None else metadata
+        documents = frame[document_column].astype(str).to_numpy()
+        embed = MiniLMEmbedder() if self.embedding == "minilm" else None
+        if pd.Series(documents).duplicated().any():
+            spans = pd.DataFrame({"record": range(len(texts)), "start": 0, "end": [len(t) for t in texts]})
+        else:
+            progress(0, 1, "cutting the documents into chunks")
+            cutter = embed or TfidfSvdEmbedder().fit(texts)
+            cuts = chunk_documents(texts, cutter, self.percentile)
+            spans = pd.DataFrame(
+                [(r, s, e) for r, doc in enumerate(cuts) for s, e in doc], columns=["record", "start", "end"]
+            )
+        chunks = [texts[r][s:e] for r, s, e in spans.itertuples(index=False)]
+        chunk_docs = documents[spans["record"].to_numpy()]
+        labels = frame[metadata].astype(str).to_numpy()[spans["record"].to_numpy()]
+        path = identifiers_path(dataset, self.identifiers)
+        listed = read_identifiers(path, metadata) if path is not None else {}
+        ids = {
+            doc: {"Ticker" if metadata.lower() == "ticker" else metadata: [label], **listed.get(label, {})}
+            for doc, label in zip(chunk_docs, labels)
+        }
+        try:
+            prepared = pipeline.prepare(
+                chunks,
+                chunk_docs,
+                self.roles(),
+                ids,
+                clusters=self.components,
+                kind="cauchy" if self.mixture == "cauchy" else "pkb",
+                min_weight=self.min_weight,
+                embed=embed,
+                progress=progress,
+            )
+        except ValueError as e:
+            raise ConfigError(f"the swap cannot be prepared on {dataset.name}: {e}") from None
+        full = swap_entities(
+            prepared.entities.values,
+            prepared.documents,
+            prepared.clusters,
+            prepared.roles,
+            1.0,
+            np.random.default_rng(0),
+        )
+        limit = min(1.0, 2 * len(full.pairs) / max(len(chunks), 1))
+        return FittedSwap(
+            frame=frame,
+            text_column=schema.text,
+            metadata=metadata,
+            spans=spans,
+            prepared=prepared,
+            labels=labels,
+            population=self.population,
+            rate_limit=limit,
+            gazetteer={
+                label: list(dict.fromkeys(v for values in by_label.values() for s in values for v in name_variants(s)))
+                for label, by_label in {str(lab): ids[doc] for doc, lab in zip(chunk_docs, labels)}.items()
+            },
+            knob=data_knob(limit),
+        )
+
+
+def data_knob(limit: float) -> Knob:
+    """The swap-rate knob on this data: its grid spans 0 to a little beyond the highest rate the valid pairs
+    allow (a higher rate swaps the same pairs: there are no more)."""
+    top = min(1.0, max(0.01, float(np.ceil(limit * 1.25 * 100) / 100)))
+    grid = tuple(sorted({round(float(v), 3) for v in np.linspace(0.0, top, 9)}))
+    return Knob(**{**SWAP_KNOB.__dict__, "grid": grid, "default": grid[len(grid) // 2]})
+
+
+__all__: Sequence[str] = ("EntitySwap", "FittedSwap", "SwapDetail", "text_changes")
