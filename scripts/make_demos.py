@@ -67,6 +67,7 @@ class Demo:
     schema: Schema
     data: pd.DataFrame
     external: pd.DataFrame | None = None
+    identifiers: pd.DataFrame | None = None  # direct identifiers of the protected metadata (identifiers.csv)
     origin: str = ""  # file under shared/data
     upstream: str = ""  # repository @ commit, path
     attribution: str = ""
@@ -280,6 +281,68 @@ def clothing_reviews(data_dir: Path) -> Demo:
     )
 
 
+EARNINGS_CALL_COMPANIES: dict[str, tuple[str, ...]] = {
+    "ADP": ("Automatic Data Processing, Inc.",),
+    "AFG": ("American Financial Group, Inc.",),
+    "AIV": (
+        "Apartment Investment and Management Company",
+        "Aimco",
+    ),
+    "AN": ("AutoNation, Inc.",),
+    "ANTM": ("Anthem, Inc.",),
+    "AVY": ("Avery Dennison Corporation",),
+    "CBM": ("Cambrex Corporation",),
+    "CBT": ("Cabot Corporation",),
+    "CI": ("Cigna Corporation",),
+    "CLX": ("The Clorox Company",),
+    "CMG": (
+        "Chipotle Mexican Grill, Inc.",
+        "Chipotle",
+    ),
+    "CY": ("Cypress Semiconductor Corporation",),
+    "EQT": ("EQT Corporation",),
+    "EZPW": ("EZCORP, Inc.",),
+    "GPI": ("Group 1 Automotive, Inc.",),
+    "HSY": (
+        "The Hershey Company",
+        "Hershey",
+    ),
+    "IR": ("Ingersoll-Rand plc",),
+    "JCI": ("Johnson Controls International plc",),
+    "KIM": ("Kimco Realty Corporation",),
+    "LNC": (
+        "Lincoln National Corporation",
+        "Lincoln Financial Group",
+    ),
+    "LYB": (
+        "LyondellBasell Industries N.V.",
+        "LyondellBasell",
+    ),
+    "MAA": ("Mid-America Apartment Communities, Inc.",),
+    "MINI": ("Mobile Mini, Inc.",),
+    "MTX": ("Minerals Technologies Inc.",),
+    "PH": (
+        "Parker-Hannifin Corporation",
+        "Parker Hannifin",
+    ),
+    "PSX": ("Phillips 66",),
+    "RGLD": ("Royal Gold, Inc.",),
+    "RGS": ("Regis Corporation",),
+    "SKYW": ("SkyWest, Inc.",),
+    "SSD": (
+        "Simpson Manufacturing Co., Inc.",
+        "Simpson Strong-Tie",
+    ),
+    "THG": ("The Hanover Insurance Group, Inc.",),
+    "TSCO": ("Tractor Supply Company",),
+    "V": ("Visa Inc.",),
+    "WY": ("Weyerhaeuser Company",),
+    "XEL": ("Xcel Energy Inc.",),
+}
+"""Company names of the earnings-calls demo by ticker: public facts written for this sample (where
+ect_ticker_company_names.csv lists a ticker, its name agrees), for the swap method's identifiers.csv."""
+
+
 def earnings_calls(data_dir: Path) -> Demo:
     path = data_dir / "earnings_calls" / "maec_2017-02_transcripts.jsonl"
     calls = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
@@ -296,6 +359,11 @@ def earnings_calls(data_dir: Path) -> Demo:
                     "ticker": call["ticker"],
                 }
             )
+    tickers = sorted({c["ticker"] for c in calls})
+    identifiers = pd.DataFrame(
+        [(t, "Company Name", name) for t in tickers for name in EARNINGS_CALL_COMPANIES[t]],
+        columns=["ticker", "label", "value"],
+    )
     schema = Schema(
         text="text",
         document="call_id",
@@ -311,6 +379,7 @@ def earnings_calls(data_dir: Path) -> Demo:
         licence="CC BY-SA 4.0",
         schema=schema,
         data=pd.DataFrame(rows, columns=schema.columns),
+        identifiers=identifiers,
         origin="earnings_calls/maec_2017-02_transcripts.jsonl",
         upstream=(
             "`Earnings-Call-Dataset/MAEC-A-Multimodal-Aligned-Earnings-Conference-Call-Dataset-for-Financial-Risk-"
@@ -336,6 +405,9 @@ def earnings_calls(data_dir: Path) -> Demo:
         notes=[
             "MAEC text is partly pre-anonymised: `<UNK>` replaces some names. It mixes prepared remarks with Q&A.",
             "The ticker names the company the text came from; guessing it from the text is the disclosure risk.",
+            "`identifiers.csv` lists each company's name (and a short form where the calls use one) for the swap "
+            "method, which suppresses these direct identifiers and the ticker before swapping; the names are "
+            "public facts written for this sample (those in `ect_ticker_company_names.csv`, ODC-PDDL, agree).",
         ],
     )
 
@@ -466,6 +538,8 @@ def write_demo(demo: Demo, out_dir: Path) -> Path:
     _write(folder / "data.csv", _csv_bytes(demo.data))
     if demo.external is not None:
         _write(folder / "external.csv", _csv_bytes(demo.external))
+    if demo.identifiers is not None:
+        _write(folder / "identifiers.csv", _csv_bytes(demo.identifiers))
     _write(folder / "schema.toml", "# Written by scripts/make_demos.py\n" + demo.schema.to_toml())
     meta = {"title": demo.title, "description": demo.description, "licence": demo.licence}
     _write(folder / "demo.toml", "# Written by scripts/make_demos.py\n" + dict_to_toml(meta))

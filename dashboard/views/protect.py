@@ -22,8 +22,9 @@ from engine.figures.text import (
     methods_frontier_figure,
     metric_along_knob_figure,
 )
-from engine.measures.base import MetricResult, metric_info
+from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.measures.options import TEXT_OPTIONS, MeasureOptions
+from engine.measures.registry import measure_class
 from engine.protect import METHODS
 from engine.protect.base import Knob, Release
 from engine.report import samples as sampling
@@ -40,11 +41,17 @@ def _valid_choice(key: str, options: list, default) -> None:
 
 
 def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | None, str | None]:
+    """The risk and utility measures of the frontier: the method's own first (`Protector.shown_first`), else
+    the page's defaults; the choice is kept per method."""
     risks, utilities = compute.metric_ids(sweep, "risk"), compute.metric_ids(sweep, "utility")
+    first = METHODS[sweep.method].shown_first
+    default_risk = next((m for m in first if m in risks), session.DEFAULT_RISK)
+    default_utility = next((m for m in first if m in utilities), session.DEFAULT_UTILITY)
+    own = f"::{sweep.method}" if first else ""
     chosen: list[str | None] = []
     for col, options, default, key, label in (
-        (risk_col, risks, session.DEFAULT_RISK, session.RISK_KEY, "Risk measure"),
-        (utility_col, utilities, session.DEFAULT_UTILITY, session.UTILITY_KEY, "Utility measure"),
+        (risk_col, risks, default_risk, session.RISK_KEY + own, "Risk measure"),
+        (utility_col, utilities, default_utility, session.UTILITY_KEY + own, "Utility measure"),
     ):
         with col:
             if not options:
@@ -215,6 +222,18 @@ def _attack_blocks(sweep: SweepResult, at: float, targets: list[str]) -> list[kn
     ]
 
 
+def _measure_figures(sweep: SweepResult, at: float) -> list[knob_view.Block]:
+    """The figures measures draw of their own detail along the knob (`Measure.detail_figure`)."""
+    out = []
+    for mid in sweep.metric_ids:
+        if mid.endswith(CONFIDENTIAL_SUFFIX):
+            continue
+        figure = measure_class(mid).detail_figure(sweep, at)
+        if figure is not None:
+            out.append(knob_view.plot(figure, f"detail::{mid}"))
+    return out
+
+
 def _utility_blocks(sweep: SweepResult, utility: str | None, at: float) -> list[knob_view.Block]:
     detail = sweep.detail(at, utility, replicate=0) if utility else None
     if utility is None or detail is None or "cosine" not in detail.columns:
@@ -344,6 +363,7 @@ def _view_at(
                     "info",
                 )
             )
+    out += _measure_figures(sweep, at)
     out += _attack_blocks(sweep, at, targets)
     out += _utility_blocks(sweep, utility, at)
     out += _sample_blocks(dataset, release, knob, records)

@@ -229,6 +229,13 @@ class Measure(ABC):
         """The measure of one release."""
 
     @classmethod
+    def detail_figure(cls, sweep: Any, current: float | None = None) -> Any:
+        """A Plotly figure of this measure's kept detail along the knob of ``sweep`` (a `SweepResult`), with the
+        ``current`` knob value marked, for the pages to show beside the frontier; None (the default) when the
+        measure has none."""
+        return None
+
+    @classmethod
     def info(cls) -> MetricInfo:
         return MetricInfo(
             cls.id, cls.kind, cls.better, cls.label, cls.meaning, cls.low, cls.high, cls.source, cls.applies_to

@@ -222,6 +222,8 @@ class Protector(ABC):
     """What a release replaces: the text, or structured fields (the dashboard gives each its own page)."""
     field_kinds: ClassVar[tuple[str, ...]] = ()
     """The kinds of structured field a method synthesizes (categorical, count, continuous)."""
+    shown_first: ClassVar[tuple[str, ...]] = ()
+    """The risk and utility measures a page picks first for this method (e.g. its own), when they apply."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -243,6 +244,12 @@ class SwapDisclosureRisk(Measure):
             + (f"; θ = {fit.theta:.3g}, α = {fit.alpha:.3f}" if fit is not None else "")
             + f"; p̂ = {before.unique_share:.3f} at N = {self._population:.0e}."
         )
+
+    @classmethod
+    def detail_figure(cls, sweep: Any, current: float | None = None) -> Any:
+        from engine.figures.swap import uniques_figure
+
+        return uniques_figure(sweep, current)
 
     def compute(self, view: ReleaseView) -> MetricResult:
         risk = swap_disclosure_risk(self._cells, swapped_flags(self._fitted, view), self._population)

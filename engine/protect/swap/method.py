@@ -222,6 +222,7 @@ class EntitySwap(Protector):
     )
     knob = SWAP_KNOB
     changes = "text"
+    shown_first = ("swap_dr", "swap_du")
 
     metadata: str | None
     swap: tuple[str, ...]
