@@ -44,13 +44,22 @@ def _found(word: str, text: str) -> bool:
     return word in text and _whole(word).search(text) is not None
 
 
-def scan_bundle(folder: Path, dataset: Dataset, originals: pd.DataFrame | None = None) -> list[str]:
+def scan_bundle(
+    folder: Path,
+    dataset: Dataset,
+    originals: pd.DataFrame | None = None,
+    changes_ship: bool = True,
+    withheld: tuple[str, ...] = (),
+) -> list[str]:
     """What leaks from the bundle in ``folder`` of a release of ``dataset``: a list of findings (empty = clean).
 
     ``originals`` are the replaced spans (a method's `Release.changes`, with ``original`` and ``label``): none
     may appear in the released text, and originals that are identifiers may appear in no file. Identifier
     columns (author, document) that the schema does not keep may not appear in clear: no value of theirs (of
-    three or more characters) anywhere in the bundle. The manifest must list every released column.
+    three or more characters) anywhere in the bundle. The manifest must list every released column. A release
+    whose changes may not ship (``changes_ship`` False: a swap's would tell which chunks kept their entities)
+    has no changes file, and its originals are searched for in their own record only (a swap moves an entity
+    into another record, where it is no leak); ``withheld`` columns are not released, and the manifest says so.
     """
     files = bundle_texts(Path(folder))
     findings: list[str] = []
@@ -61,6 +70,22 @@ def scan_bundle(folder: Path, dataset: Dataset, originals: pd.DataFrame | None =
     for column in released.columns:
         if column not in listed:
             findings.append(f"manifest does not list released column {column!r}")
+    if not changes_ship and "changes.csv" in files:
+        findings.append("changes.csv shipped, but this release's changes may not leave")
+    for column in withheld:
+        if column in released.columns:
+            findings.append(f"withheld column {column!r} released")
+        if "withheld" not in str(listed.get(column, "")):
+            findings.append(f"manifest does not say column {column!r} is withheld")
+    if originals is not None and len(originals) and not changes_ship:
+        texts = released[schema.text].tolist() if schema.text in released.columns else []
+        brought = originals.groupby("record")["replacement"].agg(lambda r: set(map(str, r))).to_dict()
+        for record, original, label in originals[["record", "original", "label"]].itertuples(index=False):
+            if str(original) in brought.get(record, set()):  # the swap brought the same entity back in
+                continue
+            if len(str(original)) >= 3 and int(record) < len(texts) and _found(str(original), texts[int(record)]):
+                findings.append(f"record {record}: replaced original {original!r} ({label}) still readable there")
+        originals = None
     for column, treatment in schema.identifiers.items():
         if treatment == "keep":
             continue

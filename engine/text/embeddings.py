@@ -126,9 +126,13 @@ def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.nd
 
 
 class MiniLMEmbedder:
-    """`embed_texts` as the swap's embedder: called with texts, returns their unit vectors."""
+    """`embed_texts` as the swap's embedder: called with texts, returns their unit vectors; ``progress`` hears
+    of each batch (set it for a long call, and back to `no_progress` before the embedder is stored)."""
 
     name = "minilm"
 
+    def __init__(self) -> None:
+        self.progress: Progress = no_progress
+
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
-        return embed_texts(texts)
+        return embed_texts(texts, getattr(self, "progress", no_progress))

@@ -18,6 +18,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from engine.progress import Progress, no_progress
+
 Embed = Callable[[Sequence[str]], np.ndarray]
 """Texts → one unit-length row per text."""
 
@@ -113,11 +115,12 @@ class TfidfSvdEmbedder:
 
 
 def chunk_documents(
-    texts: Sequence[str], embed: Embed, percentile: float = DEFAULT_PERCENTILE
+    texts: Sequence[str], embed: Embed, percentile: float = DEFAULT_PERCENTILE, progress: Progress = no_progress
 ) -> list[list[tuple[int, int]]]:
     """Every document's chunks (`chunk_spans`), its sentences embedded by ``embed``."""
     out = []
-    for text in texts:
+    for done, text in enumerate(texts):
+        progress(done, len(texts), f"cutting {len(texts):,} documents into chunks")
         spans = sentence_spans(text)
         vectors = embed([text[a:b] for a, b in spans]) if spans else np.zeros((0, 1))
         out.append(chunk_spans(spans, vectors, percentile))

@@ -74,24 +74,37 @@ def _tokens(text: str) -> list[str]:
     return re.findall(r"\w+|\s+|[^\w\s]", text)
 
 
-def text_changes(original: str, released: str) -> list[tuple[int, int, str, str]]:
-    """The spans of ``original`` that differ in ``released``: (start, end, original text, replacement), from a
-    word-level alignment of the two."""
+def text_changes(original: str, released: str) -> list[tuple[int, int, str, str, int]]:
+    """The spans of ``original`` that differ in ``released``: (start, end, original text, replacement, start of
+    the replacement in ``released``), from a word-level alignment of the two; differences only white space
+    apart are one span ("Acme Corp" → "Bolt Inc")."""
     a, b = _tokens(original), _tokens(released)
-    starts = np.concatenate([[0], np.cumsum([len(t) for t in a])]).astype(int)
-    out = []
+    sa = np.concatenate([[0], np.cumsum([len(t) for t in a])]).astype(int)
+    sb = np.concatenate([[0], np.cumsum([len(t) for t in b])]).astype(int)
+    spans: list[list[int]] = []
     for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op != "equal":
-            out.append((int(starts[i1]), int(starts[i2]), "".join(a[i1:i2]), "".join(b[j1:j2])))
-    return out
+        if op == "equal":
+            continue
+        if spans and "".join(a[spans[-1][1] : i1]).isspace() and "".join(b[spans[-1][3] : j1]).isspace():
+            spans[-1][1], spans[-1][3] = i2, j2
+        else:
+            spans.append([i1, i2, j1, j2])
+    return [
+        (int(sa[i1]), int(sa[i2]), original[sa[i1] : sa[i2]], released[sb[j1] : sb[j2]], int(sb[j1]))
+        for i1, i2, j1, j2 in spans
+    ]
 
 
-def _change_label(replacement: str, category_of: dict[str, str], partner: str | None) -> str:
+def _change_label(replacement: str, at: int, mentions: pd.DataFrame, partner: str | None) -> str:
+    """What a change is, for the internal review: a suppression, or a category swapped in from the partner's
+    document (the rewritten mention that covers the replacement's place in the released chunk)."""
     if replacement.startswith("[") and replacement.endswith("]"):
         return f"suppressed {replacement}"
-    category = category_of.get(replacement.strip())
-    if category is not None:
-        return f"{category} swapped in" + (f" from document {partner}" if partner is not None else "")
+    end = at + len(replacement)
+    hit = mentions[(mentions["start"] < end) & (mentions["end"] > at)] if len(mentions) else mentions
+    moved = hit[hit["text"] != hit["original"]] if "original" in hit.columns else hit.iloc[0:0]
+    if len(moved) and partner is not None:
+        return f"{moved['category'].iloc[0]} swapped in from document {partner}"
     return "rewritten"
 
 
@@ -154,15 +167,8 @@ class FittedSwap(Fitted):
         rate = float(self.knob.validate(value))
         p = self.prepared
         result = swap_entities(p.entities.values, p.documents, p.clusters, p.roles, rate, rng)
-        texts, _ = pipeline.rewrite(p, result)
+        texts, rewritten = pipeline.rewrite(p, result)
         partner = {i: j for a, b in result.pairs for i, j in ((a, b), (b, a))}
-        category_of = {
-            str(e): c
-            for c in p.entities.values.columns
-            for cell in result.values[c]
-            for e in cell
-            if isinstance(cell, tuple)
-        }
         records = self.frame[self.text_column].astype(str).tolist()
         by_record: dict[int, list[tuple[int, int, str]]] = {}
         rows = []
@@ -172,18 +178,10 @@ class FittedSwap(Fitted):
                 continue
             by_record.setdefault(record, []).append((start, end, texts[k]))
             source = str(p.documents[partner[k]]) if k in partner else None
-            for s, e, before, after in text_changes(original, texts[k]):
-                rows.append(
-                    (
-                        record,
-                        self.text_column,
-                        start + s,
-                        start + e,
-                        before,
-                        after,
-                        _change_label(after, category_of, source),
-                    )
-                )
+            mentions = rewritten[k] if k in partner else pipeline.EMPTY_MENTIONS
+            for s, e, before, after, at in text_changes(original, texts[k]):
+                label = _change_label(after, at, mentions, source)
+                rows.append((record, self.text_column, start + s, start + e, before, after, label))
         released = list(records)
         for record, pieces in by_record.items():
             out, last = [], 0
@@ -384,12 +382,17 @@ class EntitySwap(Protector):
         document_column = schema.document if schema.document is not None else metadata
         documents = frame[document_column].astype(str).to_numpy()
         embed = MiniLMEmbedder() if self.embedding == "minilm" else None
+        if embed is not None:
+            embed.progress = progress
         if pd.Series(documents).duplicated().any():
             spans = pd.DataFrame({"record": range(len(texts)), "start": 0, "end": [len(t) for t in texts]})
         else:
-            progress(0, 1, "cutting the documents into chunks")
             cutter = embed or TfidfSvdEmbedder().fit(texts)
-            cuts = chunk_documents(texts, cutter, self.percentile)
+            if embed is not None:
+                embed.progress = no_progress  # the bar counts documents here
+            cuts = chunk_documents(texts, cutter, self.percentile, progress)
+            if embed is not None:
+                embed.progress = progress
             spans = pd.DataFrame(
                 [(r, s, e) for r, doc in enumerate(cuts) for s, e in doc], columns=["record", "start", "end"]
             )
@@ -416,6 +419,9 @@ class EntitySwap(Protector):
             )
         except ValueError as e:
             raise ConfigError(f"the swap cannot be prepared on {dataset.name}: {e}") from None
+        finally:
+            if embed is not None:
+                embed.progress = no_progress  # the fit is cached and shipped to workers: no callback in it
         full = swap_entities(
             prepared.entities.values,
             prepared.documents,
@@ -443,10 +449,10 @@ class EntitySwap(Protector):
 
 
 def data_knob(limit: float) -> Knob:
-    """The swap-rate knob on this data: its grid spans 0 to a little beyond the highest rate the valid pairs
-    allow (a higher rate swaps the same pairs: there are no more)."""
-    top = min(1.0, max(0.01, float(np.ceil(limit * 1.25 * 100) / 100)))
-    grid = tuple(sorted({round(float(v), 3) for v in np.linspace(0.0, top, 9)}))
+    """The swap-rate knob on this data: its grid spans 0 to the highest rate the valid pairs allowed in a swap
+    at r = 1 (rounded down to 0.005; a higher rate swaps the same pairs, as there are no more), in 8 steps."""
+    top = min(1.0, max(0.01, float(np.floor(limit * 200) / 200)))
+    grid = tuple(sorted({round(float(v), 4) for v in np.linspace(0.0, top, 9)}))
     return Knob(**{**SWAP_KNOB.__dict__, "grid": grid, "default": grid[len(grid) // 2]})
 
 

@@ -437,6 +437,12 @@ def fit_mixture(
     Each of ``starts`` runs is seeded k-means++-style on cosine similarity (hard assignment to the nearest seed,
     ρ = 0.5); the run with the largest final log-likelihood is returned. Iterations stop when the log-likelihood
     rises by at most ``tol`` times its absolute value. Deterministic given ``rng`` (default ``default_rng(0)``).
+
+    Collapsed components are guarded against: a component whose concentration ends at its bound on fewer than
+    `MIN_COMPONENT` points (its likelihood grows without bound on one or two points, the degenerate maximum of
+    mixture likelihoods) makes a run's log-likelihood meaningless, and the ratio DU (Eq. 2.19) with it. Runs
+    without one are preferred; when every run has one, the collapsed components are dropped and the mixture
+    is fitted again with fewer components (the rows of the result's ``locations`` say how many).
     """
     _check_kind(kind)
     pts = _check_unit_rows(x, "x")
@@ -458,9 +464,27 @@ def fit_mixture(
         raise ValueError(f"min_weight must lie in [0, 1/k] = [0, {1.0 / k:.6g}], got {min_weight}")
     gen = np.random.default_rng(0) if rng is None else rng
     best: SphericalMixture | None = None
+    fallback: SphericalMixture | None = None
     for _ in range(int(starts)):
         fit = _em_run(pts, int(k), kind, eps, int(max_iter), float(tol), gen)
-        if best is None or fit.log_likelihood > best.log_likelihood:
+        if collapsed(fit, pts).any():
+            if fallback is None or fit.log_likelihood > fallback.log_likelihood:
+                fallback = fit
+        elif best is None or fit.log_likelihood > best.log_likelihood:
             best = fit
-    assert best is not None
-    return best
+    if best is not None:
+        return best
+    assert fallback is not None
+    keep = int((~collapsed(fallback, pts)).sum())
+    return fit_mixture(pts, max(keep, 1), kind, starts, min(eps, 1.0 / max(keep, 1)), max_iter, tol, gen)
+
+
+MIN_COMPONENT = 3
+"""A component on fewer points than this whose concentration reached its bound has collapsed (`fit_mixture`)."""
+
+
+def collapsed(mixture: SphericalMixture, x: np.ndarray) -> np.ndarray:
+    """Per component: whether it collapsed onto fewer than `MIN_COMPONENT` of the points ``x`` (its
+    concentration within 1e-6 of 1)."""
+    sizes = np.bincount(mixture.predict(x), minlength=len(mixture.concentrations))
+    return (mixture.concentrations >= 1.0 - 1e-6) & (sizes < MIN_COMPONENT)

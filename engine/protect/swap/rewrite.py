@@ -3,12 +3,16 @@ chunk reads as the original with the partner's entities in place of its own).
 
 Within a category, the i-th distinct entity of the chunk is replaced, at every mention, by the i-th of its new
 values (cycling when the partner brought fewer); an entity with no new value (the category suppressed) becomes
-the placeholder "[Category]". Mentions are rewritten from the last to the first, so the offsets of those not
+the placeholder "[Category]". An entity replaced once is replaced at every whole-word occurrence in the chunk,
+tagged by the recognizer there or not, and whichever category it gave it there (spaCy may tag "Plum Creek" an
+organization in one sentence and a location in the next, or miss it), so no chunk keeps a name it was meant
+to lose. Mentions are rewritten from the last to the first, so the offsets of those not
 yet rewritten hold; the new mentions' offsets are returned for showing where each swapped entity now stands.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import pandas as pd
@@ -29,6 +33,18 @@ def replacements(old: tuple[str, ...], new: tuple[str, ...], category: str) -> d
     return {e: new[i % len(new)] for i, e in enumerate(old)}
 
 
+def _occurrences(text: str, maps: Mapping[str, Mapping[str, str]]) -> list[tuple[int, int, str, str]]:
+    """Every whole-word occurrence of an entity that changes (start, end, category, entity), longer entities
+    first, none overlapping another."""
+    found: list[tuple[int, int, str, str]] = []
+    changing = [(old, c) for c, mapping in maps.items() for old, new in mapping.items() if old != new and old.strip()]
+    for old, category in sorted(changing, key=lambda e: -len(e[0])):
+        for m in re.finditer(r"(?<!\w)" + re.escape(old) + r"(?!\w)", text):
+            if not any(m.start() < e and s < m.end() for s, e, _, _ in found):
+                found.append((m.start(), m.end(), category, old))
+    return found
+
+
 def rewrite_chunk(
     text: str,
     mentions: pd.DataFrame,
@@ -39,8 +55,12 @@ def rewrite_chunk(
     ``before`` values per category to the ``after`` values; returns the new text and the rewritten mentions
     (start, end, category, text, original) in the new text. Categories absent from ``after`` are kept."""
     maps = {c: replacements(tuple(before.get(c, ())), tuple(after[c]), c) for c in after}
+    tagged = [tuple(m) for m in mentions[["start", "end", "category", "text"]].itertuples(index=False)]
+    found = _occurrences(text, maps)
+    # an entity that changes is rewritten wherever it stands, also where the recognizer put it in another category
+    kept = [m for m in tagged if not any(m[0] < e and s < m[1] for s, e, _, _ in found)]
+    rows = sorted(kept + found, key=lambda m: -m[0])
     pieces, out, last = [], [], len(text)
-    rows = sorted(mentions[["start", "end", "category", "text"]].itertuples(index=False), key=lambda m: -m[0])
     for start, end, category, original in rows:
         if end > last:  # overlapping mentions: the later one was rewritten already
             continue

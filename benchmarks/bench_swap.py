@@ -1,0 +1,202 @@
+"""The named-entity swap (`swap`) on the earnings-calls demo and on the 306 calls of 2021 Q3: the fit (chunking,
+entities, embeddings, mixture), one release, the measures, and a sweep of the grid with M replicates — wall time
+and peak memory of each case in a process of its own — with the numbers of the README's table beside the
+paper's Tables 1–3 (θ, α and sample uniques of the swapped table; DR, DU and the intruder along r; McNemar).
+Not part of the tests.
+
+    .venv/bin/python benchmarks/bench_swap.py [--cases demo q3] [--replicates 3] [--json benchmarks/results_swap.json]
+
+The 2021 Q3 case reads ../shared/data/earnings_calls/ect_prepared_remarks_2021Q3.jsonl (skipped without it):
+one row per call, its prepared remarks as "Speaker: speech" paragraphs, cut into semantic chunks by the method;
+the identifiers file gives each ticker's company name (ect_ticker_company_names.csv) and its executives (the
+participants who are not analysts), so the speaker labels are suppressed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SHARED = ROOT.parent / "shared" / "data" / "earnings_calls"
+Q3 = SHARED / "ect_prepared_remarks_2021Q3.jsonl"
+NAMES = SHARED / "ect_ticker_company_names.csv"
+SUFFIX = re.compile(r"\s+(Common Stock|Ordinary Shares?|Class [A-C].*|American Depositary Shares.*)$", re.IGNORECASE)
+
+
+def q3_files(folder: Path) -> Path:
+    """The 2021 Q3 calls as a CSV with a schema and an identifiers file beside it; returns the CSV."""
+    import pandas as pd
+
+    calls = [json.loads(line) for line in Q3.read_text(encoding="utf-8").splitlines() if line.strip()]
+    names = pd.read_csv(NAMES, dtype=str).set_index("ticker")["security_name"].to_dict()
+    rows, ids = [], []
+    for call in calls:
+        text = "\n\n".join(f"{p['speaker']}: {p['speech'].strip()}" for p in call["prepared_remarks"])
+        rows.append({"text": text, "call_id": call["call_id"], "ticker": call["ticker"]})
+        name = names.get(call["ticker"])
+        if isinstance(name, str):
+            ids.append((call["ticker"], "Company Name", SUFFIX.sub("", name).strip()))
+        for person in call["participants"]:
+            who, _, title = person.partition("--")
+            if "analyst" not in title.lower() and who.strip():
+                ids.append((call["ticker"], "Executive", who.strip()))
+    data = folder / "q3.csv"
+    pd.DataFrame(rows).to_csv(data, index=False)
+    pd.DataFrame(ids, columns=["ticker", "label", "value"]).drop_duplicates().to_csv(
+        folder / "q3.identifiers.csv", index=False
+    )
+    (folder / "q3.schema.toml").write_text(
+        'text = "text"\ndocument = "call_id"\n\n[fields.ticker]\nkind = "categorical"\nrole = "sensitive"\n',
+        encoding="utf-8",
+    )
+    return data
+
+
+def run_case(source: str, replicates: int) -> dict:
+    """One case, in this process (the parent starts one process per case to measure its peak memory)."""
+    import numpy as np
+    import pandas as pd
+
+    from engine.data.load import load_dataset
+    from engine.frontier import frontier, select_by_tradeoff
+    from engine.measures.evaluate import Evaluator
+    from engine.protect import get_protector
+    from engine.sweep import make_release, run_sweep
+
+    dataset = load_dataset(source)
+    protector = get_protector("swap")
+    t = time.perf_counter()
+    fitted = protector.fit(dataset)
+    t_fit = time.perf_counter() - t
+    rss_fit = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t = time.perf_counter()
+    release = make_release(fitted, fitted.knob.default, seed=0)
+    t_release = time.perf_counter() - t
+    t = time.perf_counter()
+    evaluator = Evaluator(dataset, ["swap_dr", "swap_du", "swap_attack_accuracy", "swap_mcnemar_p"], fitted=fitted)
+    t_prepare = time.perf_counter() - t
+    t = time.perf_counter()
+    evaluator.evaluate(release)
+    t_evaluate = time.perf_counter() - t
+    t = time.perf_counter()
+    sweep = run_sweep(dataset, protector, None, replicates, 0, jobs=2, fitted=fitted, evaluator=evaluator)
+    t_sweep = time.perf_counter() - t
+    means = sweep.summary.pivot(index="knob", columns="metric", values="mean").sort_index()
+    chosen = select_by_tradeoff(frontier(sweep.summary, "swap_dr", "swap_du"), a=1.0).knob
+    attack = sweep.detail(chosen, "swap_attack_accuracy")
+    swapped = attack[attack["chunks"] == "swapped targets"]
+    risk0 = sweep.detail(sweep.grid[0], "swap_dr", replicate=0).iloc[0]
+    p = fitted.prepared
+    along = []
+    for r in sweep.grid:
+        a = sweep.detail(r, "swap_attack_accuracy")
+        s = a[a["chunks"] == "swapped targets"]
+        along.append(
+            {
+                "r": r,
+                "pairs_mean": float(np.mean([len(rel.info["swap"].pairs) for rel in [make_release(fitted, r, 0)]])),
+                "dr": round(float(means.loc[r, "swap_dr"]), 4),
+                "du": round(float(means.loc[r, "swap_du"]), 5),
+                "attack_accuracy": round(float(means.loc[r, "swap_attack_accuracy"]), 4),
+                "swapped_accuracy_pre": None if s["n"].sum() == 0 else round(float(s["accuracy_pre"].mean()), 3),
+                "swapped_accuracy_post": None if s["n"].sum() == 0 else round(float(s["accuracy_post"].mean()), 3),
+                "mcnemar_p_mean": round(float(s["p_value"].mean()), 6) if len(s) else None,
+            }
+        )
+    from scipy.stats import spearmanr
+
+    return {
+        "case": source if not source.endswith(".csv") else "2021Q3 prepared remarks (306 calls)",
+        "records": dataset.n_records,
+        "chunks": len(p.reference),
+        "documents": int(pd.Series(p.documents).nunique()),
+        "embedding_dims": int(p.embeddings.shape[1]),
+        "clusters": np.bincount(p.clusters).tolist(),
+        "rate_limit": round(fitted.rate_limit, 4),
+        "fit_seconds": round(t_fit, 1),
+        "peak_rss_mb_after_fit": round(rss_fit),
+        "release_seconds": round(t_release, 2),
+        "measures_prepare_seconds": round(t_prepare, 1),
+        "measures_one_release_seconds": round(t_evaluate, 1),
+        "sweep_seconds": round(t_sweep, 1),
+        "replicates": replicates,
+        "table": {
+            "sample_uniques": int(risk0["sample_uniques"]),
+            "cells": None if pd.isna(risk0["cells"]) else int(risk0["cells"]),
+            "theta": None if pd.isna(risk0["theta"]) else round(float(risk0["theta"]), 4),
+            "alpha": None if pd.isna(risk0["alpha"]) else round(float(risk0["alpha"]), 4),
+            "unique_share_p_hat": round(float(risk0["unique_share"]), 5),
+            "population_N": fitted.population,
+        },
+        "spearman": {
+            m: round(float(spearmanr(means.index, means[m]).statistic), 3)
+            for m in ("swap_dr", "swap_du", "swap_attack_accuracy")
+        },
+        "chosen_r_tradeoff_a1": chosen,
+        "at_chosen": {
+            "swapped_chunks_attacked_mean": round(float(swapped["n"].mean()), 1),
+            "accuracy_pre_mean": round(float(swapped["accuracy_pre"].mean()), 3),
+            "accuracy_post_mean": round(float(swapped["accuracy_post"].mean()), 3),
+            "mcnemar_p_max": float(swapped["p_value"].max()),
+        },
+        "along_r": along,
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cases", nargs="+", default=["demo", "q3"], choices=["demo", "q3"])
+    p.add_argument("--replicates", type=int, default=3)
+    p.add_argument("--json", help="write the results here")
+    p.add_argument("--one", help=argparse.SUPPRESS)  # a child process: run this source and print its JSON
+    args = p.parse_args()
+    if args.one:
+        print(json.dumps(run_case(args.one, args.replicates)))
+        return
+    os.environ.setdefault("TEXTSDC_CACHE_DIR", tempfile.mkdtemp(prefix="textsdc-bench-"))
+    work = Path(tempfile.mkdtemp(prefix="textsdc-swap-"))
+    results = []
+    for case in args.cases:
+        if case == "q3" and not Q3.is_file():
+            print(f"skipped {case}: {Q3} is absent")
+            continue
+        source = "earnings-calls" if case == "demo" else str(q3_files(work))
+        t = time.perf_counter()
+        out = subprocess.run(
+            [sys.executable, __file__, "--one", source, "--replicates", str(args.replicates)],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if out.returncode:
+            print(out.stderr[-3000:])
+            raise SystemExit(f"case {case} failed")
+        row = json.loads(out.stdout.strip().splitlines()[-1])
+        row["wall_seconds"] = round(time.perf_counter() - t, 1)
+        print(json.dumps(row))
+        results.append(row)
+    if args.json:
+        import engine
+
+        doc = {
+            "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+            "textsdc": engine.__version__,
+            "rows": results,
+        }
+        Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,178 @@
+"""The `swap` method end to end on the earnings-calls demo (shipped in assets/, so this runs on a fresh clone):
+the release at r = 0 is D_pre with DR = DU = 1, risk, utility and the intruder's accuracy fall along r, the
+frontier's choice makes the intruder measurably worse (Greve & Sablica, Tables 2–3), the swap's constraints
+hold in the released text, releases are seeded, and the bundle carries neither the company nor which chunks
+were swapped."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import spearmanr
+
+from engine.cli import main
+from engine.data.dataset import Dataset
+from engine.data.load import load_dataset
+from engine.errors import ConfigError, DataError
+from engine.frontier import frontier, select_by_tradeoff
+from engine.measures.evaluate import Evaluator
+from engine.protect import get_protector
+from engine.protect.swap.method import read_identifiers, text_changes
+from engine.sweep import make_release, run_sweep
+from engine.text.embeddings import embed_texts
+
+SWAP_METRICS = ["swap_dr", "swap_du", "swap_attack_accuracy", "swap_mcnemar_p"]
+
+
+@pytest.fixture(scope="module")
+def demo():
+    return load_dataset("earnings-calls")
+
+
+@pytest.fixture(scope="module")
+def fitted(demo):
+    return get_protector("swap").fit(demo)
+
+
+@pytest.fixture(scope="module")
+def evaluator(demo, fitted):
+    return Evaluator(demo, SWAP_METRICS, fitted=fitted)
+
+
+@pytest.fixture(scope="module")
+def sweep(demo, fitted, evaluator):
+    return run_sweep(demo, get_protector("swap"), None, 3, 0, jobs=2, fitted=fitted, evaluator=evaluator)
+
+
+def _chunks(fitted, release) -> list[str]:
+    """The released chunks: in the demo every row is one chunk (a call has several rows)."""
+    assert fitted.spans["record"].tolist() == list(range(len(release.data)))
+    return release.data[fitted.text_column].tolist()
+
+
+def test_text_changes_finds_the_replaced_words():
+    assert text_changes("We met Acme Corp in Paris today.", "We met Bolt Inc in Paris today.") == [
+        (7, 16, "Acme Corp", "Bolt Inc", 7)
+    ]
+    assert text_changes("same", "same") == []
+
+
+def test_embeddings_are_unit_vectors_and_long_texts_are_windowed():
+    money = " ".join(["Revenue grew six percent in the quarter."] * 40)  # ~360 tokens: two windows
+    weather = " ".join(["The weather in Paris was rainy and cold."] * 40)
+    x = embed_texts([money, weather, money + " " + weather, money])
+    assert x.shape == (4, 384)
+    assert np.allclose(np.linalg.norm(x, axis=1), 1.0)
+    np.testing.assert_array_equal(x[0], x[3])
+    # both halves of a text past the model's 256 tokens count (cut at 256, it would read as money alone)
+    assert x[2] @ x[1] > x[0] @ x[1] + 0.3 and x[2] @ x[0] > x[1] @ x[0] + 0.3
+
+
+def test_rate_zero_releases_the_pre_swap_data_with_dr_and_du_one(demo, fitted, evaluator):
+    release = make_release(fitted, 0.0, seed=0)
+    detail = release.info["swap"]
+    assert not detail.pairs and not detail.swapped.any()
+    measured = evaluator.evaluate(release)
+    assert measured["swap_dr"].value == 1.0 and measured["swap_du"].value == 1.0
+    assert measured["swap_mcnemar_p"].value == 1.0
+    # every chunk reads as D_pre: the company's ticker and names are gone from its own chunks
+    chunks = _chunks(fitted, release)
+    assert chunks == fitted.prepared.reference
+    for k, text in enumerate(chunks):
+        label = fitted.labels[k]
+        assert not any(f" {name} " in f" {text} " for name in fitted.gazetteer[label] if len(name) > 3), k
+
+
+@pytest.mark.slow
+def test_risk_utility_and_the_intruder_fall_along_r(sweep):
+    """The acceptance of issue 13 on the demo: Spearman ≤ −0.8 over the grid for DR and DU (and the intruder's
+    accuracy); at the frontier's choice (Eq. 2.8) the intruder names at least a third fewer swapped chunks
+    correctly and McNemar rejects at 5%."""
+    means = sweep.summary.pivot(index="knob", columns="metric", values="mean").sort_index()
+    rates = means.index.to_numpy()
+    assert means.loc[0.0, "swap_dr"] == 1.0 and means.loc[0.0, "swap_du"] == 1.0
+    for metric in ("swap_dr", "swap_du", "swap_attack_accuracy"):
+        rho = spearmanr(rates, means[metric]).statistic
+        assert rho <= -0.8, (metric, rho, means[metric].round(4).tolist())
+    table = frontier(sweep.summary, "swap_dr", "swap_du")
+    chosen = select_by_tradeoff(table, a=1.0).knob
+    assert chosen > 0
+    attack = sweep.detail(chosen, "swap_attack_accuracy")  # every replicate (Table 2 reports means over runs)
+    swapped = attack[attack["chunks"] == "swapped targets"]
+    assert len(swapped) == sweep.replicates and (swapped["n"] >= 20).all()
+    pre, post = swapped["accuracy_pre"].mean(), swapped["accuracy_post"].mean()
+    assert post <= pre * 2 / 3, swapped.to_dict("records")
+    assert (swapped["p_value"] < 0.05).all()
+    assert sweep.metric_at(chosen, "swap_mcnemar_p").value == pytest.approx(swapped["p_value"].mean())
+
+
+def test_swaps_pair_different_documents_keep_f_and_change_c(fitted):
+    release = make_release(fitted, fitted.knob.high, seed=1)
+    detail = release.info["swap"]
+    p = fitted.prepared
+    assert len(detail.pairs) > 20
+    for a, b in detail.pairs:
+        assert p.documents[a] != p.documents[b]
+        assert p.clusters[a] == p.clusters[b]
+    chunks = _chunks(fitted, release)
+    mentions = p.entities.mentions
+    for row in mentions[mentions["category"] == "date"].itertuples(index=False):  # F: dates stay
+        assert row.text in chunks[row.chunk], (row.chunk, row.text)
+    partner = {i: j for a, b in detail.pairs for i, j in ((a, b), (b, a))}
+    events = p.entities.values["event"]
+    for row in mentions[mentions["category"] == "event"].itertuples(index=False):  # C: suppressed or exchanged
+        brought = events[partner[row.chunk]] if row.chunk in partner else ()
+        if row.text not in brought:
+            assert row.text not in chunks[row.chunk], (row.chunk, row.text)
+    assert release.withheld == ("ticker",) and not release.changes_ship
+
+
+def test_releases_are_seeded(fitted):
+    r = fitted.knob.grid[4]
+    a, b, c = (make_release(fitted, r, seed=s) for s in (5, 5, 6))
+    pd.testing.assert_frame_equal(a.data, b.data)
+    pd.testing.assert_frame_equal(a.changes, b.changes)
+    assert a.info["swap"].pairs != c.info["swap"].pairs
+
+
+def test_the_bundle_withholds_the_company_and_the_changes(demo, tmp_path, fitted):
+    out = tmp_path / "bundle"
+    knob = fitted.knob.grid[-2]
+    assert (
+        main(["release", "--data", "earnings-calls", "--method", "swap", "--knob", str(knob), "--out", str(out)]) == 0
+    )
+    names = {p.name for p in out.iterdir()}
+    assert "changes.csv" not in names
+    released = pd.read_csv(out / "release.csv", dtype=str, keep_default_na=False)
+    assert "ticker" not in released.columns
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert "withheld" in manifest["columns"]["ticker"]
+    bundle = "\n".join((out / n).read_text(encoding="utf-8", errors="ignore") for n in names if n != "release.parquet")
+    assert "swapped in from" not in bundle  # the internal review's labels say where entities came from
+    # no record names its own company: the direct identifiers are suppressed before any swap
+    for record, label in enumerate(demo.frame["ticker"]):
+        text = f" {released['text'].iloc[record]} "
+        for name in fitted.gazetteer[label]:
+            if len(name) > 3:
+                assert f" {name} " not in text, (record, name)
+
+
+def test_bad_settings_and_data_are_config_or_data_errors(demo, tmp_path):
+    with pytest.raises(ConfigError, match="metadata field 'company' is not a column"):
+        get_protector("swap", metadata="company").check(demo)
+    with pytest.raises(ConfigError, match="two roles"):
+        get_protector("swap", swap=("organization",), fixed=("organization",))
+    one = Dataset(
+        name="one", frame=demo.frame[demo.frame["call_id"] == demo.frame["call_id"].iloc[0]], schema=demo.schema
+    )
+    with pytest.raises(DataError, match="at least two documents"):
+        get_protector("swap").check(one)
+    bad = tmp_path / "ids.csv"
+    bad.write_text("ticker,name\nADP,Automatic Data Processing\n", encoding="utf-8")
+    with pytest.raises(DataError, match="lacks the column"):
+        read_identifiers(bad, "ticker")
+    with pytest.raises(ConfigError, match="does not exist"):
+        get_protector("swap", identifiers=str(tmp_path / "missing.csv")).check(demo)
