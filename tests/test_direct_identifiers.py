@@ -36,3 +36,9 @@ def test_variants_drop_legal_suffixes_and_a_leading_the():
         "Coca-Cola",
     ]
     assert name_variants("Acme Holdings Corp.") == ["Acme Holdings Corp.", "Acme Holdings", "Acme"]
+
+
+def test_middle_initials_are_optional():
+    assert name_variants("Douglas A. Lindsay") == ["Douglas A. Lindsay", "Douglas Lindsay"]
+    text, found = suppress_identifiers("Douglas Lindsay, our CEO.", {"Executive": ["Douglas A. Lindsay"]})
+    assert text == "[Executive 1], our CEO." and found == [("[Executive 1]", "Douglas Lindsay")]

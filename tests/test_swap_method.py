@@ -163,6 +163,8 @@ def test_the_bundle_withholds_the_company_and_the_changes(demo, tmp_path, fitted
 def test_bad_settings_and_data_are_config_or_data_errors(demo, tmp_path):
     with pytest.raises(ConfigError, match="metadata field 'company' is not a column"):
         get_protector("swap", metadata="company").check(demo)
+    with pytest.raises(ConfigError, match=r"population \(N\) = 10 is smaller than the 450 chunks"):
+        get_protector("swap", population=10.0).check(demo)
     with pytest.raises(ConfigError, match="two roles"):
         get_protector("swap", swap=("organization",), fixed=("organization",))
     one = Dataset(

@@ -39,16 +39,19 @@ LEGAL_SUFFIXES = (
 NUMBERED = ("Executive",)
 """Labels whose strings are numbered ("[Executive 1]", "[Executive 2]"): each executive stays one person."""
 _SUFFIX = re.compile(r"[\s,]+(?:" + "|".join(LEGAL_SUFFIXES) + r")\.?$", re.IGNORECASE)
+_INITIAL = re.compile(r"(?<=\w) (?:[A-Z]\. )+(?=\w)")  # middle initials between two names
 _URL = next(p for label, p in PATTERNS if label == "URL")
 
 
 def name_variants(name: str) -> list[str]:
-    """``name``, and the same without trailing legal suffixes and without a leading "The"."""
+    """``name``, and the same without trailing legal suffixes, without a leading "The" and without middle
+    initials ("Douglas A. Lindsay" is also "Douglas Lindsay")."""
     out, current = [name.strip()], name.strip()
     while (shorter := _SUFFIX.sub("", current)) != current and shorter:
         current = shorter.strip(" ,")
         out.append(current)
     out += [v[4:] for v in list(out) if v.lower().startswith("the ") and len(v) > 4]
+    out += [_INITIAL.sub(" ", v) for v in list(out) if _INITIAL.search(v)]
     return list(dict.fromkeys(v for v in out if v))
 
 

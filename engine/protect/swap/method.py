@@ -372,6 +372,11 @@ class EntitySwap(Protector):
             )
         if documents.nunique() < 2:
             raise DataError("the swap needs at least two documents: it exchanges entities between documents")
+        if documents.duplicated().any() and self.population < len(frame):  # every row a chunk
+            raise ConfigError(
+                f"population (N) = {self.population:g} is smaller than the {len(frame):,} chunks of "
+                f"{dataset.name}; give at least the number of chunks (the paper uses 1e20)"
+            )
         return []
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedSwap:
@@ -397,6 +402,12 @@ class EntitySwap(Protector):
                 [(r, s, e) for r, doc in enumerate(cuts) for s, e in doc], columns=["record", "start", "end"]
             )
         chunks = [texts[r][s:e] for r, s, e in spans.itertuples(index=False)]
+        if self.population < len(chunks):
+            raise ConfigError(
+                f"population (N) = {self.population:g} is smaller than the {len(chunks):,} chunks of {dataset.name}; "
+                "N is the size of the population the chunks are a sample of: give at least the number of chunks "
+                "(the paper uses 1e20)"
+            )
         chunk_docs = documents[spans["record"].to_numpy()]
         labels = frame[metadata].astype(str).to_numpy()[spans["record"].to_numpy()]
         path = identifiers_path(dataset, self.identifiers)
