@@ -104,6 +104,29 @@ def embeddings_compared(dataset, fitted) -> list[dict]:
     return out
 
 
+def table1(fitted) -> list[dict]:
+    """The paper's Table 1 on these chunks: for each pair of the categories organization, person, product and
+    location, the Ewens–Pitman (θ, α) of the two-way table of their entities and its sample-unique ratio."""
+    from itertools import combinations
+
+    from engine.measures.risk.pitman import fit_pitman, frequencies_of_frequencies
+
+    values = fitted.prepared.entities.values
+    out = []
+    for a, b in combinations(("organization", "person", "product", "location"), 2):
+        cells = list(values[[a, b]].itertuples(index=False, name=None))
+        fit = fit_pitman(frequencies_of_frequencies(cells))
+        out.append(
+            {
+                "categories": f"{a}, {b}",
+                "theta": round(fit.theta, 3),
+                "alpha": round(fit.alpha, 3),
+                "s1_over_n": round(fit.s1 / fit.n, 3),
+            }
+        )
+    return out
+
+
 def run_case(source: str, replicates: int) -> dict:
     """One case, in this process (the parent starts one process per case to measure its peak memory)."""
     import numpy as np
@@ -193,6 +216,7 @@ def run_case(source: str, replicates: int) -> dict:
         },
         "along_r": along,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "table1": table1(fitted),
         "embeddings": embeddings_compared(dataset, fitted) if source == "earnings-calls" else None,
     }
 
