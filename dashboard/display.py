@@ -24,6 +24,14 @@ def delta_tone(better: str, value: float, base: float) -> str:
     return "good" if (d < 0) == (better == "lower") else "bad"
 
 
+def in_sentence(label: str) -> str:
+    """A label inside a sentence: its first letter lower-cased unless it starts an acronym ("Swap disclosure
+    risk (DR)" → "swap disclosure risk (DR)"; "EMR" stays)."""
+    if len(label) > 1 and label[1].isupper():
+        return label
+    return label[:1].lower() + label[1:]
+
+
 def metric_label(metric_id: str) -> str:
     return metric_info(metric_id).label if metric_id.removesuffix("_confidential") in METRICS else metric_id
 

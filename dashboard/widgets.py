@@ -42,7 +42,7 @@ def _suggested(p: Param, dataset: Dataset, options: list[str], kinds: tuple[str,
 def _field_widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any:
     options = _field_options(p, dataset, kinds)
     suggested = _suggested(p, dataset, options, kinds)
-    help_text = p.help[:1].upper() + p.help[1:]
+    help_text = _help(p)
     if p.many:
         stored = st.session_state.get(key)
         if not isinstance(stored, list) or any(f not in options for f in stored):
@@ -58,9 +58,32 @@ def _field_widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) 
 
 def _text_list(p: Param, key: str) -> Any:
     st.session_state.setdefault(key, ", ".join(map(str, p.default or ())))
-    text = st.text_input(p.title + " (separated by commas)", key=key, persist_state="session", help=p.help)
+    text = st.text_input(p.title + " (separated by commas)", key=key, persist_state="session", help=_help(p))
     try:
         return list(p.parse(text)) if text.strip() else []
+    except TextsdcError as exc:
+        st.error(str(exc))
+        return p.default
+
+
+def _choice_list(p: Param, key: str) -> Any:
+    """A list of declared choices (entity categories, ...): a multiselect of them."""
+    if not isinstance(st.session_state.get(key), list) or any(v not in p.choices for v in st.session_state[key]):
+        st.session_state[key] = list(p.default or ())
+    return list(st.multiselect(p.title, list(p.choices), key=key, persist_state="session", help=_help(p)))
+
+
+def _help(p: Param) -> str:
+    return p.help[:1].upper() + p.help[1:]
+
+
+def _big_number(p: Param, key: str) -> Any:
+    """A number whose range the browser cannot hold exactly (beyond 2^53, e.g. a population of 1e20): typed as
+    text and checked by the declaration, the message in place."""
+    st.session_state.setdefault(key, f"{p.default:g}")
+    text = st.text_input(p.title, key=key, persist_state="session", help=f"{_help(p)}. Accepted: {p.accepted}.")
+    try:
+        return p.coerce(p.parse(text)) if text.strip() else p.default
     except TextsdcError as exc:
         st.error(str(exc))
         return p.default
@@ -69,23 +92,27 @@ def _text_list(p: Param, key: str) -> Any:
 def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any:
     if p.fields:
         return _field_widget(p, dataset, key, kinds)
+    if p.many and p.choices:
+        return _choice_list(p, key)
     if p.many:
         return _text_list(p, key)
     if p.type is bool:
         st.session_state.setdefault(key, bool(p.default))
-        return st.checkbox(p.title, key=key, persist_state="session", help=p.help)
+        return st.checkbox(p.title, key=key, persist_state="session", help=_help(p))
     if p.choices:
         if st.session_state.get(key) not in p.choices:
             st.session_state[key] = p.default
-        return st.selectbox(p.title, list(p.choices), key=key, persist_state="session", help=p.help)
+        return st.selectbox(p.title, list(p.choices), key=key, persist_state="session", help=_help(p))
     if p.type in (int, float):
         if p.default is None:
-            text = st.text_input(p.title + " (empty: from the data)", key=key, persist_state="session", help=p.help)
+            text = st.text_input(p.title + " (empty: from the data)", key=key, persist_state="session", help=_help(p))
             try:
                 return p.parse(text) if text.strip() else None
             except TextsdcError as exc:
                 st.error(str(exc))
                 return None
+        if p.type is float and max(abs(p.default), abs(p.high or 0.0)) > JS_SAFE:
+            return _big_number(p, key)
         st.session_state.setdefault(key, p.default)
         # The browser holds numbers as doubles: bounds beyond ±(2^53 − 1) (a 64-bit seed) are clipped to it.
         low = max(p.low, -JS_SAFE) if p.low is not None else None
@@ -98,10 +125,10 @@ def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any
             format=None if p.type is int else "%g",
             key=key,
             persist_state="session",
-            help=p.help,
+            help=_help(p),
         )
     st.session_state.setdefault(key, p.default or "")
-    text = st.text_input(p.title, key=key, persist_state="session", help=p.help)
+    text = st.text_input(p.title, key=key, persist_state="session", help=_help(p))
     return text.strip() or p.default
 
 

@@ -87,7 +87,8 @@ def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResu
 def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> list[knob_view.Block]:
     """One card per measure at a grid value: value, change from the unprotected data, interval over replicates
     and what the measure means."""
-    ids = sweep.metric_ids
+    own = [m for m in sweep.metric_ids if sweep.method in measure_class(m).methods]
+    ids = own + [m for m in sweep.metric_ids if m not in own]  # the method's own measures first
     per_row = len(ids) if len(ids) <= 4 else math.ceil(len(ids) / 2)  # two rows rather than clipped labels
     items = [_metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential")) for mid in ids]
     return [knob_view.cards(items, per_row)]
@@ -97,7 +98,7 @@ def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, meth
     """The steward's rule; returns the knob value it picks (None if it picks none)."""
     if prepared(sweep, ("unprotected", risk, utility), lambda: compute.unprotected_everywhere(sweep, risk, utility)):
         st.warning(
-            f"Every setting leaves the {metric_info(risk).label.lower()} at its level on the unprotected data, so "
+            f"Every setting leaves the {display.in_sentence(metric_info(risk).label)} at its level on the unprotected data, so "
             "no setting is suggested: this method does not protect against this risk."
         )
         return None
@@ -114,9 +115,9 @@ def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, meth
         start = float(math.ceil(float(risks.median()) * 1000) / 1000) if len(risks) else 0.1
         info = metric_info(risk)
         label = {
-            "lower": f"Highest acceptable {info.label.lower()}",
-            "higher": f"Lowest acceptable {info.label.lower()}",
-            "one": f"Acceptable {info.label.lower()} (as far from 1 as)",
+            "lower": f"Highest acceptable {display.in_sentence(info.label)}",
+            "higher": f"Lowest acceptable {display.in_sentence(info.label)}",
+            "one": f"Acceptable {display.in_sentence(info.label)} (as far from 1 as)",
         }[info.better]
         limit = st.number_input(
             label,

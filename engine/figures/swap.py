@@ -99,7 +99,7 @@ def uniques_figure(sweep: SweepResult, current: float | None = None) -> go.Figur
     mean = mean.reset_index()
     fig = go.Figure()
     for column, name, colour in (
-        ("swapped_uniques", "Swapped", COLOURS["current"]),
+        ("swapped_uniques", "Swapped", COLOURS["point"]),
         ("unswapped_uniques", "Not swapped", COLOURS["baseline"]),
     ):
         fig.add_trace(

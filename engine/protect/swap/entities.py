@@ -9,6 +9,7 @@ cells of; each mention keeps its offsets in the chunk, for rewriting the text af
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -42,8 +43,11 @@ def chunk_entities(
     chunks: Sequence[str],
     categories: Mapping[str, Sequence[str]] = CATEGORIES,
     progress: Progress = no_progress,
+    skip: re.Pattern[str] | None = None,
 ) -> ChunkEntities:
-    """The entities of every chunk by category (module docstring)."""
+    """The entities of every chunk by category (module docstring); an entity that overlaps a match of ``skip``
+    (the placeholders of suppressed identifiers, which the recognizer may take for part of a name) is left
+    out."""
     if not categories:
         raise ValueError("no entity category given; the paper's are " + ", ".join(CATEGORIES))
     category_of = {label: name for name, labels in categories.items() for label in labels}
@@ -52,7 +56,10 @@ def chunk_entities(
     for k, spans in enumerate(entity_spans(chunks, len(chunks), progress, labels=category_of)):
         text = chunks[k]
         found: dict[str, list[str]] = {name: [] for name in categories}
+        blocked = [(m.start(), m.end()) for m in skip.finditer(text)] if skip is not None else []
         for start, end, label in spans:
+            if any(start < b and a < end for a, b in blocked):
+                continue
             name, entity = category_of[label], text[start:end]
             mentions.append((k, start, end, name, entity))
             if entity not in found[name]:

@@ -242,6 +242,7 @@ class EntitySwap(Protector):
             "sensitive categorical field, else the document column)",
             fields=("categorical",),
             suggest="sensitive",
+            label="Protected field",
         ),
         Param(
             "swap",
@@ -252,8 +253,17 @@ class EntitySwap(Protector):
             "the earnings-calls demo's: 6 pairs), so the default swaps organizations",
             choices=CATEGORY_NAMES,
             many=True,
+            label="Swapped categories (S)",
         ),
-        Param("fixed", str, ("date",), "entity categories never changed (F)", choices=CATEGORY_NAMES, many=True),
+        Param(
+            "fixed",
+            str,
+            ("date",),
+            "entity categories never changed (F)",
+            choices=CATEGORY_NAMES,
+            many=True,
+            label="Fixed categories (F)",
+        ),
         Param(
             "change",
             str,
@@ -261,6 +271,7 @@ class EntitySwap(Protector):
             "entity categories that must change (C): exchanged within a pair, suppressed everywhere else",
             choices=CATEGORY_NAMES,
             many=True,
+            label="Must-change categories (C)",
         ),
         Param(
             "components",
@@ -269,6 +280,7 @@ class EntitySwap(Protector):
             "clusters of similar chunks (K, the mixture's components); pairs are drawn within one",
             low=1,
             high=200,
+            label="Clusters (K)",
         ),
         Param(
             "mixture",
@@ -277,8 +289,18 @@ class EntitySwap(Protector):
             "component density of the spherical mixture: spherical Cauchy or Poisson-kernel-based",
             choices=("cauchy", "pkb"),
             expert=True,
+            label="Mixture density",
         ),
-        Param("min_weight", float, 1e-3, "lower bound on a cluster's share (ε)", low=0.0, high=0.1, expert=True),
+        Param(
+            "min_weight",
+            float,
+            1e-3,
+            "lower bound on a cluster's share (ε)",
+            low=0.0,
+            high=0.1,
+            expert=True,
+            label="Least cluster share (ε)",
+        ),
         Param(
             "population",
             float,
@@ -287,6 +309,7 @@ class EntitySwap(Protector):
             low=1.0,
             high=1e40,
             expert=True,
+            label="Population size (N)",
         ),
         Param(
             "embedding",
@@ -296,6 +319,7 @@ class EntitySwap(Protector):
             "(fast, but blind to what a swap changes: the utility then stays at 1)",
             choices=("minilm", "tfidf-svd"),
             expert=True,
+            label="Chunk embedding",
         ),
         Param(
             "percentile",
@@ -305,6 +329,7 @@ class EntitySwap(Protector):
             low=0.0,
             high=100.0,
             expert=True,
+            label="Breakpoint percentile",
         ),
         Param(
             "identifiers",
@@ -313,6 +338,7 @@ class EntitySwap(Protector):
             "CSV of direct identifiers (columns: <metadata field>, label, value); default identifiers.csv beside "
             "the data when there is one",
             expert=True,
+            label="Identifiers file",
         ),
     )
 

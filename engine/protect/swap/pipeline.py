@@ -14,6 +14,7 @@ the chunks of the pairs rewritten from their entities (`rewrite`) and embedded a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -46,6 +47,8 @@ class Prepared:
     clusters: np.ndarray
 
 
+PLACEHOLDER = re.compile(r"\[[^\[\]\n]{1,40}\]")
+"""A bracketed placeholder ("[Company Name]", "[Executive 2]", "[Event]"): never part of an entity."""
 EMPTY_MENTIONS = pd.DataFrame(columns=["start", "end", "category", "text"])
 
 
@@ -73,7 +76,7 @@ def prepare(
         raise ValueError(f"{len(chunks)} chunks but {len(docs)} document labels")
     identifiers = identifiers or {}
     clean = [suppress_identifiers(text, identifiers.get(doc, {}))[0] for text, doc in zip(chunks, docs)]
-    found = chunk_entities(clean, categories, progress)
+    found = chunk_entities(clean, categories, progress, skip=PLACEHOLDER)
     _, change, _ = check_roles(found.values, roles)
     mentions = _mentions_of(found)
     reference = [
