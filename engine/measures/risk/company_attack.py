@@ -32,15 +32,11 @@ import pandas as pd
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.risk.paired import mcnemar_exact
 from engine.measures.swapped import fitted_swap, original_chunks, released_chunks, swap_detail, swapped_flags
+from engine.protect.swap.identifiers import identifier_pattern
 
 SPLIT_SEED = 20250101
 """Seed of the split of each document's chunks into the intruder's reading and the targets (fixed, so every
 release of a dataset is attacked on the same targets)."""
-
-
-def _pattern(value: str) -> re.Pattern[str]:
-    exact = len(value) <= 5 and value.isupper()
-    return re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)", 0 if exact else re.IGNORECASE)
 
 
 @dataclass
@@ -111,7 +107,7 @@ def build_intruder(
         LogisticRegression(C=20.0, max_iter=2000),
     )
     model.fit([originals[k] for k in reading_idx], labels[reading_idx])
-    patterns = [(label, _pattern(v)) for label, values in gazetteer.items() for v in values if v.strip()]
+    patterns = [(label, identifier_pattern(v)) for label, values in gazetteer.items() for v in values if v.strip()]
     intruder = Intruder(labels, target_idx, patterns, model, np.zeros(0, dtype=bool))
     intruder.pre = intruder.correct([reference[k] for k in target_idx], target_idx)
     return intruder

@@ -55,7 +55,8 @@ def name_variants(name: str) -> list[str]:
     return list(dict.fromkeys(v for v in out if v))
 
 
-def _pattern(value: str) -> re.Pattern[str]:
+def identifier_pattern(value: str) -> re.Pattern[str]:
+    """Whole-word matches of ``value``; exact case for a short all-capital string (a ticker), else any case."""
     exact = len(value) <= 5 and value.isupper()
     return re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)", 0 if exact else re.IGNORECASE)
 
@@ -79,7 +80,7 @@ def suppress_identifiers(text: str, identifiers: Mapping[str, Sequence[str]]) ->
     targets.sort(key=lambda t: -len(t[0]))
     found: list[tuple[int, int, str]] = [(m.start(), _url_end(text, m), "[URL]") for m in _URL.finditer(text)]
     for value, tag in targets:
-        for m in _pattern(value).finditer(text):
+        for m in identifier_pattern(value).finditer(text):
             if not any(m.start() < end and start < m.end() for start, end, _ in found):
                 found.append((m.start(), m.end(), tag))
     found.sort()
