@@ -69,13 +69,14 @@ def get_evaluator(
     fields: tuple[str, ...] = (),
     options: MeasureOptions | None = None,
     fitted: Fitted | None = None,
+    params: dict | None = None,
 ) -> Evaluator:
     """The Evaluator of a dataset for a method that changes the text (no ``fields``) or synthesizes ``fields``,
     with every metric that applies (the intruder's classifiers, distances and topics prepared once). Methods
     without measures of their own share one; a method with its own (`Measure.methods`) gets its own, keyed by
-    its fit."""
+    fit (the method and its ``params``)."""
     own = fitted is not None and any(fitted.method in m.methods for m in MEASURES)
-    key = f"{fitted.method}:{id(fitted)}" if own and fitted is not None else ""
+    key = f"{fitted.method}:{params_key(protector(fitted.method, params))}" if own and fitted is not None else ""
     slot = evaluator_slot(dataset.fingerprint, tuple(fields), options_key(options), key)
     return slot.get(lambda: Evaluator(dataset, None, progress, fields=list(fields), options=options, fitted=fitted))
 
@@ -115,7 +116,7 @@ def get_sweep(
 
     def compute() -> SweepResult:
         fitted = get_fitted(dataset, method, progress, params)
-        evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted)
+        evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted, params)
         return run_sweep(
             dataset,
             p,

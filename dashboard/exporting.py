@@ -74,7 +74,9 @@ def export_chosen(
         seed=chosen.seed,
         replicates=chosen.replicates,
         options=chosen.options,
-        evaluator=get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), chosen.options, fitted),
+        evaluator=get_evaluator(
+            dataset, progress, tuple(fitted.synthesized_fields), chosen.options, fitted, chosen.params
+        ),
         sweep=chosen.sweep,
         with_frontier=with_frontier,
         risk_metric=chosen.risk,

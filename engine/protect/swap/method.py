@@ -40,7 +40,7 @@ from engine.protect.swap import pipeline
 from engine.protect.swap.chunking import DEFAULT_PERCENTILE, TfidfSvdEmbedder, chunk_documents
 from engine.protect.swap.entities import CATEGORIES
 from engine.protect.swap.identifiers import name_variants
-from engine.protect.swap.swapping import swap_entities
+from engine.protect.swap.swapping import check_roles, swap_entities, valid_pairs
 from engine.text.embeddings import MiniLMEmbedder, model_version
 
 SWAP_KNOB = Knob(
@@ -160,13 +160,14 @@ class FittedSwap(Fitted):
     population: float
     rate_limit: float
     gazetteer: dict[str, list[str]]  # metadata value → the strings that identify it (the intruder's list)
+    candidates: np.ndarray  # the valid pairs (chunk positions), listed once: a release only draws from them
     method: str = "swap"
     knob: Knob = SWAP_KNOB
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         rate = float(self.knob.validate(value))
         p = self.prepared
-        result = swap_entities(p.entities.values, p.documents, p.clusters, p.roles, rate, rng)
+        result = swap_entities(p.entities.values, p.documents, p.clusters, p.roles, rate, rng, self.candidates)
         texts, rewritten = pipeline.rewrite(p, result)
         partner = {i: j for a, b in result.pairs for i, j in ((a, b), (b, a))}
         records = self.frame[self.text_column].astype(str).tolist()
@@ -459,13 +460,11 @@ class EntitySwap(Protector):
         finally:
             if embed is not None:
                 embed.progress = no_progress  # the fit is cached and shipped to workers: no callback in it
+        values, roles = prepared.entities.values, prepared.roles
+        swap, _, others = check_roles(values, roles)
+        candidates = valid_pairs(values, prepared.documents, prepared.clusters, swap, others)
         full = swap_entities(
-            prepared.entities.values,
-            prepared.documents,
-            prepared.clusters,
-            prepared.roles,
-            1.0,
-            np.random.default_rng(0),
+            values, prepared.documents, prepared.clusters, roles, 1.0, np.random.default_rng(0), candidates
         )
         limit = min(1.0, 2 * len(full.pairs) / max(len(chunks), 1))
         return FittedSwap(
@@ -477,6 +476,7 @@ class EntitySwap(Protector):
             labels=labels,
             population=self.population,
             rate_limit=limit,
+            candidates=candidates,
             gazetteer={
                 label: list(dict.fromkeys(v for values in by_label.values() for s in values for v in name_variants(s)))
                 for label, by_label in {str(lab): ids[doc] for doc, lab in zip(chunk_docs, labels)}.items()

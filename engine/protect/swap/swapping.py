@@ -99,19 +99,22 @@ def swap_entities(
     roles: Mapping[str, str],
     rate: float,
     rng: np.random.Generator,
+    candidates: np.ndarray | None = None,
 ) -> SwapResult:
     """Swap the S (and C) categories' entities of round(rate·n / 2) valid pairs, one pair after another, each
     drawn uniformly from the valid pairs left; then suppress (set to the empty tuple) the C categories' entities
     of every chunk that did not receive other values. ``values``: one row per chunk, one column per category,
     each cell the chunk's distinct entities in that category (a tuple); ``roles``: category → S, F, C or U
-    (a category not named is U)."""
+    (a category not named is U). ``candidates`` are the `valid_pairs` when they were listed once already
+    (they do not depend on the rate: a fit lists them, each release draws from them)."""
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"the swap rate r must lie in [0, 1], got {rate}")
     swap, change, others = check_roles(values, roles)
     exchanged = swap + change
     n = len(values)
     requested = int(round(rate * n / 2))
-    candidates = valid_pairs(values, documents, clusters, swap, others)
+    if candidates is None:
+        candidates = valid_pairs(values, documents, clusters, swap, others)
     out = values.copy()
     used = np.zeros(n, dtype=bool)
     pairs: list[tuple[int, int]] = []
