@@ -4,7 +4,8 @@ and peak memory of each case in a process of its own — with the numbers of the
 paper's Tables 1–3 (θ, α and sample uniques of the swapped table; DR, DU and the intruder along r; McNemar).
 Not part of the tests.
 
-    .venv/bin/python benchmarks/bench_swap.py [--cases demo q3] [--replicates 3] [--json benchmarks/results_swap.json]
+    .venv/bin/python benchmarks/bench_swap.py [--cases demo q3] [--replicates 3] [--q3-replicates 1]
+        [--json benchmarks/results_swap.json]
 
 The 2021 Q3 case reads ../shared/data/earnings_calls/ect_prepared_remarks_2021Q3.jsonl (skipped without it):
 one row per call, its prepared remarks as "Speaker: speech" paragraphs, cut into semantic chunks by the method;
@@ -127,6 +128,38 @@ def table1(fitted) -> list[dict]:
     return out
 
 
+class TreeMemory:
+    """The peak of the summed resident memory of this process and its children (the sweep's workers), sampled
+    every half second while the block runs."""
+
+    def __enter__(self) -> TreeMemory:
+        import threading
+
+        import psutil
+
+        self.peak_mb, self._stop = 0.0, threading.Event()
+
+        def sample() -> None:
+            me = psutil.Process()
+            while not self._stop.is_set():
+                total = 0
+                for proc in [me, *me.children(recursive=True)]:
+                    try:
+                        total += proc.memory_info().rss
+                    except psutil.Error:
+                        pass
+                self.peak_mb = max(self.peak_mb, total / 2**20)
+                self._stop.wait(0.5)
+
+        self._thread = threading.Thread(target=sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 def run_case(source: str, replicates: int) -> dict:
     """One case, in this process (the parent starts one process per case to measure its peak memory)."""
     import numpy as np
@@ -154,7 +187,8 @@ def run_case(source: str, replicates: int) -> dict:
     evaluator.evaluate(release)
     t_evaluate = time.perf_counter() - t
     t = time.perf_counter()
-    sweep = run_sweep(dataset, protector, None, replicates, 0, jobs=2, fitted=fitted, evaluator=evaluator)
+    with TreeMemory() as tree:
+        sweep = run_sweep(dataset, protector, None, replicates, 0, jobs=2, fitted=fitted, evaluator=evaluator)
     t_sweep = time.perf_counter() - t
     means = sweep.summary.pivot(index="knob", columns="metric", values="mean").sort_index()
     chosen = select_by_tradeoff(frontier(sweep.summary, "swap_dr", "swap_du"), a=1.0).knob
@@ -194,6 +228,7 @@ def run_case(source: str, replicates: int) -> dict:
         "measures_prepare_seconds": round(t_prepare, 1),
         "measures_one_release_seconds": round(t_evaluate, 1),
         "sweep_seconds": round(t_sweep, 1),
+        "sweep_peak_rss_mb_all_processes": round(tree.peak_mb),
         "replicates": replicates,
         "table": {
             "sample_uniques": int(risk0["sample_uniques"]),
@@ -224,7 +259,8 @@ def run_case(source: str, replicates: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", nargs="+", default=["demo", "q3"], choices=["demo", "q3"])
-    p.add_argument("--replicates", type=int, default=3)
+    p.add_argument("--replicates", type=int, default=3, help="M per rate on the demo")
+    p.add_argument("--q3-replicates", type=int, default=1, help="M per rate on the 306 calls")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--one", help=argparse.SUPPRESS)  # a child process: run this source and print its JSON
     args = p.parse_args()
@@ -239,9 +275,10 @@ def main() -> None:
             print(f"skipped {case}: {Q3} is absent")
             continue
         source = "earnings-calls" if case == "demo" else str(q3_files(work))
+        reps = args.replicates if case == "demo" else args.q3_replicates
         t = time.perf_counter()
         out = subprocess.run(
-            [sys.executable, __file__, "--one", source, "--replicates", str(args.replicates)],
+            [sys.executable, __file__, "--one", source, "--replicates", str(reps)],
             capture_output=True,
             text=True,
             check=False,

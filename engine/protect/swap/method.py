@@ -23,7 +23,7 @@ import difflib
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -163,6 +163,23 @@ class FittedSwap(Fitted):
     candidates: np.ndarray  # the valid pairs (chunk positions), listed once: a release only draws from them
     method: str = "swap"
     knob: Knob = SWAP_KNOB
+    _pre_changes: dict[int, list[tuple[int, int, str, str, str]]] | None = field(default=None, repr=False)
+
+    def _suppressions(self, records: list[str]) -> dict[int, list[tuple[int, int, str, str, str]]]:
+        """Per chunk, the changes from its original text to D_pre (the suppressions), worked out once per fit:
+        a release diffs only the chunks it swapped."""
+        if self._pre_changes is None:
+            changes: dict[int, list[tuple[int, int, str, str, str]]] = {}
+            spans = self.spans[["record", "start", "end"]].itertuples(index=False)
+            for k, (record, start, end) in enumerate(spans):
+                original, pre = records[record][start:end], self.prepared.reference[k]
+                if pre != original:
+                    changes[k] = [
+                        (s, e, before, after, _change_label(after, at, pipeline.EMPTY_MENTIONS, None))
+                        for s, e, before, after, at in text_changes(original, pre)
+                    ]
+            self._pre_changes = changes
+        return self._pre_changes
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         rate = float(self.knob.validate(value))
@@ -173,16 +190,21 @@ class FittedSwap(Fitted):
         records = self.frame[self.text_column].astype(str).tolist()
         by_record: dict[int, list[tuple[int, int, str]]] = {}
         rows = []
+        suppressed = self._suppressions(records)
         for k, (record, start, end) in enumerate(self.spans[["record", "start", "end"]].itertuples(index=False)):
             original = records[record][start:end]
             if texts[k] == original:
                 continue
             by_record.setdefault(record, []).append((start, end, texts[k]))
-            source = str(p.documents[partner[k]]) if k in partner else None
-            mentions = rewritten[k] if k in partner else pipeline.EMPTY_MENTIONS
-            for s, e, before, after, at in text_changes(original, texts[k]):
-                label = _change_label(after, at, mentions, source)
-                rows.append((record, self.text_column, start + s, start + e, before, after, label))
+            if k not in partner:  # as in D_pre: the suppressions every release shares
+                changes = suppressed[k]
+            else:
+                source, mentions = str(p.documents[partner[k]]), rewritten[k]
+                changes = [
+                    (s, e, before, after, _change_label(after, at, mentions, source))
+                    for s, e, before, after, at in text_changes(original, texts[k])
+                ]
+            rows += [(record, self.text_column, start + s, start + e, b, a, lab) for s, e, b, a, lab in changes]
         released = list(records)
         for record, pieces in by_record.items():
             out, last = [], 0
