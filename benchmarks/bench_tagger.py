@@ -1,0 +1,152 @@
+"""The privacy-attribute tagger of the `kanon` method: its quality on the gold set's held-out 30% beside the
+paper's Table 5 (Abeywardana & Thayasivam), the models and feature sets compared, and its throughput on 10,000
+posts of ../shared/data (skipped without it). Not part of the tests.
+
+    .venv/bin/python benchmarks/bench_tagger.py [--json benchmarks/results_tagger.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SHARED = ROOT.parent / "shared" / "data" / "tweets" / "twitter_user_gender_classification.csv"
+PAPER_TABLE5 = {  # precision, recall, F1 (the paper reports no QILANG row)
+    "DI": (0.83, 0.70, 0.76),
+    "QIAGE": (0.69, 0.77, 0.73),
+    "QIGENDER": (0.57, 0.65, 0.61),
+    "QIRACE": (0.74, 0.49, 0.60),
+    "QIREGION": (0.78, 0.82, 0.80),
+    "QIJOB": (0.59, 0.70, 0.64),
+    "SA": (0.73, 0.81, 0.77),
+    "NONE": (0.98, 0.98, 0.98),
+    "macro": (None, None, 0.74),
+}
+TABLE4 = (
+    "is_first is_last is_capitalized is_all_caps is_all_lower prefix-1 prefix-2 prefix-3 suffix-1 suffix-2 "
+    "suffix-3 prev_word next_word has_hyphen is_numeric pos_tag named_entity"
+).split()
+
+
+def compared() -> list[dict]:
+    """Macro F1 on the held-out split: the paper's decision tree and the CRF, on Table 4's features and with
+    the token itself and its hashtag/handle sign added."""
+    import pycrfsuite
+    from sklearn.feature_extraction import DictVectorizer
+    from sklearn.metrics import f1_score
+    from sklearn.tree import DecisionTreeClassifier
+
+    from engine.protect.kanon.features import posts_features
+    from engine.protect.kanon.gold import LABELS, NONE, token_labels
+    from engine.protect.kanon.tagger import C1, C2, ITERATIONS, _crf_items, gold_texts, split
+
+    ids, texts, spans = gold_texts()
+    at = {i: k for k, i in enumerate(ids)}
+    train, test = ([at[i] for i in part] for part in split(ids))
+    features = [f for _, f in posts_features(texts)]
+    labels = [token_labels(t, s) for t, s in zip(texts, spans)]
+    order = [*LABELS, NONE]
+    out = []
+    for name, keys in (("Table 4", set(TABLE4)), ("Table 4 + token, hashtag, handle", None)):
+        pick = [[{k: v for k, v in f.items() if keys is None or k in keys} for f in post] for post in features]
+        gold = [y for i in test for y in labels[i]]
+        vec = DictVectorizer()
+        tree = DecisionTreeClassifier(random_state=0).fit(
+            vec.fit_transform([f for i in train for f in pick[i]]), [y for i in train for y in labels[i]]
+        )
+        predicted = tree.predict(vec.transform([f for i in test for f in pick[i]]))
+        out.append(
+            {
+                "features": name,
+                "model": "decision tree (paper)",
+                "macro_f1": f1_score(gold, predicted, labels=order, average="macro", zero_division=0),
+            }
+        )
+        trainer = pycrfsuite.Trainer(verbose=False)
+        for i in train:
+            trainer.append(pycrfsuite.ItemSequence(_crf_items(pick[i])), labels[i])
+        trainer.set_params({"c1": C1, "c2": C2, "max_iterations": ITERATIONS, "feature.possible_transitions": True})
+        model = Path(os.environ.get("TMPDIR", "/tmp")) / f"bench-tagger-{os.getpid()}.crf"
+        trainer.train(str(model))
+        tagger = pycrfsuite.Tagger()
+        tagger.open(str(model))
+        predicted = [y for i in test for y in tagger.tag(pycrfsuite.ItemSequence(_crf_items(pick[i])))]
+        tagger.close()
+        model.unlink()
+        out.append(
+            {
+                "features": name,
+                "model": "CRF",
+                "macro_f1": f1_score(gold, predicted, labels=order, average="macro", zero_division=0),
+            }
+        )
+    for row in out:
+        row["macro_f1"] = round(float(row["macro_f1"]), 3)
+    return out
+
+
+def throughput(n: int = 10_000) -> dict | None:
+    """Posts tagged per second on the first ``n`` non-empty tweets and descriptions of the gender data."""
+    if not SHARED.is_file():
+        return None
+    import pandas as pd
+
+    from engine.protect.kanon.tagger import default_tagger
+
+    frame = pd.read_csv(SHARED, encoding="latin-1", usecols=["text", "description"])
+    posts = [t for col in ("text", "description") for t in frame[col].dropna().astype(str)][:n]
+    tagger = default_tagger()
+    t = time.perf_counter()
+    tagged = tagger.tag(posts)
+    seconds = time.perf_counter() - t
+    return {
+        "posts": len(posts),
+        "seconds": round(seconds, 1),
+        "posts_per_second": round(len(posts) / seconds, 1),
+        "spans_found": sum(len(s) for s in tagged),
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+    }
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--json", help="write the results here")
+    args = p.parse_args()
+    from engine.protect.kanon.tagger import held_out_quality
+
+    t = time.perf_counter()
+    table = held_out_quality()
+    train_seconds = time.perf_counter() - t
+    rows = []
+    for rec in table.to_dict("records"):
+        paper = PAPER_TABLE5.get(rec["label"], (None, None, None))
+        rows.append(
+            {
+                **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in rec.items()},
+                "paper_precision": paper[0],
+                "paper_recall": paper[1],
+                "paper_f1": paper[2],
+            }
+        )
+    doc = {
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count(), "platform": platform.platform()},
+        "held_out_table5": rows,
+        "train_and_score_seconds": round(train_seconds, 1),
+        "compared": compared(),
+        "throughput": throughput(),
+    }
+    print(json.dumps(doc, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,84 @@
+"""The features of each token the privacy-attribute tagger reads (Abeywardana & Thayasivam, Table 4): where it
+stands, its case, its affixes, the words beside it, whether it holds a hyphen or is a number, its part of
+speech (the Penn Treebank tag of spaCy's tagger) and spaCy's named-entity label for it (the paper's gazetteer
+feature); beside them, as a stated addition (measured in `benchmarks/bench_tagger.py`), the token itself and
+whether it is a hashtag or a handle.
+
+Tokens are those of `engine.protect.kanon.gold.TOKEN` (hashtags and handles whole); a token takes the part of
+speech and entity label of the first spaCy token inside it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+from engine.protect.kanon.gold import tokens
+from engine.text.entities import SPACY_MODEL
+
+Features = dict[str, str | bool]
+
+
+@lru_cache(maxsize=1)
+def load_tagging_spacy():
+    """spaCy's small English model with what part-of-speech tags and entities need (no parser, lemmatizer or
+    sentence splitter)."""
+    import spacy
+
+    return spacy.load(SPACY_MODEL, exclude=["parser", "attribute_ruler", "lemmatizer", "senter"])
+
+
+def _word(text: str) -> str:
+    return text.lower()
+
+
+def token_features(words: Sequence[str], pos: Sequence[str], entity: Sequence[str]) -> list[Features]:
+    """Table 4's features of every token of one post."""
+    out: list[Features] = []
+    n = len(words)
+    for i, w in enumerate(words):
+        core = w.lstrip("#@")
+        out.append(
+            {
+                "is_first": i == 0,
+                "is_last": i == n - 1,
+                "is_capitalized": core[:1].isupper(),
+                "is_all_caps": core.isupper(),
+                "is_all_lower": core.islower(),
+                "prefix-1": _word(core[:1]),
+                "prefix-2": _word(core[:2]),
+                "prefix-3": _word(core[:3]),
+                "suffix-1": _word(core[-1:]),
+                "suffix-2": _word(core[-2:]),
+                "suffix-3": _word(core[-3:]),
+                "word": _word(w),
+                "prev_word": _word(words[i - 1]) if i else "<s>",
+                "next_word": _word(words[i + 1]) if i + 1 < n else "</s>",
+                "has_hyphen": "-" in w,
+                "is_numeric": core.replace(".", "", 1).isdigit(),
+                "is_hashtag": w.startswith("#"),
+                "is_handle": w.startswith("@"),
+                "pos_tag": pos[i],
+                "named_entity": entity[i],
+            }
+        )
+    return out
+
+
+def posts_features(texts: Iterable[str], batch_size: int = 256) -> list[tuple[list[tuple[int, int]], list[Features]]]:
+    """For each text: its tokens (start, end) and their features, spaCy run over the texts in batches."""
+    nlp = load_tagging_spacy()
+    texts = list(texts)
+    out = []
+    for text, doc in zip(texts, nlp.pipe(texts, batch_size=batch_size)):
+        spans = tokens(text)
+        by_char: dict[int, tuple[str, str]] = {}
+        for t in doc:
+            by_char.setdefault(t.idx, (t.tag_ or "X", t.ent_type_ or "O"))
+        pos, entity = [], []
+        for start, end in spans:
+            hit = next((by_char[c] for c in range(start, end) if c in by_char), ("X", "O"))
+            pos.append(hit[0])
+            entity.append(hit[1])
+        out.append((spans, token_features([text[s:e] for s, e in spans], pos, entity)))
+    return out

@@ -1,0 +1,52 @@
+"""The privacy-attribute tagger (issue 14): Table 4's features on a hand case, spans from token labels, held-out
+quality on the gold set, determinism."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.protect.kanon.features import posts_features
+from engine.protect.kanon.gold import LABELS
+from engine.protect.kanon.tagger import PrivacyTagger, _spans, gold_texts, held_out_quality, split
+
+PAPER_EXAMPLE = "My teacher who lived in USA died of cancer at age 65"
+
+
+def test_table4_features_on_the_papers_example():
+    [(tokens, features)] = posts_features([PAPER_EXAMPLE])
+    words = [PAPER_EXAMPLE[s:e] for s, e in tokens]
+    assert words == PAPER_EXAMPLE.split()
+    first, usa, last = features[0], features[words.index("USA")], features[-1]
+    assert first["is_first"] and first["is_capitalized"] and first["prev_word"] == "<s>"
+    assert usa["is_all_caps"] and usa["prev_word"] == "in" and usa["next_word"] == "died"
+    assert usa["named_entity"] == "GPE" and usa["pos_tag"] == "NNP"
+    assert last["is_last"] and last["is_numeric"] and last["next_word"] == "</s>"
+    assert features[1]["suffix-3"] == "her" and features[1]["prefix-2"] == "te"
+
+
+def test_token_labels_become_spans_and_touching_tokens_of_one_label_join():
+    tokens = [(0, 2), (3, 7), (8, 11), (11, 12), (13, 18)]
+    labels = ["NONE", "QIJOB", "QIJOB", "NONE", "SA"]
+    assert _spans(tokens, labels) == [(3, 11, "QIJOB"), (13, 18, "SA")]
+
+
+def test_held_out_quality_is_table5_shaped_and_beats_a_floor():
+    table = held_out_quality().set_index("label")
+    assert set(table.index) == {*LABELS, "NONE", "macro"}
+    assert table.loc["NONE", "f1"] > 0.9
+    # 0.66 when this was written (the paper: 0.74 on 3,000 tweets); a floor, so a broken feature shows
+    assert table.loc["macro", "f1"] >= 0.55
+    assert table.loc["DI", "f1"] >= 0.5 and table.loc["QIGENDER", "f1"] >= 0.6
+
+
+def test_training_is_deterministic_and_the_split_is_seeded():
+    ids, texts, spans = gold_texts()
+    train, test = split(ids)
+    assert split(ids) == (train, test) and not set(train) & set(test)
+    assert len(test) == pytest.approx(0.3 * len(ids), abs=1)
+    few = [k for k, i in enumerate(ids) if i in set(train[:150])]
+    a = PrivacyTagger.train([texts[k] for k in few], [spans[k] for k in few])
+    b = PrivacyTagger.train([texts[k] for k in few], [spans[k] for k in few])
+    sample = [texts[k] for k, i in enumerate(ids) if i in set(test[:40])]
+    assert a.tag(sample) == b.tag(sample)
+    assert a.model_file.read_bytes() == b.model_file.read_bytes()
