@@ -112,3 +112,16 @@ def tiny_files(tmp_path) -> Path:
         '[fields.mood]\nkind = "categorical"\nrole = "sensitive"\n\n[external]\nfile = "external.csv"\n'
     )
     return tmp_path / "schema.toml"
+
+
+LONG_TESTS = "TEXTSDC_LONG_TESTS"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``long`` (tens of minutes on the raw data of ../shared) run only when TEXTSDC_LONG_TESTS=1."""
+    if os.environ.get(LONG_TESTS) == "1":
+        return
+    skip = pytest.mark.skip(reason=f"a long run on ../shared data: set {LONG_TESTS}=1 to run it")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)

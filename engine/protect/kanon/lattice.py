@@ -47,6 +47,8 @@ class Hierarchy:
     generalize: Generalize
 
     def at(self, value: str, level: int) -> str:
+        if level <= 0:
+            return value
         return ANY if level >= self.height else self.generalize(value, level)
 
 

@@ -1,0 +1,66 @@
+"""Generalization hierarchies of the quasi-identifiers found in text (Abeywardana & Thayasivam, Table 6; the
+issue's levels): age → 5-, 10-, 20-year bands → any; gender → any. Each is a `lattice.Hierarchy`.
+
+Ages: a number of 1–3 digits (with "yo", "y/o", "yrs", "years" glued on or not) is an age; 4 digits from 1900
+to 2099 are a birth year, banded the same way on the year ("1990" → "1990-1994"); a life-stage word of the
+list below is the range it names, released at the first level whose band holds the whole range (a teen,
+13–19, is "10-19" from the 5-year level on). Any other value goes to "*" above level 0.
+"""
+
+from __future__ import annotations
+
+import re
+
+from engine.protect.kanon.lattice import ANY, Hierarchy
+
+AGE_BANDS = (5, 10, 20)
+AGE_WORDS = {
+    "teen": (13, 19),
+    "teens": (13, 19),
+    "teenager": (13, 19),
+    "twenties": (20, 29),
+    "thirties": (30, 39),
+    "forties": (40, 49),
+    "fifties": (50, 59),
+    "sixties": (60, 69),
+    "seventies": (70, 79),
+    "eighties": (80, 89),
+    "nineties": (90, 99),
+}
+"""Life-stage words and the age ranges they state (a decade's name, or the teens)."""
+_NUMBER = re.compile(r"(\d{1,4})\s*(?:yo|y/o|yrs?|years?(?: old)?|s)?", re.IGNORECASE)
+
+
+def age_range(value: str) -> tuple[int, int] | None:
+    """The ages (or birth years) a stated age covers, or None when it is not one."""
+    text = value.strip().lower().lstrip("#")
+    if text in AGE_WORDS:
+        return AGE_WORDS[text]
+    m = _NUMBER.fullmatch(text)
+    if m is None:
+        return None
+    number = int(m.group(1))
+    if len(m.group(1)) == 4:
+        return (number, number) if 1900 <= number <= 2099 else None
+    if text.endswith("s") and not text.endswith(("yrs", "years")) and number % 10 == 0:  # "20s"
+        return number, number + 9
+    return (number, number) if 1 <= number <= 120 else None
+
+
+def generalize_age(value: str, level: int) -> str:
+    """``value`` at ``level`` (1–3: the bands of `AGE_BANDS`): the narrowest band at or above that level
+    holding the whole range the value states, else "*"."""
+    span = age_range(value)
+    if span is None:
+        return ANY
+    low, high = span
+    for width in AGE_BANDS[level - 1 :]:
+        if low // width == high // width:
+            start = low // width * width
+            return f"{start}-{start + width - 1}"
+    return ANY
+
+
+AGE = Hierarchy(len(AGE_BANDS) + 1, generalize_age)
+GENDER = Hierarchy(1, lambda value, level: value)
+"""Gender: the value itself, or any."""

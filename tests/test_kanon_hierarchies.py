@@ -1,0 +1,33 @@
+"""Generalization hierarchies of the kanon method on hand cases (issue 14)."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.protect.kanon.hierarchies import AGE, GENDER, age_range
+
+
+@pytest.mark.parametrize(
+    "value, levels",
+    [
+        ("65", ["65", "65-69", "60-69", "60-79", "*"]),
+        ("25yo", ["25yo", "25-29", "20-29", "20-39", "*"]),
+        ("18 years old", ["18 years old", "15-19", "10-19", "0-19", "*"]),
+        ("1990", ["1990", "1990-1994", "1990-1999", "1980-1999", "*"]),
+        ("teen", ["teen", "10-19", "10-19", "0-19", "*"]),  # 13–19 fits no 5-year band
+        ("twenties", ["twenties", "20-29", "20-29", "20-39", "*"]),
+        ("20s", ["20s", "20-29", "20-29", "20-39", "*"]),
+        ("old", ["old", "*", "*", "*", "*"]),
+    ],
+)
+def test_age_bands(value, levels):
+    assert [AGE.at(value, level) for level in range(AGE.height + 1)] == levels
+
+
+def test_what_is_not_an_age():
+    assert age_range("1850") is None and age_range("500") is None and age_range("toddler") is None
+    assert age_range("0") is None
+
+
+def test_gender_goes_to_any():
+    assert GENDER.at("woman", 0) == "woman" and GENDER.at("woman", 1) == "*"
