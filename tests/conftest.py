@@ -68,7 +68,14 @@ def _scan_every_bundle(monkeypatch):
     def scanned(out_dir, **kw):
         result = real(out_dir, **kw)
         release = kw["release"]
-        findings = scan_bundle(result.out_dir, kw["dataset"], release.changes, release.changes_ship, release.withheld)
+        findings = scan_bundle(
+            result.out_dir,
+            kw["dataset"],
+            release.changes,
+            release.changes_ship,
+            release.withheld,
+            tuple(release.tables),
+        )
         assert not findings, f"the bundle in {result.out_dir} leaks: {findings}"
         SCANNED.append(str(result.out_dir))
         return result

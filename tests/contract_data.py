@@ -1,7 +1,8 @@
 """A small dataset every registered method can be fitted on quickly, with known structure (for the contract
 test): 40 authors, five records each; the text mostly says how a record's sentiment is (so a model of the
 field given the text has something to learn, but not everything), names the author's handle and pet word (so an intruder has something
-to find), and each record has a count and an amount that depend on a key field."""
+to find) and the author's occupation (so the k-anonymity method has an attribute to swap), and each record has
+a count and an amount that depend on a key field."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from engine.data.schema import FieldSpec, Schema
 
 WORDS = {"good": "great lovely smooth", "bad": "awful late rude", "meh": "okay fine average"}
 PETS = ["zebra", "quokka", "narwhal", "axolotl", "okapi", "tapir", "gecko", "ibis", "lemur", "marmot"]
+JOBS = ["teacher", "nurse", "lawyer", "engineer"]
 
 
 def contract_dataset(n_authors: int = 40, per_author: int = 5, seed: int = 0) -> Dataset:
@@ -24,7 +26,8 @@ def contract_dataset(n_authors: int = 40, per_author: int = 5, seed: int = 0) ->
         for j in range(per_author):
             mood = ["good", "bad", "meh"][int(rng.integers(3))]
             said = mood if rng.random() < 0.7 else ["good", "bad", "meh"][int(rng.integers(3))]
-            text = f"@{user} the {pet} trip was {WORDS[said]} with Anna Smith in Paris #{pet} day {j}"
+            job = JOBS[a % len(JOBS)]
+            text = f"@{user} the {pet} trip was {WORDS[said]} with Anna Smith in Paris #{pet} day {j} | {job}"
             base = {"home": 120, "room": 60, "shared": 20}[room]
             rows.append(
                 {

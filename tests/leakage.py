@@ -14,17 +14,19 @@ from engine.data.dataset import Dataset
 
 # Originals of these labels are identifiers wherever they appear; places, dates and products can also be
 # legitimate values of a released structured field, so only the released text is searched for those.
-IDENTIFIER_LABELS = {"HANDLE", "URL", "EMAIL", "PHONE", "PERSON"}
+IDENTIFIER_LABELS = {"HANDLE", "URL", "EMAIL", "PHONE", "PERSON", "DI"}
 ALLOWED_EXTRA_FILES = {"report.html", "manifest.json", "changes.csv", "release.csv", "release.parquet"}
 
 
-def bundle_texts(folder: Path) -> dict[str, str]:
+def bundle_texts(folder: Path, tables: tuple[str, ...] = ()) -> dict[str, str]:
     """Every file of the bundle as text: CSV and JSON as they are, Parquet as CSV, the report without the
-    Plotly library it embeds (a third-party script that is the same in every report)."""
+    Plotly library it embeds (a third-party script that is the same in every report). ``tables`` are the
+    release's own tables (`Release.tables`), allowed as ``<name>.csv``."""
     out = {}
+    allowed = ALLOWED_EXTRA_FILES | {f"{name}.csv" for name in tables}
     for path in sorted(folder.iterdir()):
         assert path.is_file(), f"unexpected folder {path.name} in the bundle"
-        assert path.name in ALLOWED_EXTRA_FILES, f"unexpected file {path.name} in the bundle"
+        assert path.name in allowed, f"unexpected file {path.name} in the bundle"
         if path.suffix == ".parquet":
             out[path.name] = pq.read_table(path).to_pandas().to_csv(index=False)
         elif path.suffix == ".html":
@@ -50,6 +52,7 @@ def scan_bundle(
     originals: pd.DataFrame | None = None,
     changes_ship: bool = True,
     withheld: tuple[str, ...] = (),
+    tables: tuple[str, ...] = (),
 ) -> list[str]:
     """What leaks from the bundle in ``folder`` of a release of ``dataset``: a list of findings (empty = clean).
 
@@ -59,9 +62,11 @@ def scan_bundle(
     three or more characters) anywhere in the bundle. The manifest must list every released column. A release
     whose changes may not ship (``changes_ship`` False: a swap's would tell which chunks kept their entities)
     has no changes file, and its originals are searched for in their own record only (a swap moves an entity
-    into another record, where it is no leak); ``withheld`` columns are not released, and the manifest says so.
+    into another record, where it is no leak), unless the record's own replacements hold them (a swap that
+    brought the same value back, a union that holds the true value by design), and those that are identifiers
+    in every file; ``withheld`` columns are not released, and the manifest says so.
     """
-    files = bundle_texts(Path(folder))
+    files = bundle_texts(Path(folder), tables)
     findings: list[str] = []
     schema = dataset.schema
     released = pd.read_csv(Path(folder) / "release.csv", keep_default_na=False, dtype=str)
@@ -81,10 +86,16 @@ def scan_bundle(
         texts = released[schema.text].tolist() if schema.text in released.columns else []
         brought = originals.groupby("record")["replacement"].agg(lambda r: set(map(str, r))).to_dict()
         for record, original, label in originals[["record", "original", "label"]].itertuples(index=False):
-            if str(original) in brought.get(record, set()):  # the swap brought the same entity back in
+            if any(_found(str(original), new) for new in brought.get(record, set())):  # put back by the release
                 continue
             if len(str(original)) >= 3 and int(record) < len(texts) and _found(str(original), texts[int(record)]):
                 findings.append(f"record {record}: replaced original {original!r} ({label}) still readable there")
+        for original in sorted(
+            {str(o) for o, lab in zip(originals["original"], originals["label"]) if lab in IDENTIFIER_LABELS}
+        ):
+            for name, content in files.items():
+                if len(original) >= 3 and _found(original, content):
+                    findings.append(f"{name}: replaced identifier {original!r}")
         originals = None
     for column, treatment in schema.identifiers.items():
         if treatment == "keep":

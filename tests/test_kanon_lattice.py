@@ -107,11 +107,11 @@ def test_l_diversity_and_t_closeness_are_met_when_asked():
     assert anonymity.t_closeness(kept, ["age", "gender"], ["sa"]) <= 0.3 + 1e-9
 
 
-def test_bad_settings_are_refused_and_k_above_n_suppresses_everything():
+def test_bad_settings_are_refused_and_k_above_n_suppresses_everything_and_says_so():
     qi = table(ROWS)
     with pytest.raises(ValueError, match="k must be at least 1"):
         k_anonymize(qi, {"age": AGE, "gender": GENDER}, k=0)
     with pytest.raises(ValueError, match="no generalization hierarchy for \\['gender'\\]"):
         k_anonymize(qi, {"age": AGE}, k=2)
     out = k_anonymize(qi, {"age": AGE, "gender": GENDER}, k=50)
-    assert out.suppressed.all()
+    assert out.suppressed.all() and out.over_limit

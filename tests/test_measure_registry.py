@@ -78,6 +78,10 @@ def test_ids_are_unique_and_the_registry_orders_metrics():
         "swap_du",
         "swap_attack_accuracy",
         "swap_mcnemar_p",
+        "qi_unique_share",
+        "smallest_class",
+        "discernibility",
+        "loss_metric",
     ]
     assert measure_class("fmr").better == "higher"
     with pytest.raises(ConfigError, match="unknown metric 'nope'"):

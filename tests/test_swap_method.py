@@ -183,3 +183,16 @@ def test_bad_settings_and_data_are_config_or_data_errors(demo, tmp_path):
         read_identifiers(bad, "ticker")
     with pytest.raises(ConfigError, match="does not exist"):
         get_protector("swap", identifiers=str(tmp_path / "missing.csv")).check(demo)
+
+
+def test_the_intruders_gazetteer_matches_as_the_suppression_does():
+    from engine.measures.risk.company_attack import Gazetteer
+    from engine.protect.swap.identifiers import identifier_pattern
+
+    ids = {"ADP": ["ADP", "Automatic Data Processing"], "AAPL": ["AAPL", "Apple", "Tim Cook"], "X": ["X"]}
+    gazetteer = Gazetteer(ids)
+    texts = ["Automatic data processing said", "apple and ADP", "adp is lower", "X marks it", "x is small", "AAPLx"]
+    for text in texts:
+        one_by_one = {label for label, values in ids.items() for v in values if identifier_pattern(v).search(text)}
+        assert gazetteer.labels_in(text) == one_by_one, text
+    assert len(gazetteer) == 6

@@ -216,6 +216,10 @@ def export_release(
     contents: dict[str, bytes] = {RELEASE_CSV: _csv(data)}
     if release.changes is not None and release.changes_ship:
         contents[CHANGES_CSV] = _csv(public_changes(release.changes))
+    for name, table in release.tables.items():
+        if f"{name}.csv" in contents:
+            raise ValueError(f"the method's table {name!r} would overwrite the bundle's {name}.csv")
+        contents[f"{name}.csv"] = _csv(table)
     contents[REPORT_HTML] = render_report(**report_args).encode("utf-8")
     log = Path(audit_log) if audit_log is not None else default_audit_log()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from engine.errors import ConfigError
 from engine.measures.base import Measure, Target
+from engine.measures.equivalence_classes import Discernibility, LossMetric, QiUniqueShare, SmallestClass
 from engine.measures.risk.attack import AttackIdentificationRate
 from engine.measures.risk.company_attack import SwapAttackAccuracy, SwapMcNemarP
 from engine.measures.risk.counts import (
@@ -41,6 +42,11 @@ MEASURES: tuple[type[Measure], ...] = (
     SwapUtility,
     SwapAttackAccuracy,
     SwapMcNemarP,
+    # Measures of k-anonymity of the attributes found in text (Abeywardana & Thayasivam)
+    QiUniqueShare,
+    SmallestClass,
+    Discernibility,
+    LossMetric,
     # Measures of synthesized categorical fields (Schneider, Hu, Mankad & Bale 2023)
     IdentificationProbability,
     AuthorIdentificationProbability,

@@ -13,6 +13,7 @@ from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.bayes_counts.count_bayes import CountBayesSynthesizer
 from engine.protect.field_synthesis.cart import CARTSynthesizer
 from engine.protect.field_synthesis.glm import GLMSynthesizer
+from engine.protect.kanon.method import KAnonymity
 from engine.protect.params import Param
 from engine.protect.redact import Redaction
 from engine.protect.swap.method import EntitySwap
@@ -40,6 +41,7 @@ register(CountBayesSynthesizer)
 register(MultinomialDirichletSynthesizer)
 register(RecurrentSynthesizer)
 register(EntitySwap)
+register(KAnonymity)
 
 
 def get_protector(name: str, **params: Any) -> Protector:

@@ -122,7 +122,8 @@ class Release:
     replacement, label. ``changes_ship`` says whether they may leave in the bundle (without their originals): a
     swap's would tell which chunks kept their true entities, so its changes stay in the internal review.
     ``withheld`` names columns the method protects by leaving them out of the bundle (the swap's document
-    metadata: which company a chunk came from); the measures still see them.
+    metadata: which company a chunk came from); the measures still see them. ``tables`` are further public
+    tables the bundle writes as ``<name>.csv`` (the k-anonymity method's released quasi-identifier table).
     """
 
     data: pd.DataFrame
@@ -135,6 +136,7 @@ class Release:
     info: dict[str, Any] = field(default_factory=dict)
     changes_ship: bool = True
     withheld: tuple[str, ...] = ()
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def compact(self) -> Release:
         """The release with only its protected columns (what a sweep keeps to show a release again without

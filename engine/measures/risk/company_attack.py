@@ -44,13 +44,51 @@ SPLIT_SEED = 20250101
 release of a dataset is attacked on the same targets)."""
 
 
+class Gazetteer:
+    """Every document's identifying strings, matched as `identifier_pattern` matches one (whole words; exact
+    case for a short all-capital string, else any case), all at once: two alternations, longest first."""
+
+    def __init__(self, identifiers: dict[str, list[str]]) -> None:
+        self.exact: dict[str, set[str]] = {}
+        self.folded: dict[str, set[str]] = {}
+        for label, values in identifiers.items():
+            for v in (v.strip() for v in values):
+                if not v:
+                    continue
+                if identifier_pattern(v).flags & re.IGNORECASE:
+                    self.folded.setdefault(v.casefold(), set()).add(label)
+                else:
+                    self.exact.setdefault(v, set()).add(label)
+        self.patterns = [
+            (
+                table,
+                re.compile(
+                    r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(table, key=len, reverse=True))) + r")(?!\w)", flags
+                ),
+            )
+            for table, flags in ((self.exact, 0), (self.folded, re.IGNORECASE))
+            if table
+        ]
+
+    def __len__(self) -> int:
+        return len(self.exact) + len(self.folded)
+
+    def labels_in(self, text: str) -> set[str]:
+        """The documents whose identifiers ``text`` names."""
+        out: set[str] = set()
+        for table, pattern in self.patterns:
+            for m in pattern.finditer(text):
+                out |= table[m.group(0) if table is self.exact else m.group(0).casefold()]
+        return out
+
+
 @dataclass
 class Intruder:
     """The gazetteer and the classifier, with the targets and their pre-swap outcomes."""
 
     labels: np.ndarray  # the metadata value of every chunk
     targets: np.ndarray  # chunk positions attacked
-    gazetteer: list[tuple[str, re.Pattern[str]]]
+    gazetteer: Gazetteer
     model: object
     pre: np.ndarray  # bool per target: named correctly in D_pre
 
@@ -58,7 +96,7 @@ class Intruder:
         """The company the intruder names for each text."""
         guesses: np.ndarray = np.array(list(self.model.predict(texts)), dtype=object)  # type: ignore[attr-defined]
         for i, text in enumerate(texts):
-            hits = {label for label, pattern in self.gazetteer if pattern.search(text)}
+            hits = self.gazetteer.labels_in(text)
             if len(hits) == 1:
                 guesses[i] = hits.pop()
         return guesses
@@ -110,8 +148,7 @@ def build_intruder(
     named = TfidfVectorizer(analyzer=EntityTokens(entities), max_features=ENTITY_FEATURES, dtype=np.float32)
     model = make_pipeline(make_union(words, named), LinearSVC(C=1.0))
     model.fit([originals[k] for k in reading_idx], labels[reading_idx])
-    patterns = [(label, identifier_pattern(v)) for label, values in gazetteer.items() for v in values if v.strip()]
-    intruder = Intruder(labels, target_idx, patterns, model, np.zeros(0, dtype=bool))
+    intruder = Intruder(labels, target_idx, Gazetteer(gazetteer), model, np.zeros(0, dtype=bool))
     intruder.pre = intruder.correct([reference[k] for k in target_idx], target_idx)
     return intruder
 

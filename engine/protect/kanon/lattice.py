@@ -62,6 +62,7 @@ class Anonymized:
     class_sizes: np.ndarray  # per record: the size of its equivalence class (0 when suppressed)
     nodes_checked: int
     loss: float  # LM of the release
+    over_limit: bool = False  # no node met k within the suppression limit: the top node suppressed more
 
 
 def generalize_column(cells: pd.Series, hierarchy: Hierarchy, level: int) -> pd.Series:
@@ -112,21 +113,24 @@ def discernibility(class_sizes: np.ndarray, suppressed: np.ndarray) -> float:
     return float(class_sizes[~suppressed].sum() + suppressed.sum() * n)
 
 
-def _diverse(
+def _failing_classes(
     codes: np.ndarray, keep: np.ndarray, sensitive: np.ndarray | None, ell: int | None, t: float | None
-) -> bool:
+) -> list[int]:
+    """The kept classes whose sensitive values are not ℓ-diverse or not t-close to the whole table's."""
     if sensitive is None or (ell is None and t is None):
-        return True
+        return []
     whole = pd.Series(sensitive).value_counts(normalize=True)
+    out = []
     for code in np.unique(codes[keep]):
         values = pd.Series(sensitive[keep & (codes == code)])
         if ell is not None and values.nunique() < ell:
-            return False
+            out.append(int(code))
+            continue
         if t is not None:
             share = values.value_counts(normalize=True).reindex(whole.index, fill_value=0.0)
             if 0.5 * float(np.abs(share - whole).sum()) > t + 1e-12:
-                return False
-    return True
+                out.append(int(code))
+    return out
 
 
 def _node_release(
@@ -147,7 +151,7 @@ def _node_release(
     small = sizes < k
     ok = small.sum() <= max_suppressed * len(qi) + 1e-9
     if ok and sensitive is not None:
-        ok = _diverse(codes, ~small, sensitive, ell, t)
+        ok = not _failing_classes(codes, ~small, sensitive, ell, t)
     return ok, table, small, sizes
 
 
@@ -156,14 +160,14 @@ def k_anonymize(
     hierarchies: Mapping[str, Hierarchy],
     k: int,
     max_suppressed: float = 0.05,
-    sensitive: Sequence[str] | None = None,
+    sensitive: Sequence[str] | np.ndarray | None = None,
     ell: int | None = None,
     t: float | None = None,
 ) -> Anonymized:
     """The least-loss k-anonymous release of ``qi`` (module docstring). ``sensitive``: one value per record,
-    for ℓ-diversity (``ell``) and t-closeness (``t``). The top node (every attribute "*") puts all records in
-    one class, so it is k-anonymous whenever k ≤ n; when ℓ or t cannot be met even there, every record is
-    suppressed."""
+    for ℓ-diversity (``ell``) and t-closeness (``t``). When no node meets k (and ℓ, t) within the suppression
+    limit — an attribute's levels need not end in one class, e.g. whether a record states it at all — the top
+    node is released with every record suppressed that it must, and ``over_limit`` says so."""
     if k < 1:
         raise ValueError(f"k must be at least 1, got {k}")
     if not 0.0 <= max_suppressed <= 1.0:
@@ -194,11 +198,23 @@ def k_anonymize(
         lm = loss_metric(qi, released, small)
         if best is None or (lm, sum(node), node) < (best[0], best[1], best[2]):
             best = (lm, sum(node), node, released, small, sizes)
-    if best is None:  # ℓ / t unreachable: suppress everything
-        top = pd.DataFrame({c: [(ANY,)] * len(qi) for c in qi.columns}, index=qi.index)
-        everything = np.ones(len(qi), dtype=bool)
+    if best is None:  # no node within the suppression limit: the top node, suppressing what it must
+        top = tuple(heights)
+        _, table, small, sizes = _node_release(qi, hierarchies, top, k, 1.0, None, None, None)
+        codes = _codes(table)
+        for code in _failing_classes(codes, ~small, sens, ell, t):
+            small = small | (codes == code)
+        released = table.copy()
+        for c in released.columns:
+            released.loc[small, c] = pd.Series([(ANY,)] * int(small.sum()), index=released.index[small])
         return Anonymized(
-            dict(zip(qi.columns, heights)), top, everything, np.zeros(len(qi), int), checked, 1.0 if len(qi) else 0.0
+            dict(zip(qi.columns, top)),
+            released,
+            small,
+            np.where(small, 0, sizes),
+            checked,
+            loss_metric(qi, released, small),
+            over_limit=True,
         )
     lm, _, node, released, small, sizes = best
     return Anonymized(dict(zip(qi.columns, node)), released, small, np.where(small, 0, sizes), checked, lm)

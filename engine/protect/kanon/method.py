@@ -1,0 +1,241 @@
+"""The `kanon` method: privacy attributes tagged in the text, the posts (or authors) made k-anonymous on the
+quasi-identifiers they state, and the text rebuilt with the sanitized values (Abeywardana & Thayasivam; the
+steps are in `tagger`, `sanitize` and `lattice`). The knob is k, the least size of an equivalence class.
+
+`fit` tags every text once (the CRF of `tagger`, trained on the project's gold set) and builds the records'
+quasi-identifier table; `release(k)` searches the generalization lattice, sanitizes and rebuilds the text. The
+bundle carries the released quasi-identifier table (`quasi_identifiers.csv`, one row per record).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.data.dataset import Dataset
+from engine.errors import ConfigError
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.kanon.gold import Span
+from engine.protect.kanon.sanitize import (
+    OPERATIONS,
+    SCHEME,
+    propagate,
+    qi_table,
+    rebuild,
+    sanitize,
+    sensitive_values,
+)
+from engine.protect.kanon.tagger import default_tagger
+from engine.protect.params import Param
+from engine.protect.redact import CHANGE_COLUMNS
+
+KANON_KNOB = Knob(
+    name="k",
+    symbol="k",
+    label="Least group size k",
+    low=2,
+    high=50,
+    default=5,
+    scale="log",
+    integer=True,
+    more_privacy="higher",
+    grid=(2, 3, 5, 10, 20, 50),
+    help="every record shares the quasi-identifiers it states with at least k − 1 others (or is suppressed)",
+)
+QI_TABLE = "quasi_identifiers"
+ATTRIBUTES = {
+    "QIAGE": ("age", "age"),
+    "QIRACE": ("race", "race or nationality"),
+    "QIREGION": ("place", "place"),
+    "QIGENDER": ("gender", "gender"),
+    "QILANG": ("language", "language"),
+    "QIJOB": ("occupation", "occupation"),
+}
+"""Each quasi-identifier label, its parameter and what it is called."""
+
+
+@dataclass(frozen=True)
+class KanonDetail:
+    """What the measures of a k-anonymous release read (kept out of the bundle but the released table)."""
+
+    original: pd.DataFrame
+    released: pd.DataFrame
+    suppressed: np.ndarray
+    class_sizes: np.ndarray
+    levels: dict[str, int]
+    loss: float
+    over_limit: bool  # k was out of reach within the suppression limit: more records were suppressed
+
+
+def _flat(table: pd.DataFrame) -> pd.DataFrame:
+    """A table of tuples as text cells ("" when nothing is stated; values joined by "; ")."""
+    return table.apply(lambda col: col.map(lambda cell: "; ".join(cell)))
+
+
+@dataclass
+class FittedKanon(Fitted):
+    frame: pd.DataFrame
+    text_column: str
+    spans: list[list[Span]]
+    groups: np.ndarray  # per row: its record (0 … m−1)
+    qi: pd.DataFrame
+    surface: dict[tuple[str, str], str]
+    sensitive: np.ndarray
+    scheme: dict[str, str]
+    max_suppressed: float
+    ell: int | None
+    t: float | None
+    method: str = "kanon"
+    knob: Knob = KANON_KNOB
+
+    def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
+        k = int(self.knob.validate(value))
+        done = sanitize(
+            self.qi, k, self.scheme, self.max_suppressed, self.sensitive, self.ell, self.t, rng, self.surface
+        )
+        texts = self.frame[self.text_column].astype(str).tolist()
+        rows = []
+        for row, (text, spans) in enumerate(zip(texts, self.spans)):
+            new, changes = rebuild(text, spans, done.replacement[int(self.groups[row])])
+            texts[row] = new
+            rows += [(row, self.text_column, s, e, o, n, label) for s, e, o, n, label in changes]
+        data = self.frame.copy()
+        data[self.text_column] = texts
+        a = done.anonymized
+        detail = KanonDetail(done.original, done.released, a.suppressed, a.class_sizes, a.levels, a.loss, a.over_limit)
+        return Release(
+            data=data,
+            method=self.method,
+            knob=float(k),
+            protected_columns=(self.text_column,),
+            changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
+            info={"kanon": detail},
+            changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
+            tables={QI_TABLE: _flat(done.released).assign(suppressed=a.suppressed)},
+        )
+
+
+class KAnonymity(Protector):
+    """Tag privacy attributes in the text and sanitize them to k-anonymity."""
+
+    name = "kanon"
+    title = "k-anonymity of attributes in text"
+    description = (
+        "Finds direct identifiers, quasi-identifiers (age, race, place, gender, language, occupation) and "
+        "sensitive attributes in each post, then generalizes, unites or swaps the quasi-identifiers until every "
+        "post shares them with at least k − 1 others, and writes the sanitized values back into the text."
+    )
+    knob = KANON_KNOB
+    shown_first = ("qi_unique_share", "loss_metric")
+
+    unit: str
+    age: str
+    race: str
+    place: str
+    gender: str
+    language: str
+    occupation: str
+    max_suppressed: float
+    ell: int
+    t: float
+    parameters = (
+        Param(
+            "unit",
+            str,
+            "post",
+            "what must be k-anonymous: each post, or each author with all their posts (needs an author field)",
+            choices=("post", "author"),
+            label="Record",
+        ),
+        *(
+            Param(
+                name,
+                str,
+                SCHEME[label],
+                f"how {what} found in the text is sanitized: generalized along its hierarchy, suppressed ('*'), "
+                "released as the union of its group's values, or swapped within its group (default: the paper's "
+                "Table 6)",
+                choices=OPERATIONS,
+                expert=True,
+                label=f"{what.capitalize()}",
+            )
+            for label, (name, what) in ATTRIBUTES.items()
+        ),
+        Param(
+            "max_suppressed",
+            float,
+            0.05,
+            "largest share of records suppressed (every quasi-identifier '*') to reach k",
+            low=0.0,
+            high=1.0,
+            label="Most records suppressed",
+        ),
+        Param(
+            "ell",
+            int,
+            0,
+            "distinct ℓ-diversity of the sensitive attributes in every class kept (0: not asked)",
+            low=0,
+            high=50,
+            expert=True,
+            label="ℓ-diversity",
+        ),
+        Param(
+            "t",
+            float,
+            0.0,
+            "t-closeness of the sensitive attributes in every class kept (0: not asked)",
+            low=0.0,
+            high=1.0,
+            expert=True,
+            label="t-closeness",
+        ),
+    )
+
+    def scheme_map(self) -> dict[str, str]:
+        """Quasi-identifier label → its operation, from the parameters."""
+        return {label: getattr(self, name) for label, (name, _) in ATTRIBUTES.items()}
+
+    def fit_identity(self, dataset: Any = None) -> dict[str, Any]:
+        from engine.protect.kanon.gold import GOLD_DIR
+        from engine.protect.kanon.tagger import C1, C2, ITERATIONS
+
+        return {
+            "tagger": f"crf c1={C1} c2={C2} it={ITERATIONS}",
+            "gold": (GOLD_DIR / "annotations.jsonl").stat().st_size,
+        }
+
+    def check(self, dataset: Any) -> list[str]:
+        if self.unit == "author" and dataset.schema.author is None:
+            raise ConfigError("--unit author needs an author field in the schema; this dataset has none")
+        return []
+
+    def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedKanon:
+        self.check(dataset)
+        texts = dataset.texts.astype(str).tolist()
+        progress(0, 2, "training the privacy-attribute tagger on the gold set")
+        tagger = default_tagger()
+        progress(1, 2, f"tagging privacy attributes in {len(texts):,} texts")
+        spans = propagate(texts, tagger.tag(texts))
+        if self.unit == "author":
+            groups = pd.factorize(dataset.frame[dataset.schema.author].astype(str))[0]
+        else:
+            groups = np.arange(len(texts))
+        qi, surface = qi_table(texts, spans, groups)
+        return FittedKanon(
+            frame=dataset.frame,
+            text_column=dataset.schema.text,
+            spans=spans,
+            groups=np.asarray(groups),
+            qi=qi,
+            surface=surface,
+            sensitive=sensitive_values(texts, spans, groups),
+            scheme=self.scheme_map(),
+            max_suppressed=self.max_suppressed,
+            ell=self.ell or None,
+            t=self.t or None,
+        )
