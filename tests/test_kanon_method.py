@@ -66,6 +66,14 @@ def test_dm_and_lm_rise_with_k_and_risk_falls(posts, fitted):
     assert (means["smallest_class"] >= means.index).all()
     unique = sweep.detail(means.index[0], "qi_unique_share").iloc[0]
     assert unique["unique_before"] > 0.05 and unique["unique_after"] == 0.0
+    from engine.measures.equivalence_classes import SmallestClass
+
+    figure = SmallestClass.detail_figure(sweep, 5)
+    sizes = [int(x) for x in figure.data[0].x]
+    assert min(sizes) >= 5 and "k = 5" in figure.layout.title.text
+    histogram = sweep.detail(5.0, "smallest_class")
+    kept = int((histogram["records"]).sum())
+    assert kept + int(histogram["suppressed"].iloc[0]) == len(posts.frame)
 
 
 def test_no_direct_identifier_survives_and_text_changes_only_inside_tagged_spans(fitted):

@@ -1,5 +1,6 @@
 """Figures of the k-anonymity method: the sizes of the equivalence classes of the release at the current k (how
-many records sit in groups of each size), from the per-release detail of `smallest_class`."""
+many records sit in groups of each size, on a log scale: one group — the posts that state no attribute — is
+usually most of the data), from the per-release detail of `smallest_class`."""
 
 from __future__ import annotations
 
@@ -23,6 +24,9 @@ def class_size_figure(sweep: SweepResult, current: float | None = None) -> go.Fi
         return None
     d = pd.DataFrame(d).sort_values("class_size")
     knob = sweep.knob
+    gone = int(d["suppressed"].iloc[0]) if "suppressed" in d.columns else 0
+    title = f"Records by the size of their group ({_plain(knob.symbol)} = {knob.format(at)}"
+    title += f"; {gone:,} suppressed, not shown)" if gone else ")"
     fig = go.Figure(
         go.Bar(
             x=d["class_size"].astype(str),
@@ -41,7 +45,7 @@ def class_size_figure(sweep: SweepResult, current: float | None = None) -> go.Fi
             text=f"Records by the size of their group ({_plain(knob.symbol)} = {knob.format(at)})", font=dict(size=15)
         ),
         xaxis=dict(title="Records sharing the released attributes (group size)", type="category"),
-        yaxis_title="Records",
+        yaxis=dict(title="Records (log scale)", type="log"),
         showlegend=False,
     )
     return fig

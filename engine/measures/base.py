@@ -58,6 +58,15 @@ class MetricInfo:
     high: float = 1.0
     source: str = ""
     applies_to: Target | None = None
+    integer: bool = False  # a count: shown without decimals
+
+    def format(self, value: float) -> str:
+        """``value`` as a card or table shows it: a count whole, a share or ratio with 3 decimals."""
+        if value != value:  # NaN
+            return "—"
+        if self.integer:
+            return f"{value:,.0f}"
+        return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
 
     @property
     def better_text(self) -> str:
@@ -215,6 +224,7 @@ class Measure(ABC):
     low: ClassVar[float] = 0.0
     high: ClassVar[float] = 1.0
     methods: ClassVar[tuple[str, ...]] = ()
+    integer: ClassVar[bool] = False  # the value is a count (shown without decimals)
     """The methods whose releases the measure applies to (it reads what their fit prepared); empty: every method
     of its target."""
     note: str = ""
@@ -238,7 +248,16 @@ class Measure(ABC):
     @classmethod
     def info(cls) -> MetricInfo:
         return MetricInfo(
-            cls.id, cls.kind, cls.better, cls.label, cls.meaning, cls.low, cls.high, cls.source, cls.applies_to
+            cls.id,
+            cls.kind,
+            cls.better,
+            cls.label,
+            cls.meaning,
+            cls.low,
+            cls.high,
+            cls.source,
+            cls.applies_to,
+            cls.integer,
         )
 
 

@@ -54,7 +54,7 @@ class Discernibility(_KanonMeasure):
     id = "discernibility"
     kind = "utility"
     better = "lower"
-    label = "Discernibility (DM / n²)"
+    label = "Discernibility"
     meaning = (
         "How coarse the release's groups are: each record counts the size of its group of records with the same "
         "released quasi-identifiers (a suppressed one counts the whole table), summed and divided by n². 1/n "
@@ -74,7 +74,7 @@ class LossMetric(_KanonMeasure):
     id = "loss_metric"
     kind = "utility"
     better = "lower"
-    label = "Generalization loss (LM)"
+    label = "Generalization loss"
     meaning = (
         "The mean over the records' quasi-identifier cells of how much of the attribute's range the released value "
         "covers: 0 for a value released as it is, 1 for '*' or a suppressed record."
@@ -117,7 +117,7 @@ class QiUniqueShare(_KanonMeasure):
     id = "qi_unique_share"
     kind = "risk"
     better = "lower"
-    label = "Records unique on their attributes"
+    label = "Unique records"
     meaning = (
         "The share of records whose released quasi-identifiers (age, race, place, gender, language, occupation "
         "found in the text) no other record shares; suppressed records count as not unique."
@@ -125,6 +125,10 @@ class QiUniqueShare(_KanonMeasure):
     source = (
         "Sample uniques of the quasi-identifier table: the risk Abeywardana & Thayasivam leave implicit (Section 3.3)"
     )
+
+    def prepare(self, context: PrepareContext) -> None:
+        super().prepare(context)
+        self.note = tagger_note()
 
     def compute(self, view: ReleaseView) -> MetricResult:
         sizes, suppressed = self._sizes(view)
@@ -148,6 +152,7 @@ class SmallestClass(_KanonMeasure):
     source = "k-anonymity (Samarati & Sweeney 1998), Abeywardana & Thayasivam (Section 3.3)"
     low = 1.0
     high = float("inf")
+    integer = True
 
     @classmethod
     def detail_figure(cls, sweep: Any, current: float | None = None) -> Any:
@@ -159,5 +164,11 @@ class SmallestClass(_KanonMeasure):
         sizes, suppressed = self._sizes(view)
         kept = sizes[~suppressed]
         histogram = pd.Series(kept).value_counts().sort_index()
-        detail = pd.DataFrame({"class_size": histogram.index.astype(int), "records": histogram.to_numpy()})
+        detail = pd.DataFrame(
+            {
+                "class_size": histogram.index.astype(int),
+                "records": histogram.to_numpy(),
+                "suppressed": int(suppressed.sum()),
+            }
+        )
         return MetricResult(self.id, float(kept.min()) if len(kept) else float("nan"), detail)

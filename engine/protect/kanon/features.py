@@ -1,7 +1,7 @@
 """The features of each token the privacy-attribute tagger reads (Abeywardana & Thayasivam, Table 4): where it
 stands, its case, its affixes, the words beside it, whether it holds a hyphen or is a number, its part of
 speech (the Penn Treebank tag of spaCy's tagger) and spaCy's named-entity label for it (the paper's gazetteer
-feature); beside them, as a stated addition (measured in `benchmarks/bench_tagger.py`), the token itself and
+feature); beside them, as a stated addition (measured in `benchmarks/bench_kanon.py`), the token itself and
 whether it is a hashtag or a handle.
 
 Tokens are those of `engine.protect.kanon.gold.TOKEN` (hashtags and handles whole); a token takes the part of

@@ -23,6 +23,7 @@ every class shares its union cells, and a swapped value stays in its class. Dire
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -57,9 +58,8 @@ MASK = "****"
 STATED = "stated"
 
 
-def _whole_words(words: Sequence[str]):
-    import re
-
+def _whole_words(words: Sequence[str]) -> re.Pattern[str] | None:
+    """Whole-word occurrences of any of ``words`` (longest first); None for no words."""
     ordered = sorted(set(words), key=len, reverse=True)
     return re.compile(r"(?<![\w@#])(?:" + "|".join(map(re.escape, ordered)) + r")(?!\w)") if ordered else None
 
@@ -81,7 +81,8 @@ def propagate(texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> list[lis
         for x, y, lab in list(mine):
             if lab not in QI_LABELS or y - x < 3:
                 continue
-            for m in _whole_words([text[x:y]]).finditer(text):  # type: ignore[union-attr]
+            same = _whole_words([text[x:y]])
+            for m in same.finditer(text) if same is not None else ():
                 if not any(p < m.end() and m.start() < q for p, q, _ in mine):
                     mine.append((m.start(), m.end(), lab))
         out.append(sorted(mine))

@@ -1,8 +1,9 @@
-"""The privacy-attribute tagger of the `kanon` method: its quality on the gold set's held-out 30% beside the
-paper's Table 5 (Abeywardana & Thayasivam), the models and feature sets compared, and its throughput on 10,000
-posts of ../shared/data (skipped without it). Not part of the tests.
+"""The `kanon` method beside Abeywardana & Thayasivam: the tagger's quality on the gold set's held-out 30% (Table
+5), the models and feature sets compared, and, on 10,000 tweets and profile descriptions of ../shared/data
+(skipped without it), tagging throughput, the k-anonymization's time and memory, and the sanitization counts,
+discernibility and loss per attribute at the paper's k = 4 (Tables 7–9). Not part of the tests.
 
-    .venv/bin/python benchmarks/bench_tagger.py [--json benchmarks/results_tagger.json]
+    .venv/bin/python benchmarks/bench_kanon.py [--json benchmarks/results_kanon.json]
 """
 
 from __future__ import annotations
@@ -93,25 +94,86 @@ def compared() -> list[dict]:
     return out
 
 
-def throughput(n: int = 10_000) -> dict | None:
-    """Posts tagged per second on the first ``n`` non-empty tweets and descriptions of the gender data."""
-    if not SHARED.is_file():
-        return None
+def posts_sample(n: int = 10_000) -> list[str]:
+    """The first ``n`` non-empty tweets and profile descriptions of the gender data, in file order."""
     import pandas as pd
 
-    from engine.protect.kanon.tagger import default_tagger
-
     frame = pd.read_csv(SHARED, encoding="latin-1", usecols=["text", "description"])
-    posts = [t for col in ("text", "description") for t in frame[col].dropna().astype(str)][:n]
+    return [t for col in ("text", "description") for t in frame[col].dropna().astype(str)][:n]
+
+
+def on_posts(n: int = 10_000, k: int = 4) -> dict | None:
+    """Tagging throughput, the k-anonymization of ``n`` posts at ``k`` (time, peak memory) and Tables 7–9."""
+    if not SHARED.is_file():
+        return None
+    import numpy as np
+    import pandas as pd
+
+    from engine.data.dataset import Dataset
+    from engine.data.schema import Schema
+    from engine.protect import get_protector
+    from engine.protect.kanon.lattice import ANY, loss_metric
+    from engine.protect.kanon.tagger import default_tagger
+    from engine.sweep import make_release
+
+    posts = posts_sample(n)
     tagger = default_tagger()
     t = time.perf_counter()
     tagged = tagger.tag(posts)
-    seconds = time.perf_counter() - t
+    tag_seconds = time.perf_counter() - t
+    dataset = Dataset("gender-posts", pd.DataFrame({"text": posts}), Schema(text="text"), source="bench")
+    t = time.perf_counter()
+    fitted = get_protector("kanon").fit(dataset)
+    fit_seconds = time.perf_counter() - t
+    t = time.perf_counter()
+    release = make_release(fitted, k, seed=0)
+    release_seconds = time.perf_counter() - t
+    detail = release.info["kanon"]
+    terms = sum(len(s) for s in fitted.spans)
+    words = sum(len(p.split()) for p in posts)
+    per_attribute = []
+    for column in detail.original.columns:
+        stated = np.array([len(c) > 0 for c in detail.original[column]])
+        released = detail.released[column]
+        # DM among the records that state the attribute, grouped by its released value alone
+        among = released[stated].tolist()
+        keys = pd.factorize(pd.Series([tuple(c) for c in among]))[0]
+        sizes = np.bincount(keys)[keys] if len(among) else np.zeros(0, int)
+        gone = detail.suppressed[stated]
+        dm = float(sizes[~gone].sum() + gone.sum() * len(among))
+        lm = loss_metric(
+            detail.original[[column]][stated], detail.released[[column]][stated], detail.suppressed[stated]
+        )
+        values = pd.Series([v for c in released[stated & ~detail.suppressed] for v in c]).value_counts()
+        per_attribute.append(
+            {
+                "attribute": column,
+                "operation": fitted.scheme[column],
+                "level": detail.levels.get(column),
+                "records_stating": int(stated.sum()),
+                "dm": dm,
+                "lm_stating": round(lm, 3) if stated.any() else None,
+                "to_any": int(sum(c == (ANY,) for c in released)),
+                "top_released_values": values.head(5).index.tolist(),
+            }
+        )
     return {
         "posts": len(posts),
-        "seconds": round(seconds, 1),
-        "posts_per_second": round(len(posts) / seconds, 1),
+        "tag_seconds": round(tag_seconds, 1),
+        "posts_per_second": round(len(posts) / tag_seconds, 1),
         "spans_found": sum(len(s) for s in tagged),
+        "fit_seconds": round(fit_seconds, 1),
+        "release_seconds_k4": round(release_seconds, 2),
+        "k": k,
+        "levels": detail.levels,
+        "over_limit": bool(detail.over_limit),
+        "suppressed_records": int(detail.suppressed.sum()),
+        "terms_tagged": terms,
+        "terms_sanitized": int(len(release.changes)),
+        "words": words,
+        "share_of_words_sanitized": round(len(release.changes) / words, 4),
+        "loss_metric": round(float(detail.loss), 4),
+        "per_attribute": per_attribute,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
     }
 
@@ -141,7 +203,7 @@ def main() -> None:
         "held_out_table5": rows,
         "train_and_score_seconds": round(train_seconds, 1),
         "compared": compared(),
-        "throughput": throughput(),
+        "posts_10000": on_posts(),
     }
     print(json.dumps(doc, indent=2))
     if args.json:
