@@ -36,7 +36,7 @@ from engine.protect.redact import CHANGE_COLUMNS
 KANON_KNOB = Knob(
     name="k",
     symbol="k",
-    label="Least group size k",
+    label="Least group size",
     low=2,
     high=50,
     default=5,
@@ -201,13 +201,14 @@ class KAnonymity(Protector):
         return {label: getattr(self, name) for label, (name, _) in ATTRIBUTES.items()}
 
     def fit_identity(self, dataset: Any = None) -> dict[str, Any]:
+        """The tagger's settings and the digest of the gold set it is trained on."""
+        import hashlib
+
         from engine.protect.kanon.gold import GOLD_DIR
         from engine.protect.kanon.tagger import C1, C2, ITERATIONS
 
-        return {
-            "tagger": f"crf c1={C1} c2={C2} it={ITERATIONS}",
-            "gold": (GOLD_DIR / "annotations.jsonl").stat().st_size,
-        }
+        gold = hashlib.sha256((GOLD_DIR / "annotations.jsonl").read_bytes()).hexdigest()
+        return {"tagger": f"crf c1={C1} c2={C2} iterations={ITERATIONS}", "gold_set": gold}
 
     def check(self, dataset: Any) -> list[str]:
         if self.unit == "author" and dataset.schema.author is None:
