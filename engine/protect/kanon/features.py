@@ -1,8 +1,9 @@
 """The features of each token the privacy-attribute tagger reads (Abeywardana & Thayasivam, Table 4): where it
 stands, its case, its affixes, the words beside it, whether it holds a hyphen or is a number, its part of
 speech (the Penn Treebank tag of spaCy's tagger) and spaCy's named-entity label for it (the paper's gazetteer
-feature); beside them, as a stated addition (measured in `benchmarks/bench_kanon.py`), the token itself and
-whether it is a hashtag or a handle.
+feature); beside them, as stated additions (measured in `benchmarks/bench_kanon.py`), the token itself,
+whether it is a hashtag or a handle, and whether it is in the word lists of `gazetteers` (a demonym, a country
+or state, a city, a language).
 
 Tokens are those of `engine.protect.kanon.gold.TOKEN` (hashtags and handles whole); a token takes the part of
 speech and entity label of the first spaCy token inside it.
@@ -13,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from engine.protect.kanon.gazetteers import demonyms, language_code, place_names
 from engine.protect.kanon.gold import tokens
 from engine.text.entities import SPACY_MODEL
 
@@ -60,9 +62,27 @@ def token_features(words: Sequence[str], pos: Sequence[str], entity: Sequence[st
                 "is_handle": w.startswith("@"),
                 "pos_tag": pos[i],
                 "named_entity": entity[i],
+                **gazetteer_features(core),
             }
         )
     return out
+
+
+def gazetteer_features(word: str) -> Features:
+    """Whether ``word`` is a demonym, a country or state, a city (longer than 3 letters: "Nice" is a word
+    too), or a language (longer than 2 letters)."""
+    return dict(_in_word_lists(word.lower()))
+
+
+@lru_cache(maxsize=2**16)
+def _in_word_lists(key: str) -> tuple[tuple[str, bool], ...]:
+    countries, subdivisions, cities, _ = place_names()
+    return (
+        ("gaz_demonym", key in demonyms() or key.removesuffix("s") in demonyms()),
+        ("gaz_country_or_state", len(key) > 2 and (key in countries or key in subdivisions)),
+        ("gaz_city", len(key) > 3 and key in cities),
+        ("gaz_language", len(key) > 2 and language_code(key) is not None),
+    )
 
 
 def posts_features(texts: Iterable[str], batch_size: int = 256) -> list[tuple[list[tuple[int, int]], list[Features]]]:

