@@ -130,7 +130,7 @@ class KAnonymity(Protector):
         "post shares them with at least k − 1 others, and writes the sanitized values back into the text."
     )
     knob = KANON_KNOB
-    shown_first = ("qi_unique_share", "loss_metric")
+    shown_first = ("smallest_class", "loss_metric")
 
     unit: str
     age: str
