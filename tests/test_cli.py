@@ -128,7 +128,10 @@ def test_release_is_byte_identical_whatever_the_jobs(capsys, tiny_files, tmp_pat
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["sweep", "--method", "nope"], "unknown method 'nope'; available methods: cart, count-bayes, glm, kanon, md, redact"),
+        (
+            ["sweep", "--method", "nope"],
+            "unknown method 'nope'; available methods: cart, count-bayes, glm, kanon, md, redact",
+        ),
         (["release", "--method", "redact", "--knob", "7"], "out of range; accepted: 0 to 4"),
         (["sweep", "--method", "redact", "--grid", "0,a"], "--grid must be numbers"),
         (["sweep", "--method", "redact", "--replicates", "0"], "replicates must be a whole number from 1 to 1000"),
