@@ -89,7 +89,7 @@ def test_knob_out_of_range_is_refused_with_the_accepted_range(tiny_dataset, bad)
 
 
 def test_unknown_method_names_the_available_ones():
-    with pytest.raises(ConfigError, match="available methods: cart, count-bayes, glm, md, redact"):
+    with pytest.raises(ConfigError, match="available methods: cart, count-bayes, glm, kanon, md, redact"):
         get_protector("nope")
 
 
