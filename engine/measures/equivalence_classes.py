@@ -14,18 +14,12 @@ import numpy as np
 import pandas as pd
 
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
-from engine.protect.kanon.lattice import ANY, discernibility
+from engine.protect.kanon.lattice import ANY, class_sizes, discernibility
 
 if TYPE_CHECKING:
     from engine.protect.kanon.method import FittedKanon, KanonDetail
 
 METHOD = "kanon"
-
-
-def _class_sizes(table: pd.DataFrame) -> np.ndarray:
-    keys = pd.Series(list(map(tuple, table.itertuples(index=False, name=None))))
-    codes = pd.factorize(keys)[0]
-    return np.bincount(codes)[codes]
 
 
 class _KanonMeasure(Measure):
@@ -37,7 +31,7 @@ class _KanonMeasure(Measure):
         if fitted is None or getattr(fitted, "method", None) != METHOD:
             raise NotApplicable("measures releases of the k-anonymity method only")
         self._fitted: FittedKanon = fitted
-        self._sizes_before = _class_sizes(fitted.qi)
+        self._sizes_before = class_sizes(fitted.qi)
 
     def _detail(self, view: ReleaseView) -> KanonDetail | None:
         return view.info.get(METHOD)

@@ -82,9 +82,16 @@ def generalize_column(cells: pd.Series, hierarchy: Hierarchy, level: int) -> pd.
     return cells.map(one)
 
 
-def _codes(table: pd.DataFrame) -> np.ndarray:
+def class_codes(table: pd.DataFrame) -> np.ndarray:
+    """Per record, the number of its equivalence class (records with the same cells in every column)."""
     keys = pd.Series(list(map(tuple, table.itertuples(index=False, name=None))))
     return pd.factorize(keys)[0]
+
+
+def class_sizes(table: pd.DataFrame) -> np.ndarray:
+    """Per record, the size of its equivalence class."""
+    codes = class_codes(table)
+    return np.bincount(codes)[codes]
 
 
 def loss_metric(original: pd.DataFrame, released: pd.DataFrame, suppressed: np.ndarray) -> float:
@@ -146,7 +153,7 @@ def _node_release(
     table = pd.DataFrame(
         {c: generalize_column(qi[c], hierarchies[c], lv) for c, lv in zip(qi.columns, levels)}, index=qi.index
     )
-    codes = _codes(table)
+    codes = class_codes(table)
     sizes = np.bincount(codes)[codes]
     small = sizes < k
     ok = small.sum() <= max_suppressed * len(qi) + 1e-9
@@ -201,7 +208,7 @@ def k_anonymize(
     if best is None:  # no node within the suppression limit: the top node, suppressing what it must
         top = tuple(heights)
         _, table, small, sizes = _node_release(qi, hierarchies, top, k, 1.0, None, None, None)
-        codes = _codes(table)
+        codes = class_codes(table)
         for code in _failing_classes(codes, ~small, sens, ell, t):
             small = small | (codes == code)
         released = table.copy()

@@ -32,7 +32,7 @@ import pandas as pd
 
 from engine.protect.kanon.gold import Span
 from engine.protect.kanon.hierarchies import AGE, GENDER, LANGUAGE, PLACE
-from engine.protect.kanon.lattice import ANY, Anonymized, Hierarchy, k_anonymize
+from engine.protect.kanon.lattice import ANY, Anonymized, Hierarchy, class_codes, k_anonymize
 
 QI_LABELS = ("QIAGE", "QIRACE", "QIREGION", "QIGENDER", "QILANG", "QIJOB")
 OPERATIONS = ("generalize", "suppress", "union", "swap")
@@ -170,8 +170,7 @@ def sanitize(
     for c in [c for c in lattice_cols if scheme.get(c) == "suppress"]:
         table[c] = [tuple(sorted({ANY for _ in cell})) for cell in table[c]]
     anonymized = k_anonymize(table, hierarchies, k, max_suppressed, sensitive, ell, t)
-    keys = pd.Series(list(map(tuple, anonymized.table.itertuples(index=False, name=None))))
-    class_ids = np.where(anonymized.suppressed, -1, pd.factorize(keys)[0])
+    class_ids = np.where(anonymized.suppressed, -1, class_codes(anonymized.table))
     released = pd.DataFrame(index=qi.index)
     replacement: list[dict[tuple[str, str], str]] = [{} for _ in range(len(qi))]
     for c in qi.columns:
