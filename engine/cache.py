@@ -93,6 +93,12 @@ def derived_cached(sweep: str, key: Hashable, compute: Callable[[], T]) -> T:
     return _cached("derived", f"{sweep}-{digest}", compute)
 
 
+def model_cached(name: str, compute: Callable[[], T]) -> T:
+    """``compute()`` — a model trained on data the project ships (the privacy-attribute tagger), named for what
+    it was trained on — kept on disk across runs."""
+    return _cached("models", name, compute)
+
+
 def _cached(kind: str, name: str, compute: Callable[[], T]) -> T:
     """The value stored as ``<cache>/<kind>/<name>.joblib``, or ``compute()`` stored there (atomically)."""
     folder = cache_dir() / kind

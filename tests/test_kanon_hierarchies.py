@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.protect.kanon.hierarchies import AGE, GENDER, LANGUAGE, PLACE, age_range
+from engine.protect.kanon.hierarchies import AGE, GENDER, LANGUAGE, OCCUPATION, PLACE, age_range
 
 
 @pytest.mark.parametrize(
@@ -62,3 +62,33 @@ def test_place_hierarchy(value, levels):
 )
 def test_language_hierarchy(value, family):
     assert [LANGUAGE.at(value, level) for level in range(LANGUAGE.height + 1)] == [value, family, "*"]
+
+
+@pytest.mark.parametrize(
+    "value, group",
+    [
+        ("chemical engineer", "Architecture and engineering occupations"),  # a title of the A–Z index
+        ("Writers", "Media and communication occupations"),  # its plural
+        ("#Teacher", "Education training and library occupations"),  # the group of titles ending in "teacher"
+        ("Software Engineer", "Computer and information technology occupations"),
+        ("Writer/Director", "Media and communication occupations"),  # the first part with a group
+        ("CEO", "Management occupations"),  # the stated aliases
+        ("blogger", "*"),  # no title and no title's last word
+    ],
+)
+def test_occupation_hierarchy(value, group):
+    assert [OCCUPATION.at(value, level) for level in range(OCCUPATION.height + 1)] == [value, group, "*"]
+
+
+def test_generalized_occupations_are_released_as_their_group():
+    import pandas as pd
+
+    from engine.protect.kanon.sanitize import sanitize
+
+    qi = pd.DataFrame({"QIJOB": [("nurse",), ("surgeon",), ("teacher",), ("professor",)]})
+    done = sanitize(qi, 2, {"QIJOB": "generalize"})
+    assert done.anonymized.levels["QIJOB"] == 1
+    assert (
+        list(done.released["QIJOB"])
+        == [("Healthcare occupations",)] * 2 + [("Education training and library occupations",)] * 2
+    )

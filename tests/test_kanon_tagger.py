@@ -1,13 +1,25 @@
-"""The privacy-attribute tagger (issue 14): Table 4's features on a hand case, spans from token labels, held-out
-quality on the gold set, determinism."""
+"""The privacy-attribute tagger (issue 14): Table 4's features on a hand case, the word lists' features, spans
+from token labels, held-out quality on the gold set, determinism, and the shipped model being what training
+gives."""
 
 from __future__ import annotations
 
 import pytest
 
-from engine.protect.kanon.features import posts_features
+from engine.protect.kanon.features import phrase_mask, posts_features
 from engine.protect.kanon.gold import LABELS
-from engine.protect.kanon.tagger import PrivacyTagger, _spans, gold_texts, held_out_quality, split
+from engine.protect.kanon.tagger import (
+    SHIPPED,
+    PrivacyTagger,
+    _read_shipped,
+    _spans,
+    gold_texts,
+    held_out_quality,
+    split,
+    train_all,
+    training_digest,
+    training_items,
+)
 
 PAPER_EXAMPLE = "My teacher who lived in USA died of cancer at age 65"
 
@@ -50,3 +62,33 @@ def test_training_is_deterministic_and_the_split_is_seeded():
     sample = [texts[k] for k, i in enumerate(ids) if i in set(test[:40])]
     assert a.tag(sample) == b.tag(sample)
     assert a.model_file.read_bytes() == b.model_file.read_bytes()
+
+
+def test_word_list_features_mark_job_titles_and_health_conditions():
+    [(tokens, features)] = posts_features(["Proud #nurse and chemical engineer living with acute asthma"])
+    marked = {key: [f[key] for f in features] for key in ("gaz_job_title", "gaz_job_head", "gaz_health")}
+    words = [f["word"] for f in features]
+    assert words == ["proud", "#nurse", "and", "chemical", "engineer", "living", "with", "acute", "asthma"]
+    assert marked["gaz_job_title"] == [False, False, False, True, True, False, False, False, False]
+    assert marked["gaz_job_head"][1] and marked["gaz_job_head"][4] and not marked["gaz_job_head"][0]
+    assert marked["gaz_health"][-1] and not any(marked["gaz_health"][:7])
+
+
+def test_phrase_mask_takes_the_longest_phrase_at_each_position():
+    keys = ["a", "b", "c", "d"]
+    assert phrase_mask(keys, {"b c", "b", "d e"}, 3) == [False, True, True, False]
+    assert phrase_mask(keys, set(), 3) == [False] * 4
+
+
+@pytest.mark.slow
+def test_the_shipped_tagger_is_what_training_on_the_gold_set_gives():
+    ids, texts, spans = gold_texts()
+    items = training_items(texts, spans)
+    shipped = _read_shipped(training_digest(items))
+    assert shipped is not None, (
+        f"the tagger in {SHIPPED} was trained on other features, word lists or labels than this code gives: "
+        "run `.venv/bin/python scripts/train_tagger.py` and commit its output"
+    )
+    again = train_all(items, ids)
+    assert again.tagger.model_file.read_bytes() == shipped.tagger.model_file.read_bytes()
+    assert again.held_out.round(6).equals(shipped.held_out.round(6))

