@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 
 from engine.data.dataset import Dataset
@@ -57,6 +59,10 @@ padding:.45rem .6rem;white-space:pre-wrap;word-wrap:break-word;font-size:.95rem}
 .textsdc-sample mark.orig{background:#ffd6d6;padding:0 .1rem}
 .textsdc-sample mark.repl{background:#d6f5d6;padding:0 .1rem}
 .textsdc-fields{grid-column:1/3;font-size:.85rem;color:#444}
+.textsdc-sample .textsdc-protected mark[data-label]::after{content:attr(data-label);font-size:.68rem;color:#444;
+margin-left:.2rem;vertical-align:super;white-space:nowrap}
+.textsdc-legend{font-size:.85rem;margin:.1rem 0 .5rem 0}
+.textsdc-legend span{padding:0 .35rem;margin-right:.4rem;border-radius:.2rem;white-space:nowrap}
 </style>"""
 
 
@@ -75,8 +81,22 @@ def _release_changes(release: Release, record: int, column: str) -> pd.DataFrame
     return changes[(changes["record"] == record) & (changes["column"].astype(str) == str(column))]
 
 
-def sample_html(dataset: Dataset, release: Release, record: int) -> str:
-    """One sample record, original and protected side by side with the changed spans marked (escaped HTML)."""
+def label_legend(labels: Mapping[str, str]) -> str:
+    """The colours of `sample_html`'s marks with what each label names (escaped HTML)."""
+    import html as _html
+
+    from engine.figures.text import label_colours
+
+    colours = label_colours(list(labels))
+    chips = "".join(
+        f'<span style="background:{colours[label]}">{_html.escape(name)}</span>' for label, name in labels.items()
+    )
+    return f'<div class="textsdc-legend">{chips}</div>'
+
+
+def sample_html(dataset: Dataset, release: Release, record: int, labels: Mapping[str, str] | None = None) -> str:
+    """One sample record, original and protected side by side with the changed spans marked (escaped HTML);
+    with ``labels`` (`Protector.change_labels`) each change is coloured by its label and named."""
     import html as _html
     import re
 
@@ -86,7 +106,7 @@ def sample_html(dataset: Dataset, release: Release, record: int) -> str:
     original = str(dataset.frame[text_col].iloc[record])
     protected = str(release.data[text_col].iloc[record])
     try:
-        orig_html, prot_html = highlight_changes(original, _release_changes(release, record, text_col))
+        orig_html, prot_html = highlight_changes(original, _release_changes(release, record, text_col), labels)
         if _html.unescape(re.sub(r"<[^>]+>", "", prot_html)) != protected:
             raise ValueError("the recorded changes do not rebuild the released text")
     except (ValueError, KeyError):

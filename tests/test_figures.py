@@ -12,6 +12,7 @@ from engine.figures.text import (
     cosine_by_author_figure,
     frontier_figure,
     highlight_changes,
+    label_colours,
     methods_frontier_figure,
     metric_along_knob_figure,
 )
@@ -169,6 +170,21 @@ def test_highlight_changes_several_spans_in_any_order_and_none():
         highlight_changes(
             text, pd.DataFrame({"start": [0, 2], "end": [3, 5], "replacement": ["", ""], "label": ["", ""]})
         )
+
+
+def test_highlight_changes_colours_each_change_by_its_label_and_names_it():
+    text = "Nurse from Texas, 65"
+    changes = pd.DataFrame(
+        {"start": [0, 11, 18], "end": [5, 16, 20], "replacement": ["Grace", "Americas", "60-69"]}
+    ).assign(label=["QIJOB", "QIREGION", "QIAGE"])
+    labels = {"QIAGE": "age", "QIREGION": 'pl"ace'}  # QIJOB named by no label: marked as before
+    orig, prot = highlight_changes(text, changes, labels)
+    age, place = label_colours(list(labels)).values()
+    assert f'<mark class="orig" title="QIAGE" data-label="age" style="background:{age}">65</mark>' in orig
+    assert f'data-label="pl&quot;ace" style="background:{place}">Americas</mark>' in prot
+    assert '<mark class="repl" title="QIJOB">Grace</mark>' in prot
+    assert highlight_changes(text, changes) == highlight_changes(text, changes, {})  # no labels: as before
+    assert len(set(label_colours([str(i) for i in range(8)]).values())) == 8
 
 
 def test_frontier_labels_of_coinciding_points_are_not_printed_on_top_of_each_other():

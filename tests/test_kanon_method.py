@@ -145,3 +145,50 @@ def test_the_cli_release_bundle_carries_the_quasi_identifier_table_and_no_identi
             name = posts.frame["text"].iloc[row][start:end]
             if label == "DI" and len(name) >= 3:
                 assert not re.search(rf"(?<!\w){re.escape(name)}(?!\w)", released[row]), (row, name)
+
+
+def test_the_release_says_how_it_reached_k_in_counts_only():
+    from engine.protect.kanon.lattice import Anonymized
+    from engine.protect.kanon.method import summary
+
+    def anonymized(levels, suppressed, over_limit=False):
+        n = len(suppressed)
+        return Anonymized(levels, pd.DataFrame(index=range(n)), np.array(suppressed), np.ones(n), 1, 0.1, over_limit)
+
+    scheme = {**SCHEME, "QIJOB": "generalize"}
+    done = anonymized({"QIAGE": 2, "QIREGION": 0, "QIJOB": 1, "QIGENDER": 0}, [False, False, True, False])
+    assert summary(3, done, scheme, 0.05) == (
+        "k = 3 reached with age to 10-year bands; occupation to occupational group; 1 of 4 records (25.0%) suppressed"
+    )
+    assert summary(2, anonymized({"QIAGE": 0}, [False] * 4), SCHEME, 0.05) == (
+        "k = 2 reached with no attribute generalized; 0 of 4 records (0.0%) suppressed"
+    )
+    out = summary(50, anonymized({"QIAGE": 4}, [True, True, False, False], over_limit=True), SCHEME, 0.05)
+    assert out.startswith("k = 50 is out of reach within the limit of 5% suppressed records")
+    assert out.endswith("2 of 4 records (50.0%) are suppressed")
+
+
+def test_every_release_carries_its_summary_and_labels_its_changes(fitted):
+    from engine.protect.kanon.method import KAnonymity
+
+    for k in (2, 50):
+        release = make_release(fitted, k, seed=0)
+        detail, said = release.info["kanon"], release.info["anonymization"]
+        assert f"{int(detail.suppressed.sum()):,} of {len(detail.suppressed):,} records" in said
+        assert ("out of reach" in said) == detail.over_limit
+        assert set(release.changes["label"]) <= set(KAnonymity.change_labels)
+
+
+def test_the_tagger_quality_table_is_drawn_per_label():
+    from engine.measures.equivalence_classes import QiUniqueShare
+    from engine.protect.kanon.tagger import held_out_quality
+
+    figure = QiUniqueShare.detail_figure(None)
+    [table] = figure.data
+    labels, what, _, _, f1, support = table.cells.values
+    quality = held_out_quality().set_index("label")
+    assert labels[-1] == "macro" and "NONE" not in labels
+    assert labels[:-1] == [label for label in quality.index[:-2] if quality.loc[label, "support"] > 0]
+    assert what[labels.index("QIAGE")] == "age"
+    assert f1[labels.index("DI")] == f"{quality.loc['DI', 'f1']:.2f}"
+    assert f"macro F1 {quality.loc['macro', 'f1']:.2f}" in figure.layout.title.text

@@ -168,6 +168,10 @@ def test_a_release_changes_only_the_columns_it_declares(name):
             pd.testing.assert_series_equal(release.data[column], data.frame[column], check_names=False)
     changed = [c for c in declared if not release.data[c].astype(str).equals(data.frame[c].astype(str))]
     assert changed, "the most private setting changed none of the declared columns"
+    named = ALL[name].change_labels
+    if named and release.changes is not None and len(release.changes):
+        unnamed = set(release.changes["label"].astype(str)) - set(named)
+        assert not unnamed, f"change labels {sorted(unnamed)} are not in change_labels"
 
 
 @methods

@@ -251,17 +251,24 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     for info in release.info.values():
         if isinstance(info, str) and info:
             out.append(knob_view.text(f"At {display.knob_text(knob, at)}: {info}", "caption"))
-    changed = [display.sample_html(dataset, release, r) for r in sampling.changed_records(dataset, release, records)]
+    labels = METHODS[release.method].change_labels
+    changed = [
+        display.sample_html(dataset, release, r, labels) for r in sampling.changed_records(dataset, release, records)
+    ]
     if not changed:
         return [*out, knob_view.text(f"No sample record is changed at {display.knob_text(knob, at)}.", "info")]
+    how = (
+        "Each changed value is coloured by what it is, in the original (left) and as released (right)."
+        if labels
+        else "Red: what was removed; green: what replaced it."
+    )
     out.append(
         knob_view.text(
-            f"{len(changed)} records changed at this setting; the same records at every setting. "
-            "Red: what was removed; green: what replaced it.",
-            "caption",
+            f"{len(changed)} records changed at this setting; the same records at every setting. {how}", "caption"
         )
     )
-    return [*out, knob_view.html(display.SAMPLE_CSS + "".join(changed[:MAX_SAMPLES]))]
+    legend = display.label_legend(labels) if labels else ""
+    return [*out, knob_view.html(display.SAMPLE_CSS + legend + "".join(changed[:MAX_SAMPLES]))]
 
 
 def _author_blocks(dataset: Dataset, release: Release, knob: Knob, who: str | None) -> list[knob_view.Block]:

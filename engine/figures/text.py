@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -589,12 +590,25 @@ def cosine_by_author_figure(detail: pd.DataFrame, metric_label: str) -> go.Figur
     return fig
 
 
-def highlight_changes(text: str, changes: pd.DataFrame) -> tuple[str, str]:
+LABEL_COLOURS = ("#ffe08a", "#b9dcff", "#ffc9e3", "#c8efc0", "#e0d2ff", "#ffd3ad", "#c9efee", "#ead8c3")
+"""Pale backgrounds for changes coloured by their label (`label_colours`), dark text stays readable on each."""
+
+
+def label_colours(labels: Sequence[str]) -> dict[str, str]:
+    """A background colour per label, in the order given (the palette repeats after eight)."""
+    return {label: LABEL_COLOURS[i % len(LABEL_COLOURS)] for i, label in enumerate(labels)}
+
+
+def highlight_changes(text: str, changes: pd.DataFrame, labels: Mapping[str, str] | None = None) -> tuple[str, str]:
     """Original and protected text of one record as HTML, with each changed span marked.
 
     ``changes`` holds this record's rows of `Release.changes`; ``start``/``end`` are offsets in ``text`` and
-    must not overlap. Everything outside the marks is HTML-escaped, the labels included.
+    must not overlap. Everything outside the marks is HTML-escaped, the labels included. With ``labels`` (label
+    → what it names, `Protector.change_labels`) each mark is coloured by its label and carries its name as
+    ``data-label`` (shown beside the mark by the page's style, not part of the text).
     """
+    named = dict(labels or {})
+    colours = label_colours(list(named))
     text = "" if text is None or (isinstance(text, float) and math.isnan(text)) else str(text)
     spans = changes.sort_values(["start", "end"]) if len(changes) else changes
     orig, prot = [], []
@@ -609,8 +623,11 @@ def highlight_changes(text: str, changes: pd.DataFrame) -> tuple[str, str]:
         repl = "" if pd.isna(row.replacement) else str(row.replacement)
         title = html.escape(label, quote=True)
         plain = html.escape(text[pos:start])
-        orig.append(f'{plain}<mark class="orig" title="{title}">{html.escape(text[start:end])}</mark>')
-        prot.append(f'{plain}<mark class="repl" title="{title}">{html.escape(repl)}</mark>')
+        extra = ""
+        if label in colours:
+            extra = f' data-label="{html.escape(named[label], quote=True)}" style="background:{colours[label]}"'
+        orig.append(f'{plain}<mark class="orig" title="{title}"{extra}>{html.escape(text[start:end])}</mark>')
+        prot.append(f'{plain}<mark class="repl" title="{title}"{extra}>{html.escape(repl)}</mark>')
         pos = end
     tail = html.escape(text[pos:])
     return "".join(orig) + tail, "".join(prot) + tail

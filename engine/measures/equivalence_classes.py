@@ -124,6 +124,15 @@ class QiUniqueShare(_KanonMeasure):
         super().prepare(context)
         self.note = tagger_note()
 
+    @classmethod
+    def detail_figure(cls, sweep: Any, current: float | None = None) -> Any:
+        """The tagger's quality per label (the same at every k): how far to trust the quasi-identifiers found."""
+        from engine.figures.kanon import tagger_quality_figure
+        from engine.protect.kanon.gold import LABEL_NAMES
+        from engine.protect.kanon.tagger import held_out_quality
+
+        return tagger_quality_figure(held_out_quality(), LABEL_NAMES)
+
     def compute(self, view: ReleaseView) -> MetricResult:
         sizes, suppressed = self._sizes(view)
         unique = (sizes == 1) & ~suppressed

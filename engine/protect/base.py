@@ -226,6 +226,9 @@ class Protector(ABC):
     """The kinds of structured field a method synthesizes (categorical, count, continuous)."""
     shown_first: ClassVar[tuple[str, ...]] = ()
     """The risk and utility measures a page picks first for this method (e.g. its own), when they apply."""
+    change_labels: ClassVar[dict[str, str]] = {}
+    """What the labels of its releases' changes name ("QIAGE" → "age"), when they say what kind of value each
+    change replaced: the sample texts then colour every change by its label and name it."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -22,6 +22,17 @@ from engine.paths import ASSETS_DIR
 GOLD_DIR = ASSETS_DIR / "gold" / "privacy-attributes"
 LABELS = ("DI", "QIAGE", "QIRACE", "QIREGION", "QIGENDER", "QILANG", "QIJOB", "SA")
 """Abeywardana & Thayasivam, Table 3; every other token is NONE."""
+LABEL_NAMES = {
+    "DI": "identifier",
+    "QIAGE": "age",
+    "QIRACE": "race or nationality",
+    "QIREGION": "place",
+    "QIGENDER": "gender",
+    "QILANG": "language",
+    "QIJOB": "occupation",
+    "SA": "sensitive attribute",
+}
+"""What each label is, as a steward reads it."""
 NONE = "NONE"
 TOKEN = re.compile(r"[#@]?\w+(?:[-'’.@/]\w+)*|[^\w\s]")
 """A word with its hashtag or handle sign, inner hyphens, apostrophes, dots and slashes ("she/her", "25yo",

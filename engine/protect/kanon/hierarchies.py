@@ -71,7 +71,7 @@ def generalize_age(value: str, level: int) -> str:
     return ANY
 
 
-AGE = Hierarchy(len(AGE_BANDS) + 1, generalize_age)
+AGE = Hierarchy(len(AGE_BANDS) + 1, generalize_age, tuple(f"{w}-year bands" for w in AGE_BANDS))
 GENDER = Hierarchy(1, lambda value, level: value)
 """Gender: the value itself, or any."""
 
@@ -122,7 +122,7 @@ def generalize_place(value: str, level: int) -> str:
     return ANY
 
 
-PLACE = Hierarchy(4, generalize_place)
+PLACE = Hierarchy(4, generalize_place, ("state or region", "country", "continent"))
 
 
 # Languages: language → family → any (`gazetteers`: ISO 639 names and codes, Glottolog families).
@@ -132,7 +132,7 @@ def generalize_language(value: str, level: int) -> str:
     return f"{family} languages" if family and level == 1 else ANY
 
 
-LANGUAGE = Hierarchy(2, generalize_language)
+LANGUAGE = Hierarchy(2, generalize_language, ("language family",))
 
 
 # Occupations: occupation → occupational group of the BLS Occupational Outlook Handbook → any (`gazetteers`).
@@ -141,4 +141,4 @@ def generalize_occupation(value: str, level: int) -> str:
     return group if group and level == 1 else ANY
 
 
-OCCUPATION = Hierarchy(2, generalize_occupation)
+OCCUPATION = Hierarchy(2, generalize_occupation, ("occupational group",))

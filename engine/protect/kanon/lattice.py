@@ -45,6 +45,15 @@ class Hierarchy:
 
     height: int
     generalize: Generalize
+    names: tuple[str, ...] = ()
+    """What each level releases, from level 1 ("10-year bands"); ANY at the top needs no name."""
+
+    def level_name(self, level: int) -> str:
+        if level <= 0:
+            return "as stated"
+        if level >= self.height:
+            return "any value ('*')"
+        return self.names[level - 1] if level - 1 < len(self.names) else f"level {level} of {self.height}"
 
     def at(self, value: str, level: int) -> str:
         if level <= 0:

@@ -19,8 +19,10 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release
-from engine.protect.kanon.gold import Span
+from engine.protect.kanon.gold import LABEL_NAMES, Span
+from engine.protect.kanon.lattice import Anonymized
 from engine.protect.kanon.sanitize import (
+    HIERARCHIES,
     OPERATIONS,
     SCHEME,
     propagate,
@@ -71,6 +73,26 @@ class KanonDetail:
     over_limit: bool  # k was out of reach within the suppression limit: more records were suppressed
 
 
+def summary(k: int, anonymized: Anonymized, scheme: dict[str, str], max_suppressed: float) -> str:
+    """What a release did to reach k, in counts only: each generalized attribute's level and the records
+    suppressed (and whether k was out of reach within the limit)."""
+    levels = [
+        f"{LABEL_NAMES[label]} to {HIERARCHIES[label].level_name(level)}"
+        for label, level in anonymized.levels.items()
+        if label in HIERARCHIES and scheme.get(label, "generalize") == "generalize" and level > 0
+    ]
+    n, gone = len(anonymized.suppressed), int(anonymized.suppressed.sum())
+    share = f"{gone:,} of {n:,} records ({gone / n:.1%})" if n else "no record"
+    if anonymized.over_limit:
+        return (
+            f"k = {k} is out of reach within the limit of {max_suppressed:.0%} suppressed records (whether a "
+            f"record states an attribute at all cannot be generalized away): every attribute is at "
+            f"its top level and {share} are suppressed"
+        )
+    done = "; ".join(levels) if levels else "no attribute generalized"
+    return f"k = {k} reached with {done}; {share} suppressed"
+
+
 def _flat(table: pd.DataFrame) -> pd.DataFrame:
     """A table of tuples as text cells ("" when nothing is stated; values joined by "; ")."""
     return table.apply(lambda col: col.map(lambda cell: "; ".join(cell)))
@@ -113,7 +135,7 @@ class FittedKanon(Fitted):
             knob=float(k),
             protected_columns=(self.text_column,),
             changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
-            info={"kanon": detail},
+            info={"kanon": detail, "anonymization": summary(k, a, self.scheme, self.max_suppressed)},
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
             tables={QI_TABLE: _flat(done.released).assign(suppressed=a.suppressed)},
         )
@@ -131,6 +153,7 @@ class KAnonymity(Protector):
     )
     knob = KANON_KNOB
     shown_first = ("smallest_class", "loss_metric")
+    change_labels = {label: LABEL_NAMES[label] for label in ("DI", *ATTRIBUTES)}
 
     unit: str
     age: str
