@@ -63,6 +63,7 @@ def cases() -> dict[str, Case]:
             "protect", method, "airline-tweets", METHODS[method].title, "" if method == "redact" else "select", 30
         )
     out["protect:swap"] = Case("protect", "swap", "earnings-calls", METHODS["swap"].title, "select", 30)
+    out["protect:kanon"] = Case("protect", "kanon", "airline-tweets", METHODS["kanon"].title, "select", 30)
     for method in ("glm", "cart"):
         out[f"synthesize:{method}"] = Case(
             "synthesize", method, "airline-tweets", METHODS[method].title, "" if method == "glm" else "radio", 45
