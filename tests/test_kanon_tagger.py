@@ -102,3 +102,18 @@ def test_the_shipped_tagger_is_what_training_on_the_gold_set_gives():
     again = train_all(items, ids)
     assert again.tagger.model_file.read_bytes() == shipped.tagger.model_file.read_bytes()
     assert again.held_out.round(6).equals(shipped.held_out.round(6))
+
+
+def test_tagging_in_pieces_and_processes_gives_the_same_spans(monkeypatch):
+    import engine.protect.kanon.tagger as tagger_module
+    from engine.protect.kanon.tagger import default_tagger
+
+    _, texts, _ = gold_texts()
+    texts = texts[:90]
+    seen = []
+    whole = default_tagger().tag(texts, processes=1)
+    monkeypatch.setattr(tagger_module, "TAG_CHUNK", 40)
+    monkeypatch.setattr(tagger_module, "TAG_BATCH", 15)
+    parts = default_tagger().tag(texts, lambda done, total, what: seen.append((done, total)), processes=2)
+    assert parts == whole and any(spans for spans in whole)
+    assert seen[-1] == (120, 120) and all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))

@@ -74,14 +74,23 @@ def pattern_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+def load_pipeline(exclude: list[str]):
+    """The small English model without the components ``exclude`` names, its layers computed by NumPy's
+    matrix products (OpenBLAS) instead of thinc's default blis: the same tags and entities (measured on the
+    demos and the gold set) in about half the time on this project's 2-core machines."""
+    import spacy
+    from thinc.api import use_ops
+
+    with use_ops("numpy", use_blis=False):
+        return spacy.load(SPACY_MODEL, exclude=exclude)
+
+
 @lru_cache(maxsize=1)
 def load_spacy():
     """The spaCy English pipeline with only what named-entity recognition needs: the small English model's
     recognizer embeds the tokens itself (it listens to no shared ``tok2vec``), so every other component is
     left out — the same entities in two thirds of the time."""
-    import spacy
-
-    return spacy.load(SPACY_MODEL, exclude=["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter"])
+    return load_pipeline(["tok2vec", "tagger", "parser", "attribute_ruler", "lemmatizer", "senter"])
 
 
 def spacy_model_version() -> str:

@@ -24,7 +24,7 @@ from engine.protect.kanon.gazetteers import (
     place_names,
 )
 from engine.protect.kanon.gold import tokens
-from engine.text.entities import SPACY_MODEL
+from engine.text.entities import load_pipeline
 
 Features = dict[str, str | bool]
 
@@ -33,9 +33,7 @@ Features = dict[str, str | bool]
 def load_tagging_spacy():
     """spaCy's small English model with what part-of-speech tags and entities need (no parser, lemmatizer or
     sentence splitter)."""
-    import spacy
-
-    return spacy.load(SPACY_MODEL, exclude=["parser", "attribute_ruler", "lemmatizer", "senter"])
+    return load_pipeline(["parser", "attribute_ruler", "lemmatizer", "senter"])
 
 
 def _word(text: str) -> str:

@@ -243,10 +243,9 @@ class KAnonymity(Protector):
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedKanon:
         self.check(dataset)
         texts = dataset.texts.astype(str).tolist()
-        progress(0, 2, "training the privacy-attribute tagger on the gold set")
+        progress(0, 1, "loading the privacy-attribute tagger")
         tagger = default_tagger()
-        progress(1, 2, f"tagging privacy attributes in {len(texts):,} texts")
-        spans = propagate(texts, tagger.tag(texts))
+        spans = propagate(texts, tagger.tag(texts, progress))
         if self.unit == "author":
             groups = pd.factorize(dataset.frame[dataset.schema.author].astype(str))[0]
         else:

@@ -173,6 +173,10 @@ def sanitize(
     class_ids = np.where(anonymized.suppressed, -1, class_codes(anonymized.table))
     released = pd.DataFrame(index=qi.index)
     replacement: list[dict[tuple[str, str], str]] = [{} for _ in range(len(qi))]
+    members_of: dict[int, list[int]] = {}  # class → its records, in record order
+    for r, cid in enumerate(class_ids.tolist()):
+        if cid >= 0:
+            members_of.setdefault(cid, []).append(r)
     for c in qi.columns:
         op = scheme.get(c, "generalize")
         if op in ("generalize", "suppress"):
@@ -191,24 +195,24 @@ def sanitize(
             released[c] = cells
             continue
         cells = [() for _ in range(len(qi))]
+        stated = qi[c].tolist()
         for r in np.flatnonzero(anonymized.suppressed).tolist():
-            replacement[r].update({(c, v): ANY for v in qi[c].iloc[r]})
-            cells[r] = (ANY,) if qi[c].iloc[r] else ()
-        for cid in np.unique(class_ids[class_ids >= 0]):
-            members = [r for r in np.flatnonzero(class_ids == cid).tolist() if qi[c].iloc[r]]
+            replacement[r].update({(c, v): ANY for v in stated[r]})
+            cells[r] = (ANY,) if stated[r] else ()
+        for cid in sorted(members_of):
+            members = [r for r in members_of[cid] if stated[r]]
             if not members:
                 continue
             if op == "union":
-                union = tuple(sorted({surface.get((c, v), v) for r in members for v in qi[c].iloc[r]}))
+                union = tuple(sorted({surface.get((c, v), v) for r in members for v in stated[r]}))
                 for r in members:
-                    replacement[r].update({(c, v): ", ".join(union) for v in qi[c].iloc[r]})
+                    replacement[r].update({(c, v): ", ".join(union) for v in stated[r]})
                     cells[r] = union
             else:  # swap: a seeded permutation of the class's stating records
                 order = [members[i] for i in rng.permutation(len(members))]
                 for r, source in zip(members, order):
-                    theirs = tuple(surface.get((c, v), v) for v in qi[c].iloc[source])
-                    mine = qi[c].iloc[r]
-                    replacement[r].update({(c, v): theirs[i % len(theirs)] for i, v in enumerate(mine)})
+                    theirs = tuple(surface.get((c, v), v) for v in stated[source])
+                    replacement[r].update({(c, v): theirs[i % len(theirs)] for i, v in enumerate(stated[r])})
                     cells[r] = theirs
         released[c] = cells
     return Sanitized(qi.copy(), released, anonymized, class_ids, replacement)

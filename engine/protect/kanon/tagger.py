@@ -29,8 +29,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from engine.progress import Progress, no_progress
 from engine.protect.kanon.features import Features, posts_features
 from engine.protect.kanon.gold import GOLD_DIR, LABELS, NONE, Span, read_posts, read_spans, token_labels
+from engine.text.entities import NER_PROCESSES, PARALLEL_MIN_PIECES
+from engine.workers import Report, map_reporting
 
 C1, C2, ITERATIONS = 0.05, 0.01, 200
 """The CRF's L1 and L2 penalties and its L-BFGS iterations (c1 chosen on the held-out split among 0.05, 0.2)."""
@@ -90,9 +93,34 @@ class PrivacyTagger:
         finally:
             tagger.close()
 
-    def tag(self, texts: Sequence[str]) -> list[list[Span]]:
-        """The labelled spans of every text."""
-        return [_spans(tokens, labels) for tokens, labels in self.token_labels(texts)]
+    def tag(
+        self, texts: Sequence[str], progress: Progress = no_progress, processes: int | None = None
+    ) -> list[list[Span]]:
+        """The labelled spans of every text: pieces of `TAG_CHUNK` texts in ``processes`` worker processes
+        (default: `NER_PROCESSES` for `PARALLEL_MIN_PIECES` texts or more, else this one), with a progress bar
+        that moves per batch; the spans do not depend on how many processes."""
+        texts = list(texts)
+        if processes is None:
+            processes = NER_PROCESSES if len(texts) >= PARALLEL_MIN_PIECES else 1
+        pieces = [(str(self.model_file), texts[i : i + TAG_CHUNK]) for i in range(0, len(texts), TAG_CHUNK)]
+        what = f"tagging privacy attributes in {len(texts):,} texts"
+        done = map_reporting(_tag_piece, pieces, TAG_CHUNK, progress, what, processes)
+        return [spans for piece in done for spans in piece]
+
+
+TAG_CHUNK, TAG_BATCH = 500, 100
+"""Texts per piece of work sent to a process, and per batch within it (how often its progress moves)."""
+
+
+def _tag_piece(item: tuple[str, list[str]], report: Report) -> list[list[Span]]:
+    """The labelled spans of one piece's texts (in a worker process or this one)."""
+    model_file, texts = item
+    tagger = PrivacyTagger(Path(model_file))
+    out: list[list[Span]] = []
+    for start in range(0, len(texts), TAG_BATCH):
+        out += [_spans(tokens, labels) for tokens, labels in tagger.token_labels(texts[start : start + TAG_BATCH])]
+        report(len(out) * TAG_CHUNK // max(len(texts), 1))
+    return out
 
 
 def training_items(
