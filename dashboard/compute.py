@@ -76,9 +76,21 @@ def get_evaluator(
     without measures of their own share one; a method with its own (`Measure.methods`) gets its own, keyed by
     fit (the method and its ``params``)."""
     own = fitted is not None and any(fitted.method in m.methods for m in MEASURES)
-    key = f"{fitted.method}:{params_key(protector(fitted.method, params))}" if own and fitted is not None else ""
-    slot = evaluator_slot(dataset.fingerprint, tuple(fields), options_key(options), key)
-    return slot.get(lambda: Evaluator(dataset, None, progress, fields=list(fields), options=options, fitted=fitted))
+    if own and fitted is not None:  # the measures every method has come from the shared Evaluator
+        shared = get_evaluator(dataset, progress, fields, options)
+        slot = evaluator_slot(
+            dataset.fingerprint,
+            tuple(fields),
+            options_key(options),
+            f"{fitted.method}:{params_key(protector(fitted.method, params))}",
+        )
+        return slot.get(
+            lambda: Evaluator(
+                dataset, None, progress, fields=list(fields), options=options, fitted=fitted, shared=shared
+            )
+        )
+    slot = evaluator_slot(dataset.fingerprint, tuple(fields), options_key(options), "")
+    return slot.get(lambda: Evaluator(dataset, None, progress, fields=list(fields), options=options))
 
 
 def effective_replicates(method: str, replicates: int) -> int:

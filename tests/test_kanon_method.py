@@ -192,3 +192,16 @@ def test_the_tagger_quality_table_is_drawn_per_label():
     assert what[labels.index("QIAGE")] == "age"
     assert f1[labels.index("DI")] == f"{quality.loc['DI', 'f1']:.2f}"
     assert f"macro F1 {quality.loc['macro', 'f1']:.2f}" in figure.layout.title.text
+
+
+def test_an_evaluator_of_the_method_takes_the_shared_measures_as_they_were_prepared(posts, fitted):
+    shared = Evaluator(posts)
+    own = Evaluator(posts, fitted=fitted, shared=shared)
+    alone = Evaluator(posts, fitted=fitted)
+    assert own.available == alone.available and own.skipped == alone.skipped
+    assert set(METRICS) <= set(own.available) and not set(METRICS) & set(shared.available)
+    taken = {m.id: m for m in shared._measures}
+    assert all(m is taken[m.id] for m in own._measures if m.id in taken) and taken
+    release = make_release(fitted, 5, seed=0)
+    a, b = own.evaluate(release), alone.evaluate(release)
+    assert {k: v.value for k, v in a.items()} == {k: v.value for k, v in b.items()}

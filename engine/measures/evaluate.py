@@ -94,6 +94,9 @@ class Evaluator:
         ConfigError, raised before anything is prepared.
     fitted : the fitted method whose releases are measured; the measures of one method (`Measure.methods`)
         apply only with it, and are left out of the default list for other methods.
+    shared : an Evaluator of the same dataset, fields and options without a fitted method; the measures of
+        every method it prepared (or found not to apply) are taken from it as they are, so only the measures of
+        ``fitted``'s own method are prepared here (the dashboard's pages share one).
     """
 
     def __init__(
@@ -104,6 +107,7 @@ class Evaluator:
         fields: Sequence[str] = (),
         options: MeasureOptions | None = None,
         fitted: Fitted | None = None,
+        shared: Evaluator | None = None,
     ) -> None:
         self.dataset = dataset
         self.options = options or MeasureOptions()
@@ -130,7 +134,16 @@ class Evaluator:
         context = PrepareContext(dataset, fields, self.options, progress, fitted)
         self.skipped: dict[str, str] = {}
         self._measures: list[Measure] = []
+        reused = {m.id: m for m in shared._measures} if shared is not None else {}
         for metric_id in requested:
+            if shared is not None and not measure_class(metric_id).methods:
+                if metric_id in reused:
+                    self._measures.append(reused[metric_id])
+                elif metric_id in shared.skipped:
+                    self.skipped[metric_id] = shared.skipped[metric_id]
+                else:
+                    raise ValueError(f"the shared Evaluator did not consider {metric_id!r}")
+                continue
             prepared = _prepare(measure_class(metric_id), context)
             if isinstance(prepared, str):
                 self.skipped[metric_id] = prepared
