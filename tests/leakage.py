@@ -68,6 +68,9 @@ def scan_bundle(
     """
     files = bundle_texts(Path(folder), tables)
     findings: list[str] = []
+    if originals is not None and len(originals) and "replacement" in originals.columns:
+        # a row whose replacement is its original is a span kept as written, not a replaced value
+        originals = originals[originals["original"].astype(str) != originals["replacement"].astype(str)]
     schema = dataset.schema
     released = pd.read_csv(Path(folder) / "release.csv", keep_default_na=False, dtype=str)
     manifest = json.loads(files["manifest.json"])

@@ -87,6 +87,9 @@ def test_no_direct_identifier_survives_and_text_changes_only_inside_tagged_spans
         # put every change back: the original comes out, so nothing outside the spans moved
         changes = release.changes[release.changes["record"] == row].sort_values("start")
         tagged = {(s, e) for s, e, _ in spans}
+        assert set(zip(changes["start"], changes["end"])) == tagged  # every span found, changed or kept
+        kept = changes[changes["original"] == changes["replacement"]]
+        assert set(kept["label"]) <= {"SA", *QI_LABELS}  # a direct identifier is never kept
         rebuilt, pos, at = [], 0, 0
         for start, end, original, new in changes[["start", "end", "original", "replacement"]].itertuples(index=False):
             assert (start, end) in tagged

@@ -258,7 +258,8 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     if not changed:
         return [*out, knob_view.text(f"No sample record is changed at {display.knob_text(knob, at)}.", "info")]
     how = (
-        "Each changed value is coloured by what it is, in the original (left) and as released (right)."
+        "Each value the method found is coloured by what it is, in the original (left) and as released (right); "
+        "a value kept as written is coloured on both sides alike."
         if labels
         else "Red: what was removed; green: what replaced it."
     )

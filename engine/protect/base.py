@@ -119,7 +119,8 @@ class Release:
 
     ``changes`` is the per-record detail of what the method altered; for text methods it has the columns
     record (row position), column, start, end (character offsets in the original text), original,
-    replacement, label. ``changes_ship`` says whether they may leave in the bundle (without their originals): a
+    replacement, label. A row whose replacement is its original marks a span the method found and kept as
+    written (the k-anonymity method's sensitive attributes), shown in the review and counted as no change. ``changes_ship`` says whether they may leave in the bundle (without their originals): a
     swap's would tell which chunks kept their true entities, so its changes stay in the internal review.
     ``withheld`` names columns the method protects by leaving them out of the bundle (the swap's document
     metadata: which company a chunk came from); the measures still see them. ``tables`` are further public

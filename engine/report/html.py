@@ -104,10 +104,11 @@ def _summary(
     if knob is not None:
         parts.append(f"Moving {_e(knob.symbol)} {'up' if knob.more_privacy == 'higher' else 'down'} protects more.")
     if release.changes is not None:
-        n_rec = release.changes["record"].nunique() if len(release.changes) else 0
-        parts.append(
-            f"The method changed {len(release.changes):,} passages in {n_rec:,} of {dataset.n_records:,} records."
-        )
+        changed = release.changes
+        if len(changed):
+            changed = changed[changed["original"].astype(str) != changed["replacement"].astype(str)]
+        n_rec = changed["record"].nunique() if len(changed) else 0
+        parts.append(f"The method changed {len(changed):,} passages in {n_rec:,} of {dataset.n_records:,} records.")
     for mid, m in metrics.items():
         if mid.endswith(CONFIDENTIAL_SUFFIX):
             continue

@@ -137,6 +137,7 @@ class FittedKanon(Fitted):
             changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
             info={"kanon": detail, "anonymization": summary(k, a, self.scheme, self.max_suppressed)},
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
+            # (they also list the spans kept as written: new == original)
             tables={QI_TABLE: _flat(done.released).assign(suppressed=a.suppressed)},
         )
 
@@ -153,7 +154,7 @@ class KAnonymity(Protector):
     )
     knob = KANON_KNOB
     shown_first = ("smallest_class", "loss_metric")
-    change_labels = {label: LABEL_NAMES[label] for label in ("DI", *ATTRIBUTES)}
+    change_labels = {label: LABEL_NAMES[label] for label in ("DI", *ATTRIBUTES, "SA")}
 
     unit: str
     age: str

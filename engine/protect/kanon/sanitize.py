@@ -220,7 +220,8 @@ def sanitize(
 
 def rebuild(text: str, spans: Sequence[Span], replacement: Mapping[tuple[str, str], str]) -> tuple[str, list[tuple]]:
     """``text`` with every tagged span rewritten: DI masked, quasi-identifiers by ``replacement``, SA kept.
-    Returns the text and its changes (start, end, original, new, label)."""
+    Returns the text and every tagged span as (start, end, original, new, label): a span kept as written has
+    new == original (the internal review shows what the tagger found, changed or not)."""
     out, changes, pos = [], [], 0
     for start, end, label in sorted(spans):
         original = text[start:end]
@@ -231,8 +232,9 @@ def rebuild(text: str, spans: Sequence[Span], replacement: Mapping[tuple[str, st
             if normalize(new) == normalize(original):
                 new = original
         else:
-            continue
+            new = original
         if new == original:
+            changes.append((start, end, original, original, label))
             continue
         out += [text[pos:start], new]
         changes.append((start, end, original, new, label))
