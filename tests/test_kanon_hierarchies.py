@@ -92,3 +92,20 @@ def test_generalized_occupations_are_released_as_their_group():
         list(done.released["QIJOB"])
         == [("Healthcare occupations",)] * 2 + [("Education training and library occupations",)] * 2
     )
+
+
+def test_language_families_load_under_a_console_script_whose_folder_holds_lang2vec_py():
+    """`textsdc` runs with its folder (the venv's bin, where lang2vec installs a script named lang2vec.py) first on
+    the path; the families are read from the package's data file, never by importing lang2vec."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bin_dir = str(Path(sys.executable).parent)
+    code = (
+        f"import sys; sys.path.insert(0, {bin_dir!r}); "
+        "from engine.protect.kanon.gazetteers import language_families; print(language_families()['eng'])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "Indo-European"

@@ -160,15 +160,17 @@ def test_the_release_says_how_it_reached_k_in_counts_only():
 
     scheme = {**SCHEME, "QIJOB": "generalize"}
     done = anonymized({"QIAGE": 2, "QIREGION": 0, "QIJOB": 1, "QIGENDER": 0}, [False, False, True, False])
-    assert summary(3, done, scheme, 0.05) == (
-        "k = 3 reached with age to 10-year bands; occupation to occupational group; 1 of 4 records (25.0%) suppressed"
+    assert summary(done, scheme, 0.05) == (
+        "Generalized age to 10-year bands, occupation to occupational group. United within each group: race or "
+        "nationality, place. Suppressed: 1 of 4 records (25.0%)."
     )
-    assert summary(2, anonymized({"QIAGE": 0}, [False] * 4), SCHEME, 0.05) == (
-        "k = 2 reached with no attribute generalized; 0 of 4 records (0.0%) suppressed"
+    assert summary(anonymized({"QIAGE": 0}, [False] * 4), SCHEME, 0.05) == (
+        "Nothing generalized. United within each group: race or nationality, place. Swapped within each group: "
+        "occupation. Suppressed: 0 of 4 records (0.0%)."
     )
-    out = summary(50, anonymized({"QIAGE": 4}, [True, True, False, False], over_limit=True), SCHEME, 0.05)
-    assert out.startswith("k = 50 is out of reach within the limit of 5% suppressed records")
-    assert out.endswith("2 of 4 records (50.0%) are suppressed")
+    out = summary(anonymized({"QIAGE": 4}, [True, True, False, False], over_limit=True), SCHEME, 0.05)
+    assert out.startswith("Out of reach within the limit of 5% suppressed records")
+    assert out.endswith("every attribute at its top level, 2 of 4 records (50.0%) suppressed.")
 
 
 def test_every_release_carries_its_summary_and_labels_its_changes(fitted):
@@ -178,7 +180,7 @@ def test_every_release_carries_its_summary_and_labels_its_changes(fitted):
         release = make_release(fitted, k, seed=0)
         detail, said = release.info["kanon"], release.info["anonymization"]
         assert f"{int(detail.suppressed.sum()):,} of {len(detail.suppressed):,} records" in said
-        assert ("out of reach" in said) == detail.over_limit
+        assert ("Out of reach" in said) == detail.over_limit
         assert set(release.changes["label"]) <= set(KAnonymity.change_labels)
 
 
@@ -190,8 +192,9 @@ def test_the_tagger_quality_table_is_drawn_per_label():
     [table] = figure.data
     labels, what, _, _, f1, support = table.cells.values
     quality = held_out_quality().set_index("label")
-    assert labels[-1] == "macro" and "NONE" not in labels
-    assert labels[:-1] == [label for label in quality.index[:-2] if quality.loc[label, "support"] > 0]
+    assert labels[-1] == "macro" and labels[-2] == "NONE"  # the macro F1 is the mean over the rows above it
+    assert labels[:-1] == [label for label in quality.index[:-1] if quality.loc[label, "support"] > 0]
+    assert f"{quality.loc['macro', 'support']:,}" == support[-1]
     assert what[labels.index("QIAGE")] == "age"
     assert f1[labels.index("DI")] == f"{quality.loc['DI', 'f1']:.2f}"
     assert f"macro F1 {quality.loc['macro', 'f1']:.2f}" in figure.layout.title.text

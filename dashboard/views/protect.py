@@ -65,10 +65,6 @@ def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | N
     return chosen[0], chosen[1]
 
 
-def _fmt(v: float | None) -> str:
-    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
-
-
 def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResult | None) -> dict:
     info = metric_info(mid)
     delta, tone = None, "off"
@@ -123,9 +119,9 @@ def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, meth
         limit = st.number_input(
             label,
             min_value=0.0,
-            value=start,
-            step=0.005,
-            format="%.3f",
+            value=float(math.ceil(start)) if info.integer else start,
+            step=1.0 if info.integer else 0.005,
+            format="%.0f" if info.integer else "%.3f",
             key=f"choose_max::{risk}",
             help=info.better_text,
         )
@@ -352,7 +348,9 @@ def _view_at(
     metrics = compute.metrics_at(sweep, at)
     out: list[knob_view.Block] = []
     point = " · ".join(
-        f"{what} {_fmt(metrics[m].value)}" for what, m in (("Risk", risk), ("Utility", utility)) if m is not None
+        f"{what} {metric_info(m).format(metrics[m].value)}"
+        for what, m in (("Risk", risk), ("Utility", utility))
+        if m is not None
     )
     if point:
         names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)

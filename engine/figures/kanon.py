@@ -44,7 +44,7 @@ def class_size_figure(sweep: SweepResult, current: float | None = None) -> go.Fi
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=title, font=dict(size=15)),
         xaxis=dict(title="Records sharing the released attributes (group size)", type="category"),
-        yaxis=dict(title="Records (log scale)", type="log"),
+        yaxis=dict(title="Records (log scale)", type="log", dtick=1),  # powers of ten only, no minor labels
         showlegend=False,
     )
     return fig
@@ -61,10 +61,11 @@ def _f1_colour(f1: float) -> str:
 
 def tagger_quality_figure(table: pd.DataFrame, names: dict[str, str]) -> go.Figure:
     """Per label: what it marks, precision, recall, F1 and held-out tokens (``table``: `tagger.quality`'s rows,
-    the macro row last), F1 cells coloured by how far to trust them."""
-    rows = table[(table["label"] != "NONE") & (table["support"] > 0)]
+    NONE among them as the paper's Table 5 has it, the macro row last), F1 cells coloured by how far to trust
+    them."""
+    rows = table[table["support"] > 0]
     labels = [str(x) for x in rows["label"]]
-    what = [names.get(x, "mean over the labels") for x in labels]
+    what = [names.get(x, {"NONE": "no attribute", "macro": "mean over the rows above"}.get(x, x)) for x in labels]
     f1 = rows["f1"].astype(float).tolist()
     macro = float(rows.loc[rows["label"] == "macro", "f1"].iloc[0]) if "macro" in labels else float("nan")
     white = ["white"] * len(labels)

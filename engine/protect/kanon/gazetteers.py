@@ -77,12 +77,22 @@ def demonyms() -> frozenset[str]:
     return frozenset(out)
 
 
+LANGUAGE_FAMILIES = (
+    "lang2vec",
+    "lang2vec/data/family_features.npz",
+    "e814e0588c0263297c76ddfc9c2744937a52233a4ed525ba5bc86ffc54958fb3",
+)
+
+
 @lru_cache(maxsize=1)
 def language_families() -> dict[str, str]:
-    """ISO 639-3 code → the top family of its Glottolog lineage."""
-    from importlib.resources import files
+    """ISO 639-3 code → the top family of its Glottolog lineage (lang2vec's data file, read without importing
+    lang2vec: its installed command-line script ``lang2vec.py`` stands first on the path of a console script
+    such as ``textsdc`` and would be imported in its place)."""
+    from engine.packaged import package_file
 
-    archive = np.load(str(files("lang2vec") / "data" / "family_features.npz"), allow_pickle=True)
+    path = package_file(*LANGUAGE_FAMILIES, what="Glottolog language families (lang2vec)")
+    archive = np.load(str(path), allow_pickle=True)  # the package's own file, checked against its SHA-256
     langs, feats, data = archive["langs"], archive["feats"], archive["data"][:, :, 0]
     out = {}
     for i, code in enumerate(langs):

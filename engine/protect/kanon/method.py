@@ -73,24 +73,28 @@ class KanonDetail:
     over_limit: bool  # k was out of reach within the suppression limit: more records were suppressed
 
 
-def summary(k: int, anonymized: Anonymized, scheme: dict[str, str], max_suppressed: float) -> str:
-    """What a release did to reach k, in counts only: each generalized attribute's level and the records
-    suppressed (and whether k was out of reach within the limit)."""
-    levels = [
-        f"{LABEL_NAMES[label]} to {HIERARCHIES[label].level_name(level)}"
-        for label, level in anonymized.levels.items()
-        if label in HIERARCHIES and scheme.get(label, "generalize") == "generalize" and level > 0
-    ]
+def summary(anonymized: Anonymized, scheme: dict[str, str], max_suppressed: float) -> str:
+    """What a release did to reach its k, in counts only: each attribute's operation (and a generalized one's
+    level), the records suppressed, and whether k was out of reach within the suppression limit."""
     n, gone = len(anonymized.suppressed), int(anonymized.suppressed.sum())
     share = f"{gone:,} of {n:,} records ({gone / n:.1%})" if n else "no record"
     if anonymized.over_limit:
         return (
-            f"k = {k} is out of reach within the limit of {max_suppressed:.0%} suppressed records (whether a "
-            f"record states an attribute at all cannot be generalized away): every attribute is at "
-            f"its top level and {share} are suppressed"
+            f"Out of reach within the limit of {max_suppressed:.0%} suppressed records (whether a record states "
+            f"an attribute at all cannot be generalized away): every attribute at its top level, {share} suppressed."
         )
-    done = "; ".join(levels) if levels else "no attribute generalized"
-    return f"k = {k} reached with {done}; {share} suppressed"
+    generalized = [
+        f"{LABEL_NAMES[label]} to {HIERARCHIES[label].level_name(level)}"
+        for label, level in anonymized.levels.items()
+        if label in HIERARCHIES and scheme.get(label, "generalize") == "generalize" and level > 0
+    ]
+    said = [f"Generalized {', '.join(generalized)}." if generalized else "Nothing generalized."]
+    for op, how in (("union", "United within each group"), ("swap", "Swapped within each group")):
+        names = [LABEL_NAMES[label] for label in ATTRIBUTES if scheme.get(label) == op]
+        if names:
+            said.append(f"{how}: {', '.join(names)}.")
+    said.append(f"Suppressed: {share}.")
+    return " ".join(said)
 
 
 def _flat(table: pd.DataFrame) -> pd.DataFrame:
@@ -135,7 +139,7 @@ class FittedKanon(Fitted):
             knob=float(k),
             protected_columns=(self.text_column,),
             changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
-            info={"kanon": detail, "anonymization": summary(k, a, self.scheme, self.max_suppressed)},
+            info={"kanon": detail, "anonymization": summary(a, self.scheme, self.max_suppressed)},
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
             # (they also list the spans kept as written: new == original)
             tables={QI_TABLE: _flat(done.released).assign(suppressed=a.suppressed)},
