@@ -157,6 +157,7 @@ def on_posts(n: int = 10_000, k: int = 4) -> dict | None:
                 "top_released_values": values.head(5).index.tolist(),
             }
         )
+    changed = release.changes[release.changes["original"] != release.changes["replacement"]]  # not the kept spans
     return {
         "posts": len(posts),
         "tag_seconds": round(tag_seconds, 1),
@@ -169,9 +170,9 @@ def on_posts(n: int = 10_000, k: int = 4) -> dict | None:
         "over_limit": bool(detail.over_limit),
         "suppressed_records": int(detail.suppressed.sum()),
         "terms_tagged": terms,
-        "terms_sanitized": int(len(release.changes)),
+        "terms_sanitized": int(len(changed)),
         "words": words,
-        "share_of_words_sanitized": round(len(release.changes) / words, 4),
+        "share_of_words_sanitized": round(len(changed) / words, 4),
         "loss_metric": round(float(detail.loss), 4),
         "per_attribute": per_attribute,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
