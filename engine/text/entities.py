@@ -76,8 +76,9 @@ def pattern_spans(text: str) -> list[tuple[int, int, str]]:
 
 def load_pipeline(exclude: list[str]):
     """The small English model without the components ``exclude`` names, its layers computed by NumPy's
-    matrix products (OpenBLAS) instead of thinc's default blis: the same tags and entities (measured on the
-    demos and the gold set) in about half the time on this project's 2-core machines."""
+    matrix products (OpenBLAS) instead of thinc's default blis: the same tags and entities (checked on the
+    airline-tweets demo and the gold set). Measured on 2 cores with one thread: the privacy-attribute tagger's
+    pass over 6,555 tweets 32.5 → 23.0 s; redaction's recognizer in two processes, no difference measured."""
     import spacy
     from thinc.api import use_ops
 

@@ -8,7 +8,7 @@ better on the same features and better again with the stated additions of `featu
 sequence model that does better). The CRF is python-crfsuite's (L-BFGS with L1 and L2 penalties),
 deterministic for given data.
 
-Training takes about a minute on 2 cores, so the trained model and its held-out scores ship with the gold set
+Training both taggers takes 15–50 s on 2 cores, so the trained model and its held-out scores ship with the gold set
 (``tagger/``, written by ``scripts/train_tagger.py``) beside the digest of what they were trained on: every
 gold post's features and labels and the CRF's settings. A process uses the shipped files when that digest is
 the one its own features give (a change of features, word lists, spaCy or the gold set changes it), found
