@@ -60,7 +60,7 @@ def _f1_colour(f1: float) -> str:
 
 
 def tagger_quality_figure(table: pd.DataFrame, names: dict[str, str]) -> go.Figure:
-    """Per label: what it marks, precision, recall, F1 and held-out tokens (``table``: `tagger.quality`'s rows,
+    """Per label: what it marks, precision, recall, F1 and held-out tokens (``table``: `tagger.quality_table`'s rows,
     NONE among them as the paper's Table 5 has it, the macro row last), F1 cells coloured by how far to trust
     them."""
     rows = table[table["support"] > 0]

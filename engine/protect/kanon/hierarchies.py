@@ -1,7 +1,7 @@
 """Generalization hierarchies of the quasi-identifiers found in text (Abeywardana & Thayasivam, Table 6; the
 issue's levels): age → 5-, 10-, 20-year bands → any; place → state or region → country → continent → any;
-language → family → any; occupation → occupational group → any; gender → any. Each is a `lattice.Hierarchy`; where the word lists come from is said
-beside each.
+language → family → any; occupation → occupational group → any; gender → any. Each is a `lattice.Hierarchy`;
+where the word lists come from is said beside each.
 
 Ages: a number of 1–3 digits (with "yo", "y/o", "yrs", "years" glued on or not) is an age; 4 digits from 1900
 to 2099 are a birth year, banded the same way on the year ("1990" → "1990-1994"); a life-stage word of the

@@ -147,15 +147,9 @@ def split(ids: Sequence[str], held_out: float = HELD_OUT, seed: int = SPLIT_SEED
     return [ids[i] for i in order[:cut]], [ids[i] for i in order[cut:]]
 
 
-def quality(tagger: PrivacyTagger, texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> pd.DataFrame:
-    """Per label, token-level precision, recall, F1 and support of ``tagger`` against gold ``spans``, with a
-    "macro" row (the mean over the labels with support) as in the paper's Table 5."""
-    gold = [label for text, s in zip(texts, spans) for label in token_labels(text, s)]
-    predicted = [label for _, labels in tagger.token_labels(texts) for label in labels]
-    return _table(gold, predicted)
-
-
-def _table(gold: Sequence[str], predicted: Sequence[str]) -> pd.DataFrame:
+def quality_table(gold: Sequence[str], predicted: Sequence[str]) -> pd.DataFrame:
+    """Per label, token-level precision, recall, F1 and support of ``predicted`` against ``gold`` token labels,
+    with a "macro" row (the mean over the labels with support, NONE included) as in the paper's Table 5."""
     from sklearn.metrics import precision_recall_fscore_support
 
     order = [*LABELS, NONE]
@@ -193,7 +187,7 @@ def train_all(items: Sequence[tuple[list[dict[str, str | float]], list[str]]], i
 
 
 def scores(tagger: PrivacyTagger, items: Sequence[tuple[list[dict[str, str | float]], list[str]]]) -> pd.DataFrame:
-    """`quality` of ``tagger`` on posts given as their features and gold labels."""
+    """`quality_table` of ``tagger`` on posts given as their features and gold labels."""
     import pycrfsuite
 
     crf = pycrfsuite.Tagger()
@@ -202,7 +196,7 @@ def scores(tagger: PrivacyTagger, items: Sequence[tuple[list[dict[str, str | flo
         predicted = [label for features, _ in items for label in crf.tag(pycrfsuite.ItemSequence(features))]
     finally:
         crf.close()
-    return _table([label for _, labels in items for label in labels], predicted)
+    return quality_table([label for _, labels in items for label in labels], predicted)
 
 
 FEATURE_PACKAGES = (
