@@ -194,6 +194,9 @@ def first_view(page, case: Case, url: str) -> dict:
         if not done:
             time.sleep(0.25)
     seconds = time.perf_counter() - start
+    if os.environ.get("BENCH_TIMELINE"):  # where the first view's time goes, as the progress bar said it
+        for t, text in seen:
+            print(f"  {t:6.1f} s  {' '.join(text.split())[:140]}", file=sys.stderr, flush=True)
     times = [0.0] + [t for t, _ in seen] + [seconds]
     return {
         "seconds": round(seconds, 1),

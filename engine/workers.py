@@ -36,7 +36,23 @@ Report = Callable[[int], None]
 POLL_SECONDS = 0.5
 
 
+WORKER_GROWTH_BYTES = 4 * 2**30
+"""How far a worker's memory may grow past its size after its first task before joblib's workers (loky) end it
+as leaking: loky's own limit, 300 MB, ended every worker that loaded spaCy and the word lists for the tagger
+after a redaction sweep, and its replacement loaded them again (6.6 s of the k-anonymity page's first view)."""
+
+
+def keep_what_workers_load() -> None:
+    """Let this worker keep what it loads on purpose (spaCy, word lists, a sweep's shipped model) for its next
+    tasks: raises loky's leak limit (read by the worker's loop after each task) to `WORKER_GROWTH_BYTES`. Called
+    at the start of every task that loads such things; nothing happens outside a loky worker."""
+    from joblib.externals.loky import process_executor
+
+    process_executor._MAX_MEMORY_LEAK_SIZE = max(process_executor._MAX_MEMORY_LEAK_SIZE, WORKER_GROWTH_BYTES)
+
+
 def _run_piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) -> R:
+    keep_what_workers_load()
     counts = np.memmap(slots, dtype=np.int64, mode="r+")
 
     def report(done: int) -> None:
@@ -49,7 +65,7 @@ def _run_piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) 
 def map_reporting(
     func: Callable[[T, Report], R],
     items: Sequence[T],
-    units: int,
+    units: int | Sequence[int],
     progress: Progress,
     what: str,
     processes: int = 1,
@@ -57,11 +73,15 @@ def map_reporting(
     """``[func(item, report) for item in items]``, in up to ``processes`` worker processes when more than one.
 
     ``func`` (a module-level function, so that it can be sent to a worker) calls ``report(done)`` with the units
-    of its item done so far, of ``units`` per item; ``progress`` is told the sum over the items, every
-    `POLL_SECONDS`, labelled ``what``. Workers are joblib's reusable processes: a sweep that follows reuses them.
+    of its item done so far, of ``units`` per item (one number for every item, or one each); ``progress`` is
+    told the sum over the items, every `POLL_SECONDS`, labelled ``what``. Workers are joblib's reusable
+    processes (`joblib_workers`): a sweep's `Parallel` that follows runs on the same ones, with what they loaded.
     A piece's error is raised here once the pieces already running have stopped.
     """
-    total = units * len(items)
+    sizes = [int(units)] * len(items) if isinstance(units, int) else [int(u) for u in units]
+    if len(sizes) != len(items):
+        raise ValueError(f"{len(sizes)} unit counts for {len(items)} items")
+    total = sum(sizes)
     done = [0] * len(items)
     progress(0, total, what)
     processes = max(1, min(int(processes), len(items)))
@@ -70,36 +90,51 @@ def map_reporting(
         for k, item in enumerate(items):
 
             def report(d: int, k: int = k) -> None:
-                progress(k * units + min(d, units), total, what)
+                progress(sum(sizes[:k]) + min(d, sizes[k]), total, what)
 
             with threadpool_limits(limits=1):
                 out.append(func(item, report))
         progress(total, total, what)
         return out
 
-    from joblib.executor import get_memmapping_executor
-
     results: dict[int, R] = {}
-    with tempfile.TemporaryDirectory(prefix="textsdc-progress-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="textsdc-progress-") as tmp, joblib_workers(processes) as pool:
         slots = Path(tmp) / "slots"
         np.zeros(len(items), dtype=np.int64).tofile(slots)
-        pool = get_memmapping_executor(processes)  # joblib's own reusable workers: its Parallel runs on them after
         futures = {pool.submit(_run_piece, func, item, k, str(slots)): k for k, item in enumerate(items)}
         try:
             while futures:
                 finished, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for k, d in enumerate(np.fromfile(slots, dtype=np.int64)):
-                    done[k] = max(done[k], min(int(d), units))
+                    done[k] = max(done[k], min(int(d), sizes[k]))
                 for f in finished:
                     k = futures.pop(f)
                     results[k] = f.result()
-                    done[k] = units
+                    done[k] = sizes[k]
                 progress(sum(done), total, what)
         finally:
             for f in futures:
                 f.cancel()
             wait(futures)
     return [results[k] for k in range(len(items))]
+
+
+@contextmanager
+def joblib_workers(processes: int) -> Iterator[Any]:
+    """The executor of joblib's reusable worker processes, configured as joblib's `Parallel` configures it.
+
+    joblib starts new workers whenever it is asked for its executor with settings other than the last ones
+    (thread limits, memory mapping); asking as `Parallel` does keeps one set of workers for a fit's pieces and
+    the sweep after it, with the modules, models and word lists they loaded (`tests/test_workers.py` checks
+    the process ids). This reads joblib's private ``_backend._workers``: a joblib that changes it fails that
+    test rather than silently starting workers twice. Under another backend (Dask), joblib's own process pool.
+    """
+    from joblib import Parallel
+    from joblib.executor import get_memmapping_executor
+
+    with Parallel(n_jobs=processes) as parallel:
+        pool = getattr(parallel._backend, "_workers", None)  # None when another backend is active
+        yield pool if pool is not None else get_memmapping_executor(processes)
 
 
 _LOADED: dict[str, Any] = {}
@@ -118,6 +153,7 @@ class Shipped:
     def load(self) -> Any:
         """The objects, read from the file the first time this process asks, kept for its next tasks."""
         if self.token not in _LOADED:
+            keep_what_workers_load()
             _LOADED.clear()
             with open(self.path, "rb") as f:
                 _LOADED[self.token] = pickle.load(f)

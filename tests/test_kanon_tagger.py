@@ -114,6 +114,12 @@ def test_tagging_in_pieces_and_processes_gives_the_same_spans(monkeypatch):
     whole = default_tagger().tag(texts, processes=1)
     monkeypatch.setattr(tagger_module, "TAG_CHUNK", 40)
     monkeypatch.setattr(tagger_module, "TAG_BATCH", 15)
-    parts = default_tagger().tag(texts, lambda done, total, what: seen.append((done, total)), processes=2)
+    parts = default_tagger().tag(texts, lambda done, total, what: seen.append((done, total, what)), processes=2)
     assert parts == whole and any(spans for spans in whole)
-    assert seen[-1] == (120, 120) and all(a <= b for (a, _), (b, _) in zip(seen, seen[1:]))
+    # first each worker loads spaCy and the word lists, step by step; then every text is counted once
+    phases = [("loading spaCy and word lists in 2 processes", 2 * len(tagger_module.RESOURCES))]
+    phases += [("tagging privacy attributes in 90 texts", 90)]
+    assert [what for _, _, what in seen] == sorted((w for _, _, w in seen), key=[p for p, _ in phases].index)
+    for what, total in phases:
+        phase = [(d, t) for d, t, w in seen if w == what]
+        assert phase[-1] == (total, total) and all(a <= b for (a, _), (b, _) in zip(phase, phase[1:]))

@@ -34,6 +34,60 @@ def test_results_in_order_and_progress_reaches_the_total(processes):
 
 
 @pytest.mark.parametrize("processes", [1, 2])
+def test_items_of_different_sizes_count_their_own_units(processes):
+    reports: list[tuple[int, int, str]] = []
+    out = map_reporting(_squares_up_to, [3, 5, 1], [3, 5, 1], lambda *r: reports.append(r), "squaring", processes)
+    assert out == [[0, 1, 4], [0, 1, 4, 9, 16], [0]]
+    assert reports[0] == (0, 9, "squaring") and reports[-1][:2] == (9, 9)
+    with pytest.raises(ValueError, match="2 unit counts for 3 items"):
+        map_reporting(_squares_up_to, [3, 5, 1], [3, 5], lambda *r: None, "squaring", processes)
+
+
+def _pid(_: object, report: Report) -> int:
+    report(1)
+    return os.getpid()
+
+
+def _slow_pid(_: object, report: Report) -> int:
+    import time
+
+    time.sleep(0.2)  # long enough for both workers to take tasks
+    return _pid(_, report)
+
+
+def test_a_fits_pieces_and_the_sweep_after_it_run_on_the_same_workers():
+    """What a fit's workers loaded (spaCy, word lists, the engine's modules) is there for the sweep's
+    `Parallel`: joblib keeps its workers only when asked with the same settings."""
+    fit = set(map_reporting(_pid, list(range(6)), 1, lambda *r: None, "pids", 2))
+    sweep = set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(6)))
+    again = set(map_reporting(_pid, list(range(6)), 1, lambda *r: None, "pids", 2))
+    assert os.getpid() not in fit and sweep <= fit and again <= fit
+
+
+_KEPT: list[bytearray] = []
+
+
+def _grow(megabytes: int, report: Report) -> int:
+    """Keep ``megabytes`` more in this process (as a worker keeps spaCy or a shipped model), then wait past loky's
+    one-second interval between leak checks."""
+    import time
+
+    _KEPT.append(bytearray(megabytes * 2**20))
+    time.sleep(1.2)
+    report(1)
+    return os.getpid()
+
+
+def test_a_worker_that_keeps_what_it_loaded_is_not_ended_as_leaking():
+    """loky ends a worker whose memory grew 300 MB past its size after its first task; a fit's workers keep
+    spaCy and the word lists on purpose, and the pieces after must find them."""
+    map_reporting(_slow_pid, list(range(6)), 1, lambda *r: None, "first tasks", 2)  # each worker's size is taken
+    grown = set(map_reporting(_grow, [400, 400], 1, lambda *r: None, "growing", 2))
+    after = set(map_reporting(_slow_pid, list(range(6)), 1, lambda *r: None, "after", 2))
+    assert after <= grown
+
+
+@pytest.mark.parametrize("processes", [1, 2])
 def test_a_pieces_error_is_raised_to_the_caller(processes):
     with pytest.raises(ValueError, match="no squares up to -1"):
         map_reporting(_squares_up_to, [2, -1, 3], 3, lambda *r: None, "squaring", processes)

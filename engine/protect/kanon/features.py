@@ -20,6 +20,7 @@ from engine.protect.kanon.gazetteers import (
     health_conditions,
     job_titles,
     language_code,
+    language_names,
     occupation_groups,
     place_names,
 )
@@ -34,6 +35,18 @@ def load_tagging_spacy():
     """spaCy's small English model with what part-of-speech tags and entities need (no parser, lemmatizer or
     sentence splitter)."""
     return load_pipeline(["parser", "attribute_ruler", "lemmatizer", "senter"])
+
+
+RESOURCES = (
+    place_names,
+    demonyms,
+    language_names,
+    occupation_groups,
+    job_titles,
+    health_conditions,
+    load_tagging_spacy,
+)
+"""What the features read, each loaded once per process (0.1–2 s each): the word lists and spaCy."""
 
 
 def _word(text: str) -> str:

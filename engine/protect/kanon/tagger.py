@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from engine.progress import Progress, no_progress
-from engine.protect.kanon.features import Features, posts_features
+from engine.protect.kanon.features import RESOURCES, Features, posts_features
 from engine.protect.kanon.gold import GOLD_DIR, LABELS, NONE, Span, read_posts, read_spans, token_labels
 from engine.text.entities import NER_PROCESSES, PARALLEL_MIN_PIECES
 from engine.workers import Report, map_reporting
@@ -103,8 +103,11 @@ class PrivacyTagger:
         if processes is None:
             processes = NER_PROCESSES if len(texts) >= PARALLEL_MIN_PIECES else 1
         pieces = [(str(self.model_file), texts[i : i + TAG_CHUNK]) for i in range(0, len(texts), TAG_CHUNK)]
+        if len(pieces) > 1 and processes > 1:  # each worker loads spaCy and the word lists first, step by step
+            what = f"loading spaCy and word lists in {processes} processes"
+            map_reporting(_load, list(range(processes)), len(RESOURCES), progress, what, processes)
         what = f"tagging privacy attributes in {len(texts):,} texts"
-        done = map_reporting(_tag_piece, pieces, TAG_CHUNK, progress, what, processes)
+        done = map_reporting(_tag_piece, pieces, [len(p[1]) for p in pieces], progress, what, processes)
         return [spans for piece in done for spans in piece]
 
 
@@ -112,14 +115,21 @@ TAG_CHUNK, TAG_BATCH = 500, 100
 """Texts per piece of work sent to a process, and per batch within it (how often its progress moves)."""
 
 
+def _load(_: int, report: Report) -> None:
+    """Load what tagging reads (`RESOURCES`) in the process this runs in, reporting each step."""
+    for step, load in enumerate(RESOURCES, start=1):
+        load()
+        report(step)
+
+
 def _tag_piece(item: tuple[str, list[str]], report: Report) -> list[list[Span]]:
-    """The labelled spans of one piece's texts (in a worker process or this one)."""
+    """The labelled spans of one piece's texts (in a worker process or this one), reporting texts done."""
     model_file, texts = item
     tagger = PrivacyTagger(Path(model_file))
     out: list[list[Span]] = []
     for start in range(0, len(texts), TAG_BATCH):
         out += [_spans(tokens, labels) for tokens, labels in tagger.token_labels(texts[start : start + TAG_BATCH])]
-        report(len(out) * TAG_CHUNK // max(len(texts), 1))
+        report(len(out))
     return out
 
 
