@@ -71,6 +71,25 @@ def test_embeddings_are_unit_vectors_and_long_texts_are_windowed():
     assert x[2] @ x[1] > x[0] @ x[1] + 0.3 and x[2] @ x[0] > x[1] @ x[0] + 0.3
 
 
+def test_a_texts_embedding_is_the_same_in_any_batch_and_kept_once_computed(monkeypatch):
+    """The kept vectors stand for new runs only because a text's embedding does not depend on its batch."""
+    import engine.text.embeddings as embeddings
+
+    texts = [f"Quarter {k}: revenue grew {k} percent in {place}." for k, place in enumerate(["Paris", "Ohio", "Lagos"])]
+    texts.append(" ".join(["Margins held steady across every segment this year."] * 30))  # two windows
+    monkeypatch.setattr(embeddings, "_kept", embeddings.OrderedDict())
+    together = embed_texts(texts)
+    monkeypatch.setattr(embeddings, "_kept", embeddings.OrderedDict())
+    alone = np.vstack([embed_texts([t]) for t in reversed(texts)])[::-1]
+    np.testing.assert_array_equal(together, alone)  # bit for bit
+    computed = []
+    monkeypatch.setattr(embeddings, "_embed", lambda new, progress: computed.append(new) or np.zeros((len(new), 384)))
+    again = embed_texts([texts[2], "A text not seen before.", texts[2]])
+    assert computed == [["A text not seen before."]]
+    np.testing.assert_array_equal(again[0], together[2])
+    np.testing.assert_array_equal(again[2], together[2])
+
+
 def test_rate_zero_releases_the_pre_swap_data_with_dr_and_du_one(demo, fitted, evaluator):
     release = make_release(fitted, 0.0, seed=0)
     detail = release.info["swap"]

@@ -14,7 +14,9 @@ took it. Texts go through the model in batches of similar length (bounded memory
 
 from __future__ import annotations
 
+import hashlib
 import os
+from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +28,7 @@ from engine.packaged import package_file
 from engine.progress import Progress, no_progress
 
 MODEL_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
+DIMENSIONS = 384
 MAX_TOKENS = 256
 BATCH = 16
 _FILES = {
@@ -80,8 +83,41 @@ def _windows(ids: list[int]) -> list[list[int]]:
     return [[cls, *body[i : i + step], sep] for i in range(0, len(body), step)]
 
 
+CACHED_TEXTS = 20_000
+"""Texts whose embeddings a process keeps (3 KB each): a text embedded once is not embedded again. A text's
+embedding depends on the text alone, bit for bit, whatever the batch it is run in (int8 products are exact;
+`tests/test_embedding_fit.py` checks it), so the kept vector is the one a new run would give. The swap's releases
+draw their pairs in one order at every rate, so the chunks a low rate rewrites are rewritten alike at every
+higher rate, and DU re-embeds only the new ones."""
+
+_kept: OrderedDict[bytes, np.ndarray] = OrderedDict()
+
+
+def _key(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.ndarray:
-    """One unit-length row of 384 numbers per text (module docstring)."""
+    """One unit-length row of 384 numbers per text (module docstring); texts embedded before in this process are
+    read from `_kept`."""
+    texts = [str(t) for t in texts]
+    keys = [_key(t) for t in texts]
+    new = list(dict.fromkeys(k for k in keys if k not in _kept))
+    if new:
+        first = {k: t for k, t in zip(keys, texts)}
+        for k, row in zip(new, _embed([first[k] for k in new], progress)):
+            _kept[k] = row
+            if len(_kept) > CACHED_TEXTS:
+                _kept.popitem(last=False)
+    out = np.empty((len(texts), DIMENSIONS), dtype=np.float64)
+    for i, k in enumerate(keys):
+        out[i] = _kept[k]
+        _kept.move_to_end(k)
+    return out
+
+
+def _embed(texts: Sequence[str], progress: Progress) -> np.ndarray:
+    """`embed_texts` of texts not kept: windows batched by length through the model, mean-pooled, unit length."""
     session, tokenizer, inputs = _session()
     windows: list[list[int]] = []
     owner: list[int] = []
@@ -89,7 +125,7 @@ def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.nd
         for w in _windows(encoding.ids):
             windows.append(w)
             owner.append(k)
-    sums = np.zeros((len(texts), 384), dtype=np.float64)
+    sums = np.zeros((len(texts), DIMENSIONS), dtype=np.float64)
     counts = np.zeros(len(texts), dtype=np.float64)
     order = np.argsort([len(w) for w in windows], kind="stable")
     total = len(order)
