@@ -11,14 +11,14 @@ workers alike: a floating reduction split over another number of threads rounds 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 from threadpoolctl import threadpool_limits
 
 from engine.backends import parallel_backend
@@ -30,9 +30,11 @@ from engine.measures.evaluate import Evaluator, MeasureOptions, check_options
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult, summarize
-from engine.workers import Shipped, shipped_once
+from engine.workers import Report, Shipped, map_reporting, shipped_once
 
 MAX_DETAIL_ROWS = 20_000
+T = TypeVar("T")
+
 RELEASE_THREADS = 1  # BLAS/OpenMP threads while releasing and measuring, whatever --jobs and the machine
 
 
@@ -61,24 +63,56 @@ def make_release(fitted: Fitted, value: float, seed: int, replicates: int = 1, r
 
 
 def _measure(
-    fitted: Fitted, evaluator: Evaluator, value: float, seed: int, replicates: int, m: int, keep: bool
+    fitted: Fitted,
+    evaluator: Evaluator,
+    value: float,
+    seed: int,
+    replicates: int,
+    m: int,
+    keep: bool,
+    report: Report | None = None,
 ) -> tuple[float, int, dict[str, MetricResult], Release | None]:
+    """Release ``m`` at ``value`` and its measures; ``report`` hears of the release (1), then of each measure."""
     with fixed_threads():
         release = make_release(fitted, value, seed, replicates, m)
-        return value, m, evaluator.evaluate(release), release.compact() if keep else None
+        if report is not None:
+            report(1)
+        measured = evaluator.evaluate(release, None if report is None else lambda k: report(1 + k))
+        return value, m, measured, release.compact() if keep else None
 
 
-def _measure_shipped(
-    shipped: Shipped, value: float, seed: int, replicates: int, m: int, keep: bool
-) -> tuple[float, int, dict[str, MetricResult], Release | None]:
-    fitted, evaluator = shipped.load()
-    return _measure(fitted, evaluator, value, seed, replicates, m, keep)
+SweepPiece = tuple[Shipped | tuple[Fitted, Evaluator], int, int, float | None, int, bool]
+"""What a sweep's task is given: the fitted model and the Evaluator (or a handle to them shipped once), the
+seed, the number of replicates, then the knob value (None: the baseline), the replicate and whether the release
+is kept."""
 
 
-def _baseline(evaluator: Evaluator | Shipped) -> dict[str, MetricResult]:
-    """The measures of the unprotected data (a task beside the releases' when they run in workers)."""
-    with fixed_threads():
-        return (evaluator.load()[1] if isinstance(evaluator, Shipped) else evaluator).baseline()
+def _sweep_piece(
+    piece: SweepPiece, report: Report | None
+) -> tuple[float | None, int, dict[str, MetricResult], Release | None]:
+    """One task of a sweep, in a worker or this process: the baseline's measures (value None) or a release's;
+    ``report`` hears of the objects loaded or the release made (1), then of each measure."""
+    objects, seed, replicates, value, m, keep = piece
+    fitted, evaluator = objects.load() if isinstance(objects, Shipped) else objects
+    if value is None:
+        if report is not None:
+            report(1)
+        with fixed_threads():
+            return None, 0, evaluator.baseline(None if report is None else lambda k: report(1 + k)), None
+    return _measure(fitted, evaluator, value, seed, replicates, m, keep, report)
+
+
+def _dask_piece(
+    fitted: Fitted, evaluator: Evaluator, seed: int, replicates: int, value: float | None, m: int, keep: bool
+) -> tuple[float | None, int, dict[str, MetricResult], Release | None]:
+    return _sweep_piece(((fitted, evaluator), seed, replicates, value, m, keep), None)
+
+
+def _counted(results: Iterator[T], steps: int, total: int, progress: Progress, what: str) -> Iterator[T]:
+    """``results`` passed on, the bar moved ``steps`` (of ``total``) at each."""
+    for done, result in enumerate(results, start=1):
+        progress(done * steps, total, what)
+        yield result
 
 
 MAX_REPLICATES = 1000
@@ -146,25 +180,29 @@ def run_sweep(
         )
 
     tasks = [(v, m) for v in values for m in range(replicates)]
-    # The steps of the bar: the unprotected data's measures (the baseline), then each release's.
-    total = len(tasks) + 1
-    progress(0, total, "protecting and measuring")
+    # The bar's steps: the unprotected data's measures (the baseline), then each release made and measured.
+    steps = 1 + len(evaluator.available)
+    what = "protecting and measuring"
+    progress(0, steps * (len(tasks) + 1), what)
     rows: list[dict] = []
     details: dict[float, dict[str, list[pd.DataFrame]]] = {}
     kept: dict[float, dict[int, Release]] = {}
     with ExitStack() as stack:
         n_jobs = stack.enter_context(parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)))
-        if backend == "local" and n_jobs != 1 and total > 1:  # Dask scatters them itself
-            shipped = stack.enter_context(shipped_once((fitted, evaluator)))
-            first = delayed(_baseline)(shipped)
-            calls = (delayed(_measure_shipped)(shipped, v, seed, replicates, m, m < keep_releases) for v, m in tasks)
-        else:
-            first = delayed(_baseline)(evaluator)
-            calls = (delayed(_measure)(fitted, evaluator, v, seed, replicates, m, m < keep_releases) for v, m in tasks)
-        results = Parallel(n_jobs=n_jobs, return_as="generator")(itertools.chain([first], calls))
-        baseline: dict[str, MetricResult] = next(results)  # type: ignore[assignment]
-        progress(1, total, "protecting and measuring")
-        for done, (v, m, measured, release) in enumerate(results, start=2):
+        items: list[tuple] = [(None, 0, False)] + [(v, m, m < keep_releases) for v, m in tasks]
+        if backend == "local":  # every measure moves the bar, from the workers too
+            processes = min(effective_n_jobs(n_jobs), len(items))
+            objects = stack.enter_context(shipped_once((fitted, evaluator))) if processes > 1 else (fitted, evaluator)
+            pieces = [(objects, seed, replicates, *item) for item in items]
+            results = iter(map_reporting(_sweep_piece, pieces, steps, progress, what, processes))
+        else:  # Dask scatters the shared objects (given as arguments of their own) itself; the bar moves per release
+            calls = (delayed(_dask_piece)(fitted, evaluator, seed, replicates, *item) for item in items)
+            results = _counted(
+                Parallel(n_jobs=n_jobs, return_as="generator")(calls), steps, steps * len(items), progress, what
+            )
+        baseline: dict[str, MetricResult] = next(results)[2]
+        for value, m, measured, release in results:
+            v = float(value)  # type: ignore[arg-type]  # a release's value (the baseline, None, came first)
             if release is not None:
                 kept.setdefault(v, {})[m] = release
             for mid, res in measured.items():
@@ -175,7 +213,6 @@ def run_sweep(
                 # the data M times over; detail per target, cell or topic is small and kept for every replicate.
                 if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
                     details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
-            progress(done, total, "protecting and measuring")
     table = pd.DataFrame(rows, columns=["knob", "replicate", "metric", "kind", "value"])
     return SweepResult(
         dataset=dataset.name,

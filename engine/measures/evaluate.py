@@ -10,7 +10,7 @@ methods that change fields (``fields`` names them). A measure that cannot apply 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -158,11 +158,20 @@ class Evaluator:
         measured)."""
         return next((m.numeric for m in self._measures if isinstance(m, NumericMeasure)), None)
 
-    def evaluate(self, release: Release | pd.DataFrame) -> dict[str, MetricResult]:
-        """All available metrics of one release (or of a frame laid out like the dataset)."""
+    def evaluate(
+        self, release: Release | pd.DataFrame, report: Callable[[int], None] | None = None
+    ) -> dict[str, MetricResult]:
+        """All available metrics of one release (or of a frame laid out like the dataset); ``report`` is told how
+        many are done after each."""
         view = ReleaseView(self.dataset, release)
-        return {m.id: m.compute(view) for m in self._measures}
+        out = {}
+        for k, measure in enumerate(self._measures, start=1):
+            out[measure.id] = measure.compute(view)
+            if report is not None:
+                report(k)
+        return out
 
-    def baseline(self) -> dict[str, MetricResult]:
+    def baseline(self, report: Callable[[int], None] | None = None) -> dict[str, MetricResult]:
         """The measures on the unprotected data, with ids suffixed ``_confidential``."""
-        return {r.id: r for r in (v.as_confidential() for v in self.evaluate(self.dataset.frame).values())}
+        measured = self.evaluate(self.dataset.frame, report)
+        return {r.id: r for r in (v.as_confidential() for v in measured.values())}
