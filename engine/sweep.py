@@ -32,9 +32,9 @@ from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult, summarize
 from engine.workers import Report, Shipped, map_reporting, shipped_once
 
-MAX_DETAIL_ROWS = 20_000
 T = TypeVar("T")
 
+MAX_DETAIL_ROWS = 20_000
 RELEASE_THREADS = 1  # BLAS/OpenMP threads while releasing and measuring, whatever --jobs and the machine
 
 

@@ -86,7 +86,7 @@ def _windows(ids: list[int]) -> list[list[int]]:
 CACHED_TEXTS = 20_000
 """Texts whose embeddings a process keeps (3 KB each): a text embedded once is not embedded again. A text's
 embedding depends on the text alone, bit for bit, whatever the batch it is run in (int8 products are exact;
-`tests/test_embedding_fit.py` checks it), so the kept vector is the one a new run would give. The swap's releases
+`tests/test_swap_method.py` checks it), so the kept vector is the one a new run would give. The swap's releases
 draw their pairs in one order at every rate, so the chunks a low rate rewrites are rewritten alike at every
 higher rate, and DU re-embeds only the new ones."""
 

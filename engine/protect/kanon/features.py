@@ -46,7 +46,7 @@ RESOURCES = (
     health_conditions,
     load_tagging_spacy,
 )
-"""What the features read, each loaded once per process (0.1–2 s each): the word lists and spaCy."""
+"""What the features read, each loaded once per process (up to 2 s each): the word lists and spaCy."""
 
 
 def _word(text: str) -> str:
