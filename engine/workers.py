@@ -45,7 +45,8 @@ after a redaction sweep, and its replacement loaded them again (6.6 s of the k-a
 def keep_what_workers_load() -> None:
     """Let this worker keep what it loads on purpose (spaCy, word lists, a sweep's shipped model) for its next
     tasks: raises loky's leak limit (read by the worker's loop after each task) to `WORKER_GROWTH_BYTES`. Called
-    at the start of every task that loads such things; nothing happens outside a loky worker."""
+    at the start of every task `map_reporting` runs (a fit's pieces, a sweep's releases) and of the recognizer's
+    pieces; outside a loky worker the setting is read by nothing."""
     from joblib.externals.loky import process_executor
 
     process_executor._MAX_MEMORY_LEAK_SIZE = max(process_executor._MAX_MEMORY_LEAK_SIZE, WORKER_GROWTH_BYTES)
@@ -153,7 +154,6 @@ class Shipped:
     def load(self) -> Any:
         """The objects, read from the file the first time this process asks, kept for its next tasks."""
         if self.token not in _LOADED:
-            keep_what_workers_load()
             _LOADED.clear()
             with open(self.path, "rb") as f:
                 _LOADED[self.token] = pickle.load(f)
