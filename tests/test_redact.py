@@ -164,7 +164,11 @@ def test_no_replaced_original_survives_anywhere_in_the_released_text(tiny_datase
 
 def test_hashtags_glued_to_a_hashtag_are_hashtags():
     text = "home #neptune#waivethefee #x and C#"
-    assert [text[s:e] for s, e, lb in pattern_spans(text) if lb == "HASHTAG"] == ["#neptune", "#x", "#waivethefee"]
+    assert [text[s:e] for s, e, lb in sorted(pattern_spans(text)) if lb == "HASHTAG"] == [
+        "#neptune",
+        "#waivethefee",
+        "#x",
+    ]
 
 
 @pytest.mark.slow

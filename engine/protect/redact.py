@@ -1,9 +1,12 @@
 """Identifier redaction of the text column, with the redaction level as the knob.
 
 Ororbia, Linder & Snoke redact @handles and #hashtags (Section 2.1); we extend that to cumulative tiers:
-level 0 replaces nothing; 1 handles, hashtags, URLs, e-mail addresses and phone numbers; 2 adds person names;
+level 0 replaces nothing; 1 handles, hashtags, URLs, e-mail and street addresses, phone, card, IBAN and social
+security numbers, IP addresses; 2 adds person names;
 3 places, organizations and facilities; 4 dates, times, nationalities/religious/political groups, products and
-events. Entities come from spaCy's English model, the rest from patterns. Redaction is consistent
+events. Entities come from spaCy's English model; identifiers with a format (phone, card, IBAN, social security
+numbers, IP and street addresses, ...) from validated recognizers (`engine.text.recognizers`), each type kept
+above its own confidence threshold (the ``thresholds`` parameter). Redaction is consistent
 (`engine.text.recurrence`): the author column's names are identifiers in the text too, an original replaced
 once is replaced at every whole-word occurrence, and each becomes a placeholder numbered within its document,
 ``[PERSON_1]``, the same original always the same placeholder there.
@@ -21,10 +24,12 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
+from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.params import Param
-from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, find_identifiers, spacy_model_version
+from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, TIERS, find_identifiers, spacy_model_version, thresholds_for
+from engine.text.recognizers import recognizers_version
 from engine.text.recurrence import author_name_spans, number_placeholders, propagate
 
 REDACTION_KNOB = Knob(
@@ -121,18 +126,50 @@ class Redaction(Protector):
             expert=True,
             label="Use spaCy's entity recognizer",
         ),
+        Param(
+            "thresholds",
+            str,
+            (),
+            "per-type confidence thresholds as TYPE=VALUE, e.g. PHONE=0.3, STREET_ADDRESS=0.8: a found "
+            "identifier is replaced when its confidence reaches its type's threshold (default 0.5 for every type; "
+            "spaCy's entities have confidence 0.85, format matches 0.2–1 by what their validator proves and "
+            "the words before them). Types: " + ", ".join(TIERS),
+            many=True,
+            expert=True,
+            label="Per-type confidence thresholds",
+        ),
     )
+
+    def validate(self) -> None:
+        thresholds_for(self.threshold_overrides())
+
+    def threshold_overrides(self) -> dict[str, float]:
+        """The ``thresholds`` parameter as {type: threshold}; ConfigError on an entry that is not TYPE=VALUE."""
+        out: dict[str, float] = {}
+        for entry in self.thresholds:
+            label, sep, value = entry.partition("=")
+            try:
+                out[label.strip().upper()] = float(value)
+            except ValueError:
+                sep = ""
+            if not sep:
+                raise ConfigError(
+                    f"threshold {entry!r} is not accepted; write TYPE=VALUE with a number between 0 and 1, "
+                    "e.g. PHONE=0.3"
+                ) from None
+        return out
 
     def fit_identity(self, dataset: Any = None) -> dict:
         return {
             "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None,
             "redaction": "consistent, numbered per document",
+            "recognizers": recognizers_version(),
         }
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedRedaction:
         texts = dataset.texts.tolist()
         schema = dataset.schema
-        spans = find_identifiers(texts, progress=progress, use_ner=self.use_ner)
+        spans = find_identifiers(texts, progress=progress, use_ner=self.use_ner, thresholds=self.threshold_overrides())
         if schema.author is not None:
             spans = author_name_spans(texts, dataset.frame[schema.author].tolist(), spans)
         spans = propagate(texts, spans)

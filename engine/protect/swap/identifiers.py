@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from engine.text.entities import PATTERNS
+from engine.text.recognizers import URL_PATTERN
 
 LEGAL_SUFFIXES = (
     "incorporated",
@@ -40,7 +40,7 @@ NUMBERED = ("Executive",)
 """Labels whose strings are numbered ("[Executive 1]", "[Executive 2]"): each executive stays one person."""
 _SUFFIX = re.compile(r"[\s,]+(?:" + "|".join(LEGAL_SUFFIXES) + r")\.?$", re.IGNORECASE)
 _INITIAL = re.compile(r"(?<=\w) (?:[A-Z]\. )+(?=\w)")  # middle initials between two names
-_URL = next(p for label, p in PATTERNS if label == "URL")
+_URL = URL_PATTERN
 
 
 def name_variants(name: str) -> list[str]:
