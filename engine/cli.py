@@ -1,4 +1,4 @@
-"""The `textsdc` command: datasets, sweep, release, dashboard.
+"""The `textsdc` command: datasets, sweep, release, evaluate-detection, dashboard.
 
 A user error prints one line (``textsdc: error: ...``) and exits with status 2.
 """
@@ -439,6 +439,40 @@ def _no_outside_lookups() -> None:
     net_util.get_external_ip = lambda: None
 
 
+def cmd_evaluate_detection(args) -> int:
+    from engine.atomic import atomic_write_text
+    from engine.protect import get_protector
+    from engine.text.detection_quality import evaluate_detection, read_gold
+
+    redaction = get_protector("redact", thresholds=_many(args.thresholds))
+    docs = read_gold(args.gold)
+    quality = evaluate_detection(
+        docs,
+        level=args.level,
+        thresholds=redaction.threshold_overrides(),
+        use_ner=args.ner,
+        progress=_progress_bar("finding identifiers"),
+    )
+    columns = ["type", "gold_tokens", "token_precision", "token_recall", "token_f2", "span_precision", "span_recall"]
+    print(f"{len(docs):,} documents of {Path(args.gold).name}, redaction level {args.level}")
+    print(quality.table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="–"))
+    print("most missed tokens: " + ", ".join(f"{t!r} ({c})" for t, c in quality.missed))
+    print("most needlessly replaced tokens: " + ", ".join(f"{t!r} ({c})" for t, c in quality.false))
+    if args.out:
+        from engine.figures.detection import detection_figure
+
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out / "detection.json", json.dumps(quality.to_json(), indent=2))
+        atomic_write_text(out / "detection.html", detection_figure(quality).to_html(include_plotlyjs=True))
+        print(f"wrote {out / 'detection.json'} and {out / 'detection.html'}")
+    return 0
+
+
+def _many(text: str | None) -> tuple[str, ...]:
+    return tuple(t.strip() for t in (text or "").split(",") if t.strip())
+
+
 def cmd_dashboard(args) -> int:
     from engine.errors import ConfigError
 
@@ -547,6 +581,22 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--audit-log", help="SQLite audit log (default: in the textsdc cache folder)")
     r.add_argument("--out", required=True, help="folder to write the release into")
     r.set_defaults(func=cmd_release)
+
+    e = sub.add_parser(
+        "evaluate-detection",
+        help="score redaction's identifier finding on a gold file: precision, recall and F2 per type",
+    )
+    e.add_argument("--gold", required=True, help="gold file: CoNLL BIO (token<TAB>tag) or span JSON (.json/.jsonl)")
+    e.add_argument("--level", type=int, default=4, choices=range(5), help="redaction level to score (default 4)")
+    e.add_argument("--thresholds", help="per-type confidence thresholds, e.g. PHONE=0.3,STREET_ADDRESS=0.8")
+    e.add_argument(
+        "--ner",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="use spaCy's entity recognizer (default yes)",
+    )
+    e.add_argument("--out", help="folder to write detection.json and the figure detection.html into")
+    e.set_defaults(func=cmd_evaluate_detection)
 
     b = sub.add_parser("dashboard", help="start the dashboard on this machine")
     b.add_argument("--data", help="demo or file to open first")

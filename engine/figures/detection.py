@@ -1,0 +1,62 @@
+"""The detection-quality figure: precision, recall and F2 per identifier type (`engine.text.detection_quality`)."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from engine.figures.text import TEMPLATE, UIREVISION
+from engine.text.detection_quality import DetectionQuality
+
+_SCORES = (("precision", "Precision", "#1f77b4"), ("recall", "Recall", "#ff7f0e"), ("f2", "F2", "#2ca02c"))
+
+
+def detection_figure(quality: DetectionQuality, level: str = "token") -> go.Figure:
+    """One panel per type (all types first), bars of precision, recall and F2 at ``level`` ("token" or
+    "span"); a score a type cannot have (recall of a type no gold span has) is left out and said so."""
+    table = quality.table
+    n = len(table)
+    cols = min(4, n)
+    rows = math.ceil(n / cols)
+    titles = [
+        f"{'All types' if t == 'ALL' else t.replace('_', ' ').title()}<br><sup>{g:,} gold, {f:,} found tokens</sup>"
+        for t, g, f in zip(table["type"], table["gold_tokens"], table["found_tokens"])
+    ]
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=0.16, horizontal_spacing=0.06)
+    for i, row in enumerate(table.itertuples(index=False)):
+        r, c = divmod(i, cols)
+        for key, name, colour in _SCORES:
+            value = getattr(row, f"{level}_{key}")
+            shown = not (isinstance(value, float) and math.isnan(value))
+            fig.add_trace(
+                go.Bar(
+                    x=[name],
+                    y=[value if shown else 0.0],
+                    marker_color=colour,
+                    name=name,
+                    legendgroup=name,
+                    showlegend=i == 0,
+                    text=[f"{value:.2f}" if shown else "n/a"],
+                    textposition="outside",
+                    cliponaxis=False,
+                    hovertemplate=f"{row.type} {name.lower()}: "
+                    + (f"{value:.3f}" if shown else "no such tokens")
+                    + "<extra></extra>",
+                ),
+                row=r + 1,
+                col=c + 1,
+            )
+    fig.update_yaxes(range=[0, 1.15], tickvals=[0, 0.5, 1], showgrid=True)
+    fig.update_layout(
+        template=TEMPLATE,
+        uirevision=UIREVISION,
+        height=240 * rows + 80,
+        margin=dict(l=40, r=20, t=90, b=30),
+        title=dict(text=f"Detection quality per type, {level} level", font=dict(size=15)),
+        legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right"),
+        bargap=0.3,
+    )
+    fig.update_annotations(font_size=12)
+    return fig
