@@ -6,7 +6,7 @@ import pytest
 
 from engine.cli import main
 from engine.errors import DataError
-from engine.text.detection_quality import GoldDocument, read_gold, score_detection, _tokens
+from engine.text.detection_quality import GoldDocument, read_gold, score_detection, word_tokens
 
 CONLL = "Ann\tB-person\nSmith\tI-person\nflew\tO\nto\tO\nParis\tB-location\n.\tO\n\n  \nhi\tO\n"
 
@@ -61,7 +61,7 @@ def test_a_gold_file_in_another_encoding_is_named(tmp_path):
 
 
 def doc(text, spans):
-    return GoldDocument(text, tuple(spans), _tokens(text))
+    return GoldDocument(text, tuple(spans), word_tokens(text))
 
 
 def test_scores_on_a_hand_counted_example():

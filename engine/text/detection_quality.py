@@ -63,7 +63,7 @@ class GoldDocument:
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
 
-def _tokens(text: str) -> tuple[tuple[int, int], ...]:
+def word_tokens(text: str) -> tuple[tuple[int, int], ...]:
     return tuple((m.start(), m.end()) for m in _TOKEN.finditer(text))
 
 
@@ -151,7 +151,7 @@ def _span_json(content: str, name: str) -> list[GoldDocument]:
         for s, e, label in spans:
             if not 0 <= s < e <= len(text):
                 raise DataError(f"{where}: span [{s}, {e}, {label}] lies outside its text of {len(text)} characters")
-        docs.append(GoldDocument(text, tuple(sorted(spans)), _tokens(text)))
+        docs.append(GoldDocument(text, tuple(sorted(spans)), word_tokens(text)))
     return docs
 
 

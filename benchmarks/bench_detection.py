@@ -1,0 +1,132 @@
+"""Identifier detection beside Microsoft Presidio's analyzer, on user posts and on a synthetic PII set.
+
+    .venv/bin/python benchmarks/bench_detection.py [--json benchmarks/results_detection.json]
+
+Both tools see the same texts and are scored by the same code (`engine.text.detection_quality`: token level,
+type-agnostic — a gold token counts as found when it is replaced — and per type). Corpora: WNUT-17 dev
+(``../shared/data/text_anonymization/wnut17_dev.conll``, 1,009 sentences of user posts; skipped when absent)
+and ``benchmarks/detection/pii_synthetic.jsonl`` (500 texts, `detection/pii_synthetic.py`, seed 0, generated
+when missing). textsdc runs redaction's detection at level 4 (everything it finds); Presidio every default
+recognizer at score ≥ 0.35 with the same spaCy model. Speed is documents per CPU-second of the detection
+alone, every process counted, after one warm-up pass (models loaded).
+
+Presidio and Faker live in the benchmark's own environment, ``benchmarks/.venv-detection``, created here from
+``detection/requirements.txt`` on the first run (PyPI needed once); nothing is installed into textsdc's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from engine.text.detection_quality import DetectionQuality, read_gold, redaction_spans, score_detection  # noqa: E402
+
+HERE = Path(__file__).resolve().parent
+VENV = HERE / ".venv-detection"
+SYNTHETIC = HERE / "detection" / "pii_synthetic.jsonl"
+WNUT = HERE.parent.parent / "shared" / "data" / "text_anonymization" / "wnut17_dev.conll"
+LEVEL = 4
+
+
+def bench_python() -> Path:
+    """The benchmark environment's Python, created on first use."""
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        print(f"creating {VENV} (Presidio, Faker)", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "-r", str(HERE / "detection" / "requirements.txt")], check=True
+        )
+    return python
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process and every process under it (the spaCy workers)."""
+    import psutil
+
+    me = psutil.Process()
+    total = sum(me.cpu_times()[:2])
+    for child in me.children(recursive=True):
+        try:
+            total += sum(child.cpu_times()[:2])
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def run_textsdc(texts: list[str]) -> tuple[list, dict]:
+    redaction_spans(texts, LEVEL)  # warm-up: spaCy and the workers loaded
+    cpu, wall = cpu_seconds(), time.perf_counter()
+    found = redaction_spans(texts, LEVEL)
+    cpu, wall = cpu_seconds() - cpu, time.perf_counter() - wall
+    return found, {"cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2)}
+
+
+def run_presidio(python: Path, texts: list[str]) -> tuple[list, dict]:
+    with tempfile.TemporaryDirectory() as tmp:
+        source, target = Path(tmp) / "in.jsonl", Path(tmp) / "out.jsonl"
+        source.write_text("".join(json.dumps({"id": i, "text": t}) + "\n" for i, t in enumerate(texts)))
+        done = subprocess.run(
+            [str(python), str(HERE / "detection" / "presidio_spans.py"), str(source), str(target)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        timing = json.loads(done.stderr.strip().splitlines()[-1])
+        rows = [json.loads(line) for line in target.read_text().splitlines()]
+    found = [[(s, e, label) for s, e, label, _score in r["spans"]] for r in sorted(rows, key=lambda r: r["id"])]
+    return found, timing
+
+
+def summary(quality: DetectionQuality, timing: dict) -> dict:
+    table = quality.table.astype(object).where(quality.table.notna(), None)
+    return {
+        **timing,
+        "documents_per_cpu_second": round(quality.documents / timing["cpu_seconds"], 1),
+        "scores": table.to_dict(orient="records"),
+        "most_missed_tokens": quality.missed,
+        "most_false_tokens": quality.false,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--json", default=str(HERE / "results_detection.json"))
+    args = parser.parse_args()
+    python = bench_python()
+    if not SYNTHETIC.exists():
+        subprocess.run(
+            [str(python), str(HERE / "detection" / "pii_synthetic.py"), "500", "0", str(SYNTHETIC)], check=True
+        )
+    corpora = {"synthetic PII (Faker, 500 texts)": SYNTHETIC}
+    if WNUT.exists():
+        corpora = {"WNUT-17 dev (user posts)": WNUT, **corpora}
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    out: dict = {"commit": commit, "level": LEVEL, "presidio_score_threshold": 0.35, "corpora": {}}
+    for name, path in corpora.items():
+        docs = read_gold(path)
+        texts = [d.text for d in docs]
+        row = {}
+        for tool, run in (("textsdc", run_textsdc), ("presidio", lambda t: run_presidio(python, t))):
+            found, timing = run(texts)
+            row[tool] = summary(score_detection(docs, found), timing)
+            every = row[tool]["scores"][0]
+            print(
+                f"{name:<34} {tool:<9} P {every['token_precision']:.3f} R {every['token_recall']:.3f} "
+                f"F2 {every['token_f2']:.3f}  {row[tool]['documents_per_cpu_second']:>7.1f} docs/CPU-s",
+                file=sys.stderr,
+            )
+        out["corpora"][name] = {"documents": len(docs), **row}
+    out["presidio_analyzer"] = timing.get("presidio_analyzer")
+    Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
