@@ -15,6 +15,7 @@ import pandas as pd
 
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
+from engine.text.allow import is_identifier
 from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS, recognize
 from engine.workers import keep_what_workers_load
 
@@ -25,9 +26,8 @@ NER_CONFIDENCE = 0.85
 """The confidence of a spaCy entity: the small English model scores no single entity, so every one it finds
 counts the same, and a type's threshold above this leaves that type out."""
 
-# The lowest redaction level at which each label is replaced.
-TIERS: dict[str, int] = {
-    **{label: 1 for label in RECOGNIZERS},
+# The lowest redaction level at which each of spaCy's labels is replaced.
+NER_TIERS: dict[str, int] = {
     "PERSON": 2,
     "GPE": 3,
     "LOC": 3,
@@ -39,6 +39,8 @@ TIERS: dict[str, int] = {
     "PRODUCT": 4,
     "EVENT": 4,
 }
+# Every label's tier: a format recognizer's label is at level 1 unless spaCy has it too (DATE stays at 4).
+TIERS: dict[str, int] = {**{label: 1 for label in RECOGNIZERS}, **NER_TIERS}
 
 LEVEL_NAMES: dict[int, str] = {
     0: "nothing replaced",
@@ -235,13 +237,15 @@ def find_identifiers(
     texts: list[str], progress: Progress = no_progress, use_ner: bool = True, thresholds: Thresholds | None = None
 ) -> pd.DataFrame:
     """All identifier spans of all texts whose confidence reaches their type's threshold (`thresholds_for`),
-    one row per span: record, start, end, label, tier, original."""
+    one row per span: record, start, end, label, tier, original. spaCy's entities that are no identifiers
+    (`engine.text.allow`: "yesterday", "2 hours", "COVID-19") are left out."""
     n = len(texts)
     limits = thresholds_for(thresholds)
-    ner_labels = [label for label in TIERS if label not in RECOGNIZERS and NER_CONFIDENCE >= limits[label]]
+    ner_labels = [label for label in NER_TIERS if NER_CONFIDENCE >= limits[label]]
     ner = entity_spans(texts, n, progress, labels=ner_labels) if use_ner and ner_labels else ([] for _ in texts)
     rows = []
     for record, (text, ents) in enumerate(zip(texts, ner)):
+        ents = [(s, e, label) for s, e, label in ents if is_identifier(text[s:e], label)]
         for start, end, label in resolve_overlaps(pattern_spans(text, limits) + ents):
             rows.append((record, start, end, label, TIERS[label], text[start:end]))
     return pd.DataFrame(rows, columns=SPAN_COLUMNS).astype(

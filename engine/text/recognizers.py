@@ -67,7 +67,10 @@ def with_context(text: str, start: int, label: str, base: float) -> float:
 # ---- phone numbers -----------------------------------------------------------------------------------------
 
 PHONE_REGIONS = ("US", "GB", "DE", "FR", "IN", "AU")
-"""Numbering plans a number written without a country code is tried in (one with a code is read as written)."""
+PHONE_POSSIBLE_REGIONS = ("US", "GB")
+"""Numbering plans a number written without a country code is tried in (one with a code is read as written):
+whether it is a valid number in any of `PHONE_REGIONS`, whether it only has a possible length in one of
+`PHONE_POSSIBLE_REGIONS` (each plan tried costs a pass over the text)."""
 PHONE_MIN_DIGITS = 7
 PHONE_VALID, PHONE_FORMATTED, PHONE_POSSIBLE = 0.7, 0.6, 0.35
 _PHONE_FORMAT = re.compile(r"^(?:\+\d{1,3}[\s.-]?|1[\s.-])?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$|^\+\d")
@@ -85,19 +88,21 @@ def find_phones(text: str) -> Iterator[Found]:
     from phonenumbers import Leniency, PhoneNumberMatcher
 
     best: dict[tuple[int, int], float] = {}
-    for region in PHONE_REGIONS:
-        for leniency, base in ((Leniency.VALID, PHONE_VALID), (Leniency.POSSIBLE, PHONE_POSSIBLE)):
-            for match in PhoneNumberMatcher(text, region, leniency=leniency):
-                digits = sum(c.isdigit() for c in match.raw_string)
-                if digits < PHONE_MIN_DIGITS:
-                    continue
-                if base == PHONE_POSSIBLE:
-                    if match.raw_string.isdigit() and not phonenumbers.is_valid_number(match.number):
-                        continue
-                    if _PHONE_FORMAT.match(match.raw_string):
-                        base = PHONE_FORMATTED
-                key = (match.start, match.end)
-                best[key] = max(best.get(key, 0.0), base)
+    passes = [(region, Leniency.VALID) for region in PHONE_REGIONS]
+    passes += [(region, Leniency.POSSIBLE) for region in PHONE_POSSIBLE_REGIONS]
+    for region, leniency in passes:
+        for match in PhoneNumberMatcher(text, region, leniency=leniency):
+            raw = match.raw_string
+            if sum(c.isdigit() for c in raw) < PHONE_MIN_DIGITS:
+                continue
+            if leniency == Leniency.VALID:
+                base = PHONE_VALID
+            elif raw.isdigit() and not phonenumbers.is_valid_number(match.number):
+                continue
+            else:
+                base = PHONE_FORMATTED if _PHONE_FORMAT.match(raw) else PHONE_POSSIBLE
+            key = (match.start, match.end)
+            best[key] = max(best.get(key, 0.0), base)
     for (start, end), base in best.items():
         yield start, end, with_context(text, start, "PHONE", base)
 
@@ -201,18 +206,119 @@ _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A
 _HANDLE = re.compile(r"(?<![\w@])@\w{1,50}")
 _HASHTAG = re.compile(r"(?<![\w#&])#\w*[^\W\d]\w*")
 _GLUED_HASHTAG = re.compile(r"#\w*[^\W\d]\w*")
-_STREET_TYPES = (
-    "street|st|avenue|ave|road|rd|boulevard|blvd|lane|ln|drive|dr|court|ct|way|place|pl|terrace|ter|parkway|"
-    "pkwy|circle|cir|square|sq|highway|hwy|trail|trl|crescent|close|row|plaza|alley|loop|path|pike|run"
+# Street suffixes: USPS Publication 28's primary street suffix names (Appendix C1) and their usual
+# abbreviations, written here once.
+_STREET_TYPES = "|".join(
+    sorted(
+        set(
+            """alley avenue bayou beach bend bluff bottom boulevard branch bridge brook burg bypass camp canyon cape
+            causeway center circle cliff club common corner course court cove creek crescent crest crossing
+            crossroad curve dale dam divide drive estate estates expressway extension fall falls ferry field fields
+            flat flats ford forest forge fork forks fort freeway garden gardens gateway glen green grove harbor
+            haven heights highway hill hills hollow inlet island isle junction key knoll knolls lake lakes landing
+            lane light lights loaf lock locks lodge loop mall manor meadow meadows mews mill mills mission motorway
+            mount mountain neck orchard oval overpass park parkway pass passage path pike pine pines place plain
+            plains plaza point points port prairie radial ramp ranch rapids rest ridge river road route row run
+            shoal shoals shore shores skyway spring springs spur square station stravenue stream street summit
+            terrace throughway trace track trafficway trail tunnel turnpike underpass union valley via viaduct
+            view views village ville vista walk wall way ways well wells close gate wharf
+            aly ave av blvd br brg byp cir ct cv cres crst dr expy ext fwy gdns hts hwy holw is jct ln lndg mnr mdws
+            mtn pkwy pl pln plz pt rd rdg rte sq st sta ter trl tpke vw vlg wy""".split()
+        ),
+        key=len,
+        reverse=True,
+    )
 )
 _STREET = re.compile(
-    r"(?<![\w-])\d{1,6}[A-Za-z]?(?: [NSEW]\.?| North| South| East| West)?"
+    r"(?<![\w-])\d{1,6}[A-Za-z]?,?(?: [NSEW]\.?| North| South| East| West)?"
     r"(?: (?:[A-Z][A-Za-z'-]+|\d{1,3}(?:st|nd|rd|th))){1,3} (?i:" + _STREET_TYPES + r")\b\.?"
-    r"(?:,? (?i:apt\.?|suite|ste\.?|unit|#) ?\w{1,6})?"
+    r"(?: (?:N|S|E|W|NE|NW|SE|SW)\b)?(?:,? (?i:apt\.?|apartment|suite|ste\.?|unit|flat|#) ?\w{1,6})?"
+)
+# Continental forms: "Budigstraße 47/40", "Stumpfstr. 28", "53, rue Da Costa", "10, boulevard de Letellier".
+_STREET_DE = re.compile(
+    r"(?<![\w-])[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|allee|platz|gasse|ring|damm|ufer|chaussee)"
+    r" \d{1,4}[a-z]?(?:\s?[/-]\s?\d{1,4}[a-z]?)?(?!\w)"
+)
+_STREET_FR = re.compile(
+    r"(?<![\w-])\d{1,4}(?: ?(?:bis|ter))?,? (?i:rue|avenue|boulevard|bd|allée|allee|chemin|place|impasse|quai"
+    r"|route|cours|voie|passage|square) (?:(?:de la|de l'|du|des|de|la|le|l'|d')\s?)?[A-ZÉÈ][\w'-]+"
+    r"(?: (?:de |du |des |la |le )?[A-ZÉÈ][\w'-]+){0,3}"
+)
+# What may follow a street: ", Williamsview, RM6M 4QH", ", Springfield, IL 62704", ", 01510 Sainte Roger".
+_LOCALITY = re.compile(
+    r",? (?:(?:[A-Z][\w'-]+ ){0,3}[A-Z][\w'-]+,? (?:[A-Z]{2} )?(?:\d{5}(?:-\d{4})?|[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2})"
+    r"|\d{5} (?:[A-Z][\w'-]+)(?: [A-Z][\w'-]+){0,2}|[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2})(?!\w)"
 )
 _NOT_STREET_NAMES = frozenset("on the of and to in at for my our your a an is was".split())
 """Words that make a title-cased phrase ("3 Hours On The Way") no street name."""
 CERTAIN, STREET_ADDRESS = 0.9, 0.6
+
+
+# ---- dates ------------------------------------------------------------------------------------------------
+
+_MONTHS = {m: i + 1 for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split())}
+_MONTH = r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
+_DAY = r"(?:[0-3]?\d)(?:st|nd|rd|th)?"
+_NUMERIC_DATE = re.compile(r"(?<![\d/.-])(\d{1,4})([/.-])(\d{1,2})\2(\d{1,4})(?![\d/-]|\.\d)")
+_NAMED_DATE = re.compile(
+    rf"(?<!\w)(?:(?P<m1>{_MONTH})\.? (?P<d1>{_DAY})(?:,? (?P<y1>\d{{4}}))?"
+    rf"|(?P<d2>{_DAY}) (?:of )?(?P<m2>{_MONTH})\.?(?:,? (?P<y2>\d{{4}}))?)(?!\w)",
+    re.IGNORECASE,
+)
+DATE_NUMERIC, DATE_NAMED = 0.7, 0.6
+
+
+def _real_date(year: int, month: int, day: int) -> bool:
+    import datetime
+
+    try:
+        datetime.date(year, month, day)
+    except ValueError:
+        return False
+    return True
+
+
+def find_dates(text: str) -> Iterator[Found]:
+    """Calendar dates that exist: numeric (2019-12-25, 25/12/2019, 12.25.19, in year-month-day, month-day-year
+    or day-month-year order) at `DATE_NUMERIC`, and with a month's name ("May 19", "july 26th", "26th of July
+    2020") at `DATE_NAMED`; "may 5" in lower case, possibly the verb, is left to the entity recognizer."""
+    for m in _NUMERIC_DATE.finditer(text):
+        a, b, c = (int(g) for g in m.group(1, 3, 4))
+        if len(m.group(1)) == 4:
+            orders = [(a, b, c)]
+        elif len(m.group(4)) in (2, 4) and len(m.group(1)) <= 2:
+            year = c if c >= 100 else 2000 + c
+            orders = [(year, a, b), (year, b, a)]
+        else:
+            continue
+        if any(_real_date(*o) for o in orders):
+            yield m.start(), m.end(), DATE_NUMERIC
+    for m in _NAMED_DATE.finditer(text):
+        month_word = m.group("m1") or m.group("m2")
+        if month_word == "may":
+            continue
+        day = int(re.match(r"\d+", m.group("d1") or m.group("d2")).group())  # type: ignore[union-attr]
+        year = int(m.group("y1") or m.group("y2") or 2000)
+        if _real_date(year, _MONTHS[month_word[:3].lower()], day):
+            yield m.start(), m.end(), DATE_NAMED
+
+
+# ---- speaker labels ---------------------------------------------------------------------------------------
+
+_SPEAKER = re.compile(r"(?m)^[ \t]*([A-Z][\w.'’-]*(?: [A-Z][\w.'’-]*){1,3}):(?=\s)")
+_NOT_SPEAKERS = frozenset(
+    "operator unidentified unknown analyst speaker session remarks question answer presentation conference call "
+    "participants company executives disclaimer note customer agent support service team".split()
+)
+SPEAKER = 0.8
+
+
+def find_speakers(text: str) -> Iterator[Found]:
+    """Names labelling a turn at the start of a line, ``Anjali Aggarwal: thank you`` (two to four capitalized
+    words and a colon), unless a word says it is a role ("Operator", "Unidentified Analyst")."""
+    for m in _SPEAKER.finditer(text):
+        if not _NOT_SPEAKERS.intersection(w.lower() for w in m.group(1).split()):
+            yield m.start(1), m.end(1), SPEAKER
 
 
 def _matches(rx: re.Pattern[str], confidence: float) -> Callable[[str], Iterator[Found]]:
@@ -236,12 +342,16 @@ def find_hashtags(text: str) -> Iterator[Found]:
 
 
 def find_streets(text: str) -> Iterator[Found]:
-    """Street addresses: a house number, one to three capitalized words or an ordinal (none of them a word
-    such as "On" or "The"), a street type ("Street", "Ave", "Blvd", ...), and an optional apartment or suite;
-    a tested pattern set, not a parser."""
-    for m in _STREET.finditer(text):
-        if not _NOT_STREET_NAMES.intersection(w.lower() for w in m.group().split()[1:-1]):
-            yield m.start(), m.end(), STREET_ADDRESS
+    """Street addresses, a tested pattern set rather than a parser: a house number, one to three capitalized
+    words or an ordinal (none of them a word such as "On" or "The"), a USPS street suffix ("Street", "Ave",
+    "Hollow", ...) and an optional apartment or suite; German "…straße 12/3" and French "12, rue …" forms;
+    each with the town and postcode that follow it (US ZIP, UK postcode, French code postal)."""
+    for rx in (_STREET, _STREET_DE, _STREET_FR):
+        for m in rx.finditer(text):
+            if rx is _STREET and _NOT_STREET_NAMES.intersection(w.lower() for w in m.group().split()[1:-1]):
+                continue
+            locality = _LOCALITY.match(text, m.end())
+            yield m.start(), locality.end() if locality else m.end(), STREET_ADDRESS
 
 
 RECOGNIZERS: dict[str, Callable[[str], Iterator[Found]]] = {
@@ -255,6 +365,8 @@ RECOGNIZERS: dict[str, Callable[[str], Iterator[Found]]] = {
     "US_SSN": find_ssns,
     "IP_ADDRESS": find_ips,
     "STREET_ADDRESS": find_streets,
+    "DATE": find_dates,
+    "PERSON": find_speakers,
 }
 """The format recognizers, by the label they give; each yields (start, end, confidence)."""
 
