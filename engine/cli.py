@@ -446,13 +446,13 @@ def cmd_evaluate_detection(args) -> int:
 
     redaction = get_protector("redact", thresholds=_many(args.thresholds))
     docs = read_gold(args.gold)
-    quality = evaluate_detection(
+    (quality,) = evaluate_detection(
         docs,
-        level=args.level,
+        levels=(args.level,),
         thresholds=redaction.threshold_overrides(),
         use_ner=args.ner,
         progress=_progress_bar("finding identifiers"),
-    )
+    ).values()
     columns = ["type", "gold_tokens", "token_precision", "token_recall", "token_f2", "span_precision", "span_recall"]
     print(f"{len(docs):,} documents of {Path(args.gold).name}, redaction level {args.level}")
     print(quality.table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="–"))

@@ -6,6 +6,8 @@ import pytest
 
 from engine.cli import main
 from engine.errors import DataError
+from engine.progress import no_progress
+from engine.protect import get_protector
 from engine.text.detection_quality import GoldDocument, read_gold, score_detection, word_tokens
 
 CONLL = "Ann\tB-person\nSmith\tI-person\nflew\tO\nto\tO\nParis\tB-location\n.\tO\n\n  \nhi\tO\n"
@@ -119,3 +121,28 @@ def test_the_command_names_a_bad_threshold(tmp_path, capsys):
     gold.write_text(CONLL, encoding="utf-8")
     assert main(["evaluate-detection", "--gold", str(gold), "--thresholds", "PHONE"]) == 2
     assert "write TYPE=VALUE" in capsys.readouterr().err
+
+
+def test_redactions_gold_check_scores_every_level_and_recall_grows_with_it(tmp_path):
+    gold = tmp_path / "gold.jsonl"
+    rows = [
+        {
+            "text": "Anna Berg called 555-123-4567 from Oslo on July 4th",
+            "spans": [[0, 9, "PERSON"], [17, 29, "PHONE"], [35, 39, "LOC"], [43, 51, "DATE"]],
+        },
+        {
+            "text": "@jo see https://x.org and ask Peter Smith at Acme Corp",
+            "spans": [[0, 3, "HANDLE"], [30, 41, "PERSON"], [45, 54, "ORG"]],
+        },
+    ]
+    gold.write_text("\n".join(json.dumps(r) for r in rows), encoding="utf-8")
+    redaction = get_protector("redact")
+    report = redaction.gold_check.run(gold, redaction, no_progress)
+    assert list(report.table["Level"]) == [0, 1, 2, 3, 4] and report.default == "level 4"
+    recall = report.table["Recall"].tolist()
+    assert recall[0] == 0.0 and recall == sorted(recall) and recall[4] > recall[1]  # levels are cumulative
+    assert set(report.figures) == {f"level {k}" for k in range(5)}
+    with pytest.raises(DataError, match="not a token and a BIO tag"):
+        bad = tmp_path / "bad.conll"
+        bad.write_text("x\tperson\n", encoding="utf-8")
+        redaction.gold_check.run(bad, redaction, no_progress)

@@ -53,9 +53,11 @@ def ends(f: Fitted) -> tuple[float, float]:
 def other_value(p: Param, name: str) -> Any:
     """A value of ``p`` other than its default that the method accepts (None if there is none to try)."""
     schema = dataset().schema
-    if p.fields:
+    if p.example is not None:
+        candidates: list[Any] = [p.example]
+    elif p.fields:
         names = [f.name for f in schema.fields if f.kind in p.fields]
-        candidates: list[Any] = [tuple(names[:1]), tuple(names[-1:])] if p.many else names
+        candidates = [tuple(names[:1]), tuple(names[-1:])] if p.many else names
     elif p.type is bool:
         candidates = [not p.default]
     elif p.choices:
@@ -95,6 +97,9 @@ def test_declares_what_the_cli_and_dashboard_need(name):
     assert cls.changes in ("text", "fields")
     if cls.changes == "fields":
         assert cls.field_kinds and set(cls.field_kinds) <= {"categorical", "count", "continuous"}
+    if cls.gold_check is not None:
+        check = cls.gold_check
+        assert check.title and check.help and check.suffixes and callable(check.run)
     for p in cls.parameters:
         assert p.help and p.flag.startswith("--")
         assert p.coerce(p.default, name) == (tuple(p.default) if p.many and p.default is not None else p.default)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from dashboard import compute, display, knob_view, loading, session, widgets
 from dashboard.prepared import prepared
+from dashboard.views import gold_check
 from engine.data.dataset import Dataset
 from engine.figures.text import (
     attack_bars_figure,
@@ -446,6 +447,7 @@ def render() -> None:
         st.caption(display.md_escape(METHODS[method].description))
     protector = METHODS[method]
     params = widgets.parameter_widgets(method, dataset)
+    gold_check.render(method, params)
     with st.expander("Replicates and seed"):
         st.session_state.setdefault(session.REPLICATES_KEY, 1)
         st.session_state.setdefault(session.SEED_KEY, 0)

@@ -10,6 +10,28 @@ from plotly.subplots import make_subplots
 from engine.figures.text import TEMPLATE, UIREVISION
 from engine.text.detection_quality import DetectionQuality
 
+TYPE_NAMES = {
+    "ALL": "All types",
+    "NORP": "Nationalities, religious, political groups",
+    "CREATIVE_WORK": "Creative works",
+    "CREDIT_CARD": "Card numbers",
+    "US_SSN": "US social security numbers",
+    "IBAN": "IBANs",
+    "IP_ADDRESS": "IP addresses",
+    "STREET_ADDRESS": "Street addresses",
+    "URL": "URLs",
+    "EMAIL": "E-mail addresses",
+    "PHONE": "Phone numbers",
+    "HANDLE": "@handles",
+    "HASHTAG": "#hashtags",
+}
+
+
+def type_name(kind: str) -> str:
+    """How a scored type reads in a figure: `TYPE_NAMES`, else the type in sentence case ("Person")."""
+    return TYPE_NAMES.get(kind, kind.replace("_", " ").capitalize())
+
+
 _SCORES = (("precision", "Precision", "#1f77b4"), ("recall", "Recall", "#ff7f0e"), ("f2", "F2", "#2ca02c"))
 
 
@@ -21,7 +43,7 @@ def detection_figure(quality: DetectionQuality, level: str = "token") -> go.Figu
     cols = min(4, n)
     rows = math.ceil(n / cols)
     titles = [
-        f"{'All types' if t == 'ALL' else t.replace('_', ' ').title()}<br><sup>{g:,} gold, {f:,} found tokens</sup>"
+        f"{type_name(t)}<br><sup>{g:,} gold, {f:,} found tokens</sup>"
         for t, g, f in zip(table["type"], table["gold_tokens"], table["found_tokens"])
     ]
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=0.16, horizontal_spacing=0.06)
@@ -36,8 +58,6 @@ def detection_figure(quality: DetectionQuality, level: str = "token") -> go.Figu
                     y=[value if shown else 0.0],
                     marker_color=colour,
                     name=name,
-                    legendgroup=name,
-                    showlegend=i == 0,
                     text=[f"{value:.2f}" if shown else "n/a"],
                     textposition="outside",
                     cliponaxis=False,
@@ -55,7 +75,7 @@ def detection_figure(quality: DetectionQuality, level: str = "token") -> go.Figu
         height=240 * rows + 80,
         margin=dict(l=40, r=20, t=90, b=30),
         title=dict(text=f"Detection quality per type, {level} level", font=dict(size=15)),
-        legend=dict(orientation="h", y=1.0, yanchor="bottom", x=1, xanchor="right"),
+        showlegend=False,  # each bar is named on its axis
         bargap=0.3,
     )
     fig.update_annotations(font_size=12)

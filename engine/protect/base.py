@@ -9,8 +9,9 @@ from __future__ import annotations
 import inspect
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
@@ -153,6 +154,31 @@ class Release:
         return replace(self, data=data)
 
 
+@dataclass(frozen=True)
+class CheckReport:
+    """What a method's `GoldCheck` found: a table (a row per knob value), a figure per knob value the steward
+    can pick (keyed by a readable name), and lines to read."""
+
+    table: pd.DataFrame
+    figures: dict[str, Any]
+    notes: tuple[str, ...] = ()
+    default: str = ""
+    """The key of ``figures`` shown first."""
+
+
+@dataclass(frozen=True)
+class GoldCheck:
+    """A check of a method against a gold-annotated file the steward brings (redaction: how well it finds
+    identifiers). The dashboard offers an upload for it on the method's page; ``run(path, protector,
+    progress)`` reads the file (DataError naming what is wrong and what is accepted) and scores the method
+    with the protector's parameters."""
+
+    title: str
+    help: str
+    suffixes: tuple[str, ...]
+    run: Callable[[Path, Protector, Progress], CheckReport]
+
+
 class Fitted(ABC):
     """What a method learned from one dataset; `release` is cheap and may be called many times.
 
@@ -227,6 +253,8 @@ class Protector(ABC):
     """The kinds of structured field a method synthesizes (categorical, count, continuous)."""
     shown_first: ClassVar[tuple[str, ...]] = ()
     """The risk and utility measures a page picks first for this method (e.g. its own), when they apply."""
+    gold_check: ClassVar[GoldCheck | None] = None
+    """A check against a gold file the steward brings, if the method has one (`GoldCheck`)."""
     change_labels: ClassVar[dict[str, str]] = {}
     """What the labels of its releases' changes name ("QIAGE" → "age"), when they say what kind of value each
     change replaced: the sample texts then colour every change by its label and name it."""

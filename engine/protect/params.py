@@ -20,6 +20,7 @@ SCALARS: tuple[type, ...] = (str, int, float, bool)
 RESERVED_NAMES = frozenset(
     {"address", "audit_log", "backend", "data", "encoding", "grid", "jobs", "json", "knob", "method", "no_cache", "out"}
     | {"overwrite", "port", "replicate", "replicates", "schema", "seed", "allow_remote", "scheduler", "with_frontier"}
+    | {"gold", "level", "ner"}
 )
 """Names the commands use for their own settings: a method parameter of that name would collide with them
 (`tests/test_plugin.py` checks that the CLI's own flags are all here)."""
@@ -35,7 +36,8 @@ class Param:
     dataset's fields of those kinds; ``synthesized`` marks the fields a release replaces (a page for some
     kinds offers those only), and ``suggest`` what the dashboard fills in first: "sensitive" (the sensitive
     fields of those kinds) or "key" (the key fields). ``expert`` settings sit behind an expander on the
-    dashboard.
+    dashboard. ``example`` is a value other than the default that the method accepts, where the type alone
+    cannot suggest one (a list of TYPE=VALUE entries): the contract tests try it.
     """
 
     name: str
@@ -51,6 +53,7 @@ class Param:
     label: str = ""
     synthesized: bool = False
     suggest: str = ""
+    example: Any = None
 
     def __post_init__(self) -> None:
         if self.type not in SCALARS:

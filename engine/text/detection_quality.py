@@ -270,6 +270,29 @@ def score_detection(
     )
 
 
+def found_spans(
+    texts: Sequence[str],
+    thresholds: Mapping[str, float] | None = None,
+    use_ner: bool = True,
+    progress: Progress = no_progress,
+) -> pd.DataFrame:
+    """Every span redaction replaces at some level in ``texts`` (found, then made consistent across the texts
+    as a release would), one row per span with its record, start, end, label and tier."""
+    from engine.text.entities import find_identifiers
+    from engine.text.recurrence import propagate
+
+    return propagate(list(texts), find_identifiers(list(texts), progress, use_ner, thresholds))
+
+
+def spans_at(spans: pd.DataFrame, n: int, level: int) -> list[list[Span]]:
+    """Per text, the (start, end, label) of the `found_spans` replaced at ``level``."""
+    out: list[list[Span]] = [[] for _ in range(n)]
+    kept = spans[spans["tier"] <= level]
+    for record, start, end, label in zip(kept["record"], kept["start"], kept["end"], kept["label"]):
+        out[int(record)].append((int(start), int(end), str(label)))
+    return out
+
+
 def redaction_spans(
     texts: Sequence[str],
     level: int = 4,
@@ -277,29 +300,27 @@ def redaction_spans(
     use_ner: bool = True,
     progress: Progress = no_progress,
 ) -> list[list[Span]]:
-    """What redaction at ``level`` replaces in each text (found, made consistent across the texts, as a
-    release would), as (start, end, label)."""
-    from engine.text.entities import find_identifiers
-    from engine.text.recurrence import propagate
-
-    spans = propagate(list(texts), find_identifiers(list(texts), progress, use_ner, thresholds))
-    spans = spans[spans["tier"] <= level]
-    out: list[list[Span]] = [[] for _ in texts]
-    for record, start, end, label in zip(spans["record"], spans["start"], spans["end"], spans["label"]):
-        out[int(record)].append((int(start), int(end), str(label)))
-    return out
+    """What redaction at ``level`` replaces in each text, as (start, end, label)."""
+    return spans_at(found_spans(texts, thresholds, use_ner, progress), len(texts), level)
 
 
 def evaluate_detection(
     docs: Sequence[GoldDocument],
-    level: int = 4,
+    levels: Sequence[int] = (4,),
     thresholds: Mapping[str, float] | None = None,
     use_ner: bool = True,
     progress: Progress = no_progress,
-) -> DetectionQuality:
-    """Redaction's detection quality on the gold documents ``docs`` at ``level``."""
-    if not 0 <= level <= 4:
-        raise ConfigError(f"redaction level {level} is not accepted; accepted: 0 to 4")
-    found = redaction_spans([d.text for d in docs], level, thresholds, use_ner, progress)
-    settings = {"level": level, "thresholds": dict(thresholds or {}), "use_ner": use_ner}
-    return score_detection(docs, found, settings=settings)
+) -> dict[int, DetectionQuality]:
+    """Redaction's detection quality on the gold documents ``docs`` at each of ``levels`` (found once)."""
+    for level in levels:
+        if not 0 <= level <= 4:
+            raise ConfigError(f"redaction level {level} is not accepted; accepted: 0 to 4")
+    spans = found_spans([d.text for d in docs], thresholds, use_ner, progress)
+    return {
+        level: score_detection(
+            docs,
+            spans_at(spans, len(docs), level),
+            settings={"level": level, "thresholds": dict(thresholds or {}), "use_ner": use_ner},
+        )
+        for level in levels
+    }
