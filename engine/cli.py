@@ -441,10 +441,10 @@ def _no_outside_lookups() -> None:
 
 def cmd_evaluate_detection(args) -> int:
     from engine.atomic import atomic_write_text
-    from engine.protect import get_protector
+    from engine.protect.redact import Redaction
     from engine.text.detection_quality import evaluate_detection, read_gold
 
-    redaction = get_protector("redact", thresholds=_many(args.thresholds))
+    redaction = Redaction(thresholds=_many(args.thresholds))
     docs = read_gold(args.gold)
     (quality,) = evaluate_detection(
         docs,

@@ -114,7 +114,7 @@ def detection_check(path: Path, protector: Protector, progress: Progress = no_pr
     assert isinstance(protector, Redaction)
     docs = read_gold(path)
     by_level = evaluate_detection(
-        docs, REDACTION_KNOB.grid, protector.threshold_overrides(), protector.use_ner, progress
+        docs, [int(v) for v in REDACTION_KNOB.grid], protector.threshold_overrides(), protector.use_ner, progress
     )
     rows = []
     for level, quality in by_level.items():
@@ -161,6 +161,7 @@ class Redaction(Protector):
     )
 
     use_ner: bool
+    thresholds: tuple[str, ...]
     parameters = (
         Param(
             "use_ner",

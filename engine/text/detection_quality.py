@@ -147,7 +147,10 @@ def _span_json(content: str, name: str) -> list[GoldDocument]:
         if not isinstance(record, dict) or not isinstance(record.get("text"), str):
             raise DataError(f"{where} has no 'text'; {ACCEPTED}")
         text = record["text"]
-        spans = [_one_span(s, where) for s in record.get("spans", record.get("annotations", []))]
+        raw = record.get("spans", record.get("annotations")) or []
+        if not isinstance(raw, list):
+            raise DataError(f"{where}: 'spans' is not a list; {ACCEPTED}")
+        spans = [_one_span(s, where) for s in raw]
         for s, e, label in spans:
             if not 0 <= s < e <= len(text):
                 raise DataError(f"{where}: span [{s}, {e}, {label}] lies outside its text of {len(text)} characters")
@@ -244,16 +247,16 @@ def score_detection(
     rows = []
     kinds = ["ALL", *sorted((set(gold_tok) | set(pred_tok)) - {"ALL"})]
     for kind in kinds:
-        p, r = _ratio(pred_ok[kind], pred_tok[kind]), _ratio(gold_hit[kind], gold_tok[kind])
+        prec, rec = _ratio(pred_ok[kind], pred_tok[kind]), _ratio(gold_hit[kind], gold_tok[kind])
         sp, sr = _ratio(pred_spans_ok[kind], pred_spans[kind]), _ratio(gold_spans_hit[kind], gold_spans[kind])
         rows.append(
             {
                 "type": kind,
                 "gold_tokens": gold_tok[kind],
                 "found_tokens": pred_tok[kind],
-                "token_precision": p,
-                "token_recall": r,
-                "token_f2": _f2(p, r) if p == p and r == r else float("nan"),
+                "token_precision": prec,
+                "token_recall": rec,
+                "token_f2": _f2(prec, rec) if prec == prec and rec == rec else float("nan"),
                 "gold_spans": gold_spans[kind],
                 "found_spans": pred_spans[kind],
                 "span_precision": sp,
