@@ -26,6 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from engine.figures.detection import type_name  # noqa: E402
 from engine.text.detection_quality import DetectionQuality, read_gold, redaction_spans, score_detection  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
@@ -96,10 +97,76 @@ def summary(quality: DetectionQuality, timing: dict) -> dict:
     }
 
 
+TABLE_TYPES = (
+    "ALL",
+    "PERSON",
+    "LOCATION",
+    "ORGANIZATION",
+    "PRODUCT",
+    "CREATIVE_WORK",
+    "DATE",
+    "PHONE",
+    "EMAIL",
+    "URL",
+    "CREDIT_CARD",
+    "IBAN",
+    "US_SSN",
+    "IP_ADDRESS",
+    "STREET_ADDRESS",
+)
+
+
+def markdown(results: dict) -> str:
+    """The README's detection tables from a results JSON: per corpus, for each gold type the token-level recall
+    of both tools and the precision of what each labels as that type, and their speed."""
+
+    def cell(value: float | None) -> str:
+        return "—" if value is None else f"{value:.2f}"
+
+    out = []
+    for name, corpus in results["corpora"].items():
+        ours = {r["type"]: r for r in corpus["textsdc"]["scores"]}
+        theirs = {r["type"]: r for r in corpus["presidio"]["scores"]}
+        out += [
+            f"**{name}**, {corpus['documents']:,} texts: textsdc "
+            f"{corpus['textsdc']['documents_per_cpu_second']:,.0f} texts per CPU-second, Presidio "
+            f"{corpus['presidio']['documents_per_cpu_second']:,.0f}.",
+            "",
+            "| gold type | gold tokens | recall textsdc | recall Presidio | precision textsdc | precision Presidio |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for kind in TABLE_TYPES:
+            if kind not in ours or not ours[kind]["gold_tokens"]:
+                continue
+            a, b = ours[kind], theirs.get(kind, {})
+            label = "**all, type-agnostic**" if kind == "ALL" else type_name(kind).lower()
+            out.append(
+                f"| {label} | {a['gold_tokens']:,} | {cell(a['token_recall'])} | {cell(b.get('token_recall'))} "
+                f"| {cell(a['token_precision'])} | {cell(b.get('token_precision'))} |"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
+BEGIN, END = "<!-- detection-table:begin -->", "<!-- detection-table:end -->"
+
+
+def with_tables(readme: str, results: dict) -> str:
+    """``readme`` with the tables of ``results`` between its detection-table markers."""
+    head, _, rest = readme.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    return f"{head}{BEGIN}\nMeasured at {results['commit']}.\n\n{markdown(results)}{END}{tail}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", default=str(HERE / "results_detection.json"))
+    parser.add_argument("--readme", action="store_true", help="write the README's tables from --json and stop")
     args = parser.parse_args()
+    if args.readme:
+        readme = HERE.parent / "README.md"
+        readme.write_text(with_tables(readme.read_text(), json.loads(Path(args.json).read_text())))
+        return
     python = bench_python()
     if not SYNTHETIC.exists():
         subprocess.run(
@@ -109,6 +176,8 @@ def main() -> None:
     if WNUT.exists():
         corpora = {"WNUT-17 dev (user posts)": WNUT, **corpora}
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True).stdout:
+        commit += " with uncommitted changes"
     out: dict = {"commit": commit, "level": LEVEL, "presidio_score_threshold": 0.35, "corpora": {}}
     for name, path in corpora.items():
         docs = read_gold(path)

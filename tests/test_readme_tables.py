@@ -18,3 +18,16 @@ def test_every_registered_method_is_described_in_the_methods_table():
     methods = text[text.index("### Methods") : text.index("#### Method parameters")]
     for name in METHODS:
         assert f"| `{name}` |" in methods, name
+
+
+def test_detection_tables_are_the_benchmarks_last_run():
+    import importlib.util
+    import json
+
+    folder = README.parent / "benchmarks"
+    spec = importlib.util.spec_from_file_location("bench_detection", folder / "bench_detection.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    results = json.loads((folder / "results_detection.json").read_text(encoding="utf-8"))
+    text = README.read_text(encoding="utf-8")
+    assert bench.with_tables(text, results) == text, "run `benchmarks/bench_detection.py --readme`"
