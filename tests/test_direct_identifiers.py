@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from engine.protect.swap.identifiers import name_variants, suppress_identifiers
+from engine.protect.swap.identifiers import suppress_identifiers
+from engine.text.names import name_variants
 
 IDENTIFIERS = {
     "Company Name": ["Automatic Data Processing, Inc.", "ADP"],

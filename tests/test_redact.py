@@ -213,3 +213,22 @@ def test_the_lean_pipeline_finds_the_entities_of_the_whole_model(tiny_dataset):
     found = [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in lean.pipe(texts)]
     assert found == [[(e.start_char, e.end_char, e.label_) for e in doc.ents] for doc in whole.pipe(texts)]
     assert any(found)
+
+
+def test_an_identifiers_file_names_organizations_tickers_and_people(tiny_dataset, tmp_path):
+    frame = tiny_dataset.frame.copy()
+    frame.loc[0, "text"] = "Welcome to the Aaron's call, AAN holders. Douglas Lindsay leads Aaron's."
+    frame.loc[1, "text"] = "the ticker aan in lower case is a word, not the ticker"
+    dataset = dataclasses.replace(tiny_dataset, frame=frame)
+    ids = tmp_path / "ids.csv"
+    ids.write_text(
+        'ticker,label,value\nAAN,Company Name,"Aaron\'s, Inc."\nAAN,Executive,Douglas A. Lindsay\n', encoding="utf-8"
+    )
+    fitted = get_protector("redact", identifiers=str(ids), use_ner=False).fit(dataset)
+    text = fitted.release(3, np.random.default_rng(0)).data.loc[0, "text"]
+    assert "Aaron" not in text and "AAN" not in text and "Douglas Lindsay" not in text, text
+    assert fitted.release(3, np.random.default_rng(0)).data.loc[1, "text"] == frame.loc[1, "text"]
+    at_two = fitted.release(2, np.random.default_rng(0)).data.loc[0, "text"]
+    assert "Douglas Lindsay" not in at_two and "AAN" in at_two  # people at level 2, organizations at 3
+    with pytest.raises(ConfigError, match="identifiers file 'nowhere.csv' does not exist"):
+        get_protector("redact", identifiers="nowhere.csv").check(dataset)

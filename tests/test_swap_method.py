@@ -15,12 +15,13 @@ from scipy.stats import spearmanr
 
 from engine.cli import main
 from engine.data.dataset import Dataset
+from engine.data.identifiers_file import read_identifiers
 from engine.data.load import load_dataset
 from engine.errors import ConfigError, DataError
 from engine.frontier import frontier, select_by_tradeoff
 from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
-from engine.protect.swap.method import read_identifiers, text_changes
+from engine.protect.swap.method import text_changes
 from engine.sweep import make_release, run_sweep
 from engine.text.embeddings import embed_texts
 
@@ -206,7 +207,7 @@ def test_bad_settings_and_data_are_config_or_data_errors(demo, tmp_path):
 
 def test_the_intruders_gazetteer_matches_as_the_suppression_does():
     from engine.measures.risk.company_attack import Gazetteer
-    from engine.protect.swap.identifiers import identifier_pattern
+    from engine.text.names import identifier_pattern
 
     ids = {"ADP": ["ADP", "Automatic Data Processing"], "AAPL": ["AAPL", "Apple", "Tim Cook"], "X": ["X"]}
     gazetteer = Gazetteer(ids)

@@ -7,7 +7,8 @@ security numbers, IP addresses; 2 adds person names;
 events. Entities come from spaCy's English model; identifiers with a format (phone, card, IBAN, social security
 numbers, IP and street addresses, ...) from validated recognizers (`engine.text.recognizers`), each type kept
 above its own confidence threshold (the ``thresholds`` parameter). Redaction is consistent
-(`engine.text.recurrence`): the author column's names are identifiers in the text too, an original replaced
+(`engine.text.recurrence`): the author column's names are identifiers in the text too, and so are the strings
+of an identifiers file beside the data (company names, tickers, executives), an original replaced
 once is replaced at every whole-word occurrence, and each becomes a placeholder numbered within its document,
 ``[PERSON_1]``, the same original always the same placeholder there.
 
@@ -17,6 +18,7 @@ most the level, so moving the slider costs a string rebuild.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,13 +27,14 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
+from engine.data.identifiers_file import identifiers_path, read_identifiers
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector, Release
 from engine.protect.params import Param
 from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, TIERS, find_identifiers, spacy_model_version, thresholds_for
 from engine.text.recognizers import recognizers_version
-from engine.text.recurrence import author_name_spans, number_placeholders, propagate
+from engine.text.recurrence import author_name_spans, listed_spans, number_placeholders, propagate
 
 REDACTION_KNOB = Knob(
     name="level",
@@ -162,6 +165,7 @@ class Redaction(Protector):
 
     use_ner: bool
     thresholds: tuple[str, ...]
+    identifiers: str | None
     parameters = (
         Param(
             "use_ner",
@@ -185,10 +189,25 @@ class Redaction(Protector):
             label="Per-type confidence thresholds",
             example=("PHONE=0.3", "STREET_ADDRESS=0.8"),
         ),
+        Param(
+            "identifiers",
+            str,
+            None,
+            "CSV of known identifiers (columns: <key field>, label, value, e.g. ADP,Company Name,Automatic Data "
+            "Processing): each value, its variants without Inc. or The, and each key (a ticker) is replaced "
+            "wherever it appears, as a person for labels naming people (Executive), else as an organization; "
+            "default identifiers.csv beside the data when there is one",
+            expert=True,
+            label="Identifiers file",
+        ),
     )
 
     def validate(self) -> None:
         thresholds_for(self.threshold_overrides())
+
+    def check(self, dataset: Dataset) -> list[str]:
+        identifiers_path(dataset, self.identifiers)  # a named file that does not exist is an error now
+        return []
 
     def threshold_overrides(self) -> dict[str, float]:
         """The ``thresholds`` parameter as {type: threshold}; ConfigError on an entry that is not TYPE=VALUE."""
@@ -207,7 +226,12 @@ class Redaction(Protector):
         return out
 
     def fit_identity(self, dataset: Any = None) -> dict:
+        try:
+            path = identifiers_path(dataset, self.identifiers) if dataset is not None else None
+        except ConfigError:  # named but missing: the fit says so; the key holds the name (a parameter)
+            path = None
         return {
+            "identifiers": None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()[:16],
             "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None,
             "redaction": "consistent, numbered per document",
             "recognizers": recognizers_version(),
@@ -219,6 +243,9 @@ class Redaction(Protector):
         spans = find_identifiers(texts, progress=progress, use_ner=self.use_ner, thresholds=self.threshold_overrides())
         if schema.author is not None:
             spans = author_name_spans(texts, dataset.frame[schema.author].tolist(), spans)
+        path = identifiers_path(dataset, self.identifiers)
+        if path is not None:
+            spans = listed_spans(texts, read_identifiers(path), spans)
         spans = propagate(texts, spans)
         documents = dataset.frame[schema.document].tolist() if schema.document is not None else None
         spans = spans.assign(replacement=number_placeholders(spans, documents))

@@ -5,6 +5,8 @@ label, tier, original):
 
 1. `author_name_spans`: the values of the author column (screen names) are identifiers in the text too, with
    or without their ``@``: a bare mention of an author's name is a HANDLE span of tier 1.
+   `listed_spans`: the strings of an identifiers file beside the data (company names, tickers, executives)
+   are identifiers wherever they appear.
 2. `propagate`: every found original recurs as a span of its own label and tier wherever it appears as a whole
    word in any record (the detector may have missed it there: spaCy tags "Terry" as a person in one tweet and
    not in the next). An original found with several labels keeps the one of its lowest tier, so at every
@@ -20,12 +22,13 @@ label, tier, original):
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from engine.text.entities import SPAN_COLUMNS, TIERS
+from engine.text.names import name_variants
 
 _TOKEN = re.compile(r"[@#]?\w+|[^\w\s]")
 MIN_LENGTH = 2  # a one-character "original" is noise, not an identifier to chase through the corpus
@@ -91,6 +94,30 @@ def author_name_spans(texts: Sequence[str], authors: Sequence[str], spans: pd.Da
         if len(name) >= MIN_LENGTH + 1 and re.fullmatch(r"\w+", name) and not name.isdigit():
             needles["@" + name] = ("HANDLE", TIERS["HANDLE"])
             needles[name] = ("HANDLE", TIERS["HANDLE"])
+    extra = _find_all(texts, needles, _taken(spans))
+    return _sorted(pd.concat([spans, _table(extra)], ignore_index=True))
+
+
+PERSON_LABELS = ("executive", "person", "participant", "speaker", "author", "employee", "host")
+"""Labels of an identifiers file whose strings name people (any label containing one of these words)."""
+
+
+def listed_spans(
+    texts: Sequence[str], listed: Mapping[str, Mapping[str, Sequence[str]]], spans: pd.DataFrame
+) -> pd.DataFrame:
+    """``spans`` plus a span wherever a string of an identifiers file (`engine.data.identifiers_file`: key →
+    label → strings) or one of its variants (`engine.text.names.name_variants`: without "Inc.", "The" or
+    middle initials) appears as a whole word, in the case written, outside the spans already found: PERSON
+    (tier 2) for a label naming people ("Executive"), else ORG (tier 3), and the keys themselves (tickers) as
+    ORG."""
+    needles: dict[str, tuple[str, int]] = {}
+    for key, by_label in listed.items():
+        for label, strings in [("ticker", [key]), *by_label.items()]:
+            kind = "PERSON" if any(w in label.lower() for w in PERSON_LABELS) else "ORG"
+            for string in strings:
+                for variant in name_variants(string):
+                    if len(variant) >= MIN_LENGTH and variant not in needles:
+                        needles[variant] = (kind, TIERS[kind])
     extra = _find_all(texts, needles, _taken(spans))
     return _sorted(pd.concat([spans, _table(extra)], ignore_index=True))
 

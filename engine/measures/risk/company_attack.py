@@ -35,7 +35,7 @@ import pandas as pd
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.risk.paired import mcnemar_exact
 from engine.measures.swapped import fitted_swap, original_chunks, released_chunks, swap_detail, swapped_flags
-from engine.protect.swap.identifiers import identifier_pattern
+from engine.text.names import identifier_pattern
 
 WORD_FEATURES = 2**15
 ENTITY_FEATURES = 2**14

@@ -24,13 +24,12 @@ import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.data.demos import DEMOS_DIR, is_demo
+from engine.data.identifiers_file import identifiers_path, read_identifiers
 from engine.errors import ConfigError, DataError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release
@@ -39,9 +38,9 @@ from engine.protect.redact import CHANGE_COLUMNS
 from engine.protect.swap import pipeline
 from engine.protect.swap.chunking import DEFAULT_PERCENTILE, TfidfSvdEmbedder, chunk_documents
 from engine.protect.swap.entities import CATEGORIES
-from engine.protect.swap.identifiers import name_variants
 from engine.protect.swap.swapping import check_roles, swap_entities, valid_pairs
 from engine.text.embeddings import MiniLMEmbedder, model_version
+from engine.text.names import name_variants
 
 SWAP_KNOB = Knob(
     name="rate",
@@ -56,7 +55,6 @@ SWAP_KNOB = Knob(
     help="share of the chunks whose named entities are swapped with a similar chunk of another document",
 )
 CATEGORY_NAMES = tuple(CATEGORIES)
-IDENTIFIER_COLUMNS = ("label", "value")
 
 
 @dataclass(frozen=True)
@@ -106,45 +104,6 @@ def _change_label(replacement: str, at: int, mentions: pd.DataFrame, partner: st
     if len(moved) and partner is not None:
         return f"{moved['category'].iloc[0]} swapped in from document {partner}"
     return "rewritten"
-
-
-def read_identifiers(path: Path, metadata: str) -> dict[str, dict[str, list[str]]]:
-    """The identifiers file (module docstring): metadata value → label → identifying strings."""
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as e:
-        raise DataError(f"the identifiers file {path} cannot be read as UTF-8 CSV: {e}") from None
-    need = [metadata, *IDENTIFIER_COLUMNS]
-    missing = [c for c in need if c not in frame.columns]
-    if missing:
-        raise DataError(
-            f"the identifiers file {path} lacks the column(s) {', '.join(missing)}; it needs {', '.join(need)} "
-            f"(one row per identifying string); it has {', '.join(map(str, frame.columns))}"
-        )
-    out: dict[str, dict[str, list[str]]] = {}
-    for key, label, value in frame[need].itertuples(index=False):
-        if key.strip() and label.strip() and value.strip():
-            out.setdefault(key.strip(), {}).setdefault(label.strip(), []).append(value.strip())
-    return out
-
-
-def identifiers_path(dataset: Dataset, given: str | None) -> Path | None:
-    """The identifiers file to read: ``given``, else the one beside the data (module docstring), else None."""
-    if given:
-        path = Path(given).expanduser()
-        if not path.is_file():
-            raise ConfigError(
-                f"identifiers file {given!r} does not exist; give a CSV with columns <metadata>, label, value"
-            )
-        return path
-    if is_demo(dataset.source):
-        path = DEMOS_DIR / dataset.source / "identifiers.csv"
-    elif dataset.source:
-        source = Path(dataset.source)
-        path = source.with_name(f"{source.stem}.identifiers.csv")
-    else:
-        return None
-    return path if path.is_file() else None
 
 
 @dataclass

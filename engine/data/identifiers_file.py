@@ -1,0 +1,60 @@
+"""A companion file of direct identifiers beside a dataset: per value of a key column (a ticker), the strings
+that identify it under a label (a CSV with the columns <key column>, label, value, e.g. ``ADP,Company Name,
+"Automatic Data Processing, Inc."``). By default ``identifiers.csv`` in a demo's folder, or
+``<stem>.identifiers.csv`` beside a data file, when there is one. The swap suppresses them before swapping;
+redaction replaces them wherever they appear.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from engine.data.dataset import Dataset
+from engine.data.demos import DEMOS_DIR, is_demo
+from engine.errors import ConfigError, DataError
+
+IDENTIFIER_COLUMNS = ("label", "value")
+
+
+def read_identifiers(path: Path, metadata: str | None = None) -> dict[str, dict[str, list[str]]]:
+    """The identifiers file (module docstring): key value → label → identifying strings. The key column is
+    ``metadata``, or the file's first column other than label and value."""
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, encoding="utf-8")
+    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as e:
+        raise DataError(f"the identifiers file {path} cannot be read as UTF-8 CSV: {e}") from None
+    if metadata is None:
+        metadata = next((str(c) for c in frame.columns if c not in IDENTIFIER_COLUMNS), "<key column>")
+    need = [metadata, *IDENTIFIER_COLUMNS]
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise DataError(
+            f"the identifiers file {path} lacks the column(s) {', '.join(missing)}; it needs {', '.join(need)} "
+            f"(one row per identifying string); it has {', '.join(map(str, frame.columns))}"
+        )
+    out: dict[str, dict[str, list[str]]] = {}
+    for key, label, value in frame[need].itertuples(index=False):
+        if key.strip() and label.strip() and value.strip():
+            out.setdefault(key.strip(), {}).setdefault(label.strip(), []).append(value.strip())
+    return out
+
+
+def identifiers_path(dataset: Dataset, given: str | None) -> Path | None:
+    """The identifiers file to read: ``given``, else the one beside the data (module docstring), else None."""
+    if given:
+        path = Path(given).expanduser()
+        if not path.is_file():
+            raise ConfigError(
+                f"identifiers file {given!r} does not exist; give a CSV with columns <metadata>, label, value"
+            )
+        return path
+    if is_demo(dataset.source):
+        path = DEMOS_DIR / dataset.source / "identifiers.csv"
+    elif dataset.source:
+        source = Path(dataset.source)
+        path = source.with_name(f"{source.stem}.identifiers.csv")
+    else:
+        return None
+    return path if path.is_file() else None

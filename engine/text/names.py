@@ -1,0 +1,50 @@
+"""Names of organizations and people as they recur in text: their variants and how they match.
+
+A name also appears without a legal suffix (Inc., Corporation, plc, …), without a leading "The" and without
+middle initials; a short all-capital string (a ticker or an acronym, up to five letters) matches only in
+capitals, so the ticker "ON" does not take the word "on"; any other string matches in any case.
+"""
+
+from __future__ import annotations
+
+import re
+
+LEGAL_SUFFIXES = (
+    "incorporated",
+    "inc",
+    "corporation",
+    "corp",
+    "company",
+    "co",
+    "limited",
+    "ltd",
+    "plc",
+    "llc",
+    "lp",
+    "ag",
+    "sa",
+    "nv",
+    "se",
+    "holdings",
+    "group",
+)
+_SUFFIX = re.compile(r"[\s,]+(?:" + "|".join(LEGAL_SUFFIXES) + r")\.?$", re.IGNORECASE)
+_INITIAL = re.compile(r"(?<=\w) (?:[A-Z]\. )+(?=\w)")  # middle initials between two names
+
+
+def name_variants(name: str) -> list[str]:
+    """``name``, and the same without trailing legal suffixes, without a leading "The" and without middle
+    initials ("Douglas A. Lindsay" is also "Douglas Lindsay")."""
+    out, current = [name.strip()], name.strip()
+    while (shorter := _SUFFIX.sub("", current)) != current and shorter:
+        current = shorter.strip(" ,")
+        out.append(current)
+    out += [v[4:] for v in list(out) if v.lower().startswith("the ") and len(v) > 4]
+    out += [_INITIAL.sub(" ", v) for v in list(out) if _INITIAL.search(v)]
+    return list(dict.fromkeys(v for v in out if v))
+
+
+def identifier_pattern(value: str) -> re.Pattern[str]:
+    """Whole-word matches of ``value``; exact case for a short all-capital string (a ticker), else any case."""
+    exact = len(value) <= 5 and value.isupper()
+    return re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)", 0 if exact else re.IGNORECASE)
