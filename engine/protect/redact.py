@@ -2,15 +2,14 @@
 
 Ororbia, Linder & Snoke redact @handles and #hashtags (Section 2.1); we extend that to cumulative tiers:
 level 0 replaces nothing; 1 handles, hashtags, URLs, e-mail and street addresses, phone, card, IBAN and social
-security numbers, IP addresses; 2 adds person names;
-3 places, organizations and facilities; 4 dates, times, nationalities/religious/political groups, products and
-events. Entities come from spaCy's English model; identifiers with a format (phone, card, IBAN, social security
-numbers, IP and street addresses, ...) from validated recognizers (`engine.text.recognizers`), each type kept
-above its own confidence threshold (the ``thresholds`` parameter). Redaction is consistent
-(`engine.text.recurrence`): the author column's names are identifiers in the text too, and so are the strings
-of an identifiers file beside the data (company names, tickers, executives), an original replaced
-once is replaced at every whole-word occurrence, and each becomes a placeholder numbered within its document,
-``[PERSON_1]``, the same original always the same placeholder there.
+security numbers, IP addresses; 2 adds person names; 3 places, organizations and facilities; 4 dates, times,
+nationalities/religious/political groups, products and events. Entities come from spaCy's English model;
+identifiers with a format from validated recognizers (`engine.text.recognizers`), each type kept above its own
+confidence threshold (the ``thresholds`` parameter). Redaction is consistent (`engine.text.recurrence`): the
+author column's names are identifiers in the text too, and so are the strings of an identifiers file beside
+the data (company names, tickers, executives); an original replaced once is replaced at every whole-word
+occurrence, and each becomes a placeholder numbered within its document, ``[PERSON_1]``, the same original
+always the same placeholder there.
 
 `fit` finds every span once (the expensive step); `release(level)` only substitutes the spans whose tier is at
 most the level, so moving the slider costs a string rebuild.
