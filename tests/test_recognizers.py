@@ -79,6 +79,7 @@ def test_street_addresses_and_title_case_phrases():
     assert kept("I live at 123 Main Street, Apt 4B now") == [("123 Main Street, Apt 4B", "STREET_ADDRESS")]
     assert kept("left at 42 W 34th St.") == [("42 W 34th St.", "STREET_ADDRESS")]
     assert kept("waited 3 Hours On The Way home") == []
+    assert kept("During 2016 CapEx is up") == []  # not a German "…ring 2016" nor an island ("Is")
 
 
 def test_hashtags_that_are_numbers_are_no_identifiers():

@@ -15,12 +15,14 @@ ALLOWED_WORDS = frozenset(
     """
     iban ssn ip ipv4 ipv6 dob id pin atm url wifi wi-fi faq ceo cfo coo cto q&a usd eur gbp vat gdpr
     omg lol lmao rofl smh tbh imo imho btw dm dms rt pls plz ok okay thx ty ngl idk fyi asap tl;dr
+    company please thanks eps ebitda gaap non-gaap capex opex g&a sg&a r&d yoy q1 q2 q3 q4 fy
     covid covid-19 covid19 coronavirus flu
     good morning afternoon evening night tonight today tomorrow yesterday
     """.split()
 )
 """Words that are never an identifier on their own: kinds of identifier and common acronyms, chat
-abbreviations, disease names, greetings and times of day."""
+abbreviations, accounting terms of earnings calls ("the Company", "EPS"), disease names, greetings and times of
+day."""
 
 _MONTH_OR_DAY = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\b", re.IGNORECASE

@@ -222,7 +222,7 @@ _STREET_TYPES = "|".join(
             shoal shoals shore shores skyway spring springs spur square station stravenue stream street summit
             terrace throughway trace track trafficway trail tunnel turnpike underpass union valley via viaduct
             view views village ville vista walk wall way ways well wells close gate wharf
-            aly ave av blvd br brg byp cir ct cv cres crst dr expy ext fwy gdns hts hwy holw is jct ln lndg mnr mdws
+            aly ave av blvd br brg byp cir ct cv cres crst dr expy ext fwy gdns hts hwy holw jct ln lndg mnr mdws
             mtn pkwy pl pln plz pt rd rdg rte sq st sta ter trl tpke vw vlg wy""".split()
         ),
         key=len,
@@ -236,7 +236,7 @@ _STREET = re.compile(
 )
 # Continental forms: "Budigstraße 47/40", "Stumpfstr. 28", "53, rue Da Costa", "10, boulevard de Letellier".
 _STREET_DE = re.compile(
-    r"(?<![\w-])[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|allee|platz|gasse|ring|damm|ufer|chaussee)"
+    r"(?<![\w-])[A-ZÄÖÜ][\wäöüß-]*(?:straße|strasse|str\.|weg|allee|platz|gasse|damm|ufer|chaussee)"
     r" \d{1,4}[a-z]?(?:\s?[/-]\s?\d{1,4}[a-z]?)?(?!\w)"
 )
 _STREET_FR = re.compile(
