@@ -31,7 +31,7 @@ from dashboard.session import guarded, page_dataset
 from engine.cache import fit_cached, sweep_cached, sweep_name
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
-from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
+from engine.measures.base import MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureOptions
 from engine.measures.registry import MEASURES
 from engine.progress import Progress, no_progress
@@ -272,8 +272,7 @@ def metric_ids(sweep: SweepResult, kind: str) -> list[str]:
 
 
 def _frontier(sweep: SweepResult, risk: str, utility: str) -> pd.DataFrame:
-    unprotected = sweep.baseline.get(risk + CONFIDENTIAL_SUFFIX)
-    return frontier(sweep.summary, risk, utility, None if unprotected is None else unprotected.value)
+    return frontier(sweep.summary, risk, utility, sweep.baseline_value(risk))
 
 
 def unprotected_everywhere(sweep: SweepResult, risk: str, utility: str) -> bool:

@@ -1,4 +1,4 @@
-"""The `textsdc` command: datasets, sweep, release, evaluate-detection, dashboard.
+"""The `textsdc` command: datasets, sweep, release, compare, evaluate-detection, dashboard.
 
 A user error prints one line (``textsdc: error: ...``) and exits with status 2.
 """
@@ -9,6 +9,7 @@ import argparse
 import json
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from engine import MAX_SEED
@@ -110,18 +111,23 @@ def _flag_help(p: Param, methods: list[str]) -> str:
     return f"{text} ({p.accepted}{default})".replace("%", "%%")
 
 
-def method_params(args) -> dict:
-    """Keyword arguments of the chosen method from the command line; an option the method does not take is
-    a ConfigError naming the methods that do."""
+def method_params(args, method: str | None = None, among: Sequence[str] = ()) -> dict:
+    """Keyword arguments of ``method`` (default: the chosen ``--method``) from the command line. An option
+    that neither it nor any of ``among`` (the other methods of a comparison) takes is a ConfigError naming the
+    methods that do; one that only another of ``among`` takes is left to that method."""
     from engine.errors import ConfigError
 
+    method = method or args.method
     params = {}
     for name, (p, methods) in method_parameters().items():
         value = getattr(args, name, None)
         if value is None:
             continue
-        if args.method not in methods:
-            raise ConfigError(f"{p.flag} does not apply to method '{args.method}'; it applies to: {', '.join(methods)}")
+        if method not in methods:
+            if any(m in methods for m in among):
+                continue
+            listed = f"methods {', '.join(among)}" if among else f"method '{method}'"
+            raise ConfigError(f"{p.flag} does not apply to {listed}; it applies to: {', '.join(methods)}")
         params[name] = value if p.type is bool else p.parse(value)
     return params
 
@@ -163,6 +169,10 @@ def check_arguments(args) -> None:
             )
         if out.exists() and not args.overwrite:
             raise ConfigError(f"--out {out} exists; give --overwrite to replace it, or another file name")
+        return
+    if args.func is cmd_compare:
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"--out {out} is a file; give the folder to write compare.json and compare.html into")
         return
     from engine.export.staging import check_target
 
@@ -439,6 +449,53 @@ def _no_outside_lookups() -> None:
     net_util.get_external_ip = lambda: None
 
 
+def cmd_compare(args) -> int:
+    from engine.atomic import atomic_write_text
+    from engine.compare import compare_methods
+    from engine.errors import ConfigError
+    from engine.figures.text import comparison_figure
+    from engine.protect import METHODS
+
+    methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    unknown = [m for m in methods if m not in METHODS]
+    if unknown:
+        raise ConfigError(f"--methods: no method {', '.join(map(repr, unknown))}; the methods are {', '.join(METHODS)}")
+    check_arguments(args)
+    settings = [(m, method_params(args, m, methods)) for m in methods]
+    dataset = _load(args)
+    comparison = compare_methods(
+        dataset,
+        settings,
+        replicates=args.replicates,
+        seed=args.seed,
+        jobs=args.jobs,
+        options=measure_options(args),
+        progress=_progress_bar("comparing"),
+    )
+    risk, utility = comparison.default_pair()
+    risk, utility = args.risk or risk, args.utility or utility
+    payload = comparison.to_json(risk, utility)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / "compare.json", json.dumps(payload, indent=2, allow_nan=True))
+    figure = comparison_figure(comparison, risk, utility)
+    atomic_write_text(out / "compare.html", figure.to_html(include_plotlyjs=True))
+    front = comparison.frontier(risk, utility)
+    print(
+        f"{len(methods)} methods on {dataset.name}, seed {args.seed}, {args.replicates} replicate(s); risk {risk}, "
+        f"utility {utility}"
+    )
+    for row in front.itertuples(index=False):
+        knob = comparison.sweeps[row.method].knob
+        mark = "  ← frontier across methods" if row.pareto else ""
+        print(
+            f"  {row.method:<12} {knob.symbol} {knob.format(row.knob):>8}  risk {row.risk:.3f}  "
+            f"utility {row.utility:.3f}{mark}"
+        )
+    print(f"wrote {out / 'compare.json'} and {out / 'compare.html'}")
+    return 0
+
+
 def cmd_evaluate_detection(args) -> int:
     from engine.atomic import atomic_write_text
     from engine.protect.redact import Redaction
@@ -524,13 +581,18 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="print as JSON")
     d.set_defaults(func=cmd_datasets)
 
-    def data_args(sp):
+    def data_args(sp, one_method: bool = True):
         sp.add_argument(
             "--data", required=True, help="a demo name (see `textsdc datasets`) or a CSV/Parquet/JSONL file"
         )
         sp.add_argument("--schema", help="a schema TOML file (default: the demo's, or inferred)")
         sp.add_argument("--encoding", help="text encoding of the file (default UTF-8), e.g. latin-1")
-        sp.add_argument("--method", required=True, help=f"protection method: {', '.join(METHODS)}")
+        if one_method:
+            sp.add_argument("--method", required=True, help=f"protection method: {', '.join(METHODS)}")
+        else:
+            sp.add_argument(
+                "--methods", required=True, help=f"protection methods separated by commas: {', '.join(METHODS)}"
+            )
         for name, (param, methods) in method_parameters().items():
             if param.type is bool:
                 sp.add_argument(
@@ -581,6 +643,17 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--audit-log", help="SQLite audit log (default: in the textsdc cache folder)")
     r.add_argument("--out", required=True, help="folder to write the release into")
     r.set_defaults(func=cmd_release)
+
+    c = sub.add_parser("compare", help="sweep several methods on the same data and seed, and put them on one frontier")
+    data_args(c, one_method=False)
+    c.add_argument(
+        "--risk",
+        help="risk measure of the frontier (default: the attack identification rate when every "
+        "method takes it, else the first risk measure they share)",
+    )
+    c.add_argument("--utility", help="utility measure of the frontier (default: the first one the methods share)")
+    c.add_argument("--out", required=True, help="folder to write compare.json and the figure compare.html into")
+    c.set_defaults(func=cmd_compare)
 
     e = sub.add_parser(
         "evaluate-detection",

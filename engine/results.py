@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,13 @@ class SweepResult:
     @property
     def metric_ids(self) -> list[str]:
         return list(dict.fromkeys(self.rows["metric"]))
+
+    def baseline_value(self, metric: str) -> float | None:
+        """``metric`` on the unprotected data, where it was measured and is a number."""
+        b = self.baseline.get(metric + CONFIDENTIAL_SUFFIX)
+        if b is None or b.value is None or math.isnan(b.value):
+            return None
+        return float(b.value)
 
     def metric_at(self, knob: float, metric: str) -> MetricResult:
         """Mean and interval of one metric at one grid value."""

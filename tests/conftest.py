@@ -99,6 +99,11 @@ def pytest_terminal_summary(terminalreporter):
 
 @pytest.fixture
 def tiny_dataset() -> Dataset:
+    return make_tiny_dataset()
+
+
+def make_tiny_dataset() -> Dataset:
+    """The tiny dataset (also for fixtures of a wider scope than a test)."""
     frame, ext = tiny_frames()
     schema = Schema(
         text="text",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -16,8 +17,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from engine.frontier import frontier
-from engine.measures.base import CONFIDENTIAL_SUFFIX, metric_info
+from engine.measures.base import metric_info
 from engine.results import SweepResult
+
+if TYPE_CHECKING:
+    from engine.compare import Comparison
 
 UIREVISION = "textsdc"
 """Fixed so that the dashboard keeps the user's zoom and legend choices when a figure is rebuilt."""
@@ -64,13 +68,6 @@ def _row_at(table: pd.DataFrame, knob: float | None) -> pd.Series | None:
         return None
     hit = table[np.isclose(table["knob"].to_numpy(float), float(knob), rtol=1e-9, atol=1e-12)]
     return None if hit.empty else hit.iloc[0]
-
-
-def _baseline_value(sweep: SweepResult, metric: str) -> float | None:
-    b = sweep.baseline.get(metric + CONFIDENTIAL_SUFFIX)
-    if b is None or b.value is None or math.isnan(b.value):
-        return None
-    return float(b.value)
 
 
 def uncluttered_labels(
@@ -148,7 +145,7 @@ def frontier_figure(
         )
     )
 
-    r0, u0 = _baseline_value(sweep, risk), _baseline_value(sweep, utility)
+    r0, u0 = sweep.baseline_value(risk), sweep.baseline_value(utility)
     if r0 is not None and u0 is not None:
         fig.add_trace(
             go.Scatter(
@@ -264,7 +261,7 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
                 marker=dict(symbol=METHOD_SYMBOLS[i % len(METHOD_SYMBOLS)], size=9),
             )
         )
-        r0, u0 = _baseline_value(sweep, risk), _baseline_value(sweep, utility)
+        r0, u0 = sweep.baseline_value(risk), sweep.baseline_value(utility)
         if baseline is None and r0 is not None and u0 is not None:
             baseline = (u0, r0)
     # Each line's two ends are labelled, thinned over all methods together so that no two labels overlap.
@@ -298,6 +295,34 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
         yaxis=dict(title=_axis_title(r_info.label, r_info.better, y_rev), autorange="reversed" if y_rev else True),
         legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
     )
+    return fig
+
+
+def comparison_figure(comparison: Comparison, risk: str, utility: str) -> go.Figure:
+    """`methods_frontier_figure` of a comparison's methods, with the frontier across methods ringed: the
+    (method, knob value) pairs no other pair beats on both measures."""
+    from engine.protect import METHODS
+
+    titles = {m: METHODS[m].title if m in METHODS else m for m in comparison.sweeps}
+    fig = methods_frontier_figure([(titles[m], s) for m, s in comparison.sweeps.items()], risk, utility)
+    front = comparison.frontier(risk, utility)
+    best = front[front["pareto"]]
+    names = [
+        f"{titles[m]}, {_plain(comparison.sweeps[m].knob.symbol)} {comparison.sweeps[m].knob.format(k)}"
+        for m, k in zip(best["method"], best["knob"])
+    ]
+    fig.add_trace(
+        go.Scatter(
+            x=best["utility"],
+            y=best["risk"],
+            mode="markers",
+            name="Best across methods (no other release has both lower risk and higher utility)",
+            customdata=names,
+            hovertemplate="%{customdata}: on the frontier across methods<extra></extra>",
+            marker=dict(symbol="circle-open", size=18, color=COLOURS["chosen"], line=dict(width=2)),
+        )
+    )
+    fig.update_layout(title=dict(text="Methods compared on one frontier: lower right is better"))
     return fig
 
 
@@ -343,7 +368,7 @@ def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | N
             hovertemplate=f"{_plain(knob.symbol)} = %{{text}}<br>{_plain(info.label)}: %{{y:.3f}}<extra></extra>",
         )
     )
-    b = _baseline_value(sweep, metric)
+    b = sweep.baseline_value(metric)
     if b is not None and x:
         fig.add_trace(
             go.Scatter(

@@ -1,0 +1,169 @@
+"""Several protection methods on one dataset, with one seed, one number of replicates and one set of measure
+settings, put on one risk–utility frontier.
+
+Each method is swept along its own knob (`engine.sweep.run_sweep`, its fit cached as usual); the comparison
+keeps the measures every method took, and the frontier across methods is the set of (method, knob value) pairs
+no other pair beats on both the risk and the utility measure chosen (Greve & Sablica, Eq. 2.7, across methods
+instead of along one knob).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from engine.data.dataset import Dataset
+from engine.errors import ConfigError
+from engine.frontier import frontier, pareto_mask
+from engine.measures.options import MeasureOptions
+from engine.progress import Progress, no_progress
+from engine.results import SweepResult
+
+PREFERRED_RISK = "attack_identification_rate"
+"""The risk measure a comparison shows first when every method took it: the share of authors an intruder with
+other texts by them picks out."""
+
+
+@dataclass
+class Comparison:
+    """The sweeps of several methods on one dataset, by method name, with the settings each ran with."""
+
+    dataset: str
+    fingerprint: str
+    seed: int
+    replicates: int
+    sweeps: dict[str, SweepResult]
+    params: dict[str, dict[str, Any]]
+
+    def rows(self) -> pd.DataFrame:
+        """One row per (method, knob value, measure): method, knob, metric, kind, mean, lo, hi."""
+        frames = [s.summary.assign(method=m) for m, s in self.sweeps.items()]
+        out = pd.concat(frames, ignore_index=True)
+        return out[["method", "knob", "metric", "kind", "mean", "lo", "hi"]]
+
+    def common(self, kind: str) -> list[str]:
+        """The measures of ``kind`` ("risk" or "utility") every method took, in the first method's order."""
+        taken = [list(dict.fromkeys(s.summary.loc[s.summary["kind"] == kind, "metric"])) for s in self.sweeps.values()]
+        return [m for m in taken[0] if all(m in t for t in taken[1:])] if taken else []
+
+    def default_pair(self) -> tuple[str, str]:
+        """The risk and utility measures shown first: the attack identification rate when every method took
+        it, else the first common risk measure, and the first common utility measure."""
+        risks, utilities = self.common("risk"), self.common("utility")
+        if not risks or not utilities:
+            taken = "; ".join(f"{m}: {', '.join(s.metric_ids)}" for m, s in self.sweeps.items())
+            raise ConfigError(
+                "the methods share no risk and utility measure to put on one frontier; each took: " + taken
+            )
+        return (PREFERRED_RISK if PREFERRED_RISK in risks else risks[0]), utilities[0]
+
+    def frontier(self, risk: str, utility: str) -> pd.DataFrame:
+        """One row per (method, knob value) with the mean risk and utility and their intervals; ``unprotected``
+        marks the knob values that leave the risk where it is on the unprotected data (redaction level 0), and
+        ``pareto`` the other pairs that no other such pair of any method beats on both."""
+        for metric, kind in ((risk, "risk"), (utility, "utility")):
+            if metric not in self.common(kind):
+                raise ConfigError(
+                    f"{kind} measure '{metric}' was not taken by every method; common {kind} measures: "
+                    f"{', '.join(self.common(kind)) or 'none'}"
+                )
+        tables = [
+            frontier(s.summary, risk, utility, s.baseline_value(risk)).assign(method=m) for m, s in self.sweeps.items()
+        ]
+        t = pd.concat(tables, ignore_index=True)
+        protecting = ~t["unprotected"].astype(bool).to_numpy()
+        t["pareto"] = False
+        t.loc[protecting, "pareto"] = pareto_mask(
+            t.loc[protecting, "risk_score"].to_numpy(float), t.loc[protecting, "utility_score"].to_numpy(float)
+        )
+        return t
+
+    def to_json(self, risk: str, utility: str) -> dict[str, Any]:
+        """What `textsdc compare` writes: the settings, every measure of every method and knob value, and the
+        frontier across methods on ``risk`` and ``utility``."""
+        front = self.frontier(risk, utility)
+
+        def plain(frame: pd.DataFrame) -> list[dict[str, Any]]:
+            return frame.astype(object).where(frame.notna(), None).to_dict(orient="records")
+
+        return {
+            "dataset": self.dataset,
+            "fingerprint": self.fingerprint,
+            "seed": self.seed,
+            "replicates": self.replicates,
+            "methods": {m: {"knob": s.knob.symbol, "params": self.params[m]} for m, s in self.sweeps.items()},
+            "rows": plain(self.rows()),
+            "frontier": {
+                "risk": risk,
+                "utility": utility,
+                "points": plain(
+                    front[
+                        [
+                            "method",
+                            "knob",
+                            "risk",
+                            "risk_lo",
+                            "risk_hi",
+                            "utility",
+                            "utility_lo",
+                            "utility_hi",
+                            "pareto",
+                        ]
+                    ]
+                ),
+                "pareto": plain(front.loc[front["pareto"], ["method", "knob"]]),
+            },
+        }
+
+
+def compare_methods(
+    dataset: Dataset,
+    settings: Sequence[tuple[str, Mapping[str, Any]]],
+    replicates: int = 1,
+    seed: int = 0,
+    jobs: int = 1,
+    options: MeasureOptions | None = None,
+    progress: Progress = no_progress,
+) -> Comparison:
+    """Sweep each (method, parameters) of ``settings`` on ``dataset`` with the same seed, replicates and measure
+    settings; the progress says which method of how many is running."""
+    from engine.protect import get_protector
+    from engine.sweep import run_sweep
+
+    if len(settings) < 2:
+        raise ConfigError("a comparison needs at least two methods, e.g. --methods redact,md")
+    names = [m for m, _ in settings]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"a method is named twice: {', '.join(names)}")
+    protectors = [(m, get_protector(m, **dict(p))) for m, p in settings]
+    for _, protector in protectors:
+        protector.check(dataset)
+    sweeps: dict[str, SweepResult] = {}
+    for i, (name, protector) in enumerate(protectors, 1):
+
+        def report(done: int, total: int, what: str = "", _i: int = i, _name: str = name) -> None:
+            progress(done, total, f"method {_i} of {len(protectors)} ({_name}): {what}")
+
+        sweeps[name] = run_sweep(
+            dataset, protector, replicates=replicates, seed=seed, jobs=jobs, progress=report, options=options
+        )
+    return Comparison(
+        dataset=dataset.name,
+        fingerprint=dataset.fingerprint,
+        seed=seed,
+        replicates=replicates,
+        sweeps=sweeps,
+        params={name: protector.params() for name, protector in protectors},
+    )
+
+
+def pareto_names(front: pd.DataFrame, knob_format: Mapping[str, Any]) -> list[str]:
+    """The frontier's pairs as "method knob" text, e.g. ["redact level 3", "md ε 10"]."""
+    out = []
+    for method, knob in zip(front.loc[front["pareto"], "method"], front.loc[front["pareto"], "knob"]):
+        k = knob_format[method]
+        out.append(f"{method} {k.symbol} {k.format(knob)}")
+    return out
