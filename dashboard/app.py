@@ -1,8 +1,9 @@
 """The textsdc dashboard: `streamlit run dashboard/app.py -- --data NAME_OR_PATH` (or `textsdc dashboard`).
 
-Five pages read top to bottom: Data (load and map columns), Protect text (redaction: knob, frontier, samples),
-Synthesize fields (the GLM λ and CART α synthesizers of categorical fields), Counts and amounts (the Bayesian λ
-and CART α synthesizers of a count and an amount) and Export (write the chosen release with its report).
+Six pages read top to bottom: Data (load and map columns), Protect text (the text methods: knob, frontier,
+samples), Synthesize fields (the GLM λ and CART α synthesizers of categorical fields), Counts and amounts (the
+Bayesian λ and CART α synthesizers of a count and an amount), Compare methods (several methods on one frontier)
+and Export (write the chosen release with its report).
 
 The page scripts live in ``views/``, not ``pages/``: Streamlit treats a ``pages/`` folder beside the entry script
 as an old-style multipage app, and a bookmarked address such as ``/protect`` would then run the page without

@@ -531,3 +531,19 @@ def test_the_progress_bar_shows_each_new_step_at_once_and_thins_out_the_rest():
         "Protecting and measuring: 0 of 5",
         "Protecting and measuring: 5 of 5",
     ]
+
+
+@pytest.mark.slow
+def test_compare_puts_two_methods_on_one_frontier_and_lists_the_pareto_set():
+    at = go(start(), "compare")
+    assert not at.get("plotly_chart")
+    at.multiselect(key="compare_methods").set_value(["redact", "md"]).run()
+    assert not at.get("plotly_chart")  # nothing runs before the steward asks
+    at.button[0].click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.get("plotly_chart")
+    assert at.selectbox[0].value == "attack_identification_rate"
+    table = at.dataframe[0].value
+    assert set(table["Method"]) == {"Identifier redaction", "Multinomial–Dirichlet text synthesis (ε-DP)"}
+    assert (table["On the frontier"] == "yes").any()
+    assert table.loc[table["Knob"] == "level = 0", "On the frontier"].item() == "protects nothing"

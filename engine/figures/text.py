@@ -210,6 +210,8 @@ def frontier_figure(
 
 METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
 METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up")
+PARETO_RING = "#d62728"
+"""The ring around a release on the frontier across methods: a red no method's line has."""
 
 
 def _away_from_line(x: np.ndarray, y: np.ndarray, x_rev: bool = False, y_rev: bool = False) -> list[str]:
@@ -319,7 +321,7 @@ def comparison_figure(comparison: Comparison, risk: str, utility: str) -> go.Fig
             name="Best across methods (no other release has both lower risk and higher utility)",
             customdata=names,
             hovertemplate="%{customdata}: on the frontier across methods<extra></extra>",
-            marker=dict(symbol="circle-open", size=18, color=COLOURS["chosen"], line=dict(width=2)),
+            marker=dict(symbol="circle-open", size=20, color=PARETO_RING, line=dict(width=2.5)),
         )
     )
     fig.update_layout(title=dict(text="Methods compared on one frontier: lower right is better"))

@@ -1,0 +1,127 @@
+"""Compare page: several protection methods on the loaded data, one seed and one frontier (`engine.compare`)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import compute, display, session
+from engine.compare import Comparison
+from engine.figures.text import comparison_figure
+from engine.measures.options import MeasureOptions
+from engine.protect import METHODS
+
+CHOSEN_KEY = "compare_methods"
+STARTED_KEY = "compare_started"
+
+
+def _applicable(dataset) -> list[str]:
+    """The methods whose settings can apply to this data at their defaults (the others say why on their page)."""
+    out = []
+    for name in METHODS:
+        try:
+            compute.protector(name).check(dataset)
+        except Exception:  # noqa: BLE001 - any refusal means "not at its defaults on this data"
+            continue
+        out.append(name)
+    return out
+
+
+def render() -> None:
+    st.title("Compare methods")
+    dataset = session.page_dataset()
+    if dataset is None:
+        return
+    st.caption(
+        f"Dataset: {display.md_escape(dataset.name)} · {dataset.n_records:,} records · each method swept along its "
+        "knob at its default settings, with the same seed, replicates and measures, on one frontier"
+    )
+    options = _applicable(dataset)
+    if not options:
+        st.info("No protection method applies to this data at its default settings; map its columns on the Data page.")
+        return
+    if not isinstance(st.session_state.get(CHOSEN_KEY), list) or any(
+        m not in options for m in st.session_state[CHOSEN_KEY]
+    ):
+        st.session_state[CHOSEN_KEY] = [m for m in options if METHODS[m].changes == "text"][:3] or options[:2]
+    chosen = st.multiselect(
+        "Methods",
+        options,
+        format_func=lambda m: METHODS[m].title,
+        key=CHOSEN_KEY,
+        persist_state="session",
+        help="Each is swept once and kept (the neural generator trains for a few minutes).",
+    )
+    c1, c2 = st.columns(2)
+    st.session_state.setdefault(session.REPLICATES_KEY, 1)
+    st.session_state.setdefault(session.SEED_KEY, 0)
+    replicates = int(
+        c1.number_input("Replicates (M)", 1, 20, step=1, key=session.REPLICATES_KEY, persist_state="session")
+    )
+    seed = int(c2.number_input("Seed", 0, 2**31 - 1, step=1, key=session.SEED_KEY, persist_state="session"))
+    if len(chosen) < 2:
+        st.info("Choose at least two methods to compare.")
+        return
+    measures = MeasureOptions()
+    ready = all(compute.sweep_ready(dataset, m, replicates, seed, {}, measures) for m in chosen)
+    started = st.session_state.get(STARTED_KEY) == (dataset.fingerprint, tuple(chosen), replicates, seed)
+    if not ready and not started:
+        if not st.button("Compare", type="primary"):
+            return
+        st.session_state[STARTED_KEY] = (dataset.fingerprint, tuple(chosen), replicates, seed)
+    sweeps = {}
+    which = st.empty()
+    for i, m in enumerate(chosen, 1):
+        which.caption(f"Method {i} of {len(chosen)}: {display.md_escape(METHODS[m].title)}")
+        sweep = compute.sweep_with_progress(dataset, m, replicates, seed, {}, measures)
+        if sweep is None:
+            return
+        sweeps[m] = sweep
+    which.empty()
+    comparison = Comparison(
+        dataset=dataset.name,
+        fingerprint=dataset.fingerprint,
+        seed=seed,
+        replicates=replicates,
+        sweeps=sweeps,
+        params={m: compute.protector(m).params() for m in chosen},
+    )
+    pair = session.guarded(comparison.default_pair)
+    if pair is None:
+        return
+    risks, utilities = comparison.common("risk"), comparison.common("utility")
+    c_risk, c_utility = st.columns(2)
+    risk = c_risk.selectbox("Risk", risks, index=risks.index(pair[0]), format_func=display.metric_label)
+    utility = c_utility.selectbox(
+        "Utility", utilities, index=utilities.index(pair[1]), format_func=display.metric_label
+    )
+    st.plotly_chart(comparison_figure(comparison, risk, utility), key="compare_frontier")
+    st.dataframe(_table(comparison, risk, utility), hide_index=True, key="compare_table")
+
+
+def _with_interval(mean: float, lo: float, hi: float) -> str:
+    """ "0.070 [0.061, 0.079]", or the mean alone where the replicates did not differ."""
+    return f"{mean:.3f}" if abs(hi - lo) < 5e-4 else f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
+    """The frontier's points as the page lists them: method, knob value, both measures with their intervals,
+    and whether the point is on the frontier across methods."""
+    front = comparison.frontier(risk, utility)
+    rows = []
+    for r in front.itertuples(index=False):
+        knob = comparison.sweeps[r.method].knob
+        rows.append(
+            {
+                "Method": METHODS[r.method].title,
+                "Knob": display.knob_text(knob, r.knob),
+                display.metric_label(risk): _with_interval(r.risk, r.risk_lo, r.risk_hi),
+                display.metric_label(utility): _with_interval(r.utility, r.utility_lo, r.utility_hi),
+                "On the frontier": "protects nothing" if r.unprotected else ("yes" if r.pareto else ""),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+if __name__ == "__main__":
+    render()
