@@ -1,4 +1,4 @@
-"""The `textsdc` command: datasets, sweep, release, compare, evaluate-detection, dashboard.
+"""The `textsdc` command: datasets, sweep, release, compare, verify, evaluate-detection, dashboard.
 
 A user error prints one line (``textsdc: error: ...``) and exits with status 2.
 """
@@ -496,6 +496,23 @@ def cmd_compare(args) -> int:
     return 0
 
 
+def cmd_verify(args) -> int:
+    from engine.export.verify import verify_checksums, verify_replay
+
+    folder = Path(args.bundle)
+    differences = verify_checksums(folder)
+    if not differences and args.replay:
+        differences = verify_replay(folder, args.data)
+    for line in differences:
+        print(line)
+    if differences:
+        print(f"{folder}: {len(differences)} difference(s)")
+        return 1
+    what = "every file matches its checksum" + ("; the replay makes the same files" if args.replay else "")
+    print(f"{folder}: {what}")
+    return 0
+
+
 def cmd_evaluate_detection(args) -> int:
     from engine.atomic import atomic_write_text
     from engine.protect.redact import Redaction
@@ -654,6 +671,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--utility", help="utility measure of the frontier (default: the first one the methods share)")
     c.add_argument("--out", required=True, help="folder to write compare.json and the figure compare.html into")
     c.set_defaults(func=cmd_compare)
+
+    v = sub.add_parser("verify", help="check an exported bundle: every checksum, then the release made again")
+    v.add_argument("bundle", help="the folder `textsdc release` or the Export page wrote")
+    v.add_argument("--data", help="where the confidential data is now, if not where the bundle's replay reads it")
+    v.add_argument(
+        "--replay",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="make the release again and compare (default yes; --no-replay checks the checksums only)",
+    )
+    v.set_defaults(func=cmd_verify)
 
     e = sub.add_parser(
         "evaluate-detection",

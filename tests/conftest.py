@@ -58,9 +58,10 @@ SCANNED: list[str] = []
 @pytest.fixture(autouse=True)
 def _scan_every_bundle(monkeypatch):
     """Every bundle written through `export_release` in this process (the CLI's `release`, the dashboard's
-    Export page, the export tests) is read back and scanned for leaks (tests/leakage.py) before the test goes
-    on; a finding fails the test that exported it."""
+    Export page, the export tests) is read back, scanned for leaks (tests/leakage.py) and its files checked
+    against the manifest's checksums before the test goes on; a finding fails the test that exported it."""
     import engine.export.bundle as bundle
+    from engine.export.verify import verify_checksums
     from tests.leakage import scan_bundle
 
     real = bundle.export_release
@@ -77,6 +78,8 @@ def _scan_every_bundle(monkeypatch):
             tuple(release.tables),
         )
         assert not findings, f"the bundle in {result.out_dir} leaks: {findings}"
+        differences = verify_checksums(result.out_dir)  # `textsdc verify --no-replay` on every bundle written
+        assert not differences, f"the bundle in {result.out_dir} does not match its manifest: {differences}"
         SCANNED.append(str(result.out_dir))
         return result
 
@@ -90,7 +93,8 @@ def _scan_every_bundle(monkeypatch):
 def pytest_terminal_summary(terminalreporter):
     """The counts issue 10 asks every CI run to print: bundles scanned for leaks, cases the fuzz suite made."""
     terminalreporter.write_line(
-        f"leakage scan: {len(SCANNED)} exported bundles scanned (a leak fails the test that exported it)"
+        f"leakage scan: {len(SCANNED)} exported bundles scanned and their checksums verified (a leak or a "
+        "mismatch fails the test that exported it)"
     )
     fuzz = sys.modules.get("test_fuzz") or sys.modules.get("tests.test_fuzz")  # as pytest imported it
     if fuzz is not None and fuzz.CASES:
