@@ -139,7 +139,8 @@ def markdown(results: dict) -> str:
             if kind not in ours or not ours[kind]["gold_tokens"]:
                 continue
             a, b = ours[kind], theirs.get(kind, {})
-            label = "**all, type-agnostic**" if kind == "ALL" else type_name(kind).lower()
+            name = type_name(kind)
+            label = "**all, type-agnostic**" if kind == "ALL" else name if name[:2].isupper() else name.lower()
             out.append(
                 f"| {label} | {a['gold_tokens']:,} | {cell(a['token_recall'])} | {cell(b.get('token_recall'))} "
                 f"| {cell(a['token_precision'])} | {cell(b.get('token_precision'))} |"
