@@ -170,8 +170,9 @@ class Redaction(Protector):
             "use_ner",
             bool,
             True,
-            "find person names, places, organizations and the other entities of levels "
-            "2–4 with spaCy's English model; without it only the level-1 patterns are found",
+            "find person names, places, organizations and the other entities of levels 2–4 with spaCy's English "
+            "model; without it only the format recognizers (phone numbers, dates, ...), speaker labels and an "
+            "identifiers file find them",
             expert=True,
             label="Use spaCy's entity recognizer",
         ),
