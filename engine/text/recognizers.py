@@ -60,6 +60,7 @@ PHONE_POSSIBLE_REGIONS = ("US", "GB")
 whether it is a valid number in any of `PHONE_REGIONS`, whether it only has a possible length in one of
 `PHONE_POSSIBLE_REGIONS` (each plan tried costs a pass over the text)."""
 PHONE_MIN_DIGITS = 7
+_DIGIT_RUN = re.compile(r"\d(?:[\s().+/-]{0,3}\d){6,}")
 PHONE_VALID, PHONE_FORMATTED, PHONE_POSSIBLE = 0.7, 0.6, 0.35
 _PHONE_FORMAT = re.compile(r"^(?:\+\d{1,3}[\s.-]?|1[\s.-])?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}$|^\+\d")
 
@@ -70,7 +71,7 @@ def find_phones(text: str) -> Iterator[Found]:
     code (`PHONE_FORMATTED`); else of a possible length with at least `PHONE_MIN_DIGITS` digits and some
     separator (`PHONE_POSSIBLE`: "467 3395" needs a word such as "call" before it to be kept at the default
     threshold). A bare run of digits that is no valid number is a date, an order or a flight number."""
-    if not any(c.isdigit() for c in text):
+    if _DIGIT_RUN.search(text) is None:  # no seven digits close together: no phone number to look for
         return
     import phonenumbers
     from phonenumbers import Leniency, PhoneNumberMatcher
