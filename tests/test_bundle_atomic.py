@@ -17,7 +17,8 @@ import pytest
 
 import engine.export.staging as staging
 from engine.errors import ConfigError
-from engine.export.staging import recover, staged_folder, verify_bundle
+from engine.export.staging import recover, staged_folder
+from engine.export.verify import verify_checksums
 from tests.test_export import do_export, make_dataset
 
 
@@ -53,7 +54,7 @@ def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path):
             _bundle(out, tmp_path)
     assert not out.exists()
     _bundle(out, tmp_path)
-    assert verify_bundle(out) == []
+    assert verify_checksums(out) == []
 
 
 def test_a_failure_midway_leaves_the_old_bundle_byte_identical(tmp_path, monkeypatch):
@@ -67,7 +68,7 @@ def test_a_failure_midway_leaves_the_old_bundle_byte_identical(tmp_path, monkeyp
     monkeypatch.setattr("engine.export.bundle.pq.write_table", broken)
     with pytest.raises(ConfigError, match="nothing was replaced: .*No space left on device"):
         _bundle(out, tmp_path, replay_command="another")
-    assert _snapshot(out) == before and verify_bundle(out) == []
+    assert _snapshot(out) == before and verify_checksums(out) == []
     assert _leftovers(tmp_path) == []
 
 
@@ -81,7 +82,7 @@ def test_a_new_bundle_replaces_the_old_one_whole(tmp_path, monkeypatch, exchange
     (out / "stray.txt").write_text("old")
     res = _bundle(out, tmp_path, replay_command="second")
     assert json.loads((out / "manifest.json").read_text())["replay"] == "second"
-    assert not (out / "stray.txt").exists() and verify_bundle(out) == []
+    assert not (out / "stray.txt").exists() and verify_checksums(out) == []
     assert sorted(res.files) == sorted(p.name for p in out.iterdir())
     assert _leftovers(tmp_path) == []
 
@@ -110,10 +111,10 @@ def test_verify_bundle_finds_a_changed_a_missing_and_an_unlisted_file(tmp_path):
     (out / "release.csv").write_text("tampered")
     (out / "report.html").unlink()
     (out / "extra.txt").write_text("x")
-    problems = verify_bundle(out)
-    assert any("release.csv does not match" in p for p in problems)
-    assert any("report.html is listed" in p for p in problems)
-    assert any("extra.txt is not listed" in p for p in problems)
+    problems = verify_checksums(out)
+    assert any(p.startswith("release.csv: changed") for p in problems)
+    assert any(p.startswith("report.html: missing") for p in problems)
+    assert any(p.startswith("extra.txt: not listed") for p in problems)
 
 
 def test_the_internal_review_report_is_written_beside_the_bundle_not_in_it(tmp_path):
@@ -182,7 +183,7 @@ def test_a_release_killed_at_any_moment_leaves_a_complete_bundle(tmp_path, tiny_
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         recover(out)  # what the next export does first, under the lock
-        assert verify_bundle(out) == [], i
+        assert verify_checksums(out) == [], i
         level = json.loads((out / "manifest.json").read_text())["knob"]["value"]
         assert level in (current, target)
         seen["new" if level == target else "old"] += 1

@@ -5,7 +5,7 @@ parent and, when the block ends without error, puts it in place of ``out`` in on
 of the two folders (Linux ``renameat2(RENAME_EXCHANGE)``), or where that is unavailable two renames, with
 `recover` putting the old bundle back if a crash fell between them. At every moment ``out`` is the old
 complete bundle or the new complete one; a failed or killed export leaves the old one as it was.
-`verify_bundle` checks a bundle against its manifest.
+A bundle is checked against its manifest by `engine.export.verify`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import ctypes
 import ctypes.util
 import errno
 import fcntl
-import json
 import os
 import shutil
 import tempfile
@@ -140,27 +139,3 @@ def staged_folder(out: Path) -> Iterator[Path]:
         raise
     except OSError as exc:
         raise ConfigError(f"cannot write the export, nothing was replaced: {os_error_message(exc, out)}") from None
-
-
-def verify_bundle(out: Path) -> list[str]:
-    """What is wrong with the bundle in ``out`` (empty list: every file is listed in the manifest and matches
-    its SHA-256)."""
-    from engine.export.bundle import file_sha256
-
-    out = Path(out)
-    try:
-        manifest = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
-        listed = dict(manifest["files"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        return [f"{MANIFEST} missing or unreadable: {exc}"]
-    problems = []
-    for name, digest in sorted(listed.items()):
-        path = out / name
-        if not path.is_file():
-            problems.append(f"{name} is listed in the manifest but missing")
-        elif file_sha256(path) != digest:
-            problems.append(f"{name} does not match its SHA-256 in the manifest")
-    for path in sorted(out.iterdir()):
-        if path.name != MANIFEST and path.name not in listed:
-            problems.append(f"{path.name} is not listed in the manifest")
-    return problems
