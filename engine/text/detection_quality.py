@@ -197,6 +197,11 @@ def _ratio(a: int, b: int) -> float:
     return a / b if b else float("nan")
 
 
+def covering(token: tuple[int, int], among: Sequence[Span]) -> Span | None:
+    """The first span of ``among`` that covers any character of ``token``."""
+    return next((s for s in among if s[0] < token[1] and token[0] < s[1]), None)
+
+
 def score_detection(
     docs: Sequence[GoldDocument], found: Sequence[Sequence[Span]], top: int = 10, settings: Mapping | None = None
 ) -> DetectionQuality:
@@ -215,10 +220,6 @@ def score_detection(
     missed: Counter[str] = Counter()
     false: Counter[str] = Counter()
     for doc, spans in zip(docs, found):
-
-        def covering(tok: tuple[int, int], among: Sequence[Span]) -> Span | None:
-            return next((s for s in among if s[0] < tok[1] and tok[0] < s[1]), None)
-
         masked = {tok for tok in doc.tokens if covering(tok, spans)}
         in_gold = {tok for tok in doc.tokens if covering(tok, doc.spans)}
         for tok in doc.tokens:
