@@ -454,6 +454,7 @@ def cmd_compare(args) -> int:
     from engine.compare import compare_methods
     from engine.errors import ConfigError
     from engine.figures.text import comparison_figure
+    from engine.measures.base import metric_info
     from engine.protect import METHODS
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
@@ -461,6 +462,12 @@ def cmd_compare(args) -> int:
     if unknown:
         raise ConfigError(f"--methods: no method {', '.join(map(repr, unknown))}; the methods are {', '.join(METHODS)}")
     check_arguments(args)
+    for flag, metric in (("--risk", args.risk), ("--utility", args.utility)):
+        if metric is not None:
+            try:
+                metric_info(metric)  # named before any sweep runs
+            except ConfigError as exc:
+                raise ConfigError(f"{flag}: {exc}") from None
     settings = [(m, method_params(args, m, methods)) for m in methods]
     dataset = _load(args)
     comparison = compare_methods(

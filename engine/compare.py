@@ -158,12 +158,3 @@ def compare_methods(
         sweeps=sweeps,
         params={name: protector.params() for name, protector in protectors},
     )
-
-
-def pareto_names(front: pd.DataFrame, knob_format: Mapping[str, Any]) -> list[str]:
-    """The frontier's pairs as "method knob" text, e.g. ["redact level 3", "md ε 10"]."""
-    out = []
-    for method, knob in zip(front.loc[front["pareto"], "method"], front.loc[front["pareto"], "knob"]):
-        k = knob_format[method]
-        out.append(f"{method} {k.symbol} {k.format(knob)}")
-    return out

@@ -71,6 +71,7 @@ def test_the_command_writes_the_comparison_and_its_figure(capsys, tiny_files, tm
     [
         (["--methods", "redact,nope"], "no method 'nope'; the methods are"),
         (["--methods", "redact,md", "--fields", "mood"], "--fields does not apply to methods redact, md"),
+        (["--methods", "redact,md", "--risk", "nope"], "--risk: unknown metric 'nope'; known metrics:"),
     ],
 )
 def test_the_command_names_what_is_wrong(capsys, tiny_files, tmp_path, args, message):

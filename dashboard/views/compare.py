@@ -7,6 +7,7 @@ import streamlit as st
 
 from dashboard import compute, display, session
 from engine.compare import Comparison
+from engine.errors import TextsdcError
 from engine.figures.text import comparison_figure
 from engine.measures.options import MeasureOptions
 from engine.protect import METHODS
@@ -21,7 +22,7 @@ def _applicable(dataset) -> list[str]:
     for name in METHODS:
         try:
             compute.protector(name).check(dataset)
-        except Exception:  # noqa: BLE001 - any refusal means "not at its defaults on this data"
+        except TextsdcError:  # the method refuses this data at its defaults
             continue
         out.append(name)
     return out

@@ -7,6 +7,7 @@ redaction replaces them wherever they appear.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pandas as pd
@@ -39,6 +40,16 @@ def read_identifiers(path: Path, metadata: str | None = None) -> dict[str, dict[
         if key.strip() and label.strip() and value.strip():
             out.setdefault(key.strip(), {}).setdefault(label.strip(), []).append(value.strip())
     return out
+
+
+def identifiers_digest(dataset: Dataset | None, given: str | None) -> str | None:
+    """What the identifiers file adds to a fit-cache key: the first 16 hex digits of its SHA-256, None when
+    there is none (or a named one is missing: the fit says so, and the key holds the name, a parameter)."""
+    try:
+        path = identifiers_path(dataset, given) if dataset is not None else None
+    except ConfigError:
+        return None
+    return None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
 def identifiers_path(dataset: Dataset, given: str | None) -> Path | None:

@@ -17,7 +17,6 @@ most the level, so moving the slider costs a string rebuild.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.data.identifiers_file import identifiers_path, read_identifiers
+from engine.data.identifiers_file import identifiers_digest, identifiers_path, read_identifiers
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector, Release
@@ -226,12 +225,8 @@ class Redaction(Protector):
         return out
 
     def fit_identity(self, dataset: Any = None) -> dict:
-        try:
-            path = identifiers_path(dataset, self.identifiers) if dataset is not None else None
-        except ConfigError:  # named but missing: the fit says so; the key holds the name (a parameter)
-            path = None
         return {
-            "identifiers": None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()[:16],
+            "identifiers": identifiers_digest(dataset, self.identifiers),
             "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None,
             "redaction": "consistent, numbered per document",
             "recognizers": recognizers_version(),

@@ -1,8 +1,9 @@
 """Finding identifiers in text: the format recognizers (`engine.text.recognizers`) and spaCy's named entities.
 
 A span is kept when its confidence reaches its type's threshold; it carries a label (HANDLE, PERSON, GPE, ...)
-and a tier, the lowest redaction level at which it is replaced (see `TIERS`). Overlapping spans are resolved once, preferring the lower tier and then the
-longer span, so that the set of replaced characters only grows with the level.
+and a tier, the lowest redaction level at which it is replaced (see `TIERS`). Overlapping spans are resolved
+once, preferring the lower tier and then the longer span, so that the set of replaced characters only grows
+with the level.
 """
 
 from __future__ import annotations
@@ -72,8 +73,9 @@ def thresholds_for(overrides: Thresholds | None = None) -> dict[str, float]:
 
 def pattern_spans(text: str, thresholds: Thresholds | None = None) -> list[tuple[int, int, str]]:
     """(start, end, label) of every format recognizer's span in ``text`` whose confidence reaches its label's
-    threshold, the most confident first (so that `resolve_overlaps` keeps it among spans of equal extent)."""
-    limits = thresholds_for(thresholds) if thresholds is not None else DEFAULT_THRESHOLDS
+    threshold (``thresholds`` over `DEFAULT_THRESHOLDS`, checked once by `thresholds_for` where they enter),
+    the most confident first (so that `resolve_overlaps` keeps it among spans of equal extent)."""
+    limits = {**DEFAULT_THRESHOLDS, **thresholds} if thresholds else DEFAULT_THRESHOLDS
     found = sorted(recognize(text), key=lambda f: -f[3])
     return [(s, e, label) for s, e, label, confidence in found if confidence >= limits[label]]
 

@@ -20,7 +20,6 @@ beside a data file, when there is one. Labels "Executive" are numbered ("[Execut
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -29,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.data.identifiers_file import identifiers_path, read_identifiers
+from engine.data.identifiers_file import identifiers_digest, identifiers_path, read_identifiers
 from engine.errors import ConfigError, DataError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release
@@ -357,13 +356,9 @@ class EntitySwap(Protector):
         )
 
     def fit_identity(self, dataset: Dataset | None = None) -> dict:
-        try:
-            path = identifiers_path(dataset, self.identifiers) if dataset is not None else None
-        except ConfigError:  # named but missing: the fit says so; the key holds the name (a parameter)
-            path = None
         return {
             "embedding": model_version() if self.embedding == "minilm" else "tfidf-svd (100 dims)",
-            "identifiers": None if path is None else hashlib.sha256(path.read_bytes()).hexdigest()[:16],
+            "identifiers": identifiers_digest(dataset, self.identifiers),
         }
 
     def check(self, dataset: Dataset) -> list[str]:
