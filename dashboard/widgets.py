@@ -102,7 +102,15 @@ def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any
     if p.choices:
         if st.session_state.get(key) not in p.choices:
             st.session_state[key] = p.default
-        return st.selectbox(p.title, list(p.choices), key=key, persist_state="session", help=_help(p))
+        names = dict(zip(p.choices, p.choice_labels))
+        return st.selectbox(
+            p.title,
+            list(p.choices),
+            key=key,
+            persist_state="session",
+            help=_help(p),
+            format_func=lambda v: names.get(v, str(v)),
+        )
     if p.type in (int, float):
         if p.default is None:
             text = st.text_input(p.title + " (empty: from the data)", key=key, persist_state="session", help=_help(p))

@@ -138,6 +138,7 @@ def test_few_words_lists_the_topic_measures_as_not_measured_and_measures_the_res
         "pmse",
         "cell_difference_1way",
         "cell_difference_2way",
+        "release_identification_probability",  # the key field alone, without texts by the authors
     ]
     out = ev.evaluate(shuffled(d, "colour"))
     assert list(out) == ev.available
@@ -185,6 +186,7 @@ def test_a_measure_that_raises_not_applicable_does_not_stop_the_others(tiny_data
         "bigram_cosine",
         "sentiment_cosine",
         "classifier_f1_ratio",
+        "release_identification_probability",
     ]
 
 
@@ -264,7 +266,7 @@ def test_the_numeric_preparation_and_the_matching_pass_are_shared(monkeypatch):
     matched = counting(monkeypatch, risk_counts, "identification_risk")
     effects = counting(monkeypatch, utility_counts, "main_effects")
     ev = Evaluator(d, fields=["days", "price"])
-    assert ev.available == NUMERIC_METRICS
+    assert ev.available == [*NUMERIC_METRICS, "release_identification_probability"]
     assert len(prepared) == 1 and ev.numeric is not None
     effects.clear()
     release = d.frame.assign(days=np.roll(d.frame["days"].to_numpy(), 3))
@@ -273,7 +275,7 @@ def test_the_numeric_preparation_and_the_matching_pass_are_shared(monkeypatch):
     assert len(effects) == 1  # Up and Uc share the release's main effects
     assert "S" in out["emr"].detail.columns  # the intruder-uncertainty curve on the noisy key count
     again = ev.numeric.evaluate(release, NUMERIC_METRICS)
-    assert {k: v.value for k, v in again.items()} == {k: v.value for k, v in out.items()}
+    assert {k: v.value for k, v in again.items()} == {k: out[k].value for k in NUMERIC_METRICS}
 
 
 def test_a_prepared_evaluator_pickles_for_parallel_sweeps():

@@ -85,6 +85,7 @@ def test_baseline_carries_the_confidential_suffix(tiny_dataset):
         "bigram_cosine_confidential",
         "sentiment_cosine_confidential",
         "classifier_f1_ratio_confidential",
+        "release_identification_probability_confidential",
     }
 
 

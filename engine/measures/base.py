@@ -31,13 +31,14 @@ CONFIDENTIAL_SUFFIX = "_confidential"
 
 Kind = Literal["risk", "utility"]
 Better = Literal["lower", "higher", "one"]
-Target = Literal["text", "categorical", "numeric"]
+Target = Literal["text", "categorical", "numeric", "release"]
 KINDS: tuple[str, ...] = ("risk", "utility")
 DIRECTIONS: tuple[str, ...] = ("lower", "higher", "one")
 TARGETS: dict[str, str] = {
     "text": "methods that change the text",
     "categorical": "methods that synthesize categorical fields",
     "numeric": "methods that synthesize count or continuous fields",
+    "release": "every method (the release as a whole, text and fields)",
 }
 
 T = TypeVar("T")
@@ -177,6 +178,8 @@ class PrepareContext:
         None when it does."""
         if methods and (self.fitted is None or self.fitted.method not in methods):
             return f"measures releases of the {', '.join(methods)} method only"
+        if target == "release":
+            return None
         if target == "text":
             return "measures changes to the text; this method leaves the text as it is" if self.fields else None
         have, what = (

@@ -85,9 +85,9 @@ class Evaluator:
     Parameters
     ----------
     dataset : the confidential data.
-    metrics : metric ids to measure; default the text measures, or, when ``fields`` is given, the measures of
-        categorical synthesized fields (Schneider et al.) and of count / continuous ones (Guo & Hu) that apply,
-        in registry order.
+    metrics : metric ids to measure; default the measures of the whole release and the text measures, or, when
+        ``fields`` is given, the measures of the whole release and of categorical synthesized fields (Schneider
+        et al.) and of count / continuous ones (Guo & Hu) that apply, in registry order.
     fields : the fields a method synthesizes, in order (empty for methods that change the text).
     options : settings of the pMSE, topic and intruder-uncertainty measures; a setting that does not fit the
         data (an unknown prevalence level, an uncertainty field that is not an un-synthesized key count) is a
@@ -114,15 +114,15 @@ class Evaluator:
         self.fields, self.numeric_fields = _kinds(dataset, fields)
         if metrics:
             requested = list(metrics)
-        elif fields:
+        else:
             requested = [
                 m.id
                 for m in MEASURES
-                if (m.applies_to == "categorical" and self.fields)
+                if m.applies_to == "release"
+                or (m.applies_to == "categorical" and self.fields)
                 or (m.applies_to == "numeric" and self.numeric_fields)
+                or (m.applies_to == "text" and not fields)
             ]
-        else:
-            requested = list(TEXT_METRICS)
         if not metrics:
             method = fitted.method if fitted is not None else None
             requested = [m for m in requested if not measure_class(m).methods or method in measure_class(m).methods]

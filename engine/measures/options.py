@@ -8,9 +8,20 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from engine.errors import ConfigError
+from engine.measures.intruders import DEFAULT_INTRUDER, INTRUDERS
 from engine.protect.params import Param
 
 OPTION_PARAMETERS: tuple[Param, ...] = (
+    Param(
+        "intruder",
+        str,
+        DEFAULT_INTRUDER,
+        "the intruder the whole-release identification measure assumes: "
+        + "; ".join(f"{i.name}: {i.describe().removeprefix('The intruder ').rstrip('.')}" for i in INTRUDERS.values()),
+        choices=tuple(INTRUDERS),
+        choice_labels=tuple(i.label for i in INTRUDERS.values()),
+        label="Intruder",
+    ),
     Param(
         "projections",
         int,
@@ -83,7 +94,8 @@ class MeasureOptions:
     and amounts (Guo & Hu), the clusters of the cluster utility Uc (20) and the key count the intruder
     knows with noise in the intruder-uncertainty curves (default: the first un-synthesized key count); for
     text methods (Ororbia, Linder & Snoke), the field of sentiment labels and the downstream classifier's
-    target (a field or a #hashtag)."""
+    target (a field or a #hashtag); for every method, the attacker preset of the whole-release intruder
+    (`engine.measures.intruders`)."""
 
     projections: int = 20
     projection_dim: int = 10
@@ -95,6 +107,7 @@ class MeasureOptions:
     uncertainty_field: str | None = None
     sentiment_field: str | None = None
     classifier_target: str | None = None
+    intruder: str = DEFAULT_INTRUDER
 
     def __post_init__(self) -> None:
         for p in OPTION_PARAMETERS:

@@ -21,6 +21,7 @@ from engine.measures.risk.counts import (
 from engine.measures.risk.identification import AuthorIdentificationProbability, IdentificationProbability
 from engine.measures.risk.kept import ConfidentialValueRate
 from engine.measures.risk.pitman import SwapDisclosureRisk
+from engine.measures.risk.release_intruder import ReleaseIdentificationProbability
 from engine.measures.utility.cells import CellDifference1way, CellDifference2way
 from engine.measures.utility.classifier import ClassifierF1Ratio
 from engine.measures.utility.counts import CiOverlap, ClusterUc, EcdfAvg, EcdfMax, PropensityUp
@@ -71,6 +72,9 @@ MEASURES: tuple[type[Measure], ...] = (
     EcdfMax,
     EcdfAvg,
     CiOverlap,
+    # Re-identification from the release as a whole, for every method (text and fields together); listed
+    # last so that each method's own paper measure stays its first
+    ReleaseIdentificationProbability,
 )
 
 _BY_ID: dict[str, type[Measure]] = {m.id: m for m in MEASURES}

@@ -54,6 +54,8 @@ class Param:
     synthesized: bool = False
     suggest: str = ""
     example: Any = None
+    choice_labels: tuple[str, ...] = ()
+    """How the dashboard names each of ``choices`` (the CLI takes the choices themselves)."""
 
     def __post_init__(self) -> None:
         if self.type not in SCALARS:
@@ -62,6 +64,8 @@ class Param:
             raise TypeError(f"parameter {self.name}: suggest must be '', 'sensitive' or 'key'")
         if not self.name.isidentifier() or self.name.startswith("_"):
             raise TypeError(f"parameter name {self.name!r} must be a public Python identifier")
+        if self.choice_labels and len(self.choice_labels) != len(self.choices):
+            raise TypeError(f"parameter {self.name}: one label per choice")
 
     @property
     def flag(self) -> str:

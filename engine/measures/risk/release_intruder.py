@@ -1,0 +1,236 @@
+"""Re-identification from the release as a whole: one intruder, using text and fields together, for every
+method — those that change the text and those that change the fields are judged by the same attack.
+
+It is the two-stage attack of Schneider, Hu, Mankad & Bale (2023), Section 4.2, Eqs. 7–9, taken from the
+synthesized fields to the whole release, with what the intruder holds and knows set by an attacker preset
+(`engine.measures.intruders`):
+
+- **Targets.** With other texts by the authors (the dataset's external records, when the preset holds texts),
+  every pair (external text x_z of person q, released record i of q), as in the paper. Without them, every
+  record is its own target and the intruder has only its known field values (at most `MAX_TARGETS` records,
+  a seeded sample beyond that; the note says so).
+- **First stage (Eq. 7), generalized.** She keeps the released records whose values agree with what she knows
+  of the target: the *confidential* values of the preset's fields (none, the key fields, or all fields), a
+  category exactly, a number within the preset's tolerance (|yᵢ − y_z| ≤ t·|y_z|; t = 0 is Eq. 7's equality).
+- **Second stage (Eqs. 8–9).** She weights each kept record by s = 1/d, d the standardized L1 distance of
+  Eq. 8 between the record's *released* text and x_z (the full stylometric features of Section 5.1), and
+  normalizes over the kept records. Without texts every kept record weighs the same (1/|N_z|).
+- **Per record and per author.** ``probability`` is Eq. 9 on the target's own record; ``author_probability``
+  is the mass on all the target's released records together (as `author_probabilities` of the field
+  measure). The measure is the mean over targets of their records' mean probability.
+
+Choices made here and stated: the word vocabulary of Eq. 8 is that of the confidential and the intruder's
+texts, fixed across releases, so a record whose text a method left as it was keeps its distance and releases
+compare on one scale (a word that only a release contains, such as a placeholder, adds nothing to either
+text's vector); distances of unchanged texts are computed once, those of changed texts per release.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from engine.data.dataset import Dataset
+from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
+from engine.measures.intruders import Intruder, intruder
+from engine.measures.risk.identification import MIN_DISTANCE, by_target, standardized_l1_distances
+from engine.progress import Progress, no_progress
+from engine.text.features import StyleFeatures, stylometric_features
+
+METRIC_ID = "release_identification_probability"
+MAX_TARGETS = 2000
+_CELLS = 4_000_000  # pairs × records held at once
+
+
+def known_fields(dataset: Dataset, preset: Intruder) -> list[str]:
+    """The fields whose confidential values the intruder of ``preset`` knows."""
+    if preset.knows == "nothing":
+        return []
+    roles = ("key",) if preset.knows == "keys" else None
+    return [f.name for f in dataset.schema.fields if roles is None or f.role in roles]
+
+
+@dataclass
+class ReleaseIntruder:
+    """The intruder's side, prepared once per dataset: her targets, what she knows of each, and the text
+    distances of the confidential texts (reused for every record a release leaves as it was)."""
+
+    pairs: pd.DataFrame  # external (−1 without texts), record, target
+    categorical: dict[str, np.ndarray]  # field → the known value of each pair, as text
+    numeric: dict[str, np.ndarray]  # field → the known value of each pair
+    tolerance: float
+    authors: np.ndarray | None  # who wrote each record (per-author mass); None: each record is its own author
+    original_texts: np.ndarray | None = None  # the confidential texts (None without texts)
+    vocabulary: list[str] | None = None
+    intruder_features: StyleFeatures | None = None
+    similarity: np.ndarray | None = None  # external texts × records, 1/d of the confidential texts
+
+    @classmethod
+    def prepare(
+        cls,
+        dataset: Dataset,
+        preset: Intruder,
+        seed: int = 0,
+        progress: Progress = no_progress,
+    ) -> tuple[ReleaseIntruder, str]:
+        """The intruder of ``preset`` on ``dataset`` and a note of how the attack is taken on this data."""
+        frame = dataset.frame.reset_index(drop=True)
+        schema = dataset.schema
+        fields = known_fields(dataset, preset)
+        author = schema.author
+        external = dataset.external
+        has_texts = (
+            preset.texts
+            and author is not None
+            and external is not None
+            and len(external) > 0
+            and schema.text in external.columns
+            and author in external.columns
+        )
+        notes = [preset.describe()]
+        if preset.texts and not has_texts:
+            notes.append("This data has no other texts by its authors, so she links on field values alone.")
+        if not has_texts and not fields:
+            raise NotApplicable(
+                "the chosen intruder has nothing to link with on this data: no other texts by the authors and "
+                "no field values she knows (choose an intruder who knows fields, or give key fields)"
+            )
+        if has_texts:
+            assert author is not None and external is not None
+            authors = frame[author].astype(str).to_numpy(dtype=object)
+            ext_authors = external[author].astype(str).tolist()
+            by_author: dict[str, list[int]] = {}
+            for i, a in enumerate(authors):
+                by_author.setdefault(a, []).append(i)
+            rows = [(z, i, a) for z, a in enumerate(ext_authors) for i in by_author.get(a, [])]
+            if not rows:
+                raise NotApplicable("none of the intruder's external authors appears in the data")
+            pairs = pd.DataFrame(rows, columns=["external", "record", "target"])
+        else:
+            records = np.arange(len(frame))
+            if len(records) > MAX_TARGETS:
+                records = np.sort(np.random.default_rng(seed).choice(records, MAX_TARGETS, replace=False))
+                notes.append(f"Targets: {MAX_TARGETS:,} records drawn at random (seed {seed}) of {len(frame):,}.")
+            authors = None
+            pairs = pd.DataFrame({"external": -1, "record": records, "target": records.astype(str)})
+        records = pairs["record"].to_numpy()
+        categorical = {
+            f: frame[f].astype(str).to_numpy(dtype=object)[records] for f in fields if schema.field(f).kind == "categorical"
+        }
+        numeric = {
+            f: pd.to_numeric(frame[f], errors="coerce").to_numpy(dtype=float)[records]
+            for f in fields
+            if schema.field(f).kind != "categorical"
+        }
+        intruder_side = cls(pairs, categorical, numeric, preset.tolerance, authors)
+        if has_texts:
+            assert external is not None
+            texts = dataset.texts.astype(str).to_numpy(dtype=object)
+            ext_texts = external[schema.text].astype(str).tolist()
+            intruder_side.original_texts = texts
+            intruder_side.vocabulary = [*texts, *ext_texts]
+            intruder_side.intruder_features = stylometric_features(ext_texts, intruder_side.vocabulary)
+            released = stylometric_features(list(texts), intruder_side.vocabulary)
+            distance = standardized_l1_distances(released, intruder_side.intruder_features, progress)
+            intruder_side.similarity = 1.0 / np.maximum(distance, MIN_DISTANCE)
+        return intruder_side, " ".join(notes)
+
+    def release_similarity(self, texts: np.ndarray) -> np.ndarray | None:
+        """1/d of Eq. 8 between every intruder text and every released text; only the columns of texts that
+        differ from the confidential ones are computed again."""
+        if self.similarity is None:
+            return None
+        assert self.original_texts is not None and self.intruder_features is not None
+        changed = np.flatnonzero(texts != self.original_texts)
+        if len(changed) == 0:
+            return self.similarity
+        out = self.similarity.copy()
+        features = stylometric_features([str(t) for t in texts[changed]], self.vocabulary)
+        out[:, changed] = 1.0 / np.maximum(standardized_l1_distances(features, self.intruder_features), MIN_DISTANCE)
+        return out
+
+    def evaluate(self, released: pd.DataFrame, text_column: str) -> MetricResult:
+        """The whole-release identification probability of one release (laid out like the dataset)."""
+        data = released.reset_index(drop=True)
+        similarity = self.release_similarity(data[text_column].astype(str).to_numpy(dtype=object))
+        n = len(data)
+        codes = {}
+        for f, known in self.categorical.items():
+            got, levels = pd.factorize(pd.Series(np.concatenate([data[f].astype(str).to_numpy(dtype=object), known])))
+            codes[f] = (got[:n], got[n:])
+            del levels
+        values = {f: (pd.to_numeric(data[f], errors="coerce").to_numpy(dtype=float), k) for f, k in self.numeric.items()}
+        author_codes = None
+        if self.authors is not None:
+            author_codes, _ = pd.factorize(pd.Series(self.authors))
+        ext = self.pairs["external"].to_numpy()
+        rec = self.pairs["record"].to_numpy()
+        prob = np.zeros(len(rec))
+        author_prob = np.zeros(len(rec))
+        matches = np.zeros(len(rec), dtype=np.int64)
+        kept = np.zeros(len(rec), dtype=bool)
+        step = max(1, _CELLS // max(n, 1))
+        for start in range(0, len(rec), step):
+            rows = slice(start, start + step)
+            match = np.ones((len(rec[rows]), n), dtype=bool)
+            for released_codes, known_codes in codes.values():
+                match &= released_codes[None, :] == known_codes[rows, None]
+            for released_values, known_values in values.values():
+                k = known_values[rows, None]
+                close = np.abs(released_values[None, :] - k) <= self.tolerance * np.abs(k)
+                match &= close | (np.isnan(released_values)[None, :] & np.isnan(k))
+            weights = match * similarity[ext[rows]] if similarity is not None else match.astype(float)
+            total = weights.sum(axis=1)
+            safe = np.where(total > 0, total, 1.0)
+            local = np.arange(len(rec[rows]))
+            prob[rows] = weights[local, rec[rows]] / safe
+            if author_codes is not None:
+                own = author_codes[None, :] == author_codes[rec[rows]][:, None]
+                author_prob[rows] = (weights * own).sum(axis=1) / safe
+            else:
+                author_prob[rows] = prob[rows]
+            matches[rows] = match.sum(axis=1)
+            kept[rows] = match[local, rec[rows]]
+        detail = self.pairs.assign(
+            probability=prob,
+            author_probability=np.clip(author_prob, prob, 1.0),
+            first_stage_matches=matches,
+            matched=kept,
+        )
+        return MetricResult(METRIC_ID, float(by_target(detail).mean()), detail=detail)
+
+
+class ReleaseIdentificationProbability(Measure):
+    """Re-identification from the release as a whole, text and fields together, by the intruder of the chosen
+    attacker preset (Schneider et al. 2023's two-stage attack, Eqs. 7–9, generalized; see the module)."""
+
+    id = METRIC_ID
+    kind = "risk"
+    better = "lower"
+    label = "Whole-release identification probability"
+    meaning = (
+        "Average probability that the chosen intruder puts on a target's own released record, linking with "
+        "everything the release shows: she keeps the records whose released fields agree with what she knows "
+        "of the target, then weighs them by how close their released text is to another text she holds by the "
+        "target. The same intruder for every method, so methods that change the text and methods that change "
+        "the fields compare on one scale. 0 = never found; 1/number of records is a blind guess."
+    )
+    source = (
+        "Generalizes Schneider, Hu, Mankad & Bale (2023), Section 4.2, Eqs. 7–9 from synthesized fields to the "
+        "whole release: first stage on the preset's known fields (numbers within its tolerance), second stage "
+        "on the released texts"
+    )
+    applies_to = "release"
+
+    def prepare(self, context: PrepareContext) -> None:
+        preset = intruder(context.options.intruder)
+        self.text_column = context.dataset.schema.text
+        self.intruder, self.note = context.shared(
+            ("release_intruder", preset.name),
+            lambda: ReleaseIntruder.prepare(context.dataset, preset, context.options.seed, context.progress),
+        )
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        return self.intruder.evaluate(view.data, self.text_column)

@@ -1,0 +1,122 @@
+"""The whole-release intruder: hand-computed values, the limits (no information = a blind guess), reuse of the
+unchanged texts' distances, the presets, and the same intruder for text and field methods."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from engine.data.dataset import Dataset
+from engine.data.schema import FieldSpec, Schema
+from engine.errors import ConfigError
+from engine.measures.evaluate import Evaluator
+from engine.measures.risk.identification import standardized_l1_distances
+from engine.measures.intruders import INTRUDERS, intruder
+from engine.measures.options import MeasureOptions
+from engine.measures.risk.release_intruder import METRIC_ID, ReleaseIntruder
+from engine.text.features import stylometric_features
+from tests.conftest import make_tiny_dataset
+
+
+def _fields_only(values: list[float], kinds: list[str]) -> Dataset:
+    frame = pd.DataFrame({"text": [f"text {i}" for i in range(len(values))], "city": kinds, "price": values})
+    schema = Schema(
+        text="text", fields=(FieldSpec("city", "categorical", "key"), FieldSpec("price", "continuous", "sensitive"))
+    )
+    return Dataset("hand", frame, schema, None, source="tests")
+
+
+def _measure(dataset: Dataset, release: pd.DataFrame, preset: str) -> pd.DataFrame:
+    ev = Evaluator(dataset, [METRIC_ID], options=MeasureOptions(intruder=preset))
+    assert METRIC_ID in ev.available, ev.skipped
+    return ev.evaluate(release)[METRIC_ID]
+
+
+def test_hand_computed_first_stage_with_a_tolerance():
+    # Records: (a, 100), (a, 105), (a, 130), (b, 100). The intruder knows every field, numbers to ±10%.
+    d = _fields_only([100, 105, 130, 100], ["a", "a", "a", "b"])
+    result = _measure(d, d.frame, "rough_fields")
+    detail = result.detail.set_index("record")
+    # Record 0 (a, 100): kept {0, 1} (105 is within 10 of 100) → 1/2. Record 1 (a, 105): {0, 1} → 1/2.
+    # Record 2 (a, 130): {2} → 1. Record 3 (b, 100): {3} → 1.
+    assert detail["probability"].tolist() == pytest.approx([0.5, 0.5, 1.0, 1.0])
+    assert detail["first_stage_matches"].tolist() == [2, 2, 1, 1]
+    assert result.value == pytest.approx(0.75)
+    # A release that moves record 2's price by 20% loses it: the intruder keeps no record → 0 on it.
+    moved = d.frame.assign(price=[100, 105, 156, 100])
+    assert _measure(d, moved, "rough_fields").detail.set_index("record").loc[2, "probability"] == 0.0
+
+
+def test_exact_preset_matches_only_equal_numbers():
+    d = _fields_only([100, 105, 130, 100], ["a", "a", "a", "b"])
+    # posts_and_keys on data without authors: no texts, the key field (city) only, exactly.
+    result = _measure(d, d.frame, "posts_and_keys")
+    assert result.detail.set_index("record")["probability"].tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3, 1.0])
+    assert "links on field values alone" in Evaluator(d, [METRIC_ID]).notes[METRIC_ID]
+
+
+def test_an_intruder_with_nothing_to_link_with_is_not_applicable():
+    d = _fields_only([1, 2], ["a", "b"])
+    ev = Evaluator(d, [METRIC_ID], options=MeasureOptions(intruder="posts"))
+    assert METRIC_ID not in ev.available
+    assert "nothing to link with" in ev.skipped[METRIC_ID]
+
+
+def test_unknown_preset_names_the_presets():
+    with pytest.raises(ConfigError, match="posts_and_keys"):
+        intruder("telepath")
+    with pytest.raises(ConfigError, match="intruder"):
+        MeasureOptions(intruder="telepath")
+
+
+def test_texts_carry_identity_and_shuffling_everything_gives_a_blind_guess():
+    d = make_tiny_dataset()
+    conf = _measure(d, d.frame, "posts").value
+    rng = np.random.default_rng(0)
+    blind = []
+    for _ in range(20):
+        shuffled = d.frame.assign(text=rng.permutation(d.frame["text"].to_numpy()))
+        blind.append(_measure(d, shuffled, "posts").value)
+    assert conf > np.mean(blind)
+    assert np.mean(blind) == pytest.approx(1 / len(d.frame), rel=0.6)
+
+
+def test_knowing_fields_never_hurts_the_intruder_on_the_unprotected_data():
+    d = make_tiny_dataset()
+    assert _measure(d, d.frame, "posts_and_rough_fields").value >= _measure(d, d.frame, "posts").value - 1e-12
+
+
+def test_changed_texts_are_measured_again_and_unchanged_ones_reused():
+    d = make_tiny_dataset()
+    side, _ = ReleaseIntruder.prepare(d, INTRUDERS["posts"])
+    texts = d.texts.astype(str).to_numpy(dtype=object).copy()
+    texts[[0, 3]] = ["completely different words here", "[PERSON] wrote this"]
+    fast = side.release_similarity(texts)
+    vocabulary = [*d.texts.astype(str), *d.external["text"].astype(str)]
+    full = standardized_l1_distances(
+        stylometric_features(list(texts), vocabulary), stylometric_features(list(d.external["text"]), vocabulary)
+    )
+    np.testing.assert_allclose(fast, 1.0 / np.maximum(full, 1e-12), rtol=1e-10)
+
+
+def test_per_author_mass_is_at_least_the_record_probability():
+    d = make_tiny_dataset()
+    detail = _measure(d, d.frame, "posts_and_keys").detail
+    assert (detail["author_probability"] >= detail["probability"] - 1e-12).all()
+    assert (detail["author_probability"] <= 1 + 1e-12).all()
+
+
+def test_text_and_field_methods_are_measured_by_the_same_intruder():
+    d = make_tiny_dataset()
+    text_measures = Evaluator(d)
+    field_measures = Evaluator(d, fields=["mood"])
+    assert METRIC_ID in text_measures.available and METRIC_ID in field_measures.available
+
+
+def test_deterministic_under_the_seed():
+    d = _fields_only(list(range(3000)), ["a"] * 3000)
+    one = _measure(d, d.frame, "rough_fields").detail
+    two = _measure(d, d.frame, "rough_fields").detail
+    pd.testing.assert_frame_equal(one, two)
+    assert len(one) == 2000
