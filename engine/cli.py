@@ -351,6 +351,11 @@ def cmd_release(args) -> int:
     from engine.measures.evaluate import check_options
 
     check_arguments(args)
+    decision = None
+    if args.decision:
+        from engine.export.decision import Decision
+
+        decision = Decision.load(args.decision)
     dataset = _load(args)
     protector = _protector(args)
     if args.knob is not None:
@@ -374,6 +379,7 @@ def cmd_release(args) -> int:
         audit_log=args.audit_log,
         jobs=args.jobs,
         progress=progress,
+        decision=decision,
     )
     print(f"{protector.title} at {fitted.knob.symbol} = {fitted.knob.format(knob)} on {dataset.name}")
     for mid, m in sorted(result.manifest["metrics"].items()):
@@ -665,6 +671,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--with-frontier", action="store_true", help="also sweep the grid to draw the frontier in the report"
     )
     r.add_argument("--audit-log", help="SQLite audit log (default: in the textsdc cache folder)")
+    r.add_argument(
+        "--decision",
+        metavar="FILE",
+        help="a decision note (JSON: by, why, chosen, date, alternatives) for the manifest and report; "
+        "`textsdc export` writes one from a session's pins",
+    )
     r.add_argument("--out", required=True, help="folder to write the release into")
     r.set_defaults(func=cmd_release)
 
@@ -672,12 +684,16 @@ def build_parser() -> argparse.ArgumentParser:
     data_args(c, one_method=False)
     c.add_argument(
         "--risk",
-        help="risk measure of the frontier (default: the attack identification rate when every "
-        "method takes it, else the first risk measure they share)",
+        help="risk measure of the frontier (default: the whole-release identification probability when every "
+        "method takes it, else the attack identification rate, else the first risk measure they share)",
     )
     c.add_argument("--utility", help="utility measure of the frontier (default: the first one the methods share)")
     c.add_argument("--out", required=True, help="folder to write compare.json and the figure compare.html into")
     c.set_defaults(func=cmd_compare)
+
+    from engine.cli_pins import add_parsers
+
+    add_parsers(sub, data_args)
 
     v = sub.add_parser("verify", help="check an exported bundle: every checksum, then the release made again")
     v.add_argument("bundle", help="the folder `textsdc release` or the Export page wrote")

@@ -10,7 +10,7 @@ instead of along one knob).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -22,9 +22,10 @@ from engine.measures.options import MeasureOptions
 from engine.progress import Progress, no_progress
 from engine.results import SweepResult
 
-PREFERRED_RISK = "attack_identification_rate"
-"""The risk measure a comparison shows first when every method took it: the share of authors an intruder with
-other texts by them picks out."""
+PREFERRED_RISKS = ("release_identification_probability", "attack_identification_rate")
+"""The risk measures a comparison shows first, the first every method took: the whole-release intruder (the
+same attack on text and fields, for every method), then the share of authors an intruder with other texts by
+them picks out."""
 
 
 @dataclass
@@ -37,6 +38,8 @@ class Comparison:
     replicates: int
     sweeps: dict[str, SweepResult]
     params: dict[str, dict[str, Any]]
+    options: dict[str, Any] = field(default_factory=dict)
+    """The measure settings every method was measured with (`MeasureOptions.values`: the intruder preset, ...)."""
 
     def rows(self) -> pd.DataFrame:
         """One row per (method, knob value, measure): method, knob, metric, kind, mean, lo, hi."""
@@ -50,15 +53,16 @@ class Comparison:
         return [m for m in taken[0] if all(m in t for t in taken[1:])] if taken else []
 
     def default_pair(self) -> tuple[str, str]:
-        """The risk and utility measures shown first: the attack identification rate when every method took
-        it, else the first common risk measure, and the first common utility measure."""
+        """The risk and utility measures shown first: the first of `PREFERRED_RISKS` every method took, else
+        the first common risk measure, and the first common utility measure."""
         risks, utilities = self.common("risk"), self.common("utility")
         if not risks or not utilities:
             taken = "; ".join(f"{m}: {', '.join(s.metric_ids)}" for m, s in self.sweeps.items())
             raise ConfigError(
                 "the methods share no risk and utility measure to put on one frontier; each took: " + taken
             )
-        return (PREFERRED_RISK if PREFERRED_RISK in risks else risks[0]), utilities[0]
+        risk = next((r for r in PREFERRED_RISKS if r in risks), risks[0])
+        return risk, utilities[0]
 
     def frontier(self, risk: str, utility: str) -> pd.DataFrame:
         """One row per (method, knob value) with the mean risk and utility and their intervals; ``unprotected``
@@ -94,6 +98,7 @@ class Comparison:
             "fingerprint": self.fingerprint,
             "seed": self.seed,
             "replicates": self.replicates,
+            "options": self.options,
             "methods": {m: {"knob": s.knob.symbol, "params": self.params[m]} for m, s in self.sweeps.items()},
             "rows": plain(self.rows()),
             "frontier": {
@@ -157,4 +162,5 @@ def compare_methods(
         replicates=replicates,
         sweeps=sweeps,
         params={name: protector.params() for name, protector in protectors},
+        options=(options or MeasureOptions()).values(),
     )

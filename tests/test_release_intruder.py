@@ -11,9 +11,9 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError
 from engine.measures.evaluate import Evaluator
-from engine.measures.risk.identification import standardized_l1_distances
 from engine.measures.intruders import INTRUDERS, intruder
 from engine.measures.options import MeasureOptions
+from engine.measures.risk.identification import standardized_l1_distances
 from engine.measures.risk.release_intruder import METRIC_ID, ReleaseIntruder
 from engine.text.features import stylometric_features
 from tests.conftest import make_tiny_dataset

@@ -36,18 +36,23 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError, os_error_message
 from engine.export.audit import append_audit
 from engine.export.checks import release_warnings, unchanged_protected_columns
+from engine.export.decision import Decision
 from engine.export.identifiers import column_treatments, public_frame
 from engine.export.staging import staged_folder
 from engine.measures.base import MetricResult, metric_info
+from engine.measures.intruders import intruder
+from engine.measures.options import MeasureOptions
 from engine.paths import default_audit_log
 from engine.protect.base import Knob, Release
 from engine.report.html import render_report
+from engine.report.pdf import ENV, find_browser, print_pdf
 from engine.results import SweepResult
 
 RELEASE_CSV = "release.csv"
 RELEASE_PARQUET = "release.parquet"
 CHANGES_CSV = "changes.csv"
 REPORT_HTML = "report.html"
+REPORT_PDF = "report.pdf"
 MANIFEST_JSON = "manifest.json"
 
 LIBRARIES: tuple[str, ...] = (
@@ -177,12 +182,18 @@ def export_release(
     knob: Knob | None = None,
     method_title: str = "",
     point: SweepResult | None = None,
+    options: MeasureOptions | None = None,
+    decision: Decision | None = None,
+    pdf: bool = True,
 ) -> ExportResult:
     """Write the release bundle into ``out_dir`` and log the export; see the module docstring.
 
     ``point`` is the measurement at the released knob (it carries the model size along the knob for the
     report); ``sweep`` the optional measurement along the whole grid; ``records`` the sample records the
-    report shows (`engine.report.samples.sample_records`).
+    report shows (`engine.report.samples.sample_records`); ``options`` the measure settings (the intruder
+    preset among them); ``decision`` the steward's decision note with the alternatives weighed. With ``pdf``
+    the report is also printed to ``report.pdf`` by this machine's Chromium (`engine.report.pdf`); without a
+    Chromium the bundle has no PDF and the result says so in its warnings.
 
     Returns
     -------
@@ -212,7 +223,10 @@ def export_release(
         curves=None
         if point is None
         else point.uncertainty_curves([min(point.grid, key=lambda g: abs(g - release.knob))]),
+        options=options,
+        decision=decision,
     )
+    options = options or MeasureOptions()
     contents: dict[str, bytes] = {RELEASE_CSV: _csv(data)}
     if release.changes is not None and release.changes_ship:
         contents[CHANGES_CSV] = _csv(public_changes(release.changes))
@@ -223,11 +237,21 @@ def export_release(
     contents[REPORT_HTML] = render_report(**report_args).encode("utf-8")
     log = Path(audit_log) if audit_log is not None else default_audit_log()
 
+    browser = find_browser() if pdf else None
+    notices = []
+    if pdf and browser is None:
+        notices.append(
+            f"the report was not printed to PDF: no Chromium on this machine (install chromium, or name one in {ENV})"
+        )
     with staged_folder(out) as tmp:
         for name, content in contents.items():
             (tmp / name).write_bytes(content)
         _write_parquet(tmp / RELEASE_PARQUET, data)
-        names = sorted([*contents, RELEASE_PARQUET])
+        written = [*contents, RELEASE_PARQUET]
+        if browser is not None:
+            print_pdf(tmp / REPORT_HTML, tmp / REPORT_PDF, browser)
+            written.append(REPORT_PDF)
+        names = sorted(written)
         manifest = _jsonable(
             {
                 "textsdc_version": __version__,
@@ -250,6 +274,11 @@ def export_release(
                 "replicate": release.replicate,
                 "replicates": replicates,
                 "metrics": _metrics_manifest(metrics),
+                "measure_settings": {
+                    **{k: v for k, v in options.values().items() if v is not None},
+                    "intruder_description": intruder(options.intruder).describe(),
+                },
+                "decision": None if decision is None else decision.to_dict(),
                 "columns": column_treatments(release.data, schema, release.protected_columns, release.withheld),
                 "protected_columns": list(release.protected_columns),
                 "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
@@ -290,6 +319,6 @@ def export_release(
         files=dict(sorted(files.items())),
         manifest=manifest,
         audit_row_id=row_id,
-        warnings=tuple(warnings),
+        warnings=(*warnings, *notices),
         internal_report=internal,
     )

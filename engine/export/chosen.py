@@ -9,6 +9,7 @@ import numpy as np
 
 from engine.data.dataset import Dataset
 from engine.export.bundle import ExportResult, export_release
+from engine.export.decision import Decision
 from engine.measures.evaluate import Evaluator
 from engine.measures.options import MeasureOptions
 from engine.progress import Progress, no_progress
@@ -53,10 +54,12 @@ def export_chosen(
     audit_log: str | Path | None = None,
     jobs: int = 1,
     progress: Progress = no_progress,
+    decision: Decision | None = None,
 ) -> ExportResult:
     """Measure the release at ``knob`` (read from ``sweep`` when it measured that value with the same seed and
     M, measured now otherwise), make replicate ``replicate`` and write its bundle with the sample records the
-    dashboard shows. With ``with_frontier`` the report draws the frontier of ``sweep`` (swept now if None).
+    dashboard shows. With ``with_frontier`` the report draws the frontier of ``sweep`` (swept now if None);
+    ``decision`` is the steward's decision note the manifest and report carry.
     """
     value = fitted.snap(knob)
     if with_frontier and sweep is None:
@@ -111,4 +114,6 @@ def export_chosen(
         knob=fitted.knob,
         method_title=protector.title,
         records=sample_records(dataset, along, SAMPLE_RECORDS),
+        options=options,
+        decision=decision,
     )

@@ -4,13 +4,15 @@
 or not listed. `verify_replay` runs the manifest's replay command (``textsdc release …``) into a temporary
 folder, with its own audit log, and names every listed file whose bytes the replay does not reproduce. The
 report is rebuilt from the same numbers, so it is compared too (with the replay's temporary folder written
-back as the bundle's ``--out`` where the report prints its replay command); a difference there means the
-measures moved.
+back as the bundle's ``--out`` where the report prints its replay command, and the manifest's decision note
+given to the replay); a difference there means the measures moved.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
 import json
 import shlex
 import tempfile
@@ -79,7 +81,12 @@ def verify_replay(folder: Path, data: str | None = None) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="textsdc-verify-") as tmp:
         again = Path(tmp) / "bundle"
         args = replay_arguments(manifest, again, Path(tmp) / "audit.sqlite", data)
-        code = main(args)
+        if manifest.get("decision"):  # the steward's note, recorded, is written again with the release
+            note = Path(tmp) / "decision.json"
+            note.write_text(json.dumps(manifest["decision"]), encoding="utf-8")
+            args += ["--decision", str(note)]
+        with contextlib.redirect_stdout(io.StringIO()):  # the replay's "wrote …" lines are not verify's output
+            code = main(args)
         if code != 0:
             return [f"the replay `textsdc {shlex.join(args)}` failed (exit status {code}); see its message above"]
         made = read_manifest(again)["files"]

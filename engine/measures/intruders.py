@@ -51,7 +51,9 @@ INTRUDERS: dict[str, Intruder] = {
             knows="all",
             tolerance=0.10,
         ),
-        Intruder("rough_fields", "Knows all their fields, numbers roughly (±10%)", texts=False, knows="all", tolerance=0.10),
+        Intruder(
+            "rough_fields", "Knows all their fields, numbers roughly (±10%)", texts=False, knows="all", tolerance=0.10
+        ),
     )
 }
 DEFAULT_INTRUDER = "posts_and_keys"

@@ -20,6 +20,7 @@ from plotly.offline import get_plotlyjs
 from engine import __version__
 from engine.data.dataset import Dataset
 from engine.export.checks import release_warnings
+from engine.export.decision import Decision
 from engine.figures.text import (
     attack_bars_figure,
     cosine_by_author_figure,
@@ -28,6 +29,8 @@ from engine.figures.text import (
     metric_along_knob_figure,
 )
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
+from engine.measures.intruders import intruder
+from engine.measures.options import MeasureOptions
 from engine.protect.base import Knob, Release
 from engine.report.bayes_counts import numeric_samples, numeric_sections
 from engine.report.field_synthesis import synthesis_samples, synthesis_sections
@@ -59,6 +62,10 @@ table.facts{width:auto}table.facts th{width:12rem}
 mark.orig{background:#ffd6d6}mark.repl{background:#d6f5d6}
 pre{background:#f5f5f5;padding:.6rem;overflow-x:auto;white-space:pre-wrap}
 .figure{margin:.5rem 0 1rem}.muted{color:#666}
+table.candidates{table-layout:fixed;overflow-wrap:anywhere}table.candidates td.num{white-space:normal}
+@page{size:A4;margin:14mm}
+@media print{body{max-width:none;padding:0;font-size:11px}.modebar-container{display:none!important}
+.figure,pre,tr,.warning,.notice{break-inside:avoid}h2,h3{break-after:avoid}}
 """
 
 
@@ -79,7 +86,8 @@ def _num(v: float | None) -> str:
 def _knob_text(knob: Knob | None, value: float) -> str:
     if knob is None:
         return f"knob = {value:g}"
-    return f"{knob.label} {knob.symbol} = {knob.format(value)}"
+    named = knob.label if knob.label.lower().endswith(knob.symbol.lower()) else f"{knob.label} {knob.symbol}"
+    return f"{named} = {knob.format(value)}"
 
 
 def _figure_html(fig: go.Figure, div_id: str) -> str:
@@ -203,6 +211,46 @@ def _source_name(source: str | None) -> str:
     return Path(source).name or source
 
 
+def _decision(decision: Decision | None, metrics: Mapping[str, MetricResult], knob: float) -> list[str]:
+    """The steward's decision: who, when, why, and the chosen release beside the alternatives weighed."""
+    if decision is None:
+        return []
+    chosen = {mid: {"value": m.value, "lo": m.lo, "hi": m.hi} for mid, m in metrics.items()}
+    shown = [mid for mid in chosen if not mid.endswith(CONFIDENTIAL_SUFFIX)]
+    head = "".join(
+        f"<th>{_e(metric_info(mid).label)}<br><small>{_e(metric_info(mid).better_text)}</small></th>" for mid in shown
+    )
+
+    def cells(values: Mapping[str, Mapping[str, float | None]]) -> str:
+        out = []
+        for mid in shown:
+            m = values.get(mid)
+            if m is None or not _isnum(m.get("value")):
+                out.append('<td class="num">—</td>')
+                continue
+            text = _num(m["value"])
+            if _isnum(m.get("lo")) and _isnum(m.get("hi")) and m["hi"] > m["lo"]:  # type: ignore[operator]
+                text += f"<br><small>{_num(m['lo'])} – {_num(m['hi'])}</small>"
+            out.append(f'<td class="num">{text}</td>')
+        return "".join(out)
+
+    rows = [f"<tr><td><b>{_e(decision.chosen)}</b> (chosen)</td>{cells(chosen)}</tr>"]
+    rows += [
+        f"<tr><td>{_e(a.name)}<br><small>{_e(a.describe)}</small></td>{cells(a.metrics)}</tr>"
+        for a in decision.alternatives
+    ]
+    replays = "".join(f"<p><b>{_e(a.name)}</b></p><pre>{_e(a.replay)}</pre>" for a in decision.alternatives)
+    return [
+        "<h2>Decision</h2>",
+        f'<table class="facts"><tr><th>Decided by</th><td>{_e(decision.by)}</td></tr>'
+        f"<tr><th>Date</th><td>{_e(decision.date)}</td></tr>"
+        f"<tr><th>Why this release</th><td>{_e(decision.why)}</td></tr></table>",
+        '<h3>Candidates weighed</h3><table class="candidates">'
+        f"<tr><th>Candidate</th>{head}</tr>{''.join(rows)}</table>",
+        *([f"<h3>Make each alternative again</h3>{replays}"] if replays else []),
+    ]
+
+
 def _default_metric(sweep: SweepResult, kind: str) -> str | None:
     for m in sweep.metric_ids:
         if not m.endswith(CONFIDENTIAL_SUFFIX) and metric_info(m).kind == kind:
@@ -280,6 +328,8 @@ def render_report(
     not_measured: Mapping[str, str] | None = None,
     measure_notes: Mapping[str, str] | None = None,
     internal: bool = False,
+    options: MeasureOptions | None = None,
+    decision: Decision | None = None,
 ) -> str:
     """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes).
 
@@ -307,6 +357,7 @@ def render_report(
             or "—",
         ),
         *((key.replace("_", " ").capitalize(), text) for key, text in release.info.items() if isinstance(text, str)),
+        ("Intruder assumed", intruder((options or MeasureOptions()).intruder).describe()),
         ("Seed", "—" if release.seed is None else release.seed),
         ("Replicate", f"{release.replicate} of {replicates} (numbered from 0)"),
         ("textsdc", __version__),
@@ -350,6 +401,7 @@ def render_report(
             f'<div class="notice">{_e(CONFIDENTIAL_NOTICE if internal else PUBLIC_NOTICE)}</div>',
             warning,
             f'<table class="facts">{facts_html}</table>',
+            *_decision(decision, metrics, release.knob),
             "<h2>Summary</h2>",
             _summary(dataset, release, metrics, replicates, method_title, knob),
             *figures,

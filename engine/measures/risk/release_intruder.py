@@ -117,7 +117,9 @@ class ReleaseIntruder:
             pairs = pd.DataFrame({"external": -1, "record": records, "target": records.astype(str)})
         records = pairs["record"].to_numpy()
         categorical = {
-            f: frame[f].astype(str).to_numpy(dtype=object)[records] for f in fields if schema.field(f).kind == "categorical"
+            f: frame[f].astype(str).to_numpy(dtype=object)[records]
+            for f in fields
+            if schema.field(f).kind == "categorical"
         }
         numeric = {
             f: pd.to_numeric(frame[f], errors="coerce").to_numpy(dtype=float)[records]
@@ -161,7 +163,9 @@ class ReleaseIntruder:
             got, levels = pd.factorize(pd.Series(np.concatenate([data[f].astype(str).to_numpy(dtype=object), known])))
             codes[f] = (got[:n], got[n:])
             del levels
-        values = {f: (pd.to_numeric(data[f], errors="coerce").to_numpy(dtype=float), k) for f, k in self.numeric.items()}
+        values = {
+            f: (pd.to_numeric(data[f], errors="coerce").to_numpy(dtype=float), k) for f, k in self.numeric.items()
+        }
         author_codes = None
         if self.authors is not None:
             author_codes, _ = pd.factorize(pd.Series(self.authors))

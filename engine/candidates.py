@@ -1,0 +1,218 @@
+"""Candidates a steward keeps aside: one release named by everything that makes it again (method, its
+parameters, knob value, seed, replicates, replicate, measure settings), measured, and diffed against another.
+
+The CLI's `pin`, `session` and `diff` commands and the dashboard's pins all go through these functions, so a
+candidate measured in one is measured the same in the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.data.dataset import Dataset
+from engine.errors import ConfigError
+from engine.measures.base import MetricResult
+from engine.measures.options import MeasureOptions
+from engine.progress import Progress, no_progress
+from engine.protect.base import Fitted, Protector, Release
+from engine.results import SweepResult
+
+MAX_NAME = 60
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A release kept aside under ``name``: what makes it again. ``params`` are the method's parameters that
+    differ from their defaults, ``options`` the measure settings (`MeasureOptions.values`, None = default)."""
+
+    name: str
+    method: str
+    knob: float
+    seed: int = 0
+    replicates: int = 1
+    replicate: int = 0
+    params: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        from engine.protect import METHODS
+
+        name = self.name.strip()
+        if not name or len(name) > MAX_NAME:
+            raise ConfigError(f"a candidate's name must be 1 to {MAX_NAME} characters, got {self.name!r}")
+        object.__setattr__(self, "name", name)
+        if self.method not in METHODS:
+            raise ConfigError(f"unknown method '{self.method}'; known methods: {', '.join(METHODS)}")
+        if not 0 <= self.replicate < max(self.replicates, 1):
+            raise ConfigError(f"replicate {self.replicate} is not one of 0 to {self.replicates - 1}")
+
+    def protector(self) -> Protector:
+        from engine.protect import get_protector
+
+        return get_protector(self.method, **dict(self.params))
+
+    def measure_options(self) -> MeasureOptions:
+        """The measure settings; the vendor keywords left out of the topic model are the method's own."""
+        return MeasureOptions.from_values(self.options, tuple(self.params.get("vendor_keywords", ())))
+
+    def describe(self) -> str:
+        """The candidate in a line: method, knob, seed and replicates."""
+        from engine.protect import METHODS
+
+        cls = METHODS[self.method]
+        changed = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return (
+            f"{cls.title}{f' ({changed})' if changed else ''} at {cls.knob.symbol} = {cls.knob.format(self.knob)}, "
+            f"seed {self.seed}, M = {self.replicates}"
+        )
+
+    def same_release(self, other: Candidate) -> bool:
+        """Whether ``other`` makes the same release measured the same way (names aside)."""
+        return self.to_dict() | {"name": ""} == other.to_dict() | {"name": ""}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "method": self.method,
+            "knob": float(self.knob),
+            "seed": int(self.seed),
+            "replicates": int(self.replicates),
+            "replicate": int(self.replicate),
+            "params": {k: list(v) if isinstance(v, tuple) else v for k, v in sorted(self.params.items())},
+            "options": {k: v for k, v in sorted(self.options.items()) if v is not None},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Candidate:
+        try:
+            return cls(
+                name=str(d["name"]),
+                method=str(d["method"]),
+                knob=float(d["knob"]),
+                seed=int(d.get("seed", 0)),
+                replicates=int(d.get("replicates", 1)),
+                replicate=int(d.get("replicate", 0)),
+                params=dict(d.get("params", {})),
+                options=dict(d.get("options", {})),
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise ConfigError(f"a candidate needs name, method and knob (numbers where numbers go): {e}") from None
+
+
+def metrics_table(metrics: Mapping[str, MetricResult]) -> dict[str, dict[str, float | None]]:
+    """Measures as plain numbers (value, lo, hi; None for not a number), as a session file keeps them."""
+
+    def plain(v: float | None) -> float | None:
+        return None if v is None or not np.isfinite(v) else float(v)
+
+    return {mid: {"value": plain(m.value), "lo": plain(m.lo), "hi": plain(m.hi)} for mid, m in sorted(metrics.items())}
+
+
+@dataclass
+class MeasuredCandidate:
+    """A candidate with its fitted method, its measures (with intervals and the unprotected baselines) and the
+    warnings a reviewer must read."""
+
+    candidate: Candidate
+    fitted: Fitted
+    metrics: dict[str, MetricResult]
+    skipped: dict[str, str]
+    warnings: list[str]
+    point: SweepResult  # the measurement at the candidate's knob value
+
+
+def measure_candidate(
+    dataset: Dataset, candidate: Candidate, progress: Progress = no_progress, use_cache: bool = True
+) -> MeasuredCandidate:
+    """Fit (from the cache when it can), measure the candidate's knob value over its replicates, and list its
+    warnings: the numbers `textsdc release` of the same candidate writes into the manifest. The knob is
+    snapped to the value the fit makes (a λ of the path), which the returned candidate carries."""
+    from engine.cache import fit_cached
+    from engine.export.checks import release_warnings
+    from engine.measures.evaluate import check_options
+    from engine.sweep import metrics_with_intervals, run_sweep
+
+    protector = candidate.protector()
+    options = candidate.measure_options()
+    protector.knob.validate(candidate.knob)  # the method's general range, before the costly fit
+    check_options(dataset, protector.check(dataset), options)
+    fitted = fit_cached(protector, dataset, progress, use_cache=use_cache)
+    value = fitted.snap(candidate.knob)
+    candidate = replace(candidate, knob=float(value))
+    point = run_sweep(
+        dataset,
+        protector,
+        grid=[value],
+        replicates=candidate.replicates,
+        seed=candidate.seed,
+        progress=progress,
+        fitted=fitted,
+        options=options,
+    )
+    metrics = metrics_with_intervals(point, point.grid[0])
+    release = release_of(fitted, candidate)
+    warnings = release_warnings(dataset, release, metrics)
+    return MeasuredCandidate(candidate, fitted, metrics, dict(point.skipped), warnings, point)
+
+
+def release_of(fitted: Fitted, candidate: Candidate) -> Release:
+    """The candidate's release (its replicate), made again from the fitted method."""
+    from engine.protect import METHODS
+    from engine.sweep import make_release
+
+    replicates = 1 if METHODS[candidate.method].deterministic else candidate.replicates
+    replicate = min(candidate.replicate, replicates - 1)
+    return make_release(fitted, fitted.snap(candidate.knob), candidate.seed, replicates, replicate)
+
+
+@dataclass(frozen=True)
+class ReleaseDiff:
+    """What differs between two releases of the same data: ``counts`` per column (records differing, of how
+    many), ``records`` the differing cells (record, column, the two released values), at most ``limit``."""
+
+    a: str
+    b: str
+    counts: pd.DataFrame
+    records: pd.DataFrame
+    differing_records: int
+    n_records: int
+
+
+def diff_releases(
+    a: Release, b: Release, text_column: str, names: tuple[str, str] = ("a", "b"), limit: int = 200
+) -> ReleaseDiff:
+    """Which records and columns differ between the released data of ``a`` and ``b`` (laid out like one
+    dataset whose text is ``text_column``). Only released values are compared and shown; the confidential data
+    is not read."""
+    if len(a.data) != len(b.data):
+        raise ConfigError(
+            f"the two releases have {len(a.data):,} and {len(b.data):,} records: only releases of the same data "
+            "can be diffed"
+        )
+    columns = [c for c in a.data.columns if c in b.data.columns and c not in (*a.withheld, *b.withheld)]
+    rows, cells = [], []
+    differs_any = np.zeros(len(a.data), dtype=bool)
+    for column in columns:
+        x = a.data[column].reset_index(drop=True).astype(object)
+        y = b.data[column].reset_index(drop=True).astype(object)
+        differs = ~((x == y) | (x.isna() & y.isna())).to_numpy()
+        differs_any |= differs
+        kind = "text" if column == text_column else "field"
+        rows.append({"column": column, "kind": kind, "records differing": int(differs.sum())})
+        for i in np.flatnonzero(differs)[:limit]:
+            cells.append({"record": int(i), "column": column, names[0]: x.iloc[i], names[1]: y.iloc[i]})
+    counts = pd.DataFrame(rows, columns=["column", "kind", "records differing"])
+    records = pd.DataFrame(cells, columns=["record", "column", *names]).sort_values(["record", "column"])
+    return ReleaseDiff(
+        names[0],
+        names[1],
+        counts,
+        records.head(limit).reset_index(drop=True),
+        int(differs_any.sum()),
+        len(a.data),
+    )

@@ -1,0 +1,215 @@
+"""A steward's session saved to a project file: the data it is about, the pinned candidates with the numbers
+they were measured at, and the history of candidates looked at. Reopened (from the CLI or the dashboard) it
+names the same data and the same pins; measuring them again reproduces the numbers, and `check` says where
+it does not.
+
+The file is JSON (``*.textsdc.json``), written atomically, holding no confidential value: the data is named by
+its path or demo name and its fingerprint, candidates by their settings, measures by their numbers.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from engine.atomic import atomic_write_text
+from engine.candidates import Candidate, MeasuredCandidate, metrics_table
+from engine.errors import ConfigError, DataError
+from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
+from engine.measures.intruders import intruder
+
+FORMAT = "textsdc-session"
+VERSION = 1
+SUFFIX = ".textsdc.json"
+MAX_HISTORY = 200
+
+
+@dataclass
+class Pin:
+    """A pinned candidate with the numbers it was measured at and its warnings."""
+
+    candidate: Candidate
+    metrics: dict[str, dict[str, float | None]]
+    warnings: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, measured: MeasuredCandidate) -> Pin:
+        return cls(measured.candidate, metrics_table(measured.metrics), list(measured.warnings))
+
+
+@dataclass
+class Project:
+    """One session: ``data`` as the CLI takes it (a demo name or a file path), with its ``schema`` file and
+    ``encoding`` when they are not the defaults, the data's ``fingerprint``, the pins in the order they were
+    pinned, and the ``history`` of candidates looked at (the latest last, at most `MAX_HISTORY`)."""
+
+    data: str
+    fingerprint: str
+    schema: str | None = None
+    encoding: str | None = None
+    pins: list[Pin] = field(default_factory=list)
+    history: list[Candidate] = field(default_factory=list)
+
+    def pin(self, measured: MeasuredCandidate) -> Pin:
+        """Pin a measured candidate; a pin of the same name is replaced."""
+        new = Pin.of(measured)
+        self.pins = [p for p in self.pins if p.candidate.name != new.candidate.name] + [new]
+        return new
+
+    def unpin(self, name: str) -> None:
+        self.get(name)
+        self.pins = [p for p in self.pins if p.candidate.name != name]
+
+    def get(self, name: str) -> Pin:
+        """The pin called ``name``; ConfigError names the pins."""
+        for p in self.pins:
+            if p.candidate.name == name:
+                return p
+        have = ", ".join(p.candidate.name for p in self.pins) or "none yet"
+        raise ConfigError(f"no pinned candidate is called '{name}'; the pins: {have}")
+
+    def look_at(self, candidate: Candidate) -> None:
+        """Add ``candidate`` to the history unless it is the latest entry."""
+        if self.history and self.history[-1].same_release(candidate):
+            return
+        self.history = [*self.history, candidate][-MAX_HISTORY:]
+
+    def table(self) -> pd.DataFrame:
+        """The pins side by side: one row per pin, its settings, per measure "value [lo, hi]" (registry order),
+        and its warnings."""
+        taken = {mid for p in self.pins for mid in p.metrics if not mid.endswith(CONFIDENTIAL_SUFFIX)}
+        shown = [mid for mid in METRICS if mid in taken]
+        rows = []
+        for p in self.pins:
+            row: dict[str, Any] = {"pin": p.candidate.name, "candidate": p.candidate.describe()}
+            row["intruder"] = intruder(p.candidate.options.get("intruder")).label
+            for mid in shown:
+                m = p.metrics.get(mid)
+                row[metric_info(mid).label] = "not measured" if m is None else format_measure(mid, m)
+            row["warnings"] = "; ".join(p.warnings) or "none"
+            rows.append(row)
+        return pd.DataFrame(rows)
+
+    def replay(self, candidate: Candidate, out: str) -> str:
+        """The `textsdc release` command that writes ``candidate``'s release into ``out``."""
+        from engine.replay import replay_command
+
+        return replay_command(
+            data=self.data,
+            schema=self.schema,
+            encoding=self.encoding,
+            method=candidate.method,
+            params=candidate.params,
+            knob=candidate.knob,
+            seed=candidate.seed,
+            replicates=candidate.replicates,
+            replicate=candidate.replicate,
+            options=candidate.measure_options(),
+            out=out,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "data": self.data,
+            "schema": self.schema,
+            "encoding": self.encoding,
+            "fingerprint": self.fingerprint,
+            "pins": [
+                {"candidate": p.candidate.to_dict(), "metrics": p.metrics, "warnings": p.warnings} for p in self.pins
+            ],
+            "history": [c.to_dict() for c in self.history],
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any], source: str = "session") -> Project:
+        if d.get("format") != FORMAT:
+            raise DataError(f'{source} is not a textsdc session file (no "format": "{FORMAT}")')
+        if d.get("version") != VERSION:
+            raise DataError(f"{source} is a session file of version {d.get('version')}; this textsdc reads {VERSION}")
+        try:
+            return cls(
+                data=str(d["data"]),
+                fingerprint=str(d["fingerprint"]),
+                schema=d.get("schema"),
+                encoding=d.get("encoding"),
+                pins=[
+                    Pin(Candidate.from_dict(p["candidate"]), dict(p.get("metrics", {})), list(p.get("warnings", [])))
+                    for p in d.get("pins", [])
+                ],
+                history=[Candidate.from_dict(c) for c in d.get("history", [])],
+            )
+        except (KeyError, TypeError) as e:
+            raise DataError(f"{source} is not a complete session file: missing {e}") from None
+
+    def save(self, path: str | Path) -> Path:
+        """Write the session to ``path`` (atomically; the ``.textsdc.json`` suffix is added when missing)."""
+        target = session_path(path)
+        atomic_write_text(target, json.dumps(self.to_dict(), indent=1, ensure_ascii=False) + "\n")
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path) -> Project:
+        p = Path(path).expanduser()
+        if not p.is_file() and session_path(p).is_file():
+            p = session_path(p)
+        if not p.is_file():
+            raise ConfigError(f"no session file at {p}")
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise DataError(f"{p} is not a session file (JSON): {e}") from None
+        return cls.from_dict(d, str(p))
+
+    def check_dataset(self, fingerprint: str) -> None:
+        """DataError unless the data now opened is the one the session was made on."""
+        if fingerprint != self.fingerprint:
+            raise DataError(
+                f"the data at {self.data} is not the data this session was made on (fingerprint {fingerprint[:12]} "
+                f"now, {self.fingerprint[:12]} when saved): its numbers would not be reproduced"
+            )
+
+
+def session_path(path: str | Path) -> Path:
+    """``path`` with the session files' suffix (``.textsdc.json``) when it has none."""
+    p = Path(path).expanduser()
+    return p if p.name.endswith(SUFFIX) else p.with_name(p.name.removesuffix(".json") + SUFFIX)
+
+
+def format_measure(metric_id: str, m: Mapping[str, float | None]) -> str:
+    """A measure as a table cell: the value, and its 95% interval when there is one."""
+    info = metric_info(metric_id)
+    value = m.get("value")
+    if value is None:
+        return "—"
+    text = info.format(value)
+    lo, hi = m.get("lo"), m.get("hi")
+    if lo is not None and hi is not None and hi > lo:
+        text += f" [{info.format(lo)}, {info.format(hi)}]"
+    return text
+
+
+def differences(
+    saved: Mapping[str, Mapping[str, float | None]], now: Mapping[str, Mapping[str, float | None]]
+) -> list[str]:
+    """One line per measure whose number differs between a pin as saved and as measured again."""
+    out = []
+    for mid in sorted(set(saved) | set(now)):
+        a, b = saved.get(mid), now.get(mid)
+        if a is None or b is None:
+            out.append(f"{mid}: {'not measured now' if b is None else 'not measured when saved'}")
+            continue
+        for part in ("value", "lo", "hi"):
+            x, y = a.get(part), b.get(part)
+            if (x is None) != (y is None) or (
+                x is not None and y is not None and not np.isclose(x, y, rtol=1e-9, atol=1e-12)
+            ):
+                out.append(f"{mid} {part}: {x} when saved, {y} now")
+    return out
