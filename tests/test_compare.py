@@ -8,6 +8,7 @@ import pytest
 from engine.cli import main
 from engine.compare import compare_methods
 from engine.errors import ConfigError
+from engine.measures.options import MeasureOptions
 from tests.conftest import make_tiny_dataset
 
 
@@ -21,7 +22,21 @@ def test_every_method_is_swept_with_the_same_seed_and_measures(comparison):
     assert set(rows["method"]) == {"redact", "md"}
     assert comparison.seed == 3 and all(s.seed == 3 for s in comparison.sweeps.values())
     assert set(rows.columns) == {"method", "knob", "metric", "kind", "mean", "lo", "hi"}
-    assert comparison.default_pair()[0] == "attack_identification_rate"
+    assert comparison.default_pair()[0] == "release_identification_probability"  # the whole-release intruder
+
+
+def test_a_text_method_and_a_field_method_meet_on_the_whole_release_intruder():
+    both = compare_methods(
+        make_tiny_dataset(),
+        [("redact", {"use_ner": False}), ("cart", {"fields": ("airline",)})],
+        options=MeasureOptions(classifier_target="airline"),  # the tiny texts tell the airline, not the mood
+    )
+    assert both.common("risk") == ["release_identification_probability"]
+    assert both.common("utility") == ["classifier_f1_ratio"]
+    assert both.default_pair()[0] == "release_identification_probability"
+    front = both.frontier(*both.default_pair())
+    assert set(front["method"]) == {"redact", "cart"} and front["pareto"].any()
+    assert both.to_json(*both.default_pair())["options"]["intruder"] == "posts_and_keys"
 
 
 def test_the_frontier_across_methods_holds_exactly_the_undominated_protecting_pairs(comparison):
@@ -57,7 +72,7 @@ def test_the_command_writes_the_comparison_and_its_figure(capsys, tiny_files, tm
     assert set(written["methods"]) == {"redact", "md"} and written["seed"] == 3
     assert written["methods"]["redact"]["params"]["use_ner"] is False
     front = written["frontier"]
-    assert front["risk"] == "attack_identification_rate" and front["pareto"]
+    assert front["risk"] == "release_identification_probability" and front["pareto"]
     assert {(p["method"], p["knob"]) for p in front["pareto"]} == {
         (p["method"], p["knob"]) for p in front["points"] if p["pareto"]
     }

@@ -73,7 +73,6 @@ def test_ids_are_unique_and_the_registry_orders_metrics():
         "unigram_cosine",
         "bigram_cosine",
         "sentiment_cosine",
-        "classifier_f1_ratio",
         "swap_dr",
         "swap_du",
         "swap_attack_accuracy",
@@ -83,6 +82,7 @@ def test_ids_are_unique_and_the_registry_orders_metrics():
         "discernibility",
         "loss_metric",
     ]
+    assert measure_ids("release") == ["release_identification_probability", "classifier_f1_ratio"]
     assert measure_class("fmr").better == "higher"
     with pytest.raises(ConfigError, match="unknown metric 'nope'"):
         measure_class("nope")
@@ -139,6 +139,7 @@ def test_few_words_lists_the_topic_measures_as_not_measured_and_measures_the_res
         "cell_difference_1way",
         "cell_difference_2way",
         "release_identification_probability",  # the key field alone, without texts by the authors
+        "classifier_f1_ratio",
     ]
     out = ev.evaluate(shuffled(d, "colour"))
     assert list(out) == ev.available
@@ -180,12 +181,12 @@ def test_a_measure_that_raises_not_applicable_does_not_stop_the_others(tiny_data
 
     monkeypatch.setattr(measure_class("unigram_cosine"), "prepare", refuse)
     ev = Evaluator(tiny_dataset)
-    assert ev.skipped == {"unigram_cosine": "needs something this data lacks"}
+    assert ev.skipped["unigram_cosine"] == "needs something this data lacks"
+    assert "does not predict mood" in ev.skipped["classifier_f1_ratio"]  # the tiny moods are drawn at random
     assert list(ev.evaluate(tiny_dataset.frame)) == [
         "attack_identification_rate",
         "bigram_cosine",
         "sentiment_cosine",
-        "classifier_f1_ratio",
         "release_identification_probability",
     ]
 
@@ -266,7 +267,7 @@ def test_the_numeric_preparation_and_the_matching_pass_are_shared(monkeypatch):
     matched = counting(monkeypatch, risk_counts, "identification_risk")
     effects = counting(monkeypatch, utility_counts, "main_effects")
     ev = Evaluator(d, fields=["days", "price"])
-    assert ev.available == [*NUMERIC_METRICS, "release_identification_probability"]
+    assert ev.available == [*NUMERIC_METRICS, "release_identification_probability", "classifier_f1_ratio"]
     assert len(prepared) == 1 and ev.numeric is not None
     effects.clear()
     release = d.frame.assign(days=np.roll(d.frame["days"].to_numpy(), 3))

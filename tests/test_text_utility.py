@@ -72,7 +72,7 @@ def test_unchanged_release_scores_one_and_says_how():
     assert out["sentiment_cosine"] == pytest.approx(1.0)
     assert out["classifier_f1_ratio"] == pytest.approx(1.0)
     assert "linear SVM trained on the field sentiment, cross-fitted over 5 folds" in out["notes"]["sentiment_cosine"]
-    assert "Predicts the field region" in out["notes"]["classifier_f1_ratio"]
+    assert "Predicts the field sentiment" in out["notes"]["classifier_f1_ratio"]  # the sensitive field first
 
 
 def test_releases_that_lose_the_signal_score_lower():

@@ -18,6 +18,7 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError, TextsdcError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.bayes_counts import NumericMeasure, NumericMeasures, uncertainty_field
+from engine.measures.intruders import intruder
 from engine.measures.options import MeasureOptions
 from engine.measures.registry import MEASURES, measure_class, measure_ids
 from engine.measures.utility.classifier import classifier_target
@@ -52,10 +53,11 @@ def check_options(dataset: Dataset, fields: Sequence[str], options: MeasureOptio
     """Check measure settings against the data before anything costly is fitted."""
     if options is None:
         return
+    intruder(options.intruder)
+    if options.classifier_target is not None:
+        classifier_target(dataset, [], options.classifier_target)
     if not fields:
         sentiment_field(dataset, options.sentiment_field)
-        if options.classifier_target is not None:
-            classifier_target(dataset, [], options.classifier_target)
         return
     categorical, numeric = _kinds(dataset, fields)
     if options.prevalence_level is not None and categorical:

@@ -71,8 +71,9 @@ OPTION_PARAMETERS: tuple[Param, ...] = (
         "classifier_target",
         str,
         None,
-        "text measures: what the downstream classifier predicts, a categorical field or a #hashtag's use "
-        "(default: the first categorical field; without one, the hashtag the most authors use)",
+        "every method: what the downstream classifier predicts, a categorical field or a #hashtag's use "
+        "(default: the first sensitive categorical field, else the first categorical one; without one, the "
+        "hashtag the most authors use)",
         label="Classifier target (field or #hashtag)",
     ),
 )

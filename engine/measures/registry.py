@@ -37,7 +37,6 @@ MEASURES: tuple[type[Measure], ...] = (
     UnigramCosine,
     BigramCosine,
     SentimentCosine,
-    ClassifierF1Ratio,
     # Measures of the named-entity swap (Greve & Sablica)
     SwapDisclosureRisk,
     SwapUtility,
@@ -72,9 +71,10 @@ MEASURES: tuple[type[Measure], ...] = (
     EcdfMax,
     EcdfAvg,
     CiOverlap,
-    # Re-identification from the release as a whole, for every method (text and fields together); listed
-    # last so that each method's own paper measure stays its first
+    # Measures of the release as a whole, for every method (text and fields together); listed last so that
+    # each method's own paper measures stay its first
     ReleaseIdentificationProbability,
+    ClassifierF1Ratio,
 )
 
 _BY_ID: dict[str, type[Measure]] = {m.id: m for m in MEASURES}

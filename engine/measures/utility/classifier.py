@@ -3,7 +3,10 @@ classifier trained on the release predict as well on confidential texts as one t
 texts themselves?
 
 The target is a categorical field or the use of a hashtag (the paper's #bluehand; `MeasureOptions.
-classifier_target`, by default the first categorical field, else the hashtag the most authors use). The records
+classifier_target`, by default the first sensitive categorical field, else the first categorical field, else
+the hashtag the most authors use). The release's labels are its own values of the field, so the measure applies
+to every method: one that changes the text teaches from other words, one that synthesizes the field from
+other labels (extending the paper's measure from text to the whole release). The records
 are split once, stratified by the target, into three quarters for training and a quarter held out. A linear
 SVM on a bag of words (which word unigrams and bigrams occur) is trained on the training records' texts — the
 confidential ones for the baseline, the released ones for a release, each with its own labels (a hashtag's
@@ -53,7 +56,8 @@ def hashtags(text: str) -> set[str]:
 
 def classifier_target(dataset: Dataset, texts: list[str], spec: str | None, authors: list[str] | None = None) -> str:
     """The target: ``spec`` checked (a categorical field, or ``#tag``), else the first categorical field with
-    two values or more, else the hashtag used by the most authors (in at least 10 records, not in all, and by
+    two values or more, sensitive fields first (what an analyst studies, and what field methods synthesize by
+    default, so one target serves text and field methods alike), else the hashtag used by the most authors (in at least 10 records, not in all, and by
     two authors or more: a hashtag only one author uses is a task of telling that author apart); NotApplicable
     when there is none. ``authors`` (None: every record its own author) says who wrote each text."""
     categorical = [f.name for f in dataset.schema.fields if f.kind == "categorical"]
@@ -66,7 +70,8 @@ def classifier_target(dataset: Dataset, texts: list[str], spec: str | None, auth
                 f"{', '.join(categorical) or 'none'}"
             )
         return spec
-    for name in categorical:
+    sensitive = [f.name for f in dataset.schema.fields if f.kind == "categorical" and f.role == "sensitive"]
+    for name in dict.fromkeys([*sensitive, *categorical]):
         if dataset.frame[name].nunique(dropna=True) >= 2:
             return name
     who = authors if authors is not None else [str(i) for i in range(len(texts))]
@@ -160,12 +165,13 @@ class ClassifierF1Ratio(Measure):
     better = "higher"
     label = "Classifier F1 ratio"
     meaning = (
-        "A classifier trained on the release predicts a field (or a hashtag's use) for held-out confidential "
-        "texts; its F1 divided by the F1 of the same classifier trained on the confidential texts. 1 = the "
-        "release teaches the task as well as the original; 0 = it teaches nothing."
+        "A classifier trained on the release (its texts and its values of the field) predicts a field (or a "
+        "hashtag's use) for held-out confidential texts; its F1 divided by the F1 of the same classifier "
+        "trained on the confidential data. 1 = the release teaches the task as well as the original; 0 = it "
+        "teaches nothing. The same task for every method, text or fields."
     )
-    source = "Ororbia, Linder & Snoke, Section 4"
-    applies_to = "text"
+    source = "Ororbia, Linder & Snoke, Section 4; applied to every method by training on the released labels too"
+    applies_to = "release"
     high = float("inf")
 
     def prepare(self, context: PrepareContext) -> None:
