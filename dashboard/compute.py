@@ -275,6 +275,17 @@ def _frontier(sweep: SweepResult, risk: str, utility: str) -> pd.DataFrame:
     return frontier(sweep.summary, risk, utility, sweep.baseline_value(risk))
 
 
+def frontier_blocks(sweep: SweepResult, risk: str | None, utility: str | None, at: float, name: str) -> list:
+    """The risk–utility frontier of ``sweep`` at ``at`` as a knob view block (none without both measures),
+    drawn by the engine's one frontier figure."""
+    from dashboard import knob_view
+    from engine.figures.text import frontier_figure
+
+    if risk is None or utility is None:
+        return []
+    return [knob_view.plot(frontier_figure(sweep, risk, utility, current=at), name)]
+
+
 def unprotected_everywhere(sweep: SweepResult, risk: str, utility: str) -> bool:
     """Whether every knob value leaves ``risk`` at its level on the unprotected data."""
     return bool(_frontier(sweep, risk, utility)["unprotected"].all())

@@ -1,4 +1,5 @@
-"""Exporting the chosen release from the dashboard, through the engine's one export step."""
+"""Exporting a pinned candidate from the dashboard with the steward's decision note, through the engine's one
+export step."""
 
 from __future__ import annotations
 
@@ -6,21 +7,24 @@ import io
 import zipfile
 from pathlib import Path
 
-from dashboard.compute import get_evaluator, get_fitted, protector
+from dashboard.compute import get_evaluator, get_fitted, get_sweep, protector
 from dashboard.loading import Origin
-from dashboard.session import Chosen
+from engine.candidates import Candidate
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.export.bundle import ExportResult
 from engine.export.chosen import export_chosen as engine_export_chosen
+from engine.export.decision import Decision, alternatives_of
+from engine.export.staging import check_target
 from engine.progress import Progress, no_progress
+from engine.project import Project
 from engine.protect import METHODS
 from engine.replay import replay_command as engine_replay_command
 
 
-def default_export_dir(chosen: Chosen) -> str:
-    knob = METHODS[chosen.method].knob
-    return f"./exports/{chosen.dataset}-{chosen.method}-{knob.format(chosen.knob)}"
+def default_export_dir(dataset: Dataset, candidate: Candidate) -> str:
+    knob = METHODS[candidate.method].knob
+    return f"./exports/{dataset.name}-{candidate.method}-{knob.format(candidate.knob)}"
 
 
 def schema_file_name(dataset: Dataset, origin: Origin | None) -> str | None:
@@ -31,8 +35,10 @@ def schema_file_name(dataset: Dataset, origin: Origin | None) -> str | None:
     return f"{stem}.schema.toml"
 
 
-def replay_command(dataset: Dataset, origin: Origin | None, chosen: Chosen, out_dir: str, with_frontier: bool) -> str:
-    """The `textsdc release ...` command that writes the same release (the engine's own formatting)."""
+def replay_command(
+    dataset: Dataset, origin: Origin | None, candidate: Candidate, out_dir: str, with_frontier: bool
+) -> str:
+    """The `textsdc release ...` command that writes the candidate's release (the engine's own formatting)."""
     data = origin.data if origin is not None else dataset.name
     if origin is not None and origin.kind == "upload":
         data = Path(origin.data).name
@@ -41,47 +47,65 @@ def replay_command(dataset: Dataset, origin: Origin | None, chosen: Chosen, out_
         data=data,
         schema=schema_file_name(dataset, origin),
         encoding=encoding,
-        method=chosen.method,
-        params=chosen.params,
-        options=chosen.options,
-        knob=chosen.knob,
-        seed=chosen.seed,
-        replicates=chosen.replicates,
+        method=candidate.method,
+        params=candidate.params,
+        options=candidate.measure_options(),
+        knob=candidate.knob,
+        seed=candidate.seed,
+        replicates=candidate.replicates,
+        replicate=candidate.replicate,
         out=out_dir,
         with_frontier=with_frontier,
     )
 
 
-def export_chosen(
+def decision_for(dataset: Dataset, origin: Origin | None, project: Project, chosen: str, by: str, why: str) -> Decision:
+    """The decision note: who, why, the chosen pin, and the other pins as the alternatives weighed, each with
+    the command that makes it again (ConfigError when who or why is missing)."""
+    return Decision(
+        by=by,
+        why=why,
+        chosen=chosen,
+        alternatives=alternatives_of(
+            project.pins, chosen, lambda c: replay_command(dataset, origin, c, f"./{c.name}", False)
+        ),
+    )
+
+
+def export_pin(
     dataset: Dataset,
     origin: Origin | None,
-    chosen: Chosen,
+    candidate: Candidate,
     out_dir: str,
     with_frontier: bool,
+    decision: Decision,
     progress: Progress = no_progress,
 ) -> ExportResult:
-    """Write the chosen release with its manifest and report (ConfigError / DataError as the engine raises),
-    through the engine's one export step, reading the measures from the page's sweep."""
+    """Write the pinned candidate's release with its manifest, report and decision note (ConfigError /
+    DataError as the engine raises), through the engine's one export step, reading the measures from the
+    method's sweep (the numbers the pin was made from)."""
     if not out_dir.strip():
         raise ConfigError("give an output folder for the export")
-    fitted = get_fitted(dataset, chosen.method, progress, chosen.params)
+    check_target(Path(out_dir).expanduser())
+    params = dict(candidate.params)
+    options = candidate.measure_options()
+    fitted = get_fitted(dataset, candidate.method, progress, params)
+    sweep = get_sweep(dataset, candidate.method, candidate.replicates, candidate.seed, progress, params, options)
     return engine_export_chosen(
         Path(out_dir).expanduser(),
         dataset=dataset,
-        protector=protector(chosen.method, chosen.params),
+        protector=protector(candidate.method, params),
         fitted=fitted,
-        knob=chosen.knob,
-        seed=chosen.seed,
-        replicates=chosen.replicates,
-        options=chosen.options,
-        evaluator=get_evaluator(
-            dataset, progress, tuple(fitted.synthesized_fields), chosen.options, fitted, chosen.params
-        ),
-        sweep=chosen.sweep,
+        knob=candidate.knob,
+        seed=candidate.seed,
+        replicates=candidate.replicates,
+        replicate=candidate.replicate,
+        options=options,
+        evaluator=get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted, params),
+        sweep=sweep,
         with_frontier=with_frontier,
-        risk_metric=chosen.risk,
-        utility_metric=chosen.utility,
-        replay_command=replay_command(dataset, origin, chosen, out_dir, with_frontier),
+        replay_command=replay_command(dataset, origin, candidate, out_dir, with_frontier),
+        decision=decision,
         progress=progress,
     )
 

@@ -150,24 +150,24 @@ def choose(
     options: MeasureOptions | None,
     risk: str | None,
     utility: str | None,
-) -> None:
+) -> Chosen:
     """Make the release a page shows at knob ``value`` the one Export writes, and link to Export."""
-    set_choice(
-        Chosen(
-            fingerprint=dataset.fingerprint,
-            dataset=dataset.name,
-            method=method,
-            knob=value,
-            seed=seed,
-            replicates=sweep.replicates,
-            risk=risk,
-            utility=utility,
-            sweep=sweep,
-            params=params,
-            options=options,
-        )
+    chosen = Chosen(
+        fingerprint=dataset.fingerprint,
+        dataset=dataset.name,
+        method=method,
+        knob=value,
+        seed=seed,
+        replicates=sweep.replicates,
+        risk=risk,
+        utility=utility,
+        sweep=sweep,
+        params=params,
+        options=options,
     )
+    set_choice(chosen)
     pages.export_link(display.knob_text(sweep.knob, value))
+    return chosen
 
 
 def live_knob(
@@ -208,8 +208,12 @@ def _knob_fragment(
 ) -> None:
     """All that a move of the knob reruns (a Streamlit fragment, called again with the arguments of the page's
     last run: ``page_run`` tells a move from a run of the page)."""
+    from dashboard import pins  # pins reads this module's choice
+
     value = knob_view.knob_view(state_key, sweep.grid, views, default, page_run)
-    choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
+    chosen = choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
+    pins.look_at(dataset, chosen)
+    pins.pin_control(dataset, chosen)
 
 
 def get_choice(dataset: Dataset | None) -> Chosen | None:

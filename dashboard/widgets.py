@@ -163,6 +163,15 @@ def option_widgets(names: tuple[str, ...], dataset: Dataset) -> dict[str, Any]:
     return {p.name: _widget(p, dataset, _key("measures", p, dataset), ()) for p in chosen}
 
 
+def intruder_picker(dataset: Dataset) -> str:
+    """The attacker preset every page's measures assume (one setting shared by the pages), with what it means."""
+    from engine.measures.intruders import intruder
+
+    name = option_widgets(("intruder",), dataset)["intruder"]
+    st.caption(intruder(name).describe() + " The whole-release identification probability assumes this intruder.")
+    return name
+
+
 def _is_default(params: tuple[Param, ...], name: str, value: Any) -> bool:
     """Whether ``value`` is the parameter's default (a list and a tuple of the same values are the same)."""
     p = next(q for q in params if q.name == name)

@@ -110,7 +110,9 @@ def cmd_diff(args) -> int:
         candidate = project.get(name).candidate
         fitted = fit_cached(candidate.protector(), dataset, _progress_bar(f"fitting {name}"))
         releases.append(release_of(fitted, candidate))
-    diff = diff_releases(*releases, text_column=dataset.schema.text, names=(args.a, args.b), limit=args.limit)
+    diff = diff_releases(
+        releases[0], releases[1], text_column=dataset.schema.text, names=(args.a, args.b), limit=args.limit
+    )
     print(f"{diff.differing_records:,} of {diff.n_records:,} records differ between '{args.a}' and '{args.b}'")
     print(diff.counts.to_string(index=False))
     if args.out:

@@ -58,7 +58,10 @@ class Project:
 
     def pin(self, measured: MeasuredCandidate) -> Pin:
         """Pin a measured candidate; a pin of the same name is replaced."""
-        new = Pin.of(measured)
+        return self.add(Pin.of(measured))
+
+    def add(self, new: Pin) -> Pin:
+        """Add a pin; one of the same name is replaced."""
         self.pins = [p for p in self.pins if p.candidate.name != new.candidate.name] + [new]
         return new
 

@@ -14,6 +14,35 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+BROWSER = os.environ.get("TEXTSDC_CHROMIUM")
+"""The browser the reviewer PDF is printed with as the run started (None: found on the PATH)."""
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_pdf_unless_asked():
+    """Bundles the tests write carry no PDF (printing takes a second or two each); the tests of the PDF ask for
+    one with the `with_pdf` fixture."""
+    os.environ["TEXTSDC_CHROMIUM"] = "none"
+    yield
+    if BROWSER is None:
+        os.environ.pop("TEXTSDC_CHROMIUM", None)
+    else:
+        os.environ["TEXTSDC_CHROMIUM"] = BROWSER
+
+
+@pytest.fixture
+def with_pdf(monkeypatch):
+    """The browser that prints the reviewer PDF, as a user's machine would find it; skips without one."""
+    from engine.report.pdf import find_browser
+
+    if BROWSER is None:
+        monkeypatch.delenv("TEXTSDC_CHROMIUM")
+    else:
+        monkeypatch.setenv("TEXTSDC_CHROMIUM", BROWSER)
+    browser = find_browser()
+    if browser is None:
+        pytest.skip("no Chromium on this machine to print the reviewer PDF")
+    return browser
 
 
 @pytest.fixture(scope="session", autouse=True)

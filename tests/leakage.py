@@ -15,12 +15,12 @@ from engine.data.dataset import Dataset
 # Originals of these labels are identifiers wherever they appear; places, dates and products can also be
 # legitimate values of a released structured field, so only the released text is searched for those.
 IDENTIFIER_LABELS = {"HANDLE", "URL", "EMAIL", "PHONE", "PERSON", "DI"}
-ALLOWED_EXTRA_FILES = {"report.html", "manifest.json", "changes.csv", "release.csv", "release.parquet"}
+ALLOWED_EXTRA_FILES = {"report.html", "report.pdf", "manifest.json", "changes.csv", "release.csv", "release.parquet"}
 
 
 def bundle_texts(folder: Path, tables: tuple[str, ...] = ()) -> dict[str, str]:
-    """Every file of the bundle as text: CSV and JSON as they are, Parquet as CSV, the report without the
-    Plotly library it embeds (a third-party script that is the same in every report). ``tables`` are the
+    """Every file of the bundle as text: CSV and JSON as they are, Parquet as CSV, the PDF's pages' text, the
+    report without the Plotly library it embeds (a third-party script that is the same in every report). ``tables`` are the
     release's own tables (`Release.tables`), allowed as ``<name>.csv``."""
     out = {}
     allowed = ALLOWED_EXTRA_FILES | {f"{name}.csv" for name in tables}
@@ -29,12 +29,22 @@ def bundle_texts(folder: Path, tables: tuple[str, ...] = ()) -> dict[str, str]:
         assert path.name in allowed, f"unexpected file {path.name} in the bundle"
         if path.suffix == ".parquet":
             out[path.name] = pq.read_table(path).to_pandas().to_csv(index=False)
+        elif path.suffix == ".pdf":
+            out[path.name] = pdf_text(path)
         elif path.suffix == ".html":
             page = path.read_text(encoding="utf-8")
             out[path.name] = re.sub(r'<script type="text/javascript" id="plotly-js">.*?</script>', "", page, flags=re.S)
         else:
             out[path.name] = path.read_text(encoding="utf-8")
     return out
+
+
+def pdf_text(path: Path) -> str:
+    """The text of every page of a PDF, as a reader would copy it out."""
+    import pypdfium2
+
+    pdf = pypdfium2.PdfDocument(str(path))
+    return "\n".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
 
 
 def _whole(word: str) -> re.Pattern[str]:

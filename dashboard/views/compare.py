@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard import compute, display, session
+from dashboard import compute, display, pins, session, widgets
 from engine.compare import Comparison
 from engine.errors import TextsdcError
 from engine.figures.text import comparison_figure
@@ -33,6 +33,12 @@ def render() -> None:
     dataset = session.page_dataset()
     if dataset is None:
         return
+    _methods_frontier(dataset)
+    pins.panel(dataset)
+
+
+def _methods_frontier(dataset) -> None:
+    """Several methods swept on the loaded data and put on one frontier."""
     st.caption(
         f"Dataset: {display.md_escape(dataset.name)} · {dataset.n_records:,} records · each method swept along its "
         "knob at its default settings, with the same seed, replicates and measures, on one frontier"
@@ -63,7 +69,7 @@ def render() -> None:
     if len(chosen) < 2:
         st.info("Choose at least two methods to compare.")
         return
-    measures = MeasureOptions()
+    measures = MeasureOptions(intruder=widgets.intruder_picker(dataset))
     ready = all(compute.sweep_ready(dataset, m, replicates, seed, {}, measures) for m in chosen)
     started = st.session_state.get(STARTED_KEY) == (dataset.fingerprint, tuple(chosen), replicates, seed)
     if not ready and not started:
@@ -86,6 +92,7 @@ def render() -> None:
         replicates=replicates,
         sweeps=sweeps,
         params={m: compute.protector(m).params() for m in chosen},
+        options=measures.values(),
     )
     pair = session.guarded(comparison.default_pair)
     if pair is None:

@@ -110,7 +110,7 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
             if key_counts
             else None
         )
-    options = MeasureOptions(clusters=clusters, uncertainty_field=noisy)
+    options = MeasureOptions(clusters=clusters, uncertainty_field=noisy, intruder=widgets.intruder_picker(dataset))
     return method, params, options, replicates, seed
 
 
@@ -262,8 +262,10 @@ def _view_at(
     fields: list[str],
     kinds: list[str],
     s_level: float,
+    pair: tuple[str | None, str | None],
 ) -> list[knob_view.Block]:
-    """What the page shows at grid value ``value``: the cards and six tabs of the paper's figures and tables."""
+    """What the page shows at grid value ``value``: the cards, the frontier of the measures ``pair`` and six
+    tabs of the paper's figures and tables."""
     curves = prepared(sweep, ("curves", value), lambda: sweep.uncertainty_curves([value]))  # S only selects
     uncertainty = (
         [knob_view.text("No un-synthesized key count to perturb, so there are no curves.", "caption")]
@@ -278,6 +280,7 @@ def _view_at(
     ]
     return [
         _cards(compute.metrics_at(sweep, value), sweep.replicates),
+        *compute.frontier_blocks(sweep, *pair, value, PREFIX + "frontier"),
         knob_view.tabs(
             {
                 "Distributions": _distribution_blocks(dataset, releases, fields, sweep.replicates),
@@ -318,21 +321,6 @@ def _at_knob(
     with b:
         kinds = st.multiselect("Quantities compared (Estimates)", KINDS, default=KINDS, key=PREFIX + "kinds")
 
-    def build() -> str:
-        def view_at(g: float) -> list[knob_view.Block]:
-            releases = compute.get_replicate_releases(dataset, method, g, seed, sweep.replicates, params, 3)
-            return _view_at(sweep, dataset, fitted, releases, g, fields, kinds, s_level)
-
-        views = knob_view.each_value(sweep.grid, view_at)
-        more = "higher" if sweep.knob.more_privacy == "higher" else "lower"
-        label = f"{sweep.knob.label} ({sweep.knob.symbol}) · log scale · {more} = more privacy"
-        return knob_view.payload(sweep.knob, sweep.grid, views, label=label)
-
-    payload = session.guarded(
-        lambda: prepared(sweep, ("counts-views", tuple(fields), tuple(kinds), s_level), build, persist=True)
-    )
-    if payload is None:
-        return
     risk = (
         "attribute_risk_r5_p5"
         if "attribute_risk_r5_p5" in sweep.metric_ids
@@ -341,6 +329,22 @@ def _at_knob(
     utility = (
         "ci_overlap" if "ci_overlap" in sweep.metric_ids else next(iter(compute.metric_ids(sweep, "utility")), None)
     )
+
+    def build() -> str:
+        def view_at(g: float) -> list[knob_view.Block]:
+            releases = compute.get_replicate_releases(dataset, method, g, seed, sweep.replicates, params, 3)
+            return _view_at(sweep, dataset, fitted, releases, g, fields, kinds, s_level, (risk, utility))
+
+        views = knob_view.each_value(sweep.grid, view_at)
+        more = "higher" if sweep.knob.more_privacy == "higher" else "lower"
+        label = f"{sweep.knob.label} ({sweep.knob.symbol}) · log scale · {more} = more privacy"
+        return knob_view.payload(sweep.knob, sweep.grid, views, label=label)
+
+    payload = session.guarded(
+        lambda: prepared(sweep, ("counts-views", 2, tuple(fields), tuple(kinds), s_level), build, persist=True)
+    )
+    if payload is None:
+        return
     key = f"{PREFIX}knob::{method}::{dataset.fingerprint[:12]}"
     default = compute.nearest_grid_value(sweep.grid, sweep.knob.default)
     session.live_knob(dataset, method, params, options, seed, sweep, payload, key, default, risk, utility)

@@ -1,31 +1,76 @@
-"""Export page: write the release chosen on the Protect page with its manifest and reviewer report."""
+"""Export page: write a pinned candidate's release with its manifest, reviewer report (HTML and PDF) and the
+steward's decision note."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 import streamlit.components.v1 as components
 
-from dashboard import caching, compute, display, exporting, pages, session
+from dashboard import caching, display, exporting, pages, pins, session
 from engine.export.bundle import MANIFEST_JSON, REPORT_HTML, file_sha256
-from engine.export.checks import risk_at_unprotected_level
-from engine.measures.base import metric_info
+from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
+from engine.measures.intruders import intruder
+from engine.project import format_measure
 from engine.protect import METHODS
 
+PIN_KEY = "export_pin"
 
-def _facts(chosen: session.Chosen) -> None:
-    protector = METHODS[chosen.method]
+
+def _facts(dataset, candidate) -> None:
+    protector = METHODS[candidate.method]
     knob = protector.knob
+    changed = ", ".join(f"{k} = {v}" for k, v in sorted(candidate.params.items())) or "defaults"
     rows = [
-        ("Dataset", chosen.dataset),
-        ("Method", f"{protector.title} ({chosen.method})"),
-        ("Knob", f"{knob.label}: {display.knob_text(knob, chosen.knob)}"),
-        ("Seed", str(chosen.seed)),
-        ("Replicates", str(chosen.replicates)),
+        ("Dataset", dataset.name),
+        ("Method", f"{protector.title} ({candidate.method}), {changed}"),
+        ("Knob", f"{knob.label}: {display.knob_text(knob, candidate.knob)}"),
+        ("Seed", str(candidate.seed)),
+        ("Replicates", str(candidate.replicates)),
+        ("Intruder assumed", intruder(candidate.options.get("intruder")).label),
     ]
-    st.dataframe(pd.DataFrame(rows, columns=["", "Chosen"]), hide_index=True, width="content", key="export_facts")
+    st.dataframe(pd.DataFrame(rows, columns=["", "Candidate"]), hide_index=True, width="content", key="export_facts")
+
+
+def _measures(pin) -> None:
+    """The pin's measures as the report will show them: value, interval, unprotected data, better direction."""
+    rows = []
+    for mid, m in pin.metrics.items():
+        if mid.endswith(CONFIDENTIAL_SUFFIX):
+            continue
+        info = metric_info(mid)
+        base = pin.metrics.get(mid + CONFIDENTIAL_SUFFIX, {})
+        rows.append(
+            {
+                "Measure": info.label,
+                "Kind": f"{info.kind}, {info.better_text}",
+                "Value": format_measure(mid, m),
+                "Unprotected data": "—" if base.get("value") is None else info.format(base["value"]),
+            }
+        )
+    order = {info.label: i for i, info in enumerate(METRICS.values())}
+    rows.sort(key=lambda r: order.get(r["Measure"], len(order)))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="export_measures")
+
+
+def _no_pins(dataset) -> None:
+    st.info(
+        "Export writes a pinned candidate with your decision note. Pin one or more candidates under the knob of "
+        "the Protect text, Synthesize fields or Counts and amounts page, then choose one here."
+    )
+    chosen = session.get_choice(dataset)
+    if chosen is not None:
+        candidate = pins.candidate_of(chosen)
+        st.caption(f"The release last shown: {display.md_escape(candidate.describe())}.")
+        if st.button("Pin it", key="export_pin_last", icon=":material/push_pin:"):
+            if session.guarded(lambda: pins.pin(dataset, candidate)) is not None:
+                st.rerun()
+    st.page_link(pages.page("protect"), label="Go to Protect", icon=":material/tune:")
+    st.page_link(pages.page("synthesize"), label="Go to Synthesize fields", icon=":material/casino:")
+    st.page_link(pages.page("counts"), label="Go to Counts and amounts", icon=":material/bar_chart:")
 
 
 def _show_result(exported: dict) -> None:
@@ -68,30 +113,43 @@ def _show_result(exported: dict) -> None:
 def render() -> None:
     """The Export page."""
     st.title("Export")
-    dataset = session.current_dataset()
-    chosen = session.get_choice(dataset)
-    if dataset is None or chosen is None:
-        st.info(
-            "Nothing is chosen yet: pick a method and a knob setting on the Protect, Synthesize fields or "
-            "Counts and amounts page first."
-        )
-        st.page_link(pages.page("protect"), label="Go to Protect", icon=":material/tune:")
-        st.page_link(pages.page("synthesize"), label="Go to Synthesize fields", icon=":material/casino:")
-        st.page_link(pages.page("counts"), label="Go to Counts and amounts", icon=":material/bar_chart:")
+    dataset = session.page_dataset()
+    if dataset is None:
         return
-    _facts(chosen)
-    same = risk_at_unprotected_level(compute.metrics_at(chosen.sweep, chosen.knob))
-    if same:
-        st.warning(
-            "At this setting the risk equals that of the unprotected data on "
-            f"{display.md_escape(', '.join(metric_info(m).label for m in same))}: the release is not protected "
-            "there. The manifest and the report will say so."
-        )
+    project = pins.project(dataset)
+    if not project.pins:
+        _no_pins(dataset)
+        return
+    names = [p.candidate.name for p in project.pins]
+    if st.session_state.get(PIN_KEY) not in names:
+        st.session_state[PIN_KEY] = names[-1]
+    name = st.selectbox("Candidate to export", names, key=PIN_KEY, help="The pins of the Compare page.")
+    pin = project.get(name)
+    candidate = pin.candidate
+    _facts(dataset, candidate)
+    for warning in pin.warnings:
+        st.warning(f"Warning: {display.md_escape(warning)}.")
+    _measures(pin)
+
+    st.subheader("Decision note")
+    others = [n for n in names if n != name]
+    st.caption(
+        "The manifest and the report carry who decided, when, why, and the other pins as the alternatives "
+        "weighed, with their measures and the commands that make each again: "
+        + (", ".join(display.md_escape(n) for n in others) if others else "none pinned")
+        + "."
+    )
+    by = st.text_input("Decided by", key="export_by", persist_state="session", placeholder="name, role")
+    why = st.text_area(
+        "Why this release",
+        key=f"export_why::{name}",
+        placeholder="e.g. the lowest whole-release risk among the pins that keep the classifier's F1 above 0.8",
+    )
     origin = session.current_origin()
-    tag = f"{chosen.fingerprint[:12]}::{chosen.method}::{chosen.knob:g}::{chosen.seed}::{chosen.replicates}"
+    tag = f"{dataset.fingerprint[:12]}::{json.dumps(candidate.to_dict(), sort_keys=True)}"
     out_dir = st.text_input(
         "Output folder",
-        value=exporting.default_export_dir(chosen),
+        value=exporting.default_export_dir(dataset, candidate),
         key=f"export_dir::{tag}",
         help="Created if it does not exist. An earlier bundle in it is replaced whole, only once the new one is "
         "complete; a folder holding other files is refused.",
@@ -102,10 +160,12 @@ def render() -> None:
         value=True,
         key="export_frontier",
         persist_state="session",
-        help="Uses the sweep already computed on the Protect page.",
+        help="Uses the method's sweep, already computed on its page.",
     )
     st.caption("The same release from the command line:")
-    st.code(exporting.replay_command(dataset, origin, chosen, out_dir, with_frontier), language="bash", wrap_lines=True)
+    st.code(
+        exporting.replay_command(dataset, origin, candidate, out_dir, with_frontier), language="bash", wrap_lines=True
+    )
     schema_file = exporting.schema_file_name(dataset, origin)
     if schema_file:
         st.caption(
@@ -121,11 +181,20 @@ def render() -> None:
             key="export_schema",
         )
 
-    if st.button("Export", type="primary", key="export_run"):
+    ready = bool(by.strip() and why.strip())
+    if not ready:
+        st.caption("Say who decided and why to export.")
+    if st.button("Export", type="primary", key="export_run", disabled=not ready):
         progress_area = st.empty()
         result = session.guarded(
-            lambda: exporting.export_chosen(
-                dataset, origin, chosen, out_dir, with_frontier, caching.progress_reporter(progress_area)
+            lambda: exporting.export_pin(
+                dataset,
+                origin,
+                candidate,
+                out_dir,
+                with_frontier,
+                exporting.decision_for(dataset, origin, project, name, by, why),
+                caching.progress_reporter(progress_area),
             ),
             prefix=f"Could not write the export to {out_dir}: ",
         )

@@ -471,8 +471,11 @@ def render() -> None:
                 "This method is deterministic: every replicate is the same release, so it is measured once per setting."
             )
     replicates = compute.effective_replicates(method, replicates)
+    intruder = widgets.intruder_picker(dataset)
     with st.expander("Measure settings"):
-        options = session.guarded(lambda: MeasureOptions.from_values(widgets.option_widgets(TEXT_OPTIONS, dataset)))
+        options = session.guarded(
+            lambda: MeasureOptions.from_values(widgets.option_widgets(TEXT_OPTIONS, dataset) | {"intruder": intruder})
+        )
     if options is None:
         return
 

@@ -123,6 +123,7 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
         topics=topics,
         vendor_keywords=tuple(params.get("vendor_keywords", ())),
         prevalence_level=None if level == "(default)" else level,
+        intruder=widgets.intruder_picker(dataset),
     )
     return method, params, options, replicates, seed
 
@@ -212,9 +213,16 @@ def figures_at(sweep: SweepResult, at: float, choice: PmseChoice | None) -> dict
 
 
 def _view_at(
-    sweep: SweepResult, dataset: Dataset, release: Release, at: float, choice: PmseChoice | None, only_changed: bool
+    sweep: SweepResult,
+    dataset: Dataset,
+    release: Release,
+    at: float,
+    choice: PmseChoice | None,
+    only_changed: bool,
+    pair: tuple[str | None, str | None],
 ) -> list[knob_view.Block]:
-    """What the page shows at grid value ``at``: the cards, the paper's figures and sample records."""
+    """What the page shows at grid value ``at``: the cards, the frontier of the measures ``pair``, the paper's
+    figures and sample records."""
     figures = figures_at(sweep, at, choice)
     metrics = compute.metrics_at(sweep, at)
 
@@ -222,6 +230,7 @@ def _view_at(
         return [knob_view.plot(figures[n], n) for n in names if n in figures]
 
     out = [_cards(metrics, sweep.replicates)]
+    out += compute.frontier_blocks(sweep, *pair, at, "synth_frontier")
     out.append(knob_view.row(charts("synth_complexity"), charts("synth_pmse")))
     out += charts("synth_identification")
     if "synth_identification" not in figures and "identification_probability" in sweep.skipped:
@@ -273,10 +282,17 @@ def _at_knob(
         st.caption(line)
     only_changed = st.toggle("Sample records: only those whose released value differs", key="synth_only_changed")
 
+    risk = next(iter(compute.metric_ids(sweep, "risk")), None)
+    utility = (
+        "topic_content_correlation"
+        if "topic_content_correlation" in sweep.metric_ids
+        else next(iter(compute.metric_ids(sweep, "utility")), None)
+    )
+
     def build() -> str:
         def view_at(g: float) -> list[knob_view.Block]:
             release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
-            return _view_at(sweep, dataset, release, g, choice, only_changed)
+            return _view_at(sweep, dataset, release, g, choice, only_changed, (risk, utility))
 
         views = knob_view.each_value(sweep.grid, view_at)
         more = "higher" if knob.more_privacy == "higher" else "lower"
@@ -284,16 +300,10 @@ def _at_knob(
         return knob_view.payload(knob, sweep.grid, views, label=label)
 
     best = None if choice is None else choice.best
-    payload = session.guarded(lambda: prepared(sweep, ("synthesize-views", best, only_changed), build, persist=True))
+    payload = session.guarded(lambda: prepared(sweep, ("synthesize-views", 2, best, only_changed), build, persist=True))
     if payload is None:
         return
     default = best if best is not None else compute.nearest_grid_value(sweep.grid, knob.default)
-    risk = next(iter(compute.metric_ids(sweep, "risk")), None)
-    utility = (
-        "topic_content_correlation"
-        if "topic_content_correlation" in sweep.metric_ids
-        else next(iter(compute.metric_ids(sweep, "utility")), None)
-    )
     key = knob_key(method, dataset.fingerprint)
     session.live_knob(dataset, method, params, options, seed, sweep, payload, key, default, risk, utility)
 

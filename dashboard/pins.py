@@ -1,0 +1,221 @@
+"""Pinned candidates, the history of candidates looked at, and the session file, in the dashboard: one
+`engine.project.Project` per browser tab, for the dataset in use. Pins are measured from the page's sweep
+(the numbers the page showed); the session file reopens them, and "Check the numbers" measures them again."""
+
+from __future__ import annotations
+
+import functools
+
+import streamlit as st
+
+from dashboard import caching, compute, display, exporting, session
+from dashboard.loading import Origin, load_source
+from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table
+from engine.data.dataset import Dataset
+from engine.export.checks import release_warnings
+from engine.measures.options import MeasureOptions
+from engine.project import Pin, Project, differences
+from engine.protect import METHODS
+from engine.sweep import metrics_with_intervals
+
+PROJECT = "pins_project"
+HISTORY_AT = "pins_history_at"
+DIFF_SHOWN = 50
+
+
+def project(dataset: Dataset) -> Project:
+    """The session of the dataset in use (a new one when the dataset changed)."""
+    p = st.session_state.get(PROJECT)
+    if p is None or p.fingerprint != dataset.fingerprint:
+        origin = session.current_origin()
+        p = Project(
+            data=origin.data if origin is not None else dataset.name,
+            fingerprint=dataset.fingerprint,
+            schema=exporting.schema_file_name(dataset, origin),
+            encoding=origin.encoding if origin is not None and origin.encoding not in (None, "", "utf-8") else None,
+        )
+        st.session_state[PROJECT] = p
+    return p
+
+
+def candidate_of(chosen: session.Chosen, name: str = "") -> Candidate:
+    """The candidate a page's choice names (its name by default "method at knob")."""
+    knob = METHODS[chosen.method].knob
+    options = (chosen.options or MeasureOptions()).values()
+    return Candidate(
+        name or f"{chosen.method} at {display.knob_text(knob, chosen.knob)}",
+        chosen.method,
+        float(chosen.knob),
+        seed=int(chosen.seed),
+        replicates=int(chosen.replicates),
+        params=dict(chosen.params),
+        options={k: v for k, v in options.items() if v is not None},
+    )
+
+
+def pin(dataset: Dataset, candidate: Candidate) -> Pin:
+    """Pin ``candidate`` with the numbers of its method's sweep at its knob value (swept now if needed)."""
+    options = candidate.measure_options()
+    sweep = compute.get_sweep(
+        dataset, candidate.method, candidate.replicates, candidate.seed, params=dict(candidate.params), options=options
+    )
+    value = compute.nearest_grid_value(sweep.grid, candidate.knob)
+    metrics = metrics_with_intervals(sweep, value)
+    release = compute.get_release(
+        dataset, candidate.method, value, candidate.seed, sweep.replicates, dict(candidate.params)
+    )
+    new = Pin(candidate, metrics_table(metrics), release_warnings(dataset, release, metrics))
+    project(dataset).add(new)
+    return new
+
+
+def pin_control(dataset: Dataset, chosen: session.Chosen) -> None:
+    """Under a page's knob: pin the release it shows, by a name the steward gives."""
+    suggested = candidate_of(chosen).name
+    c_name, c_button = st.columns([3, 1], vertical_alignment="bottom")
+    name = c_name.text_input(
+        "Pin as",
+        key=f"pin_name::{chosen.method}",
+        placeholder=suggested,
+        help="Keep this release aside as a candidate: the Compare page lists the pins side by side and diffs "
+        "them, the Export page exports one with your decision note.",
+    )
+    if c_button.button("Pin this candidate", key=f"pin_button::{chosen.method}", icon=":material/push_pin:"):
+        done = session.guarded(lambda: pin(dataset, candidate_of(chosen, name.strip() or suggested)))
+        if done is not None:
+            st.toast(f"Pinned '{done.candidate.name}' ({len(project(dataset).pins)} pinned)")
+
+
+def look_at(dataset: Dataset, chosen: session.Chosen) -> None:
+    """Record the release a page shows in the history (not twice in a row)."""
+    project(dataset).look_at(candidate_of(chosen))
+
+
+def panel(dataset: Dataset) -> None:
+    """The Compare page's candidates: pins side by side, unpinning, a diff of two, history, session file."""
+    p = project(dataset)
+    st.header("Pinned candidates")
+    if not p.pins:
+        st.info(
+            "No candidate is pinned yet. On a method page, move the knob to a release worth keeping and press "
+            "“Pin this candidate” under it; pins from several methods are compared here."
+        )
+    else:
+        st.dataframe(p.table(), hide_index=True, key="pins_table")
+        st.caption(
+            "Each measure with its 95% interval over the replicates, where they differ; the unprotected data's "
+            "values and what each measure means are in the Export page's report."
+        )
+        c_which, c_unpin = st.columns([3, 1], vertical_alignment="bottom")
+        names = [q.candidate.name for q in p.pins]
+        gone = c_which.selectbox("Pin", names, key="pins_unpin_which")
+        if c_unpin.button("Unpin", key="pins_unpin"):
+            p.unpin(gone)
+            st.rerun()
+    if len(p.pins) >= 2:
+        _diff(dataset, p)
+    _history(dataset, p)
+    _session_file(dataset, p)
+
+
+def _diff(dataset: Dataset, p: Project) -> None:
+    st.subheader("What differs between two pins")
+    names = [q.candidate.name for q in p.pins]
+    c_a, c_b = st.columns(2)
+    a = c_a.selectbox("First", names, index=0, key="pins_diff_a")
+    b = c_b.selectbox("Second", names, index=1, key="pins_diff_b")
+    if a == b:
+        st.caption("Choose two different pins.")
+        return
+    releases = []
+    for name in (a, b):
+        c = p.get(name).candidate
+        release = session.guarded(
+            functools.partial(compute.get_release, dataset, c.method, c.knob, c.seed, c.replicates, dict(c.params))
+        )
+        if release is None:
+            return
+        releases.append(release)
+    diff = diff_releases(releases[0], releases[1], text_column=dataset.schema.text, names=(a, b), limit=DIFF_SHOWN)
+    st.markdown(
+        f"**{diff.differing_records:,}** of {diff.n_records:,} records differ between "
+        f"*{display.md_escape(a)}* and *{display.md_escape(b)}*."
+    )
+    st.dataframe(diff.counts, hide_index=True, key="pins_diff_counts")
+    if len(diff.records):
+        st.dataframe(diff.records, hide_index=True, key="pins_diff_records")
+        st.caption(f"The first {len(diff.records):,} differing values, as each release shows them.")
+
+
+def _history(dataset: Dataset, p: Project) -> None:
+    st.subheader("History")
+    if not p.history:
+        st.caption("The releases you look at on the method pages are listed here.")
+        return
+    at = min(st.session_state.get(HISTORY_AT, len(p.history) - 1), len(p.history) - 1)
+    c_back, c_where, c_forward = st.columns([1, 4, 1], vertical_alignment="center")
+    if c_back.button("← Back", key="pins_back", disabled=at == 0):
+        at -= 1
+    if c_forward.button("Forward →", key="pins_forward", disabled=at >= len(p.history) - 1):
+        at += 1
+    st.session_state[HISTORY_AT] = at
+    shown = p.history[at]
+    c_where.markdown(f"{at + 1} of {len(p.history)}: {display.md_escape(shown.describe())}")
+    if st.button("Pin this one", key="pins_history_pin"):
+        done = session.guarded(lambda: pin(dataset, shown))
+        if done is not None:
+            st.toast(f"Pinned '{done.candidate.name}'")
+            st.rerun()
+
+
+def _session_file(dataset: Dataset, p: Project) -> None:
+    st.subheader("Session file")
+    st.caption(
+        "Saves the data's name and fingerprint, the pins with their numbers and the history; no confidential "
+        "value. `textsdc session FILE --check` measures the pins again from the command line."
+    )
+    c_path, c_save = st.columns([3, 1], vertical_alignment="bottom")
+    path = c_path.text_input("File", value=f"./{dataset.name}.textsdc.json", key="pins_session_path")
+    if c_save.button("Save", key="pins_save"):
+        written = session.guarded(lambda: p.save(path))
+        if written is not None:
+            st.success(f"Saved {len(p.pins)} pin(s) to {display.md_escape(written.resolve())}")
+    c_open, c_open_button = st.columns([3, 1], vertical_alignment="bottom")
+    other = c_open.text_input("Open a session file", key="pins_open_path")
+    if c_open_button.button("Open", key="pins_open") and other.strip():
+        opened = session.guarded(lambda: open_session(other.strip()))
+        if opened is not None:
+            st.rerun()
+    if p.pins and st.button("Check the numbers", key="pins_check", help="Measure every pin again and compare"):
+        found = []
+        area = st.empty()
+        for q in p.pins:
+            measured = session.guarded(
+                functools.partial(measure_candidate, dataset, q.candidate, caching.progress_reporter(area))
+            )
+            if measured is None:
+                return
+            found += [f"{q.candidate.name}: {d}" for d in differences(q.metrics, metrics_table(measured.metrics))]
+        area.empty()
+        if found:
+            st.error("Numbers that differ:\n\n" + "\n".join(f"- {display.md_escape(f)}" for f in found))
+        else:
+            st.success(f"Every pin's numbers are reproduced ({len(p.pins)} pin(s)).")
+
+
+def open_session(path: str) -> Project:
+    """Open a session file: its data becomes the dataset in use and its pins and history this tab's."""
+    opened = Project.load(path)
+    dataset, origin = load_source(opened.data) if opened.schema is None else _with_schema(opened)
+    opened.check_dataset(dataset.fingerprint)
+    session.use_dataset(dataset, origin)
+    st.session_state[PROJECT] = opened
+    st.session_state.pop(HISTORY_AT, None)
+    return opened
+
+
+def _with_schema(opened: Project) -> tuple[Dataset, Origin]:
+    from engine.data.load import load_dataset
+
+    dataset = load_dataset(opened.data, opened.schema, encoding=opened.encoding)
+    return dataset, Origin("file", opened.data, opened.encoding, custom_schema=True)
