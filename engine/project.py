@@ -169,7 +169,10 @@ class Project:
             d = json.loads(p.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise DataError(f"{p} is not a session file (JSON): {e}") from None
-        return cls.from_dict(d, str(p))
+        project = cls.from_dict(d, str(p))
+        project.data = _beside(project.data, p.parent, demo_ok=True)
+        project.schema = None if project.schema is None else _beside(project.schema, p.parent)
+        return project
 
     def check_dataset(self, fingerprint: str) -> None:
         """DataError unless the data now opened is the one the session was made on."""
@@ -178,6 +181,17 @@ class Project:
                 f"the data at {self.data} is not the data this session was made on (fingerprint {fingerprint[:12]} "
                 f"now, {self.fingerprint[:12]} when saved): its numbers would not be reproduced"
             )
+
+
+def _beside(name: str, folder: Path, demo_ok: bool = False) -> str:
+    """``name`` as recorded, or the file of that name beside the session file when the recorded one is not found
+    from here (a session moved with its data, or opened from another folder)."""
+    from engine.data.demos import is_demo
+
+    if (demo_ok and is_demo(name)) or Path(name).expanduser().exists() or Path(name).is_absolute():
+        return name
+    near = folder / name
+    return str(near) if near.exists() else name
 
 
 def session_path(path: str | Path) -> Path:

@@ -90,6 +90,7 @@ def dashboard(playwright_api, tmp_path):
     port = free_port()
     log = tmp_path / "streamlit.log"
     env = dict(os.environ)
+    env.pop("TEXTSDC_CHROMIUM", None)  # the reviewer PDF printed as on a user's machine
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     textsdc = Path(sys.executable).parent / "textsdc"
     # From another folder than the project's: `textsdc dashboard` passes every privacy setting itself.
@@ -186,3 +187,67 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             assert len(requested) > 10
         finally:
             browser.close()
+
+
+def test_pin_three_diff_two_and_export_one_with_a_decision(playwright_api, dashboard, tmp_path):
+    """The steward's decision in a real browser: pin three redaction levels, diff two on the Compare page,
+    export one with a decision note; the bundle's PDF report renders with its figures."""
+    sync_api, executable = playwright_api
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page.goto(dashboard)
+            expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Protect").click()
+            view = page.frame_locator('iframe[title*="knob_view"]')
+            caption = view.locator("#caption")
+            expect(caption).to_have_text("Current knob: level = 1", timeout=SWEEP_TIMEOUT_MS)
+            slider = view.get_by_role("slider")
+            pin = page.get_by_role("button", name="Pin this candidate")
+            for level in (1, 2, 3):
+                if level > 1:
+                    slider.focus()
+                    slider.press("ArrowRight")
+                    expect(caption).to_have_text(f"Current knob: level = {level}", timeout=MOVE_TIMEOUT_MS)
+                    expect(page.locator("a", has_text="Export the release at")).to_contain_text(
+                        f"level = {level}", timeout=MOVE_TIMEOUT_MS
+                    )
+                pin.click()
+                expect(page.get_by_text(f"Pinned 'redact at level = {level}'")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Compare").click()
+            expect(page.get_by_role("heading", name="Pinned candidates")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            expect(page.get_by_text("records differ between")).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
+            assert not page.locator('[data-testid="stException"]').count()
+            page.screenshot(path=str(tmp_path / "compare.png"), full_page=True)
+
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Export").click()
+            expect(page.get_by_text("Candidate to export")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.get_by_label("Decided by").fill("A. Steward, data office")
+            page.get_by_label("Decided by").press("Enter")
+            page.get_by_label("Why this release").fill("level 2 removes the names and keeps the words")
+            page.get_by_label("Why this release").press("Control+Enter")
+            page.get_by_label("Output folder").fill(str(tmp_path / "bundle"))
+            page.get_by_label("Output folder").press("Enter")
+            page.get_by_role("button", name="Export", exact=True).click()
+            expect(page.get_by_text("Wrote ")).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
+            assert not page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()
+
+    import json
+
+    bundle = tmp_path / "bundle"
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    decision = manifest["decision"]
+    assert decision["by"] == "A. Steward, data office" and decision["chosen"] == "redact at level = 3"
+    assert [a["name"] for a in decision["alternatives"]] == ["redact at level = 1", "redact at level = 2"]
+    pdfium = pytest.importorskip("pypdfium2")
+    pdf = pdfium.PdfDocument(str(bundle / "report.pdf"))
+    assert len(pdf) >= 2
+    text = "".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
+    assert "Candidates weighed" in text and "Risk and utility across the knob" in text
+    for i in range(len(pdf)):
+        pdf[i].render(scale=1).to_pil().save(tmp_path / f"report-page-{i + 1}.png")

@@ -416,7 +416,15 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
     sweep = chosen.sweep
     assert sweep.knob.symbol == "λ" and chosen.knob == 1.0 and len(sweep.grid) == 8
     cards = view_cards(at)
-    assert set(cards) == {"AR (±5, ±5%)", "EMR", "FMR", "Up", "Interval overlap"}, cards
+    assert set(cards) == {
+        "Attribute risk AR (±5, ±5%)",
+        "Expected matches EMR",
+        "False matches FMR",
+        "Propensity utility Up",
+        "Interval overlap",
+    }, cards
+    assert cards["False matches FMR"]["note"] == "Risk · higher is better"  # which direction is better, said
+    assert cards["Expected matches EMR"]["note"] == "Risk · lower is better"
     assert all("e+" not in c["value"] for c in cards.values())  # large values with separators, never exponents
     charts = view_plots(at)
     assert {

@@ -204,3 +204,25 @@ def test_the_reviewer_pdf_prints_every_page_with_its_figures(pinned, capsys, tmp
     print_pdf(out / "report.html", copy, with_pdf)
     assert copy.read_bytes() == (out / "report.pdf").read_bytes()
     shutil.rmtree(out)
+
+
+def test_the_attack_section_shows_the_identified_and_the_closest_misses():
+    from engine.report.samples import attack_targets
+
+    rows = [
+        # target, candidate, score, is_true, credit: "ann" identified; "bob" missed by 0.1; "cat" missed by 0.6;
+        # "dan" no evidence at all; "abe" missed by 0.5 (alphabetically first, not the closest)
+        ("ann", "ann", 0.9, True, 1.0),
+        ("bob", "zed", 0.5, False, 0.0),
+        ("bob", "bob", 0.4, True, 0.0),
+        ("cat", "yan", 0.8, False, 0.0),
+        ("cat", "cat", 0.2, True, 0.0),
+        ("dan", "dan", 0.0, True, 0.0),
+        ("abe", "xia", 0.5, False, 0.0),
+        ("abe", "abe", 0.0, True, 0.0),
+    ]
+    import pandas as pd
+
+    detail = pd.DataFrame(rows, columns=["target", "candidate", "score", "is_true", "credit"])
+    assert attack_targets(detail, 4) == ["ann", "bob", "abe", "cat"]
+    assert attack_targets(detail, 6)[-1] == "dan"

@@ -35,12 +35,13 @@ from engine.protect import METHODS
 from engine.report.bayes_counts import combined_intervals, confidential_intervals, risk_rows
 from engine.results import SweepResult
 
-# The cards, with the paper's short names (the full meaning is in each card's help).
+# The cards, named in words with the paper's short name after; each says whether it is a risk or a utility
+# and which direction is better (the full meaning is in its help).
 CARDS = {
-    "attribute_risk_r5_p5": "AR (±5, ±5%)",
-    "emr": "EMR",
-    "fmr": "FMR",
-    "propensity_up": "Up",
+    "attribute_risk_r5_p5": "Attribute risk AR (±5, ±5%)",
+    "emr": "Expected matches EMR",
+    "fmr": "False matches FMR",
+    "propensity_up": "Propensity utility Up",
     "ci_overlap": "Interval overlap",
 }
 PREFIX = "counts_"
@@ -119,14 +120,18 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
     for mid in [m for m in CARDS if m in metrics]:
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
-        delta = None if base is None or math.isnan(base.value) else f"unprotected: {_fmt(base.value)}"
+        delta, tone = None, "off"
+        if base is not None and not math.isnan(base.value):
+            delta = f"unprotected: {_fmt(base.value)}"
+            tone = "off" if math.isnan(m.value) else display.delta_tone(info.better, m.value, base.value)
         interval = (
             f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
             if replicates > 1
             else "One synthetic dataset per setting"
         )
         help_text = f"{info.label}: {info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
-        items.append(knob_view.card(CARDS[mid], _fmt(m.value), delta, "off", help=help_text))
+        note = f"{info.kind.capitalize()} · {info.better_text}"
+        items.append(knob_view.card(CARDS[mid], _fmt(m.value), delta, tone, note=note, help=help_text))
     return knob_view.cards(items)
 
 

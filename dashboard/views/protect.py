@@ -15,12 +15,13 @@ import streamlit as st
 from dashboard import compute, display, knob_view, loading, session, widgets
 from dashboard.prepared import prepared
 from dashboard.views import gold_check
+from engine.compare import Comparison
 from engine.data.dataset import Dataset
 from engine.figures.text import (
     attack_bars_figure,
+    comparison_figure,
     cosine_by_author_figure,
     frontier_figure,
-    methods_frontier_figure,
     metric_along_knob_figure,
 )
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
@@ -320,12 +321,23 @@ def _compare_methods(
         if not st.button("Compare the methods", key=f"{key}::go"):
             return
         st.session_state[key] = True
-    sweeps = []
+    sweeps = {}
     for m, p in settings:
         sweep = compute.sweep_with_progress(dataset, m, replicates, seed, p, options)
         if sweep is not None:
-            sweeps.append((METHODS[m].title, sweep))
-    st.plotly_chart(methods_frontier_figure(sweeps, risk, utility), key="methods_frontier")
+            sweeps[m] = sweep
+    comparison = Comparison(
+        dataset=dataset.name,
+        fingerprint=dataset.fingerprint,
+        seed=seed,
+        replicates=replicates,
+        sweeps=sweeps,
+        params={m: compute.protector(m, p).params() for m, p in settings if m in sweeps},
+        options=options.values(),
+    )
+    figure = session.guarded(lambda: comparison_figure(comparison, risk, utility))
+    if figure is not None:
+        st.plotly_chart(figure, key="methods_frontier")
     st.caption(
         f"Same data, measures, replicates (M = {replicates}) and seed for every method; "
         f"the method in use with the settings above, the others with their defaults."

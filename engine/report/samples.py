@@ -58,16 +58,24 @@ def changed_records(dataset: Dataset, release: Release, records: Sequence[int]) 
 
 
 def attack_targets(detail: pd.DataFrame | None, n: int = ATTACK_TARGETS) -> list[str]:
-    """Up to ``n`` attack targets to draw first: about half identified, the rest missed.
+    """Up to ``n`` attack targets to draw first: about half identified, the rest the closest misses.
 
-    Identified targets with the most credit come first; missed ones where the intruder guessed someone else
-    (a tall wrong bar) before those with no evidence at all.
+    Identified targets with the most credit come first; then the missed targets whose true author scored
+    closest to the intruder's guess (the smallest gap between the top score and the true author's), a
+    target with no evidence at all (every score 0) last.
     """
     if detail is None or detail.empty:
         return []
-    per = detail.groupby("target", sort=True).agg(credit=("credit", "max"), top=("score", "max")).reset_index()
+    true_score = detail[detail["is_true"].astype(bool)].groupby("target")["score"].max()
+    per = detail.groupby("target", sort=True).agg(credit=("credit", "max"), top=("score", "max"))
+    per["true"] = true_score.reindex(per.index).fillna(0.0)
+    per["gap"] = per["top"] - per["true"]
+    per["no_evidence"] = per["top"] <= 0
+    per = per.reset_index()
     hit = per[per["credit"] > 0].sort_values(["credit", "top", "target"], ascending=[False, False, True])
-    miss = per[per["credit"] <= 0].sort_values(["top", "target"], ascending=[False, True])
+    miss = per[per["credit"] <= 0].sort_values(
+        ["no_evidence", "gap", "true", "target"], ascending=[True, True, False, True]
+    )
     hits, misses = list(hit["target"]), list(miss["target"])
     chosen = hits[: n // 2] + misses[: n - min(len(hits), n // 2)]
     chosen += [t for t in hits if t not in chosen][: n - len(chosen)]

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from engine.data.dataset import Dataset
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
@@ -41,6 +42,10 @@ from engine.text.features import StyleFeatures, stylometric_features
 
 METRIC_ID = "release_identification_probability"
 MAX_TARGETS = 2000
+"""Targets without texts: records drawn at random beyond this many (the note says so)."""
+MAX_INTRUDER_TEXTS = 300
+"""The intruder's texts used at most (drawn at random beyond this many; the note says so): each costs a pass
+over the released texts for every release whose texts change."""
 _CELLS = 4_000_000  # pairs × records held at once
 
 
@@ -54,18 +59,19 @@ def known_fields(dataset: Dataset, preset: Intruder) -> list[str]:
 
 @dataclass
 class ReleaseIntruder:
-    """The intruder's side, prepared once per dataset: her targets, what she knows of each, and the text
-    distances of the confidential texts (reused for every record a release leaves as it was)."""
+    """The intruder's side, prepared once per dataset: her targets, what she knows of each target record, and
+    the text distances of the confidential texts (reused for every record a release leaves as it was)."""
 
     pairs: pd.DataFrame  # external (−1 without texts), record, target
-    categorical: dict[str, np.ndarray]  # field → the known value of each pair, as text
-    numeric: dict[str, np.ndarray]  # field → the known value of each pair
+    records: np.ndarray  # the distinct target records, ascending
+    categorical: dict[str, np.ndarray]  # field → the known value of each target record, as text
+    numeric: dict[str, np.ndarray]  # field → the known value of each target record
     tolerance: float
-    authors: np.ndarray | None  # who wrote each record (per-author mass); None: each record is its own author
+    authors: np.ndarray  # an author code per released record (each record its own without an author column)
     original_texts: np.ndarray | None = None  # the confidential texts (None without texts)
     vocabulary: list[str] | None = None
     intruder_features: StyleFeatures | None = None
-    similarity: np.ndarray | None = None  # external texts × records, 1/d of the confidential texts
+    similarity: np.ndarray | None = None  # intruder texts × records, 1/d of the confidential texts
 
     @classmethod
     def prepare(
@@ -97,13 +103,23 @@ class ReleaseIntruder:
                 "the chosen intruder has nothing to link with on this data: no other texts by the authors and "
                 "no field values she knows (choose an intruder who knows fields, or give key fields)"
             )
+        rng = np.random.default_rng(seed)
         if has_texts:
             assert author is not None and external is not None
-            authors = frame[author].astype(str).to_numpy(dtype=object)
-            ext_authors = external[author].astype(str).tolist()
+            external = external.reset_index(drop=True)
+            if len(external) > MAX_INTRUDER_TEXTS:
+                keep = np.sort(rng.choice(len(external), MAX_INTRUDER_TEXTS, replace=False))
+                notes.append(
+                    f"She holds {MAX_INTRUDER_TEXTS:,} of the {len(external):,} external texts, drawn at random "
+                    f"(seed {seed})."
+                )
+                external = external.iloc[keep].reset_index(drop=True)
+            authors = pd.factorize(frame[author].astype(str))[0]
+            names = frame[author].astype(str).to_numpy(dtype=object)
             by_author: dict[str, list[int]] = {}
-            for i, a in enumerate(authors):
+            for i, a in enumerate(names):
                 by_author.setdefault(a, []).append(i)
+            ext_authors = external[author].astype(str).tolist()
             rows = [(z, i, a) for z, a in enumerate(ext_authors) for i in by_author.get(a, [])]
             if not rows:
                 raise NotApplicable("none of the intruder's external authors appears in the data")
@@ -111,33 +127,33 @@ class ReleaseIntruder:
         else:
             records = np.arange(len(frame))
             if len(records) > MAX_TARGETS:
-                records = np.sort(np.random.default_rng(seed).choice(records, MAX_TARGETS, replace=False))
+                records = np.sort(rng.choice(records, MAX_TARGETS, replace=False))
                 notes.append(f"Targets: {MAX_TARGETS:,} records drawn at random (seed {seed}) of {len(frame):,}.")
-            authors = None
+            authors = np.arange(len(frame))
             pairs = pd.DataFrame({"external": -1, "record": records, "target": records.astype(str)})
-        records = pairs["record"].to_numpy()
+        targets = np.unique(pairs["record"].to_numpy())
         categorical = {
-            f: frame[f].astype(str).to_numpy(dtype=object)[records]
+            f: frame[f].astype(str).to_numpy(dtype=object)[targets]
             for f in fields
             if schema.field(f).kind == "categorical"
         }
         numeric = {
-            f: pd.to_numeric(frame[f], errors="coerce").to_numpy(dtype=float)[records]
+            f: pd.to_numeric(frame[f], errors="coerce").to_numpy(dtype=float)[targets]
             for f in fields
             if schema.field(f).kind != "categorical"
         }
-        intruder_side = cls(pairs, categorical, numeric, preset.tolerance, authors)
+        side = cls(pairs, targets, categorical, numeric, preset.tolerance, np.asarray(authors))
         if has_texts:
             assert external is not None
             texts = dataset.texts.astype(str).to_numpy(dtype=object)
             ext_texts = external[schema.text].astype(str).tolist()
-            intruder_side.original_texts = texts
-            intruder_side.vocabulary = [*texts, *ext_texts]
-            intruder_side.intruder_features = stylometric_features(ext_texts, intruder_side.vocabulary)
-            released = stylometric_features(list(texts), intruder_side.vocabulary)
-            distance = standardized_l1_distances(released, intruder_side.intruder_features, progress)
-            intruder_side.similarity = 1.0 / np.maximum(distance, MIN_DISTANCE)
-        return intruder_side, " ".join(notes)
+            side.original_texts = texts
+            side.vocabulary = [*texts, *ext_texts]
+            side.intruder_features = stylometric_features(ext_texts, side.vocabulary)
+            released = stylometric_features(list(texts), side.vocabulary)
+            distance = standardized_l1_distances(released, side.intruder_features, progress)
+            side.similarity = 1.0 / np.maximum(distance, MIN_DISTANCE)
+        return side, " ".join(notes)
 
     def release_similarity(self, texts: np.ndarray) -> np.ndarray | None:
         """1/d of Eq. 8 between every intruder text and every released text; only the columns of texts that
@@ -153,55 +169,85 @@ class ReleaseIntruder:
         out[:, changed] = 1.0 / np.maximum(standardized_l1_distances(features, self.intruder_features), MIN_DISTANCE)
         return out
 
-    def evaluate(self, released: pd.DataFrame, text_column: str) -> MetricResult:
-        """The whole-release identification probability of one release (laid out like the dataset)."""
-        data = released.reset_index(drop=True)
-        similarity = self.release_similarity(data[text_column].astype(str).to_numpy(dtype=object))
+    def first_stage(self, data: pd.DataFrame) -> sparse.csr_matrix | None:
+        """Eq. 7 generalized: for every target record (rows, `records`' order) the released records whose values
+        agree with what the intruder knows of it; None when she knows no field (every record is kept)."""
+        if not self.categorical and not self.numeric:
+            return None
         n = len(data)
         codes = {}
         for f, known in self.categorical.items():
-            got, levels = pd.factorize(pd.Series(np.concatenate([data[f].astype(str).to_numpy(dtype=object), known])))
-            codes[f] = (got[:n], got[n:])
-            del levels
+            both = pd.factorize(pd.Series(np.concatenate([data[f].astype(str).to_numpy(dtype=object), known])))[0]
+            codes[f] = (both[:n], both[n:])
         values = {
             f: (pd.to_numeric(data[f], errors="coerce").to_numpy(dtype=float), k) for f, k in self.numeric.items()
         }
-        author_codes = None
-        if self.authors is not None:
-            author_codes, _ = pd.factorize(pd.Series(self.authors))
-        ext = self.pairs["external"].to_numpy()
-        rec = self.pairs["record"].to_numpy()
-        prob = np.zeros(len(rec))
-        author_prob = np.zeros(len(rec))
-        matches = np.zeros(len(rec), dtype=np.int64)
-        kept = np.zeros(len(rec), dtype=bool)
+        blocks = []
         step = max(1, _CELLS // max(n, 1))
-        for start in range(0, len(rec), step):
+        for start in range(0, len(self.records), step):
             rows = slice(start, start + step)
-            match = np.ones((len(rec[rows]), n), dtype=bool)
+            match = np.ones((len(self.records[rows]), n), dtype=bool)
             for released_codes, known_codes in codes.values():
                 match &= released_codes[None, :] == known_codes[rows, None]
             for released_values, known_values in values.values():
                 k = known_values[rows, None]
                 close = np.abs(released_values[None, :] - k) <= self.tolerance * np.abs(k)
                 match &= close | (np.isnan(released_values)[None, :] & np.isnan(k))
-            weights = match * similarity[ext[rows]] if similarity is not None else match.astype(float)
-            total = weights.sum(axis=1)
-            safe = np.where(total > 0, total, 1.0)
-            local = np.arange(len(rec[rows]))
-            prob[rows] = weights[local, rec[rows]] / safe
-            if author_codes is not None:
-                own = author_codes[None, :] == author_codes[rec[rows]][:, None]
-                author_prob[rows] = (weights * own).sum(axis=1) / safe
+            blocks.append(sparse.csr_matrix(match))
+        return sparse.vstack(blocks, format="csr")
+
+    def evaluate(self, released: pd.DataFrame, text_column: str) -> MetricResult:
+        """The whole-release identification probability of one release (laid out like the dataset).
+
+        With S the similarities (intruder texts × released records, all 1 without texts) and M the first stage
+        (target records × released records, all 1 when no field is known), a pair (z, i) gets
+
+            probability        = M[i, i] S[z, i] / Σ_j M[i, j] S[z, j]
+            author_probability = Σ_{j by i's author} M[i, j] S[z, j] / Σ_j M[i, j] S[z, j]
+
+        computed without a pairs × records matrix: the denominators as M Sᵀ, the author mass over the author's
+        own records only.
+        """
+        data = released.reset_index(drop=True)
+        n = len(data)
+        similarity = self.release_similarity(data[text_column].astype(str).to_numpy(dtype=object))
+        match = self.first_stage(data)
+        ext = self.pairs["external"].to_numpy()
+        rec = self.pairs["record"].to_numpy()
+        row = np.searchsorted(self.records, rec)  # each pair's target record among `records`
+        if match is None:
+            matches = np.full(len(self.records), n)
+            kept = np.ones(len(self.records), dtype=bool)
+            if similarity is None:
+                denominator = np.full(len(rec), float(n))
             else:
-                author_prob[rows] = prob[rows]
-            matches[rows] = match.sum(axis=1)
-            kept[rows] = match[local, rec[rows]]
+                denominator = similarity.sum(axis=1)[ext]
+        else:
+            matches = np.asarray(match.sum(axis=1)).ravel()
+            kept = np.asarray(match[np.arange(len(self.records)), self.records]).ravel() > 0
+            if similarity is None:
+                denominator = matches[row].astype(float)
+            else:
+                denominator = np.asarray(match @ similarity.T)[row, ext]  # (target records × intruder texts)
+        own_weight = kept[row] * (1.0 if similarity is None else similarity[ext, rec])
+        # The author mass: the same first stage, over the released records of the pair's author only.
+        members = pd.Series(np.arange(n)).groupby(self.authors).apply(np.asarray)
+        group = members.loc[self.authors[rec]].to_numpy()
+        lengths = np.fromiter((len(g) for g in group), dtype=np.int64, count=len(group))
+        js = np.concatenate(group) if len(group) else np.zeros(0, dtype=np.int64)
+        at = np.repeat(np.arange(len(rec)), lengths)
+        weight = np.ones(len(js)) if match is None else np.asarray(match[row[at], js]).ravel()
+        if similarity is not None:
+            weight = weight * similarity[ext[at], js]
+        author_mass = np.bincount(at, weights=weight, minlength=len(rec))
+        safe = np.where(denominator > 0, denominator, 1.0)
+        prob = np.where(denominator > 0, own_weight / safe, 0.0)
+        author_prob = np.where(denominator > 0, author_mass / safe, 0.0)
         detail = self.pairs.assign(
             probability=prob,
             author_probability=np.clip(author_prob, prob, 1.0),
-            first_stage_matches=matches,
-            matched=kept,
+            first_stage_matches=matches[row],
+            matched=kept[row],
         )
         return MetricResult(METRIC_ID, float(by_target(detail).mean()), detail=detail)
 

@@ -191,7 +191,10 @@ class ClassifierF1Ratio(Measure):
         counts = np.bincount(labels[rows])
         if (counts > 0).sum() < 2:
             raise NotApplicable(f"the target {self.target} takes a single value")
-        stratify = labels[rows] if counts[counts > 0].min() >= 2 else None
+        classes = int((counts > 0).sum())
+        held_out = int(np.ceil(HELD_OUT * len(rows)))
+        feasible = counts[counts > 0].min() >= 2 and min(held_out, len(rows) - held_out) >= classes
+        stratify = labels[rows] if feasible else None  # too few records to stratify: a plain random split
         self.train, self.test = train_test_split(
             rows, test_size=HELD_OUT, random_state=context.options.seed, stratify=stratify
         )
