@@ -29,6 +29,7 @@ from dashboard.display import md_escape
 from dashboard.prepared import persist_as, prepared
 from dashboard.session import guarded, page_dataset
 from engine.cache import fit_cached, sweep_cached, sweep_name
+from engine.compare import Comparison
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.measures.base import MetricResult, metric_info
@@ -273,6 +274,31 @@ def metric_ids(sweep: SweepResult, kind: str) -> list[str]:
 
 def _frontier(sweep: SweepResult, risk: str, utility: str) -> pd.DataFrame:
     return frontier(sweep.summary, risk, utility, sweep.baseline_value(risk))
+
+
+def comparison(
+    dataset: Dataset, settings: list[tuple[str, dict]], replicates: int, seed: int, options: MeasureOptions
+) -> Comparison:
+    """The sweeps of several (method, parameters) with one seed, M and measure settings, each with its progress
+    bar (the pages' own sweeps, shared with them), as one `engine.compare.Comparison`; a method whose sweep
+    fails says why in place and is left out."""
+    sweeps, params = {}, {}
+    which = st.empty()
+    for i, (m, p) in enumerate(settings, 1):
+        which.caption(f"Method {i} of {len(settings)}: {md_escape(METHODS[m].title)}")
+        sweep = sweep_with_progress(dataset, m, replicates, seed, p, options)
+        if sweep is not None:
+            sweeps[m], params[m] = sweep, protector(m, p).params()
+    which.empty()
+    return Comparison(
+        dataset=dataset.name,
+        fingerprint=dataset.fingerprint,
+        seed=seed,
+        replicates=replicates,
+        sweeps=sweeps,
+        params=params,
+        options=options.values(),
+    )
 
 
 def frontier_blocks(sweep: SweepResult, risk: str | None, utility: str | None, at: float, name: str) -> list:

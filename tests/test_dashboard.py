@@ -248,7 +248,23 @@ def test_bad_upload_shows_the_error_in_place_and_keeps_the_dataset():
 
 def test_export_without_a_choice_points_to_protect():
     at = go(start(), "export")
-    assert any("Nothing is chosen yet" in i.value for i in at.info)
+    assert any("Export writes a pinned candidate" in i.value for i in at.info)
+
+
+def pin(at: AppTest, method: str, name: str = "") -> AppTest:
+    """Pin the release the method's page shows (under ``name``, else the suggested one)."""
+    if name:
+        at.text_input(key=f"pin_name::{method}").set_value(name)
+    at.button(key=f"pin_button::{method}").click().run()
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    return at
+
+
+def decide(at: AppTest, why: str = "the tests' choice") -> AppTest:
+    """Fill the Export page's decision note."""
+    by_label(at.text_input, "Decided by").set_value("A. Steward").run()
+    by_label(at.text_area, "Why this release").set_value(why).run()
+    return at
 
 
 @pytest.mark.slow
@@ -307,13 +323,17 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypa
 
 @pytest.mark.slow
 def test_export_writes_the_bundle(tmp_path):
-    at = go(go(start(), "protect"), "export")
+    at = pin(go(start(), "protect"), "redact", "level one")
+    at = go(at, "export")
     assert not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="export_pin").value == "level one"
     out = tmp_path / "bundle"
     by_label(at.text_input, "Output folder").set_value(str(out)).run()
     command = at.code[0].value
     assert command.startswith("textsdc release --data airline-tweets --method redact --knob 1 ")
     assert "--with-frontier" in command and str(out) in command
+    assert at.button(key="export_run").disabled  # not before the decision note says who and why
+    decide(at, "level one hides the handles and keeps the words")
     at.button(key="export_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     manifest = json.loads((out / "manifest.json").read_text())
@@ -335,6 +355,41 @@ def test_export_writes_the_bundle(tmp_path):
     for name in ("release.csv", "release.parquet", "changes.csv"):
         assert again["files"][name] == manifest["files"][name], name
     assert again["metrics"] == manifest["metrics"]
+    assert manifest["decision"]["why"] == "level one hides the handles and keeps the words"
+    assert manifest["decision"]["by"] == "A. Steward" and manifest["decision"]["alternatives"] == []
+
+
+def test_pins_compare_side_by_side_diff_and_export_with_the_others_as_alternatives(tmp_path):
+    at = pin(go(start(), "protect"), "redact")
+    move_knob(at, session.knob_key("redact"), 2.0)
+    at = pin(at, "redact")
+    at = go(at, "compare")
+    assert not at.exception, [e.value for e in at.exception]
+    table = next(d.value for d in at.dataframe if "pin" in d.value.columns)
+    assert list(table["pin"]) == ["redact at level = 1", "redact at level = 2"]
+    assert "Whole-release identification probability" in table.columns
+    counts = next(d.value for d in at.dataframe if "records differing" in d.value.columns).set_index("column")
+    assert counts.loc["text", "records differing"] > 0 and counts.loc["airline", "records differing"] == 0
+    assert any("records differ between" in m.value for m in at.markdown)
+    # The session file saves the pins and their numbers.
+    path = tmp_path / "work.textsdc.json"
+    at.text_input(key="pins_session_path").set_value(str(path)).run()
+    at.button(key="pins_save").click().run()
+    from engine.project import Project
+
+    saved = Project.load(path)
+    assert [p.candidate.name for p in saved.pins] == list(table["pin"])
+    at = go(at, "export")
+    at.selectbox(key="export_pin").set_value("redact at level = 2").run()
+    out = tmp_path / "chosen"
+    by_label(at.text_input, "Output folder").set_value(str(out)).run()
+    decide(at, "level 2 removes names too")
+    at.button(key="export_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    decision = json.loads((out / "manifest.json").read_text())["decision"]
+    assert decision["chosen"] == "redact at level = 2"
+    assert [a["name"] for a in decision["alternatives"]] == ["redact at level = 1"]
+    assert decision["alternatives"][0]["metrics"] == saved.get("redact at level = 1").metrics
 
 
 @pytest.mark.slow
@@ -384,8 +439,9 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, mo
     moved = view_table(at, "airline_sentiment: released")
     assert not moved["airline_sentiment: P(confidential)"].equals(samples["airline_sentiment: P(confidential)"])
 
-    # The choice goes to Export, with the fields and measure settings in the replay command.
-    go(at, "export")
+    # The choice goes to Export, pinned, with the fields and measure settings in the replay command.
+    go(pin(at, "glm"), "export")
+    decide(at)
     out = tmp_path / "glm"
     by_label(at.text_input, "Output folder").set_value(str(out)).run()
     command = at.code[0].value
@@ -455,8 +511,9 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
     assert current_knob(at).endswith(sweep.knob.format(sweep.grid[-1]))
     assert any("Identification risk at S = 0.10" in t for t in view_texts(at))
 
-    # Export writes the release; the replay command carries the method's settings.
-    go(at, "export")
+    # Export writes the release, pinned; the replay command carries the method's settings.
+    go(pin(at, "count-bayes"), "export")
+    decide(at)
     out = tmp_path / "counts"
     by_label(at.text_input, "Output folder").set_value(str(out)).run()
     command = at.code[0].value
@@ -550,7 +607,7 @@ def test_compare_puts_two_methods_on_one_frontier_and_lists_the_pareto_set():
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.get("plotly_chart")
-    assert at.selectbox[0].value == "attack_identification_rate"
+    assert by_label(at.selectbox, "Risk").value == "release_identification_probability"  # the whole release
     table = at.dataframe[0].value
     assert set(table["Method"]) == {"Identifier redaction", "Multinomial–Dirichlet text synthesis (ε-DP)"}
     assert (table["On the frontier"] == "yes").any()

@@ -232,3 +232,40 @@ def test_an_identifiers_file_names_organizations_tickers_and_people(tiny_dataset
     assert "Douglas Lindsay" not in at_two and "AAN" in at_two  # people at level 2, organizations at 3
     with pytest.raises(ConfigError, match="identifiers file 'nowhere.csv' does not exist"):
         get_protector("redact", identifiers="nowhere.csv").check(dataset)
+
+
+def test_a_name_found_inside_a_longer_span_of_a_higher_tier_is_replaced_at_the_lower_level():
+    """spaCy calls "United" a person in one tweet and reads "United Flight Booking Problems" as one entity of a
+    higher tier in another: at the person's level the name must go there too, and at the entity's level the
+    longer span replaces both (no overlapping replacement)."""
+    from engine.text.recurrence import outermost, propagate
+
+    texts = ["thanks United for nothing", "just the United Flight Booking Problems again"]
+    spans = pd.DataFrame(
+        [(0, 7, 13, "PERSON", 2, "United"), (1, 9, 39, "EVENT", 4, "United Flight Booking Problems")],
+        columns=["record", "start", "end", "label", "tier", "original"],
+    )
+    made = propagate(texts, spans)
+    at_two = outermost(made[made["tier"] <= 2])
+    assert sorted(zip(at_two["record"], at_two["original"])) == [(0, "United"), (1, "United")]
+    at_four = outermost(made[made["tier"] <= 4])
+    assert sorted(zip(at_four["record"], at_four["original"])) == [(0, "United"), (1, "United Flight Booking Problems")]
+
+
+def test_a_shorter_name_of_a_lower_tier_where_a_longer_one_starts_is_kept():
+    """Both found by the detector elsewhere, "Flight" (ORG, tier 3) and "Flight Booking Problems" (PRODUCT,
+    tier 4) recur in a third text: at level 3 its "Flight" goes, at level 4 the whole product."""
+    from engine.text.recurrence import outermost, propagate
+
+    texts = ["my Flight is late", "the Flight Booking Problems page", "never Flight Booking Problems again"]
+    spans = pd.DataFrame(
+        [(0, 3, 9, "ORG", 3, "Flight"), (1, 4, 27, "PRODUCT", 4, "Flight Booking Problems")],
+        columns=["record", "start", "end", "label", "tier", "original"],
+    )
+    made = propagate(texts, spans)
+    third = made[made["record"] == 2]
+    assert sorted(third["original"]) == ["Flight", "Flight Booking Problems"]
+    at_three = outermost(made[made["tier"] <= 3])
+    assert list(at_three.loc[at_three["record"] == 2, "original"]) == ["Flight"]
+    at_four = outermost(made[made["tier"] <= 4])
+    assert list(at_four.loc[at_four["record"] == 2, "original"]) == ["Flight Booking Problems"]

@@ -76,24 +76,9 @@ def _methods_frontier(dataset) -> None:
         if not st.button("Compare", type="primary"):
             return
         st.session_state[STARTED_KEY] = (dataset.fingerprint, tuple(chosen), replicates, seed)
-    sweeps = {}
-    which = st.empty()
-    for i, m in enumerate(chosen, 1):
-        which.caption(f"Method {i} of {len(chosen)}: {display.md_escape(METHODS[m].title)}")
-        sweep = compute.sweep_with_progress(dataset, m, replicates, seed, {}, measures)
-        if sweep is None:
-            return
-        sweeps[m] = sweep
-    which.empty()
-    comparison = Comparison(
-        dataset=dataset.name,
-        fingerprint=dataset.fingerprint,
-        seed=seed,
-        replicates=replicates,
-        sweeps=sweeps,
-        params={m: compute.protector(m).params() for m in chosen},
-        options=measures.values(),
-    )
+    comparison = compute.comparison(dataset, [(m, {}) for m in chosen], replicates, seed, measures)
+    if len(comparison.sweeps) < len(chosen):
+        return
     pair = session.guarded(comparison.default_pair)
     if pair is None:
         return

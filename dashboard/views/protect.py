@@ -15,7 +15,6 @@ import streamlit as st
 from dashboard import compute, display, knob_view, loading, session, widgets
 from dashboard.prepared import prepared
 from dashboard.views import gold_check
-from engine.compare import Comparison
 from engine.data.dataset import Dataset
 from engine.figures.text import (
     attack_bars_figure,
@@ -321,20 +320,7 @@ def _compare_methods(
         if not st.button("Compare the methods", key=f"{key}::go"):
             return
         st.session_state[key] = True
-    sweeps = {}
-    for m, p in settings:
-        sweep = compute.sweep_with_progress(dataset, m, replicates, seed, p, options)
-        if sweep is not None:
-            sweeps[m] = sweep
-    comparison = Comparison(
-        dataset=dataset.name,
-        fingerprint=dataset.fingerprint,
-        seed=seed,
-        replicates=replicates,
-        sweeps=sweeps,
-        params={m: compute.protector(m, p).params() for m, p in settings if m in sweeps},
-        options=options.values(),
-    )
+    comparison = compute.comparison(dataset, settings, replicates, seed, options)
     figure = session.guarded(lambda: comparison_figure(comparison, risk, utility))
     if figure is not None:
         st.plotly_chart(figure, key="methods_frontier")

@@ -32,7 +32,7 @@ from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector,
 from engine.protect.params import Param
 from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, TIERS, find_identifiers, spacy_model_version, thresholds_for
 from engine.text.recognizers import recognizers_version
-from engine.text.recurrence import author_name_spans, listed_spans, number_placeholders, propagate
+from engine.text.recurrence import author_name_spans, listed_spans, number_placeholders, outermost, propagate
 
 REDACTION_KNOB = Knob(
     name="level",
@@ -72,7 +72,7 @@ class FittedRedaction(Fitted):
 
     def release(self, value: float, rng: np.random.Generator | None = None, replicate: int = 0) -> Release:
         level = int(self.knob.validate(value))
-        active = self.spans[self.spans["tier"] <= level]
+        active = outermost(self.spans[self.spans["tier"] <= level])
         texts = self.frame[self.text_column].tolist()
         by_record: dict[int, list[tuple[int, int, str]]] = {}
         for record, start, end, replacement in zip(

@@ -290,8 +290,10 @@ def found_spans(
 
 def spans_at(spans: pd.DataFrame, n: int, level: int) -> list[list[Span]]:
     """Per text, the (start, end, label) of the `found_spans` replaced at ``level``."""
+    from engine.text.recurrence import outermost
+
     out: list[list[Span]] = [[] for _ in range(n)]
-    kept = spans[spans["tier"] <= level]
+    kept = outermost(spans[spans["tier"] <= level])  # as `release` applies them
     for record, start, end, label in zip(kept["record"], kept["start"], kept["end"], kept["label"]):
         out[int(record)].append((int(start), int(end), str(label)))
     return out

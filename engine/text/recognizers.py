@@ -363,7 +363,7 @@ DEFAULT_THRESHOLDS: dict[str, float] = {label: 0.5 for label in RECOGNIZERS}
 """The confidence a span of each label needs to be replaced, unless the steward sets another."""
 
 
-RULES_VERSION = 1
+RULES_VERSION = 2  # 2: a recurring name inside a longer span of a higher tier is found (engine.text.recurrence)
 """Raised whenever a recognizer's pattern, confidence or context words change (fit-cache keys)."""
 
 

@@ -34,17 +34,21 @@ _TOKEN = re.compile(r"[@#]?\w+|[^\w\s]")
 MIN_LENGTH = 2  # a one-character "original" is noise, not an identifier to chase through the corpus
 
 
-def _overlaps(start: int, end: int, taken: list[tuple[int, int]]) -> bool:
-    return any(start < e and s < end for s, e in taken)
+def _overlaps(start: int, end: int, taken: list[tuple[int, int, int]], tier: int) -> bool:
+    """Whether [start, end) overlaps a taken span replaced at every level where a span of ``tier`` is (a span
+    of a higher tier does not block: at the levels below it, the occurrence inside it must still go)."""
+    return any(start < e and s < end and t <= tier for s, e, t in taken)
 
 
 def _find_all(
-    texts: Sequence[str], needles: dict[str, tuple[str, int]], taken: dict[int, list[tuple[int, int]]]
+    texts: Sequence[str], needles: dict[str, tuple[str, int]], taken: dict[int, list[tuple[int, int, int]]]
 ) -> list[tuple[int, int, int, str, int, str]]:
-    """Whole-word occurrences of ``needles`` (original → (label, tier)) not overlapping ``taken`` spans.
+    """Whole-word occurrences of ``needles`` (original → (label, tier)) not overlapping ``taken`` spans of their
+    tier or a lower one (inside a span of a higher tier they are kept: `outermost` chooses at each level).
 
     Candidates are looked up by their first token, so the cost is the number of tokens times the few
-    needles that start with each; the longest needle wins where several start at one place.
+    needles that start with each; where several start at one place the longest is taken first, and a
+    shorter one only if its tier is lower.
     """
     by_first: dict[str, list[str]] = {}
     for needle in sorted(needles, key=lambda s: (-len(s), s)):
@@ -63,12 +67,13 @@ def _find_all(
                     end < len(text) and (text[end].isalnum() or text[end] == "_")
                 ):
                     continue
-                if _overlaps(start, end, spans):
-                    continue
                 label, tier = needles[needle]
-                spans.append((start, end))
+                if _overlaps(start, end, spans, tier):
+                    continue
+                spans.append((start, end, tier))
                 found.append((record, start, end, label, tier, needle))
-                break
+                # no break: a shorter needle here of a lower tier ("Flight" inside "Flight Booking Problems")
+                # is replaced at the levels below the longer one's; one of the same tier or higher is blocked
     return found
 
 
@@ -78,11 +83,30 @@ def _table(rows: list[tuple[int, int, int, str, int, str]]) -> pd.DataFrame:
     )
 
 
-def _taken(spans: pd.DataFrame) -> dict[int, list[tuple[int, int]]]:
-    taken: dict[int, list[tuple[int, int]]] = {}
-    for r, s, e in zip(spans["record"], spans["start"], spans["end"]):
-        taken.setdefault(int(r), []).append((int(s), int(e)))
+def _taken(spans: pd.DataFrame) -> dict[int, list[tuple[int, int, int]]]:
+    taken: dict[int, list[tuple[int, int, int]]] = {}
+    for r, s, e, t in zip(spans["record"], spans["start"], spans["end"], spans["tier"]):
+        taken.setdefault(int(r), []).append((int(s), int(e), int(t)))
     return taken
+
+
+def outermost(spans: pd.DataFrame) -> pd.DataFrame:
+    """``spans`` without those overlapping an earlier or longer one of the same record: where a name found
+    inside a longer span (a person's name inside an organization's) is replaced at a lower level, the longer
+    span replaces both at the levels that include it."""
+    if spans.empty:
+        return spans
+    order = spans.assign(_length=spans["end"] - spans["start"]).sort_values(
+        ["record", "start", "_length"], ascending=[True, True, False], kind="stable"
+    )
+    keep, last_record, last_end = [], None, -1
+    for index, record, start, end in zip(order.index, order["record"], order["start"], order["end"]):
+        if record != last_record:
+            last_record, last_end = record, -1
+        if start >= last_end:
+            keep.append(index)
+            last_end = end
+    return spans.loc[sorted(keep, key=order.index.get_loc)]
 
 
 def author_name_spans(texts: Sequence[str], authors: Sequence[str], spans: pd.DataFrame) -> pd.DataFrame:
