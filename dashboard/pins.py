@@ -108,7 +108,7 @@ def panel(dataset: Dataset) -> None:
         )
         c_which, c_unpin = st.columns([3, 1], vertical_alignment="bottom")
         names = [q.candidate.name for q in p.pins]
-        gone = c_which.selectbox("Pin", names, key="pins_unpin_which")
+        gone = c_which.selectbox("Unpin which", names, key="pins_unpin_which")
         if c_unpin.button("Unpin", key="pins_unpin"):
             p.unpin(gone)
             st.rerun()

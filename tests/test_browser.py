@@ -247,6 +247,12 @@ def test_pin_three_diff_two_and_export_one_with_a_decision(playwright_api, dashb
     decision = manifest["decision"]
     assert decision["by"] == "A. Steward, data office" and decision["chosen"] == "redact at level = 3"
     assert [a["name"] for a in decision["alternatives"]] == ["redact at level = 1", "redact at level = 2"]
+    from engine.data.load import load_dataset
+    from engine.export.verify import verify_checksums
+    from tests.leakage import scan_bundle
+
+    assert verify_checksums(bundle) == []
+    assert scan_bundle(bundle, load_dataset("airline-tweets")) == []  # identifiers, manifest, files allowed
     pdfium = pytest.importorskip("pypdfium2")
     pdf = pdfium.PdfDocument(str(bundle / "report.pdf"))
     assert len(pdf) >= 2
