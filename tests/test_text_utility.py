@@ -126,3 +126,12 @@ def test_the_default_hashtag_is_the_one_the_most_authors_use():
     bare = Dataset("tags", pd.DataFrame({"text": texts, "who": authors}), Schema(text="text", author="who"))
     assert classifier_target(bare, texts, None, authors) == "#shared"
     assert classifier_target(bare, texts, "#Solo", authors) == "#solo"
+
+
+def test_a_release_that_leaves_the_training_records_as_they_are_scores_one_without_training(monkeypatch):
+    from engine.measures.utility import classifier
+
+    data = reviews()
+    ev = Evaluator(data, ["classifier_f1_ratio"])
+    monkeypatch.setattr(classifier, "_predict_counts", lambda *a: pytest.fail("trained again"))
+    assert ev.evaluate(data.frame)["classifier_f1_ratio"].value == 1.0

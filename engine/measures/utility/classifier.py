@@ -208,6 +208,8 @@ class ClassifierF1Ratio(Measure):
             self.test_counts = [m[self.test] for m in original]
             predicted = _predict_counts([m[self.train] for m in original], self.test_counts, labels[self.train])
         self.test_labels = labels[self.test]
+        self.train_labels = labels[self.train]
+        self.train_texts = np.asarray(texts, dtype=object)[self.train]
         self.baseline = _f1(predicted, self.test_labels, self.hashtag)
         if self.baseline == 0:
             raise NotApplicable(
@@ -230,6 +232,10 @@ class ClassifierF1Ratio(Measure):
     def compute(self, view: ReleaseView) -> MetricResult:
         texts = released_texts(view)
         labels = self._release_labels(view, texts)
+        if np.array_equal(labels, self.train_labels) and all(
+            a == b for a, b in zip(np.asarray(texts, dtype=object)[self.train], self.train_texts)
+        ):  # the confidential training records as they are: the baseline's own classifier, ratio 1 exactly
+            return MetricResult(self.id, 1.0)
         if self.hashtag:
             predicted = _predict(*_text_features(self._clean([texts[i] for i in self.train]), self.test_texts), labels)
         else:
