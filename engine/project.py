@@ -133,7 +133,7 @@ class Project:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any], source: str = "session") -> Project:
-        if d.get("format") != FORMAT:
+        if not isinstance(d, Mapping) or d.get("format") != FORMAT:
             raise DataError(f'{source} is not a textsdc session file (no "format": "{FORMAT}")')
         if d.get("version") != VERSION:
             raise DataError(f"{source} is a session file of version {d.get('version')}; this textsdc reads {VERSION}")

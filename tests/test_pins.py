@@ -117,6 +117,9 @@ def test_bad_candidates_and_session_files_are_named(tmp_path):
     bad.write_text("{not json")
     with pytest.raises(DataError, match="is not a session file"):
         Project.load(bad)
+    bad.write_text(json.dumps([1, 2]))
+    with pytest.raises(DataError, match="not a textsdc session file"):
+        Project.load(bad)
     bad.write_text(json.dumps({"format": "something else"}))
     with pytest.raises(DataError, match="not a textsdc session file"):
         Project.load(bad)

@@ -27,6 +27,7 @@ text's vector); distances of unchanged texts are computed once, those of changed
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -72,6 +73,17 @@ class ReleaseIntruder:
     vocabulary: list[str] | None = None
     intruder_features: StyleFeatures | None = None
     similarity: np.ndarray | None = None  # intruder texts × records, 1/d of the confidential texts
+
+    @functools.cached_property
+    def author_records(self) -> tuple[np.ndarray, np.ndarray]:
+        """(pair, record) for every released record by each pair's author: the same for every release, made
+        once."""
+        rec = self.pairs["record"].to_numpy()
+        members = pd.Series(np.arange(len(self.authors))).groupby(self.authors).apply(np.asarray)
+        group = members.loc[self.authors[rec]].to_numpy()
+        lengths = np.fromiter((len(g) for g in group), dtype=np.int64, count=len(group))
+        js = np.concatenate(group) if len(group) else np.zeros(0, dtype=np.int64)
+        return np.repeat(np.arange(len(rec)), lengths), js
 
     @classmethod
     def prepare(
@@ -231,11 +243,7 @@ class ReleaseIntruder:
                 denominator = np.asarray(match @ similarity.T)[row, ext]  # (target records × intruder texts)
         own_weight = kept[row] * (1.0 if similarity is None else similarity[ext, rec])
         # The author mass: the same first stage, over the released records of the pair's author only.
-        members = pd.Series(np.arange(n)).groupby(self.authors).apply(np.asarray)
-        group = members.loc[self.authors[rec]].to_numpy()
-        lengths = np.fromiter((len(g) for g in group), dtype=np.int64, count=len(group))
-        js = np.concatenate(group) if len(group) else np.zeros(0, dtype=np.int64)
-        at = np.repeat(np.arange(len(rec)), lengths)
+        at, js = self.author_records
         weight = np.ones(len(js)) if match is None else np.asarray(match[row[at], js]).ravel()
         if similarity is not None:
             weight = weight * similarity[ext[at], js]
