@@ -168,7 +168,10 @@ def intruder_picker(dataset: Dataset) -> str:
     from engine.measures.intruders import intruder
 
     name = option_widgets(("intruder",), dataset)["intruder"]
-    st.caption(intruder(name).describe() + " The whole-release identification probability assumes this intruder.")
+    st.caption(
+        intruder(name).describe() + " Every risk measure assumes this intruder; each says how in its meaning "
+        "(an attack she cannot make, without texts or known fields, is listed as not measured)."
+    )
     return name
 
 

@@ -36,7 +36,7 @@ def test_a_text_method_and_a_field_method_meet_on_the_whole_release_intruder():
     assert both.default_pair()[0] == "release_identification_probability"
     front = both.frontier(*both.default_pair())
     assert set(front["method"]) == {"redact", "cart"} and front["pareto"].any()
-    assert both.to_json(*both.default_pair())["options"]["intruder"] == "posts_and_keys"
+    assert both.to_json(*both.default_pair())["options"]["intruder"] == "posts_and_fields"
 
 
 def test_the_frontier_across_methods_holds_exactly_the_undominated_protecting_pairs(comparison):

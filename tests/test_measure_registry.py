@@ -49,12 +49,13 @@ def test_every_registered_measure_is_fully_declared(cls):
     assert re.search(r"\(?\d{4}\)?|Section|Eq\.", cls.source), cls.source  # names a paper and a place in it
     assert cls.low < cls.high
     info = metric_info(cls.id)
-    assert (info.id, info.kind, info.better, info.label, info.meaning, info.source, info.low, info.high) == (
+    assert info.meaning.startswith(cls.meaning) and cls.intruder_use in info.meaning
+    assert (cls.kind == "risk") <= bool(cls.intruder_use.strip())  # every risk measure says how it reads the preset
+    assert (info.id, info.kind, info.better, info.label, info.source, info.low, info.high) == (
         cls.id,
         cls.kind,
         cls.better,
         cls.label,
-        cls.meaning,
         cls.source,
         cls.low,
         cls.high,

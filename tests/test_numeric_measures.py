@@ -223,7 +223,7 @@ def test_candidate_pairs_respect_groups_and_windows():
 
 def test_on_the_confidential_data_fmr_is_zero_and_tmr_the_unique_share(airbnb):
     # With zero radii a unique match is a record whose key values, count and amount no other record shares.
-    exact = identification_risk(airbnb, airbnb, KEYS, **MATCH, count_radius=0, log_radius=0)
+    exact = identification_risk(airbnb, airbnb, KEYS, **MATCH, count_rule=("absolute", 0), amount_rule=("log", 0))
     combos = airbnb.groupby([*KEYS, "availability_365", "price"])["price"].transform("size")
     assert exact["tmr"].value == pytest.approx(float((combos == 1).mean()))
     assert exact["fmr"].value == 0

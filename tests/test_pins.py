@@ -159,7 +159,7 @@ def test_export_carries_the_decision_and_verify_replays_it(pinned, capsys, tmp_p
     md = next(a for a in decision["alternatives"] if a["name"] == "md")
     assert md["replay"].startswith("textsdc release") and "--intruder posts" in md["replay"]
     assert "release_identification_probability" in md["metrics"]
-    assert manifest["measure_settings"]["intruder"] == "posts_and_keys"
+    assert manifest["measure_settings"]["intruder"] == "posts_and_fields"
     report = (out / "report.html").read_text()
     assert "Decided by" in report and "A. Steward" in report and "Candidates weighed" in report
     capsys.readouterr()

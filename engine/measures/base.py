@@ -228,6 +228,9 @@ class Measure(ABC):
     high: ClassVar[float] = 1.0
     methods: ClassVar[tuple[str, ...]] = ()
     integer: ClassVar[bool] = False  # the value is a count (shown without decimals)
+    intruder_use: ClassVar[str] = ""
+    """For a risk measure, how it reads the attacker preset (`engine.measures.intruders`), in one or two
+    sentences; appended to its meaning wherever the meaning is shown."""
     """The methods whose releases the measure applies to (it reads what their fit prepared); empty: every method
     of its target."""
     note: str = ""
@@ -255,7 +258,7 @@ class Measure(ABC):
             cls.kind,
             cls.better,
             cls.label,
-            cls.meaning,
+            f"{cls.meaning} Intruder: {cls.intruder_use}" if cls.intruder_use else cls.meaning,
             cls.low,
             cls.high,
             cls.source,

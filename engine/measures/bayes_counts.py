@@ -22,6 +22,7 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec
 from engine.errors import ConfigError
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.intruders import DEFAULT_INTRUDER, INTRUDERS, Intruder, intruder
 from engine.measures.risk.matching import RADIUS_PAIRS, UNCERTAINTY_LEVELS, attribute_risk_id
 from engine.measures.utility.distribution import main_effects
 from engine.measures.utility.inference import inferential_estimates
@@ -68,6 +69,7 @@ class NumericMeasures:
     clusters: int
     design_fields: list[FieldSpec]  # the main effects: the key and the synthesized fields
     confidential_X: np.ndarray  # their columns on the confidential data
+    intruder: Intruder = INTRUDERS[DEFAULT_INTRUDER]  # the attacker preset the risk measures assume
     confidential_estimates: pd.DataFrame = field(init=False)  # the quantities of Section 3.2 on it
 
     def __post_init__(self) -> None:
@@ -75,7 +77,13 @@ class NumericMeasures:
 
     @classmethod
     def prepare(
-        cls, dataset: Dataset, synthesized: Sequence[str], seed: int = 0, clusters: int = 20, noisy: str | None = None
+        cls,
+        dataset: Dataset,
+        synthesized: Sequence[str],
+        seed: int = 0,
+        clusters: int = 20,
+        noisy: str | None = None,
+        preset: str = DEFAULT_INTRUDER,
     ) -> NumericMeasures:
         schema = dataset.schema
         fields = [schema.field(f) for f in synthesized if schema.field(f).kind in ("count", "continuous")]
@@ -83,7 +91,15 @@ class NumericMeasures:
         noisy = uncertainty_field(dataset, synthesized, noisy)
         design = [f for f in schema.fields if f.name in keys or f.name in synthesized]
         return cls(
-            dataset, fields, keys, noisy, seed, clusters, design, main_effects(dataset.frame, design, dataset.frame)
+            dataset,
+            fields,
+            keys,
+            noisy,
+            seed,
+            clusters,
+            design,
+            main_effects(dataset.frame, design, dataset.frame),
+            intruder(preset),
         )
 
     @property
@@ -129,7 +145,9 @@ def numeric_preparation(context: PrepareContext) -> NumericMeasures:
     def prepare() -> NumericMeasures:
         o = context.options
         context.progress(0, 1, "preparing the measures of counts and amounts")
-        return NumericMeasures.prepare(context.dataset, context.fields, o.seed, o.clusters, o.uncertainty_field)
+        return NumericMeasures.prepare(
+            context.dataset, context.fields, o.seed, o.clusters, o.uncertainty_field, o.intruder
+        )
 
     return context.shared("numeric", prepare)
 

@@ -119,6 +119,10 @@ class QiUniqueShare(_KanonMeasure):
     source = (
         "Sample uniques of the quasi-identifier table: the risk Abeywardana & Thayasivam leave implicit (Section 3.3)"
     )
+    intruder_use = (
+        "the same for every preset: k-anonymity assumes an intruder who knows every quasi-identifier a person's "
+        "text states (the strongest of the presets on these attributes)."
+    )
 
     def prepare(self, context: PrepareContext) -> None:
         super().prepare(context)
@@ -153,6 +157,10 @@ class SmallestClass(_KanonMeasure):
         "left out): at least k in a k-anonymous release."
     )
     source = "k-anonymity (Samarati & Sweeney 1998), Abeywardana & Thayasivam (Section 3.3)"
+    intruder_use = (
+        "the same for every preset: k-anonymity assumes an intruder who knows every quasi-identifier a person's "
+        "text states (the strongest of the presets on these attributes)."
+    )
     low = 1.0
     high = float("inf")
     integer = True

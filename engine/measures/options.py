@@ -16,7 +16,7 @@ OPTION_PARAMETERS: tuple[Param, ...] = (
         "intruder",
         str,
         DEFAULT_INTRUDER,
-        "the intruder the whole-release identification measure assumes: "
+        "the intruder every risk measure assumes (each states how it reads her in its meaning): "
         + "; ".join(f"{i.name}: {i.describe().removeprefix('The intruder ').rstrip('.')}" for i in INTRUDERS.values()),
         choices=tuple(INTRUDERS),
         choice_labels=tuple(i.label for i in INTRUDERS.values()),
@@ -95,7 +95,7 @@ class MeasureOptions:
     and amounts (Guo & Hu), the clusters of the cluster utility Uc (20) and the key count the intruder
     knows with noise in the intruder-uncertainty curves (default: the first un-synthesized key count); for
     text methods (Ororbia, Linder & Snoke), the field of sentiment labels and the downstream classifier's
-    target (a field or a #hashtag); for every method, the attacker preset of the whole-release intruder
+    target (a field or a #hashtag); for every method, the attacker preset every risk measure assumes
     (`engine.measures.intruders`)."""
 
     projections: int = 20

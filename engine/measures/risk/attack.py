@@ -25,7 +25,7 @@ from sklearn.svm import LinearSVC
 
 from engine.errors import DataError
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
-from engine.measures.shared import ngram_space, released_ngrams, require_intruder_texts
+from engine.measures.shared import ngram_space, preset_of, released_ngrams, require_intruder_texts
 from engine.progress import Progress, no_progress
 from engine.text.ngrams import ORDERS, NgramSpace
 from engine.text.tokens import tokenize
@@ -169,8 +169,13 @@ class AttackIdentificationRate(Measure):
     )
     source = "Ororbia, Linder & Snoke, Section 3, Eq. 4"
     applies_to = "text"
+    intruder_use = (
+        "not measured for an intruder who holds no texts; the fields she knows do not enter this paper's attack "
+        "(the whole-release measure uses them)."
+    )
 
     def prepare(self, context: PrepareContext) -> None:
+        preset_of(context, needs_texts=True)
         ext, self.author = require_intruder_texts(context.dataset)
         text = context.dataset.schema.text
         self.attack = StyleAttack.train(

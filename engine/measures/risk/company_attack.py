@@ -34,6 +34,7 @@ import pandas as pd
 
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.risk.paired import mcnemar_exact
+from engine.measures.shared import preset_of
 from engine.measures.swapped import fitted_swap, original_chunks, released_chunks, swap_detail, swapped_flags
 from engine.text.names import identifier_pattern
 
@@ -158,8 +159,13 @@ class _SwapAttack(Measure):
 
     applies_to = "text"
     methods = ("swap",)
+    intruder_use = (
+        "her texts here are other text of the same companies; not measured for an intruder who holds no texts. "
+        "The field values she knows do not enter this attack (the company is the protected field)."
+    )
 
     def prepare(self, context: PrepareContext) -> None:
+        preset_of(context, needs_texts=True)
         fitted = fitted_swap(context)
         self._fitted = fitted
 

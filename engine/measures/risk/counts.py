@@ -4,7 +4,9 @@ paper's four radius pairs and identification EMR, TMR, FMR and unique matches, c
 
 from __future__ import annotations
 
-from engine.measures.base import MetricResult, ReleaseView
+from typing import Any
+
+from engine.measures.base import MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.bayes_counts import NumericMeasure
 from engine.measures.risk.matching import (
     RADIUS_PAIRS,
@@ -14,6 +16,15 @@ from engine.measures.risk.matching import (
     identification_risk,
     intruder_uncertainty,
 )
+from engine.measures.shared import preset_of
+
+
+def knowing_preset(context: PrepareContext) -> None:
+    """`NotApplicable` when the preset's intruder knows no field: these measures match on field values."""
+    preset = preset_of(context)
+    if preset.knows == "nothing":
+        raise NotApplicable(f"the intruder chosen ('{preset.label}') knows no field values to match records on")
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # Attribute disclosure (Section 4.1)
@@ -26,8 +37,17 @@ class AttributeRisk(NumericMeasure):
     better = "lower"
     source = "Guo & Hu, Section 4.1, Table 3 (after Mitra et al. 2020)"
     high = float("inf")
+    intruder_use = (
+        "not measured for an intruder who knows no field values; otherwise she looks up the key fields and "
+        "guesses the count and amount within the measure's own radii (the measure's definition, whatever the "
+        "preset's tolerance)."
+    )
     r_count: float
     r_price: float
+
+    def prepare(self, context: PrepareContext) -> None:
+        knowing_preset(context)
+        super().prepare(context)
 
     def compute(self, view: ReleaseView) -> MetricResult:
         n = self.numeric
@@ -70,12 +90,34 @@ class _IdentificationMeasure(NumericMeasure):
 
     kind = "risk"
     source = "Reiter & Mitra (2009); Guo & Hu, Section 4.2, Table 4"
+    intruder_use = (
+        "not measured for an intruder who knows no field values; she matches on the key fields, and on the "
+        "synthesized count and amount only when she knows the protected fields, within the preset's tolerance "
+        "(the papers' intruder, the default: a count ±5, an amount ±5% on the log scale)."
+    )
+
+    def prepare(self, context: PrepareContext) -> None:
+        knowing_preset(context)
+        super().prepare(context)
+
+    def rules(self) -> dict[str, Any]:
+        """The synthesized fields she matches on and how closely (`identification_risk`'s arguments)."""
+        counts, amounts = self.numeric.split()
+        preset = self.numeric.intruder
+        if preset.knows != "fields":
+            return {"count_fields": [], "continuous_fields": []}
+        return {
+            "count_fields": counts,
+            "continuous_fields": amounts,
+            "count_rule": preset.closeness("count"),
+            "amount_rule": preset.closeness("continuous"),
+        }
 
     def identification(self, view: ReleaseView) -> dict[str, MetricResult]:
         n = self.numeric
-        counts, amounts = n.split()
         return view.memo(
-            "identification_risk", lambda: identification_risk(n.dataset.frame, view.data, n.keys, counts, amounts)
+            ("identification_risk", self.numeric.intruder.name),
+            lambda: identification_risk(n.dataset.frame, view.data, n.keys, **self.rules()),
         )
 
     def compute(self, view: ReleaseView) -> MetricResult:
@@ -101,16 +143,8 @@ class Emr(_IdentificationMeasure):
         n = self.numeric
         if n.noisy is None:
             return emr
-        counts, amounts = n.split()
         curve = intruder_uncertainty(
-            n.dataset.frame,
-            view.data,
-            n.keys,
-            n.noisy,
-            UNCERTAINTY_LEVELS,
-            n.seed,
-            count_fields=counts,
-            continuous_fields=amounts,
+            n.dataset.frame, view.data, n.keys, n.noisy, UNCERTAINTY_LEVELS, n.seed, **self.rules()
         )
         return MetricResult("emr", emr.value, detail=curve)
 

@@ -39,7 +39,7 @@ from scipy import sparse
 
 from engine.errors import DataError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
-from engine.measures.shared import require_intruder_texts
+from engine.measures.shared import preset_of, require_intruder_texts
 from engine.progress import Progress, no_progress
 from engine.text.features import StyleFeatures, stylometric_features
 
@@ -135,8 +135,6 @@ class IdentificationRisk:
             raise DataError(
                 "none of the intruder's external authors appears in the release; identification needs overlap"
             )
-        if not match_fields:
-            raise DataError("identification needs at least one field the intruder matches on (synthesized or key)")
         progress(0, len(external_texts), DISTANCES)
         vocabulary = [*map(str, released_texts), *map(str, external_texts)]
         released = stylometric_features([str(t) for t in released_texts], vocabulary)
@@ -190,6 +188,8 @@ class IdentificationRisk:
 def match_keys(frame: pd.DataFrame, fields: Sequence[str]) -> np.ndarray:
     """The values of ``fields`` of every record joined into one string (records match when keys are equal)."""
     parts = [frame[f].astype(str).to_numpy(dtype=object) for f in fields]
+    if not parts:  # she knows no field: every record matches every other
+        return np.full(len(frame), "", dtype=object)
     out = parts[0].copy()
     for p in parts[1:]:
         out = out + "\x1f" + p
@@ -226,13 +226,25 @@ def author_probabilities(pairs: pd.DataFrame) -> MetricResult:
 
 
 def _match_fields(context: PrepareContext) -> list[str]:
-    """What the intruder matches on: the synthesized categorical fields and the key fields."""
-    keys = (f.name for f in context.dataset.schema.fields_with_role("key"))
-    return list(dict.fromkeys([*context.categorical, *keys]))
+    """What the intruder of the preset matches on: the synthesized categorical fields when she knows the
+    protected fields (the paper's intruder), and the key fields when she knows them."""
+    preset = preset_of(context)
+    synthesized = context.categorical if preset.knows == "fields" else []
+    keys = (f.name for f in context.dataset.schema.fields_with_role("key")) if preset.knows_role("key") else ()
+    return list(dict.fromkeys([*synthesized, *keys]))
+
+
+IDENTIFICATION_INTRUDER_USE = (
+    "not measured for an intruder who holds no texts. The first stage (Eq. 7) matches on the synthesized fields "
+    "only when she knows the protected fields (the papers' intruder, the default, as in the paper) and on the "
+    "key fields when she knows them; an intruder who knows no field keeps every record and links by writing "
+    "alone."
+)
 
 
 def prepared_risk(context: PrepareContext) -> IdentificationRisk:
     """The intruder's side of the identification measures, prepared once for all of them."""
+    preset_of(context, needs_texts=True)
 
     def prepare() -> IdentificationRisk:
         d = context.dataset
@@ -271,6 +283,7 @@ class IdentificationProbability(Measure):
     )
     source = "Schneider, Hu, Mankad & Bale (2023), Section 4.2, Eqs. 7–9"
     applies_to = "categorical"
+    intruder_use = IDENTIFICATION_INTRUDER_USE
 
     def prepare(self, context: PrepareContext) -> None:
         self.risk = prepared_risk(context)
@@ -303,8 +316,10 @@ class AuthorIdentificationProbability(Measure):
         "over her records and external texts, and over targets"
     )
     applies_to = "categorical"
+    intruder_use = IDENTIFICATION_INTRUDER_USE
 
     def prepare(self, context: PrepareContext) -> None:
+        preset_of(context, needs_texts=True)
         d = context.dataset
         ext, author = require_intruder_texts(d)
         targets = set(ext[author].astype(str))

@@ -24,6 +24,7 @@ class ConfidentialValueRate(Measure):
     )
     source = "Schneider, Hu, Mankad & Bale (2023), Table 6"
     applies_to = "categorical"
+    intruder_use = "the same for every preset: it counts what the release keeps, whoever looks at it."
 
     def prepare(self, context: PrepareContext) -> None:
         self.fields = list(context.categorical)

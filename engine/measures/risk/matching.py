@@ -244,16 +244,17 @@ def identification_risk(
     keys: Sequence[str],
     count_fields: Sequence[str],
     continuous_fields: Sequence[str],
-    count_radius: float = 5.0,
-    log_radius: float = 0.05,
+    count_rule: tuple[Closeness, float] = ("absolute", 5.0),
+    amount_rule: tuple[Closeness, float] = ("log", 0.05),
     known: pd.DataFrame | None = None,
 ) -> dict[str, MetricResult]:
     """Identification disclosure risk (Reiter & Mitra 2009; Hu 2019; Guo & Hu, Section 4.2).
 
     The intruder knows target i's key values (from ``known`` if given, else the confidential ones) and its
-    confidential count and amount values. Released record j matches if its key values equal those, each count is
-    within ±``count_radius`` and each amount satisfies |log y_j − log y_i| ≤ ``log_radius``·|log y_i| (an amount
-    ≤ 0 has no logarithm: only an identical value matches it). With cᵢ = |Mᵢ| the number of matches and Tᵢ = 1
+    confidential count and amount values. Released record j matches if its key values equal those and each count
+    and amount is `close` by ``count_rule`` and ``amount_rule`` — the paper's: a count within ±5, an amount with
+    |log y_j − log y_i| ≤ 0.05·|log y_i| (an amount ≤ 0 has no logarithm: only an identical value matches it);
+    an attacker preset may set others (`Intruder.closeness`). With cᵢ = |Mᵢ| the number of matches and Tᵢ = 1
     when released record i (the same row position) is among them:
 
         EMR = Σ_{cᵢ>0} Tᵢ / cᵢ,   TMR = Σ 1(cᵢ = 1, Tᵢ = 1) / n,
@@ -263,8 +264,8 @@ def identification_risk(
     Detail of ``emr``: one row per record (record, matches, true_match, unique).
     """
     conditions: list[Condition] = [
-        *((f, "absolute", count_radius) for f in count_fields),
-        *((f, "log", log_radius) for f in continuous_fields),
+        *((f, *count_rule) for f in count_fields),
+        *((f, *amount_rule) for f in continuous_fields),
     ]
     c, true, _ = match_counts(confidential, released, keys, conditions, known)
     n = len(confidential)
@@ -314,7 +315,7 @@ def intruder_uncertainty(
     One standard-normal vector from ``default_rng(seed)`` (one draw per confidential record) is scaled for every
     level, so every call with the same seed, whatever the release, sees the same intruder: the confidential and
     synthetic curves, and the curves of different releases, are comparable draw for draw. ``match_kwargs`` go to
-    `identification_risk` (count_fields, continuous_fields, count_radius, log_radius). Columns: S, emr, tmr,
+    `identification_risk` (count_fields, continuous_fields, count_rule, amount_rule). Columns: S, emr, tmr,
     fmr, unique_matches.
     """
     noise = np.random.default_rng(seed).standard_normal(len(confidential))

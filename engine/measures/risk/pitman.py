@@ -228,6 +228,10 @@ class SwapDisclosureRisk(Measure):
     )
     source = "Greve & Sablica (2025), Eqs. 2.10–2.16 (Ewens–Pitman fit, after Hoshino 2001)"
     applies_to = "text"
+    intruder_use = (
+        "the same for every preset: it measures how unique the released entity combinations are in the "
+        "population, whoever looks for them."
+    )
     methods = ("swap",)
 
     def prepare(self, context: PrepareContext) -> None:

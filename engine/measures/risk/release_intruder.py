@@ -10,8 +10,10 @@ synthesized fields to the whole release, with what the intruder holds and knows 
   record is its own target and the intruder has only its known field values (at most `MAX_TARGETS` records,
   a seeded sample beyond that; the note says so).
 - **First stage (Eq. 7), generalized.** She keeps the released records whose values agree with what she knows
-  of the target: the *confidential* values of the preset's fields (none, the key fields, or all fields), a
-  category exactly, a number within the preset's tolerance (|yᵢ − y_z| ≤ t·|y_z|; t = 0 is Eq. 7's equality).
+  of the target: the *confidential* values of the preset's fields (none, the key fields, or the key and the
+  sensitive fields), a category exactly (Eq. 7's equality), a number within the preset's tolerance
+  (|yᵢ − y_z| ≤ t·|y_z|) or, for the papers' intruder, Guo & Hu's closeness (a count ±5, an amount ±5% on the
+  log scale).
 - **Second stage (Eqs. 8–9).** She weights each kept record by s = 1/d, d the standardized L1 distance of
   Eq. 8 between the record's *released* text and x_z (the full stylometric features of Section 5.1), and
   normalizes over the kept records. Without texts every kept record weighs the same (1/|N_z|).
@@ -38,6 +40,7 @@ from engine.data.dataset import Dataset
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.intruders import Intruder, intruder
 from engine.measures.risk.identification import MIN_DISTANCE, by_target, standardized_l1_distances
+from engine.measures.risk.matching import Closeness, close
 from engine.progress import Progress, no_progress
 from engine.text.features import StyleFeatures, stylometric_features
 
@@ -51,11 +54,9 @@ _CELLS = 4_000_000  # pairs × records held at once
 
 
 def known_fields(dataset: Dataset, preset: Intruder) -> list[str]:
-    """The fields whose confidential values the intruder of ``preset`` knows."""
-    if preset.knows == "nothing":
-        return []
-    roles = ("key",) if preset.knows == "keys" else None
-    return [f.name for f in dataset.schema.fields if roles is None or f.role in roles]
+    """The fields whose confidential values the intruder of ``preset`` knows (by their schema role, so that
+    she is the same intruder whichever method made the release)."""
+    return [f.name for f in dataset.schema.fields if preset.knows_role(f.role)]
 
 
 @dataclass
@@ -67,7 +68,7 @@ class ReleaseIntruder:
     records: np.ndarray  # the distinct target records, ascending
     categorical: dict[str, np.ndarray]  # field → the known value of each target record, as text
     numeric: dict[str, np.ndarray]  # field → the known value of each target record
-    tolerance: float
+    closeness: dict[str, tuple[Closeness, float]]  # numeric field → how a released value must agree with it
     authors: np.ndarray  # an author code per released record (each record its own without an author column)
     original_texts: np.ndarray | None = None  # the confidential texts (None without texts)
     vocabulary: list[str] | None = None
@@ -154,7 +155,8 @@ class ReleaseIntruder:
             for f in fields
             if schema.field(f).kind != "categorical"
         }
-        side = cls(pairs, targets, categorical, numeric, preset.tolerance, np.asarray(authors))
+        closeness = {f: preset.closeness(schema.field(f).kind) for f in numeric}
+        side = cls(pairs, targets, categorical, numeric, closeness, np.asarray(authors))
         if has_texts:
             assert external is not None
             texts = dataset.texts.astype(str).to_numpy(dtype=object)
@@ -201,10 +203,10 @@ class ReleaseIntruder:
             match = np.ones((len(self.records[rows]), n), dtype=bool)
             for released_codes, known_codes in codes.values():
                 match &= released_codes[None, :] == known_codes[rows, None]
-            for released_values, known_values in values.values():
+            for f, (released_values, known_values) in values.items():
                 k = known_values[rows, None]
-                close = np.abs(released_values[None, :] - k) <= self.tolerance * np.abs(k)
-                match &= close | (np.isnan(released_values)[None, :] & np.isnan(k))
+                agree = close(*self.closeness[f], k, released_values[None, :])
+                match &= agree | (np.isnan(released_values)[None, :] & np.isnan(k))
             blocks.append(sparse.csr_matrix(match))
         return sparse.vstack(blocks, format="csr")
 
@@ -281,6 +283,11 @@ class ReleaseIdentificationProbability(Measure):
         "on the released texts"
     )
     applies_to = "release"
+    intruder_use = (
+        "follows every part of the preset: with her texts she weighs the released texts (without them she links "
+        "on field values alone), on the fields she knows she keeps the records that agree, numbers within the "
+        "preset's tolerance."
+    )
 
     def prepare(self, context: PrepareContext) -> None:
         preset = intruder(context.options.intruder)
