@@ -33,6 +33,10 @@ def demo_infos() -> list[DemoInfo]:
     return list_demos()
 
 
+UPLOAD_TYPES = ("csv", "tsv", "parquet", "jsonl", "ndjson")
+"""The file types the dashboard's uploaders accept (the readers of `engine.data.load`)."""
+
+
 @dataclass(frozen=True)
 class Origin:
     """Where the dataset in use came from, as needed to write the CLI command that replays an export."""

@@ -5,13 +5,16 @@
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import streamlit as st
 
 from dashboard import caching, compute, display, exporting, session
-from dashboard.loading import Origin, load_source
+from dashboard.loading import UPLOAD_TYPES, Origin, load_source, load_upload
 from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table
 from engine.data.dataset import Dataset
+from engine.data.schema import Schema
+from engine.errors import ConfigError
 from engine.export.checks import release_warnings
 from engine.measures.options import MeasureOptions
 from engine.project import Pin, Project, differences
@@ -19,6 +22,7 @@ from engine.protect import METHODS
 from engine.sweep import metrics_with_intervals
 
 PROJECT = "pins_project"
+AWAITING_DATA = "pins_session_awaiting_data"
 HISTORY_AT = "pins_history_at"
 DIFF_SHOWN = 50
 
@@ -28,11 +32,13 @@ def project(dataset: Dataset) -> Project:
     p = st.session_state.get(PROJECT)
     if p is None or p.fingerprint != dataset.fingerprint:
         origin = session.current_origin()
+        schema = exporting.schema_file_name(dataset, origin)
         p = Project(
             data=origin.data if origin is not None else dataset.name,
             fingerprint=dataset.fingerprint,
-            schema=exporting.schema_file_name(dataset, origin),
+            schema=schema,
             encoding=origin.encoding if origin is not None and origin.encoding not in (None, "", "utf-8") else None,
+            schema_toml=dataset.schema.to_toml() if schema is not None else None,
         )
         st.session_state[PROJECT] = p
     return p
@@ -86,9 +92,60 @@ def pin_control(dataset: Dataset, chosen: session.Chosen) -> None:
             st.toast(f"Pinned '{done.candidate.name}' ({len(project(dataset).pins)} pinned)")
 
 
-def look_at(dataset: Dataset, chosen: session.Chosen) -> None:
-    """Record the release a page shows in the history (not twice in a row)."""
-    project(dataset).look_at(candidate_of(chosen))
+def _cursor_key(state_key: str) -> str:
+    return f"{state_key}::history_at"
+
+
+def look_at(dataset: Dataset, chosen: session.Chosen, state_key: str) -> None:
+    """Record the release a page shows in the history (not twice in a row), unless the page's own Back or
+    Forward brought it back; the page's place in the history becomes the latest entry."""
+    if st.session_state.pop(f"{state_key}::navigated", False):
+        return
+    p = project(dataset)
+    p.look_at(candidate_of(chosen))
+    st.session_state[_cursor_key(state_key)] = len(p.history) - 1
+
+
+def _step(state_key: str, to: int, knob: float) -> None:
+    """Move a page's slider to history entry ``to`` (a button's callback: runs before the knob redraws)."""
+    st.session_state[_cursor_key(state_key)] = to
+    st.session_state[state_key] = knob
+    st.session_state[f"{state_key}::navigated"] = True
+
+
+def history_steps(dataset: Dataset, chosen: session.Chosen, state_key: str) -> None:
+    """Back and Forward under a page's knob: its slider walks the releases looked at on this page with the same
+    method, parameters, seed and measures (the Compare page's history lists every page's)."""
+    p = project(dataset)
+    here = candidate_of(chosen)
+    same = [i for i, c in enumerate(p.history) if c.same_setup(here)]
+    if len(same) < 2:
+        return
+    at = st.session_state.get(_cursor_key(state_key))
+    if at not in same:
+        at = same[-1]
+    back = [i for i in same if i < at]
+    forward = [i for i in same if i > at]
+    knob = METHODS[chosen.method].knob
+    c_back, c_where, c_forward = st.columns([1, 4, 1], vertical_alignment="center")
+    if back:
+        c_back.button(
+            "← Back", key=f"{state_key}::back", on_click=_step, args=(state_key, back[-1], p.history[back[-1]].knob)
+        )
+    else:
+        c_back.button("← Back", key=f"{state_key}::back", disabled=True)
+    if forward:
+        c_forward.button(
+            "Forward →",
+            key=f"{state_key}::forward",
+            on_click=_step,
+            args=(state_key, forward[0], p.history[forward[0]].knob),
+        )
+    else:
+        c_forward.button("Forward →", key=f"{state_key}::forward", disabled=True)
+    c_where.caption(
+        f"Looked at {same.index(at) + 1} of {len(same)} on this page: {knob.symbol} = {knob.format(p.history[at].knob)}"
+    )
 
 
 def panel(dataset: Dataset) -> None:
@@ -184,8 +241,9 @@ def _session_file(dataset: Dataset, p: Project) -> None:
     other = c_open.text_input("Open a session file", key="pins_open_path")
     if c_open_button.button("Open", key="pins_open") and other.strip():
         opened = session.guarded(lambda: open_session(other.strip()))
-        if opened is not None:
+        if opened is not None and opened.data_found():
             st.rerun()
+    _upload_for_session()
     if p.pins and st.button("Check the numbers", key="pins_check", help="Measure every pin again and compare"):
         found = []
         area = st.empty()
@@ -204,18 +262,66 @@ def _session_file(dataset: Dataset, p: Project) -> None:
 
 
 def open_session(path: str) -> Project:
-    """Open a session file: its data becomes the dataset in use and its pins and history this tab's."""
+    """Open a session file: its data becomes the dataset in use and its pins and history this tab's. When its
+    data file is not found from here (an upload, deleted after loading as every upload is), the session waits
+    for the file to be uploaded again (`_upload_for_session`)."""
     opened = Project.load(path)
-    dataset, origin = load_source(opened.data) if opened.schema is None else _with_schema(opened)
-    opened.check_dataset(dataset.fingerprint)
-    session.use_dataset(dataset, origin)
-    st.session_state[PROJECT] = opened
-    st.session_state.pop(HISTORY_AT, None)
+    if not opened.data_found():
+        st.session_state[AWAITING_DATA] = opened
+        return opened
+    if opened.schema is None and opened.schema_toml is None:
+        dataset, origin = load_source(opened.data)
+        opened.check_dataset(dataset.fingerprint)
+    else:
+        dataset = opened.load_data()
+        origin = Origin("file", opened.data, opened.encoding, custom_schema=True)
+    _use(opened, dataset, origin)
     return opened
 
 
-def _with_schema(opened: Project) -> tuple[Dataset, Origin]:
-    from engine.data.load import load_dataset
+def _use(opened: Project, dataset: Dataset, origin: Origin) -> None:
+    session.use_dataset(dataset, origin)
+    st.session_state[PROJECT] = opened
+    st.session_state.pop(HISTORY_AT, None)
+    st.session_state.pop(AWAITING_DATA, None)
 
-    dataset = load_dataset(opened.data, opened.schema, encoding=opened.encoding)
-    return dataset, Origin("file", opened.data, opened.encoding, custom_schema=True)
+
+def _upload_for_session() -> None:
+    """A session whose data file is not found from here: the steward uploads it again; it is read with the
+    session's own schema and accepted only when it is the data the session was made on (its fingerprint)."""
+    waiting: Project | None = st.session_state.get(AWAITING_DATA)
+    if waiting is None:
+        return
+    name = Path(waiting.data).name
+    schema = waiting.data_schema()
+    external = schema.external.file if isinstance(schema, Schema) and schema.external is not None else None
+    st.warning(
+        f"This session's data, {display.md_escape(name)}, is not found from here (an uploaded file is deleted "
+        "once it is read). Upload the same file again"
+        + (f", with its external file {display.md_escape(external)}" if external else "")
+        + "; it is accepted only if it is the data the session was made on."
+    )
+    files = st.file_uploader(
+        "The session's data", accept_multiple_files=True, key="pins_session_upload", type=list(UPLOAD_TYPES)
+    )
+    if not files or not st.button("Use it for the session", key="pins_session_use"):
+        return
+
+    def reopen() -> Project:
+        if not isinstance(schema, Schema):
+            raise ConfigError(
+                "this session names no schema to read an uploaded file with; open its data on the Data page"
+            )
+        by_name = {Path(f.name).name: f.getvalue() for f in files}
+        if name not in by_name:
+            raise ConfigError(f"the session's data is named {name}; the files given: {', '.join(sorted(by_name))}")
+        ext = (external, by_name[external]) if external and external in by_name else None
+        if external and ext is None:
+            raise ConfigError(f"the session's data has an external file, {external}: upload it with {name}")
+        dataset = load_upload(name, by_name[name], schema, waiting.encoding, ext)
+        waiting.check_dataset(dataset.fingerprint)
+        _use(waiting, dataset, Origin("upload", name, waiting.encoding, True))
+        return waiting
+
+    if session.guarded(reopen) is not None:
+        st.rerun()

@@ -212,7 +212,8 @@ def _knob_fragment(
 
     value = knob_view.knob_view(state_key, sweep.grid, views, default, page_run)
     chosen = choose(dataset, method, value, seed, sweep, params, options, risk=risk, utility=utility)
-    pins.look_at(dataset, chosen)
+    pins.look_at(dataset, chosen, state_key)
+    pins.history_steps(dataset, chosen, state_key)
     pins.pin_control(dataset, chosen)
 
 

@@ -75,6 +75,11 @@ class Candidate:
         """Whether ``other`` makes the same release measured the same way (names aside)."""
         return self.to_dict() | {"name": ""} == other.to_dict() | {"name": ""}
 
+    def same_setup(self, other: Candidate) -> bool:
+        """Whether ``other`` differs from this candidate at most in its name and knob value (one page's slider
+        walks between such candidates)."""
+        return self.to_dict() | {"name": "", "knob": 0.0} == other.to_dict() | {"name": "", "knob": 0.0}
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -14,13 +14,10 @@ import pandas as pd
 
 def _open(session: str) -> tuple[Any, Any]:
     """The project in ``session`` and its data, checked to be the data the session was made on."""
-    from engine.data.load import load_dataset
     from engine.project import Project
 
     project = Project.load(session)
-    dataset = load_dataset(project.data, project.schema, encoding=project.encoding)
-    project.check_dataset(dataset.fingerprint)
-    return project, dataset
+    return project, project.load_data()
 
 
 def _print_table(table: pd.DataFrame) -> None:
@@ -57,7 +54,13 @@ def cmd_pin(args) -> int:
     project = Project.load(path) if path.is_file() else None
     dataset = _load(args)
     if project is None:
-        project = Project(args.data, dataset.fingerprint, schema=args.schema, encoding=args.encoding)
+        project = Project(
+            args.data,
+            dataset.fingerprint,
+            schema=args.schema,
+            encoding=args.encoding,
+            schema_toml=dataset.schema.to_toml() if args.schema else None,
+        )
     else:
         project.check_dataset(dataset.fingerprint)
     measured = measure_candidate(dataset, candidate, _progress_bar("measuring"), use_cache=not args.no_cache)

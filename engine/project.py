@@ -10,6 +10,7 @@ its path or demo name and its fingerprint, candidates by their settings, measure
 from __future__ import annotations
 
 import json
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,8 @@ import pandas as pd
 
 from engine.atomic import atomic_write_text
 from engine.candidates import Candidate, MeasuredCandidate, metrics_table
+from engine.data.dataset import Dataset
+from engine.data.schema import Schema
 from engine.errors import ConfigError, DataError
 from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
 from engine.measures.intruders import intruder
@@ -47,7 +50,11 @@ class Pin:
 class Project:
     """One session: ``data`` as the CLI takes it (a demo name or a file path), with its ``schema`` file and
     ``encoding`` when they are not the defaults, the data's ``fingerprint``, the pins in the order they were
-    pinned, and the ``history`` of candidates looked at (the latest last, at most `MAX_HISTORY`)."""
+    pinned, and the ``history`` of candidates looked at (the latest last, at most `MAX_HISTORY`).
+
+    ``schema_toml`` is the schema itself (column names, kinds and roles: no value of the data) when the data
+    was not read with a schema the CLI finds on its own — an upload mapped on the Data page, a schema chosen
+    there — so the session reopens on the same data with only the data file at hand."""
 
     data: str
     fingerprint: str
@@ -55,6 +62,34 @@ class Project:
     encoding: str | None = None
     pins: list[Pin] = field(default_factory=list)
     history: list[Candidate] = field(default_factory=list)
+    schema_toml: str | None = None
+
+    def data_schema(self) -> Schema | str | None:
+        """The schema to read the data with: the schema file when it is found, else the one kept inline, else
+        None (the CLI's own: a demo's, or the one beside the data file)."""
+        if self.schema is not None and Path(self.schema).expanduser().is_file():
+            return self.schema
+        if self.schema_toml is not None:
+            try:
+                return Schema.from_dict(tomllib.loads(self.schema_toml), source="the session's schema")
+            except tomllib.TOMLDecodeError as e:
+                raise DataError(f"the session's schema is not valid TOML: {e}") from None
+        return self.schema
+
+    def load_data(self, data: str | Path | None = None) -> Dataset:
+        """The session's data (or the file ``data``, e.g. the upload again), checked to be the data the session
+        was made on; DataError naming what differs when it is not."""
+        from engine.data.load import load_dataset
+
+        dataset = load_dataset(data if data is not None else self.data, self.data_schema(), encoding=self.encoding)
+        self.check_dataset(dataset.fingerprint)
+        return dataset
+
+    def data_found(self) -> bool:
+        """Whether the session's data can be read from here (a demo, or a file that exists)."""
+        from engine.data.demos import is_demo
+
+        return is_demo(self.data) or Path(self.data).expanduser().is_file()
 
     def pin(self, measured: MeasuredCandidate) -> Pin:
         """Pin a measured candidate; a pin of the same name is replaced."""
@@ -125,6 +160,7 @@ class Project:
             "schema": self.schema,
             "encoding": self.encoding,
             "fingerprint": self.fingerprint,
+            "schema_toml": self.schema_toml,
             "pins": [
                 {"candidate": p.candidate.to_dict(), "metrics": p.metrics, "warnings": p.warnings} for p in self.pins
             ],
@@ -148,6 +184,7 @@ class Project:
                     for p in d.get("pins", [])
                 ],
                 history=[Candidate.from_dict(c) for c in d.get("history", [])],
+                schema_toml=d.get("schema_toml"),
             )
         except (KeyError, TypeError) as e:
             raise DataError(f"{source} is not a complete session file: missing {e}") from None

@@ -320,6 +320,22 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypa
     assert current_knob(at) == f"Current knob: level = {level}"
     assert at.session_state[session.CHOICE].knob == level
 
+    # Back and Forward under the knob walk the releases looked at on this page, moving the slider, and add
+    # nothing to the history.
+    from dashboard import pins
+
+    looked = [c.knob for c in pins.project(dataset).history]
+    assert looked[-2:] == [3.0, float(level)] or level == 3 and looked[-2:] == [1.0, 3.0]
+    state_key = session.knob_key("redact")
+    at.button(key=f"{state_key}::back").click().run()
+    assert not at.exception
+    assert at.session_state[session.CHOICE].knob == looked[-2]
+    assert current_knob(at) == f"Current knob: level = {int(looked[-2])}"
+    assert [c.knob for c in pins.project(dataset).history] == looked
+    at.button(key=f"{state_key}::forward").click().run()
+    assert at.session_state[session.CHOICE].knob == looked[-1]
+    assert [c.knob for c in pins.project(dataset).history] == looked
+
 
 @pytest.mark.slow
 def test_export_writes_the_bundle(tmp_path):
@@ -612,3 +628,36 @@ def test_compare_puts_two_methods_on_one_frontier_and_lists_the_pareto_set():
     assert set(table["Method"]) == {"Identifier redaction", "Multinomial–Dirichlet text synthesis (ε-DP)"}
     assert (table["On the frontier"] == "yes").any()
     assert table.loc[table["Knob"] == "level = 0", "On the frontier"].item() == "protects nothing"
+
+
+def test_a_session_of_an_uploaded_file_reopens_when_the_file_is_uploaded_again(tmp_path):
+    at = start()
+    at.radio(key="data_source").set_value("Upload a file").run()
+    at.file_uploader(key="data_upload").set_value(("reviews.csv", GOOD_CSV.encode(), "text/csv")).run()
+    by_label(at.button, "Use this data").click().run()
+    dataset = at.session_state[session.DATASET]
+    at = go(at, "compare")
+    path = tmp_path / "uploaded.textsdc.json"
+    at.text_input(key="pins_session_path").set_value(str(path)).run()
+    at.button(key="pins_save").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+
+    # A fresh app: the session names reviews.csv, deleted after the upload; the page asks for it again.
+    at = go(start(), "compare")
+    at.text_input(key="pins_open_path").set_value(str(path)).run()
+    at.button(key="pins_open").click().run()
+    assert not at.exception
+    assert any("reviews.csv" in w.value and "Upload the same file again" in w.value for w in at.warning)
+    assert at.session_state[session.DATASET].name == "airline-tweets"  # nothing changed yet
+    # Another file is refused, naming what differs; the data in use stays.
+    other = GOOD_CSV.replace("clean", "dirty")
+    at.file_uploader(key="pins_session_upload").set_value([("reviews.csv", other.encode(), "text/csv")]).run()
+    at.button(key="pins_session_use").click().run()
+    assert any("not the data this session was made on" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.session_state[session.DATASET].name == "airline-tweets"
+    # The same file: the session and its data are in use again.
+    at.file_uploader(key="pins_session_upload").set_value([("reviews.csv", GOOD_CSV.encode(), "text/csv")]).run()
+    at.button(key="pins_session_use").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state[session.DATASET].fingerprint == dataset.fingerprint
+    assert at.session_state[session.ORIGIN].kind == "upload"

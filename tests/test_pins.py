@@ -229,3 +229,23 @@ def test_the_attack_section_shows_the_identified_and_the_closest_misses():
     detail = pd.DataFrame(rows, columns=["target", "candidate", "score", "is_true", "credit"])
     assert attack_targets(detail, 4) == ["ann", "bob", "abe", "cat"]
     assert attack_targets(detail, 6)[-1] == "dan"
+
+
+def test_a_session_keeps_its_schema_and_reopens_with_only_the_data_file_beside_it(pinned, capsys, tmp_path):
+    saved = Project.load(pinned)
+    assert saved.schema_toml is not None and "[fields.mood]" in saved.schema_toml
+    # The session moves to another folder with its data file only: the schema it was read with travels inside.
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    for name in ("data.csv", "external.csv"):
+        shutil.copy(pinned.parent / name, moved / name)
+    project = Project.from_dict(json.loads(pinned.read_text()))
+    project.data, project.schema = "data.csv", "schema.toml"
+    target = project.save(moved / "work")
+    assert main(["session", str(target), "--check"]) == 0, capsys.readouterr().err
+    assert "reproduced" in capsys.readouterr().out
+    # A different file under the session's name is refused, naming the fingerprints.
+    header, first, *rest = (moved / "data.csv").read_text().splitlines(keepends=True)
+    (moved / "data.csv").write_text("".join([header, "x" + first, *rest]))
+    with pytest.raises(DataError, match="not the data this session was made on"):
+        Project.load(target).load_data()

@@ -16,7 +16,6 @@ from engine.measures.risk.duplicates import verbatim_warning
 DEMO = "Demo dataset"
 UPLOAD = "Upload a file"
 NONE = "(none)"
-FILE_TYPES = ["csv", "tsv", "parquet", "jsonl", "ndjson"]
 FLASH = "data_flash"
 
 
@@ -69,7 +68,7 @@ def _demo_source() -> Source | None:
 def _upload_source() -> Source | None:
     upload = st.file_uploader(
         "Data file",
-        type=FILE_TYPES,
+        type=list(loading.UPLOAD_TYPES),
         key="data_upload",
         help="CSV, TSV, Parquet or JSON Lines; one record per row, with a header row.",
     )
@@ -83,7 +82,7 @@ def _upload_source() -> Source | None:
     st.caption("If the file was saved by Excel or an older program and does not load, try **latin-1** (or cp1252).")
     external = st.file_uploader(
         "Intruder's external texts (optional)",
-        type=FILE_TYPES,
+        type=list(loading.UPLOAD_TYPES),
         key="data_external",
         help="A second file with other texts by some of the same authors (the text and author columns): what an "
         "intruder already holds. Without it, records can be held out of the data file instead.",
