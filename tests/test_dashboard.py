@@ -324,17 +324,17 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypa
     # nothing to the history.
     from dashboard import pins
 
-    looked = [c.knob for c in pins.project(dataset).history]
+    looked = [c.knob for c in at.session_state[pins.PROJECT].history]
     assert looked[-2:] == [3.0, float(level)] or level == 3 and looked[-2:] == [1.0, 3.0]
     state_key = session.knob_key("redact")
     at.button(key=f"{state_key}::back").click().run()
     assert not at.exception
     assert at.session_state[session.CHOICE].knob == looked[-2]
     assert current_knob(at) == f"Current knob: level = {int(looked[-2])}"
-    assert [c.knob for c in pins.project(dataset).history] == looked
+    assert [c.knob for c in at.session_state[pins.PROJECT].history] == looked
     at.button(key=f"{state_key}::forward").click().run()
     assert at.session_state[session.CHOICE].knob == looked[-1]
-    assert [c.knob for c in pins.project(dataset).history] == looked
+    assert [c.knob for c in at.session_state[pins.PROJECT].history] == looked
 
 
 @pytest.mark.slow
