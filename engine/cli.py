@@ -464,9 +464,14 @@ def cmd_compare(args) -> int:
     from engine.protect import METHODS
 
     methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+    everything = methods == ["all"]
+    if everything:
+        methods = list(METHODS)
     unknown = [m for m in methods if m not in METHODS]
     if unknown:
-        raise ConfigError(f"--methods: no method {', '.join(map(repr, unknown))}; the methods are {', '.join(METHODS)}")
+        raise ConfigError(
+            f"--methods: no method {', '.join(map(repr, unknown))}; the methods are {', '.join(METHODS)}, or all alone"
+        )
     check_arguments(args)
     for flag, metric in (("--risk", args.risk), ("--utility", args.utility)):
         if metric is not None:
@@ -476,6 +481,14 @@ def cmd_compare(args) -> int:
                 raise ConfigError(f"{flag}: {exc}") from None
     settings = [(m, method_params(args, m, methods)) for m in methods]
     dataset = _load(args)
+    if everything:
+        from engine.compare import applicable_methods
+
+        refused = {m: why for m, why in applicable_methods(dataset, dict(settings)).items() if why}
+        for m, why in refused.items():
+            print(f"textsdc: {m} left out: {why}", file=sys.stderr)
+        settings = [(m, p) for m, p in settings if m not in refused]
+        methods = [m for m, _ in settings]
     comparison = compare_methods(
         dataset,
         settings,
@@ -621,7 +634,10 @@ def build_parser() -> argparse.ArgumentParser:
             sp.add_argument("--method", required=True, help=f"protection method: {', '.join(METHODS)}")
         else:
             sp.add_argument(
-                "--methods", required=True, help=f"protection methods separated by commas: {', '.join(METHODS)}"
+                "--methods",
+                required=True,
+                help=f"protection methods separated by commas: {', '.join(METHODS)}; or all (every method that "
+                "applies to the data)",
             )
         for name, (param, methods) in method_parameters().items():
             if param.type is bool:

@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.errors import ConfigError
+from engine.errors import ConfigError, TextsdcError
 from engine.frontier import frontier, pareto_mask
 from engine.measures.options import MeasureOptions
 from engine.progress import Progress, no_progress
@@ -122,6 +122,21 @@ class Comparison:
                 "pareto": plain(front.loc[front["pareto"], ["method", "knob"]]),
             },
         }
+
+
+def applicable_methods(dataset: Dataset, params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:
+    """Every registered method, by name, with "" when it applies to ``dataset`` (with its ``params``, default
+    none) or the reason it refuses the data."""
+    from engine.protect import METHODS, get_protector
+
+    out = {}
+    for name in METHODS:
+        try:
+            get_protector(name, **dict((params or {}).get(name, {}))).check(dataset)
+            out[name] = ""
+        except TextsdcError as exc:
+            out[name] = str(exc)
+    return out
 
 
 def compare_methods(

@@ -6,8 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import compute, display, pins, session, widgets
-from engine.compare import Comparison
-from engine.errors import TextsdcError
+from engine.compare import Comparison, applicable_methods
 from engine.figures.text import comparison_figure
 from engine.measures.options import MeasureOptions
 from engine.protect import METHODS
@@ -18,14 +17,7 @@ STARTED_KEY = "compare_started"
 
 def _applicable(dataset) -> list[str]:
     """The methods whose settings can apply to this data at their defaults (the others say why on their page)."""
-    out = []
-    for name in METHODS:
-        try:
-            compute.protector(name).check(dataset)
-        except TextsdcError:  # the method refuses this data at its defaults
-            continue
-        out.append(name)
-    return out
+    return [name for name, refused in applicable_methods(dataset).items() if not refused]
 
 
 def render() -> None:
