@@ -82,15 +82,31 @@ def tiny_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 SCANNED: list[str] = []
+REPLAYED: list[str] = []
+REPLAYING: list[str] = []
+
+
+def _replayable(folder: Path) -> bool:
+    """Whether the bundle's replay command names data the CLI can read from here (a demo or a file that exists;
+    not a dataset a test made in memory)."""
+    import shlex
+
+    from engine.data.demos import is_demo
+    from engine.export.verify import read_manifest
+
+    words = shlex.split(str(read_manifest(folder).get("replay") or ""))
+    paths = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("--data", "--schema")]
+    return bool(paths) and all(is_demo(p) or Path(p).is_file() for p in paths)
 
 
 @pytest.fixture(autouse=True)
 def _scan_every_bundle(monkeypatch):
     """Every bundle written through `export_release` in this process (the CLI's `release`, the dashboard's
     Export page, the export tests) is read back, scanned for leaks (tests/leakage.py) and its files checked
-    against the manifest's checksums before the test goes on; a finding fails the test that exported it."""
+    against the manifest's checksums before the test goes on, and made again by its replay command (`textsdc
+    verify`) when its data can be read from here; a finding fails the test that exported it."""
     import engine.export.bundle as bundle
-    from engine.export.verify import verify_checksums
+    from engine.export.verify import verify_checksums, verify_replay
     from tests.leakage import scan_bundle
 
     real = bundle.export_release
@@ -109,7 +125,17 @@ def _scan_every_bundle(monkeypatch):
         assert not findings, f"the bundle in {result.out_dir} leaks: {findings}"
         differences = verify_checksums(result.out_dir)  # `textsdc verify --no-replay` on every bundle written
         assert not differences, f"the bundle in {result.out_dir} does not match its manifest: {differences}"
+        if REPLAYING:  # a replay's own bundle: scanned and checked, then compared by `verify_replay`
+            return result
         SCANNED.append(str(result.out_dir))
+        if _replayable(result.out_dir):
+            REPLAYING.append(str(result.out_dir))  # the replay's own bundle is scanned, not replayed again
+            try:
+                again = verify_replay(result.out_dir)  # `textsdc verify` with the replay
+            finally:
+                REPLAYING.clear()
+            assert not again, f"the bundle in {result.out_dir} is not made again by its replay: {again}"
+            REPLAYED.append(str(result.out_dir))
         return result
 
     for name, module in list(sys.modules.items()):
@@ -122,8 +148,9 @@ def _scan_every_bundle(monkeypatch):
 def pytest_terminal_summary(terminalreporter):
     """The counts issue 10 asks every CI run to print: bundles scanned for leaks, cases the fuzz suite made."""
     terminalreporter.write_line(
-        f"leakage scan: {len(SCANNED)} exported bundles scanned and their checksums verified (a leak or a "
-        "mismatch fails the test that exported it)"
+        f"leakage scan: {len(SCANNED)} exported bundles scanned and their checksums verified, {len(REPLAYED)} of "
+        "them made again byte for byte by their replay command (the others hold data a test made in memory); a "
+        "leak or a mismatch fails the test that exported it"
     )
     fuzz = sys.modules.get("test_fuzz") or sys.modules.get("tests.test_fuzz")  # as pytest imported it
     if fuzz is not None and fuzz.CASES:

@@ -189,7 +189,7 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             browser.close()
 
 
-def test_pin_three_diff_two_and_export_one_with_a_decision(playwright_api, dashboard, tmp_path):
+def test_pin_three_diff_two_and_export_one_with_a_decision(playwright_api, dashboard, tmp_path, monkeypatch):
     """The steward's decision in a real browser: pin three redaction levels, diff two on the Compare page,
     export one with a decision note; the bundle's PDF report renders with its figures."""
     sync_api, executable = playwright_api
@@ -216,6 +216,13 @@ def test_pin_three_diff_two_and_export_one_with_a_decision(playwright_api, dashb
                     )
                 pin.click()
                 expect(page.get_by_text(f"Pinned 'redact at level = {level}'")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            # Back and Forward under the knob move the slider through the levels looked at.
+            page.get_by_role("button", name="← Back").click()
+            expect(caption).to_have_text("Current knob: level = 2", timeout=MOVE_TIMEOUT_MS)
+            expect(page.get_by_text("Looked at 2 of 3 on this page")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.screenshot(path=str(tmp_path / "back.png"), full_page=True)
+            page.get_by_role("button", name="Forward →").click()
+            expect(caption).to_have_text("Current knob: level = 3", timeout=MOVE_TIMEOUT_MS)
 
             page.locator('[data-testid="stSidebarNav"] a', has_text="Compare").click()
             expect(page.get_by_role("heading", name="Pinned candidates")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
@@ -248,11 +255,13 @@ def test_pin_three_diff_two_and_export_one_with_a_decision(playwright_api, dashb
     assert decision["by"] == "A. Steward, data office" and decision["chosen"] == "redact at level = 3"
     assert [a["name"] for a in decision["alternatives"]] == ["redact at level = 1", "redact at level = 2"]
     from engine.data.load import load_dataset
-    from engine.export.verify import verify_checksums
+    from engine.export.verify import verify_checksums, verify_replay
     from tests.leakage import scan_bundle
 
     assert verify_checksums(bundle) == []
     assert scan_bundle(bundle, load_dataset("airline-tweets")) == []  # identifiers, manifest, files allowed
+    monkeypatch.delenv("TEXTSDC_CHROMIUM", raising=False)  # the replay prints its PDF as the dashboard did
+    assert verify_replay(bundle) == []  # `textsdc verify`: made again byte for byte, the PDF too
     pdfium = pytest.importorskip("pypdfium2")
     pdf = pdfium.PdfDocument(str(bundle / "report.pdf"))
     assert len(pdf) >= 2
