@@ -340,7 +340,7 @@ def _replay(args, knob: float) -> str:
         seed=args.seed,
         replicates=args.replicates,
         replicate=args.replicate,
-        out=args.out,
+        out=getattr(args, "recorded_out", None) or args.out,
         with_frontier=args.with_frontier,
     )
 
@@ -694,6 +694,9 @@ def build_parser() -> argparse.ArgumentParser:
         "`textsdc export` writes one from a session's pins",
     )
     r.add_argument("--out", required=True, help="folder to write the release into")
+    # `textsdc verify` makes the release again in a folder of its own; the files name the folder the bundle
+    # recorded, so that they are the same bytes (the PDF report too, whose text cannot be rewritten after).
+    r.add_argument("--recorded-out", help=argparse.SUPPRESS)
     r.set_defaults(func=cmd_release)
 
     c = sub.add_parser("compare", help="sweep several methods on the same data and seed, and put them on one frontier")
