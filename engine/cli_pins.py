@@ -166,7 +166,7 @@ def cmd_export(args) -> int:
         options=c.measure_options(),
         sweep=None if args.with_frontier else measured.point,
         with_frontier=args.with_frontier,
-        replay_command=project.replay(c, args.out),
+        replay_command=project.replay(c, args.out, args.with_frontier),
         decision=decision,
         progress=progress,
     )

@@ -134,8 +134,9 @@ class Project:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    def replay(self, candidate: Candidate, out: str) -> str:
-        """The `textsdc release` command that writes ``candidate``'s release into ``out``."""
+    def replay(self, candidate: Candidate, out: str, with_frontier: bool = False) -> str:
+        """The `textsdc release` command that writes ``candidate``'s release into ``out`` (with the frontier
+        swept along the knob in its report when ``with_frontier``)."""
         from engine.replay import replay_command
 
         return replay_command(
@@ -150,6 +151,7 @@ class Project:
             replicate=candidate.replicate,
             options=candidate.measure_options(),
             out=out,
+            with_frontier=with_frontier,
         )
 
     def to_dict(self) -> dict[str, Any]:
