@@ -33,8 +33,8 @@ class Intruder:
 
     ``texts``: she holds other texts by them (the dataset's external records). ``knows``: which of their field
     values she knows — none, the key fields (role "key": what an outsider can observe, such as a location or a
-    rating), or the key fields and the fields being protected (role "sensitive", and the fields a method
-    synthesizes). ``tolerance``: how roughly she knows numbers, as a share of the value (0.1: a released 108
+    rating), or the key fields and the fields being protected (role "sensitive"; Schneider et al.'s measure
+    also the fields the method synthesizes, as in its paper). ``tolerance``: how roughly she knows numbers, as a share of the value (0.1: a released 108
     matches a known 100); None: as Guo & Hu's intruder, a count within ±5 and an amount within ±5% on the log
     scale. Categories she knows exactly."""
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from engine.measures.base import MetricResult
+from engine.measures.intruders import COUNT_RADIUS, LOG_RADIUS
 
 RADIUS_PAIRS: tuple[tuple[float, float], ...] = ((5.0, 0.05), (5.0, 0.10), (10.0, 0.05), (10.0, 0.10))
 UNCERTAINTY_LEVELS: tuple[float, ...] = tuple(float(v) for v in np.round(np.arange(0, 0.151, 0.01), 2))
@@ -244,8 +245,8 @@ def identification_risk(
     keys: Sequence[str],
     count_fields: Sequence[str],
     continuous_fields: Sequence[str],
-    count_rule: tuple[Closeness, float] = ("absolute", 5.0),
-    amount_rule: tuple[Closeness, float] = ("log", 0.05),
+    count_rule: tuple[Closeness, float] = ("absolute", COUNT_RADIUS),
+    amount_rule: tuple[Closeness, float] = ("log", LOG_RADIUS),
     known: pd.DataFrame | None = None,
 ) -> dict[str, MetricResult]:
     """Identification disclosure risk (Reiter & Mitra 2009; Hu 2019; Guo & Hu, Section 4.2).
