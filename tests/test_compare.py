@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.compare import compare_methods
+from engine.compare import applicable_methods, compare_methods
 from engine.errors import ConfigError
 from engine.measures.options import MeasureOptions
 from tests.conftest import make_tiny_dataset
@@ -85,6 +85,10 @@ def test_the_command_writes_the_comparison_and_its_figure(capsys, tiny_files, tm
     "args, message",
     [
         (["--methods", "redact,nope"], "no method 'nope'; the methods are"),
+        (
+            ["--methods", "all,md"],
+            "no method 'all'; the methods are redact, glm, cart, count-bayes, md, rnn, swap, kanon, or all alone",
+        ),
         (["--methods", "redact,md", "--fields", "mood"], "--fields does not apply to methods redact, md"),
         (["--methods", "redact,md", "--risk", "nope"], "--risk: unknown metric 'nope'; known metrics:"),
     ],
@@ -93,3 +97,14 @@ def test_the_command_names_what_is_wrong(capsys, tiny_files, tmp_path, args, mes
     data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files)]
     assert main(["compare", *data, *args, "--out", str(tmp_path / "o")]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_every_method_that_applies_is_named_and_the_others_say_why(tiny_dataset):
+    found = applicable_methods(tiny_dataset)
+    from engine.protect import METHODS
+
+    assert list(found) == list(METHODS)
+    assert found["redact"] == "" and found["md"] == "" and found["glm"] == ""
+    assert "count or continuous" in found["count-bayes"]  # the tiny data has no count or amount
+    # The parameters given count: glm asked to synthesize a field that is not there refuses.
+    assert "nope" in applicable_methods(tiny_dataset, {"glm": {"fields": ["nope"]}})["glm"]
