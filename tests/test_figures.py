@@ -240,3 +240,12 @@ def test_attack_bars_draw_the_target_the_guess_and_the_top_scores_of_many_users(
     assert fig.layout.xaxis.title.text == "30 of 100 users; the other 70 score ≤ 0.00"
     assert fig.layout.annotations[0].text == "user010: missed"
     assert len({x for t in attack_bars_figure(detail, ["user010"], max_users=200).data for x in t.x}) == 100
+
+
+def test_every_registered_method_gets_its_own_colour_and_marker_on_the_comparison():
+    from engine.figures.text import METHOD_COLOURS, METHOD_SYMBOLS
+    from engine.protect import METHODS
+
+    # `textsdc compare --methods all` draws every method on one chart: none may share a line's look.
+    assert len(set(METHOD_COLOURS)) >= len(METHODS) and len(set(METHOD_SYMBOLS)) >= len(METHODS)
+    assert "#d62728" not in METHOD_COLOURS  # the red of the frontier's ring

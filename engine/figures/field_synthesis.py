@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.text import COLOURS, TEMPLATE, UIREVISION, _plain
+from engine.figures.text import COLOURS, METHOD_COLOURS, TEMPLATE, UIREVISION, _plain
 from engine.frontier import PmseChoice
 from engine.measures.risk.identification import by_target
 from engine.protect.base import Knob
 from engine.results import SweepResult
 
-PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22"]
+PALETTE = list(METHOD_COLOURS)
 
 
 def _knob_axis(knob: Knob) -> dict:

@@ -208,8 +208,9 @@ def frontier_figure(
     return fig
 
 
-METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2")
-METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up")
+METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+"""One colour per method of a comparison (no red: the frontier's ring is red), and per line elsewhere."""
+METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up", "x", "pentagon")
 PARETO_RING = "#d62728"
 """The ring around a release on the frontier across methods: a red no method's line has."""
 
