@@ -227,12 +227,12 @@ class Measure(ABC):
     low: ClassVar[float] = 0.0
     high: ClassVar[float] = 1.0
     methods: ClassVar[tuple[str, ...]] = ()
+    """The methods whose releases the measure applies to (it reads what their fit prepared); empty: every method
+    of its target."""
     integer: ClassVar[bool] = False  # the value is a count (shown without decimals)
     intruder_use: ClassVar[str] = ""
     """For a risk measure, how it reads the attacker preset (`engine.measures.intruders`), in one or two
     sentences; appended to its meaning wherever the meaning is shown."""
-    """The methods whose releases the measure applies to (it reads what their fit prepared); empty: every method
-    of its target."""
     note: str = ""
     """How the measure is taken on this data (which classifier, which target), set by `prepare` where the data
     decides it; shown beside the measure's meaning in the CLI, the dashboard and the report."""
