@@ -21,7 +21,7 @@ RESERVED_NAMES = frozenset(
     {"address", "audit_log", "backend", "data", "encoding", "grid", "jobs", "json", "knob", "method", "no_cache", "out"}
     | {"overwrite", "port", "replicate", "replicates", "schema", "seed", "allow_remote", "scheduler", "with_frontier"}
     | {"gold", "level", "ner", "methods", "risk", "utility", "bundle", "replay"}
-    | {"session", "name", "check", "a", "b", "limit", "pin", "by", "why", "date", "decision"}
+    | {"session", "name", "check", "a", "b", "limit", "pin", "by", "why", "date", "decision", "recorded_out"}
 )
 """Names the commands use for their own settings: a method parameter of that name would collide with them
 (`tests/test_plugin.py` checks that the CLI's own flags are all here)."""
