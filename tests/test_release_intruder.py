@@ -98,6 +98,15 @@ def test_changed_texts_are_measured_again_and_unchanged_ones_reused():
         stylometric_features(list(texts), vocabulary), stylometric_features(list(d.external["text"]), vocabulary)
     )
     np.testing.assert_allclose(fast, 1.0 / np.maximum(full, 1e-12), rtol=1e-10)
+    # A second release sharing one changed text and changing another: the shared one is looked up, the new
+    # one measured, and the result is the same as measuring all of them afresh.
+    assert set(side.seen) == {texts[0], texts[3]}
+    again = d.texts.astype(str).to_numpy(dtype=object).copy()
+    again[[3, 5]] = ["[PERSON] wrote this", "yet another text"]
+    reused = side.release_similarity(again)
+    fresh, _ = ReleaseIntruder.prepare(d, INTRUDERS["posts"])
+    np.testing.assert_array_equal(reused, fresh.release_similarity(again))
+    assert len(side.seen) == 3
 
 
 def test_per_author_mass_is_at_least_the_record_probability():

@@ -187,17 +187,31 @@ class StyleFeatures:
         return self.words.shape[1] + self.style.shape[1]
 
 
-def stylometric_features(texts: Sequence[str], vocabulary_texts: Sequence[str] | None = None) -> StyleFeatures:
-    """Section 5.1's full feature set for ``texts``; the word vocabulary comes from ``vocabulary_texts``
-    (default: the texts themselves). Words are white-space separated tokens kept as written (case, digits and
-    punctuation included), because for risk "these items ... can be predictive of authorship".
-    """
+def style_words(vocabulary_texts: Sequence[str]) -> CountVectorizer | None:
+    """The word counter of `stylometric_features` fitted on ``vocabulary_texts`` (None when they hold no
+    word): fit it once and pass it to count the words of many sets of texts on one vocabulary."""
     vec = CountVectorizer(analyzer=str.split, lowercase=False)
-    source = list(vocabulary_texts) if vocabulary_texts is not None else list(texts)
     try:
-        vec.fit(source)
-        words = vec.transform([str(t) for t in texts]).astype(np.float64).tocsr()
+        return vec.fit(list(vocabulary_texts))
     except ValueError:
+        return None
+
+
+def stylometric_features(
+    texts: Sequence[str], vocabulary_texts: Sequence[str] | CountVectorizer | None = None
+) -> StyleFeatures:
+    """Section 5.1's full feature set for ``texts``; the word vocabulary comes from ``vocabulary_texts``
+    (default: the texts themselves), or is a counter `style_words` fitted before. Words are white-space
+    separated tokens kept as written (case, digits and punctuation included), because for risk "these items
+    ... can be predictive of authorship".
+    """
+    if isinstance(vocabulary_texts, CountVectorizer):
+        vec: CountVectorizer | None = vocabulary_texts
+    else:
+        vec = style_words(list(vocabulary_texts) if vocabulary_texts is not None else list(texts))
+    if vec is None:
         words = sparse.csr_matrix((len(texts), 0))
+    else:
+        words = vec.transform([str(t) for t in texts]).astype(np.float64).tocsr()
     style = np.vstack([style_vector(t) for t in texts]) if len(texts) else np.zeros((0, len(style_feature_names())))
     return StyleFeatures(words, style)

@@ -36,12 +36,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from scipy.spatial.distance import cdist
 
 from engine.errors import DataError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.shared import preset_of, require_intruder_texts
 from engine.progress import Progress, no_progress
-from engine.text.features import StyleFeatures, stylometric_features
+from engine.text.features import StyleFeatures, style_words, stylometric_features
 
 METRIC_ID = "identification_probability"
 AUTHOR_METRIC_ID = "author_identification_probability"
@@ -59,49 +60,56 @@ def _row_standardization(f: StyleFeatures) -> tuple[np.ndarray, np.ndarray]:
 
 
 DISTANCES = "measuring writing-style distances"
+_BLOCK = 32  # intruder texts whose word terms are summed at once ...
+_CELLS = 4_000_000  # ... within this many (stored words × intruder texts) values
 
 
 def standardized_l1_distances(
     released: StyleFeatures, intruder: StyleFeatures, progress: Progress = no_progress
 ) -> np.ndarray:
     """d(xᵢ, x_z) of Eq. 8 for every intruder text z (rows) and released text i (columns); ``progress`` hears
-    every 20 intruder texts.
+    every block of intruder texts (at most `_BLOCK`).
 
     Computed without densifying the word block: where a word is absent from both documents the standardized
-    values are the constants −mean/sd of each document, so those features contribute
-    (words − |union of supports|)·|aᵢ − a_z| in one term.
+    values are the constants aᵢ = −meanᵢ/sdᵢ of each document, so those features contribute
+    (words − |union of supports|)·|aᵢ − a_z| in one term. The style block is dense (`scipy`'s L1 `cdist`);
+    the released side's word values against a_z are summed for a block of intruder texts at once, and only
+    the intruder's own words are taken text by text.
     """
     m_r, s_r = _row_standardization(released)
     m_z, s_z = _row_standardization(intruder)
     a_r, a_z = -m_r / s_r, -m_z / s_z
     W = released.words.tocsr()
+    n = W.shape[0]
     Wc = W.tocsc()
-    data_r = W.data / np.repeat(s_r, np.diff(W.indptr)) + np.repeat(a_r, np.diff(W.indptr))
-    row_of = np.repeat(np.arange(W.shape[0]), np.diff(W.indptr))
     supp_r = np.diff(W.indptr)
+    data_r = W.data / np.repeat(s_r, supp_r) + np.repeat(a_r, supp_r)
+    # Sums a value per stored word of W into its row: (records × stored words) of ones.
+    row_sums = sparse.csr_matrix(
+        (np.ones(W.nnz), (np.repeat(np.arange(n), supp_r), np.arange(W.nnz))), shape=(n, W.nnz)
+    )
     style_r = (released.style - m_r[:, None]) / s_r[:, None]
     style_z = (intruder.style - m_z[:, None]) / s_z[:, None]
+    out = cdist(style_z, style_r, "cityblock") if n and len(style_z) else np.zeros((len(style_z), n))
     Z = intruder.words.tocsr()
     p_words = W.shape[1]
-    out = np.empty((Z.shape[0], W.shape[0]))
-    for z in range(Z.shape[0]):
-        if z % 20 == 0:
-            progress(z, Z.shape[0], DISTANCES)
-        cols = Z.indices[Z.indptr[z] : Z.indptr[z + 1]]
-        vals = Z.data[Z.indptr[z] : Z.indptr[z + 1]] / s_z[z] + a_z[z]
+    step = max(1, min(_BLOCK, _CELLS // max(W.nnz, 1)))
+    for start in range(0, Z.shape[0], step):
+        progress(start, Z.shape[0], DISTANCES)
+        block = slice(start, start + step)
         # Words of released documents, against the intruder's constant a_z where the intruder lacks them.
-        term_r = np.bincount(row_of, weights=np.abs(data_r - a_z[z]), minlength=W.shape[0])
-        # The intruder's words: correct the released side there (value or the document's constant).
-        sub = Wc[:, cols].toarray()  # n × |supp z|
-        present = sub != 0
-        z_r = np.where(present, sub / s_r[:, None] + a_r[:, None], a_r[:, None])
-        term_z = np.abs(z_r - vals[None, :]).sum(axis=1)
-        overlap = present.sum(axis=1)
-        overlap_term = (np.abs(z_r - a_z[z]) * present).sum(axis=1)
-        union = supp_r + len(cols) - overlap
-        words = (p_words - union) * np.abs(a_r - a_z[z]) + term_r - overlap_term + term_z
-        style = np.abs(style_r - style_z[z]).sum(axis=1)
-        out[z] = words + style
+        out[block] += np.asarray(row_sums @ np.abs(data_r[:, None] - a_z[None, block])).T
+        for z in range(*block.indices(Z.shape[0])):
+            cols = Z.indices[Z.indptr[z] : Z.indptr[z + 1]]
+            vals = Z.data[Z.indptr[z] : Z.indptr[z + 1]] / s_z[z] + a_z[z]
+            # The intruder's words: correct the released side there (value or the document's constant).
+            sub = Wc[:, cols].toarray()  # n × |supp z|
+            present = sub != 0
+            z_r = np.where(present, sub / s_r[:, None] + a_r[:, None], a_r[:, None])
+            term_z = np.abs(z_r - vals[None, :]).sum(axis=1)
+            overlap_term = (np.abs(z_r - a_z[z]) * present).sum(axis=1)
+            union = supp_r + len(cols) - present.sum(axis=1)
+            out[z] += (p_words - union) * np.abs(a_r - a_z[z]) - overlap_term + term_z
     return out
 
 
@@ -136,7 +144,7 @@ class IdentificationRisk:
                 "none of the intruder's external authors appears in the release; identification needs overlap"
             )
         progress(0, len(external_texts), DISTANCES)
-        vocabulary = [*map(str, released_texts), *map(str, external_texts)]
+        vocabulary = style_words([*map(str, released_texts), *map(str, external_texts)])
         released = stylometric_features([str(t) for t in released_texts], vocabulary)
         intruder = stylometric_features([str(t) for t in external_texts], vocabulary)
         distance = standardized_l1_distances(released, intruder, progress)

@@ -24,17 +24,18 @@ synthesized fields to the whole release, with what the intruder holds and knows 
 Choices made here and stated: the word vocabulary of Eq. 8 is that of the confidential and the intruder's
 texts, fixed across releases, so a record whose text a method left as it was keeps its distance and releases
 compare on one scale (a word that only a release contains, such as a placeholder, adds nothing to either
-text's vector); distances of unchanged texts are computed once, those of changed texts per release.
+text's vector); distances of unchanged texts are computed once, those of a changed text once per process.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from sklearn.feature_extraction.text import CountVectorizer
 
 from engine.data.dataset import Dataset
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
@@ -42,7 +43,7 @@ from engine.measures.intruders import Intruder, intruder
 from engine.measures.risk.identification import MIN_DISTANCE, by_target, standardized_l1_distances
 from engine.measures.risk.matching import Closeness, close
 from engine.progress import Progress, no_progress
-from engine.text.features import StyleFeatures, stylometric_features
+from engine.text.features import StyleFeatures, style_words, stylometric_features
 
 METRIC_ID = "release_identification_probability"
 MAX_TARGETS = 2000
@@ -51,6 +52,8 @@ MAX_INTRUDER_TEXTS = 300
 """The intruder's texts used at most (drawn at random beyond this many; the note says so): each costs a pass
 over the released texts for every release whose texts change."""
 _CELLS = 4_000_000  # pairs × records held at once
+MAX_SEEN_TEXTS = 20_000
+"""Changed texts whose distances a process remembers (each a column of up to `MAX_INTRUDER_TEXTS` values)."""
 
 
 def known_fields(dataset: Dataset, preset: Intruder) -> list[str]:
@@ -71,9 +74,10 @@ class ReleaseIntruder:
     closeness: dict[str, tuple[Closeness, float]]  # numeric field → how a released value must agree with it
     authors: np.ndarray  # an author code per released record (each record its own without an author column)
     original_texts: np.ndarray | None = None  # the confidential texts (None without texts)
-    vocabulary: list[str] | None = None
+    vocabulary: CountVectorizer | None = None  # the word counter of Eq. 8, fitted once
     intruder_features: StyleFeatures | None = None
     similarity: np.ndarray | None = None  # intruder texts × records, 1/d of the confidential texts
+    seen: dict[str, np.ndarray] = field(default_factory=dict)  # released text → its column of 1/d
 
     @functools.cached_property
     def author_records(self) -> tuple[np.ndarray, np.ndarray]:
@@ -162,7 +166,7 @@ class ReleaseIntruder:
             texts = dataset.texts.astype(str).to_numpy(dtype=object)
             ext_texts = external[schema.text].astype(str).tolist()
             side.original_texts = texts
-            side.vocabulary = [*texts, *ext_texts]
+            side.vocabulary = style_words([*texts, *ext_texts])
             side.intruder_features = stylometric_features(ext_texts, side.vocabulary)
             released = stylometric_features(list(texts), side.vocabulary)
             distance = standardized_l1_distances(released, side.intruder_features, progress)
@@ -171,7 +175,9 @@ class ReleaseIntruder:
 
     def release_similarity(self, texts: np.ndarray) -> np.ndarray | None:
         """1/d of Eq. 8 between every intruder text and every released text; only the columns of texts that
-        differ from the confidential ones are computed again."""
+        differ from the confidential ones are computed again, and each changed text once per process (a text
+        several releases share, such as a post redacted alike at two levels, is looked up; at most
+        `MAX_SEEN_TEXTS` are remembered)."""
         if self.similarity is None:
             return None
         assert self.original_texts is not None and self.intruder_features is not None
@@ -179,8 +185,18 @@ class ReleaseIntruder:
         if len(changed) == 0:
             return self.similarity
         out = self.similarity.copy()
-        features = stylometric_features([str(t) for t in texts[changed]], self.vocabulary)
-        out[:, changed] = 1.0 / np.maximum(standardized_l1_distances(features, self.intruder_features), MIN_DISTANCE)
+        changed_texts = [str(t) for t in texts[changed]]
+        new = sorted({t for t in changed_texts if t not in self.seen})
+        if new:
+            features = stylometric_features(new, self.vocabulary)
+            columns = 1.0 / np.maximum(standardized_l1_distances(features, self.intruder_features), MIN_DISTANCE)
+            fresh = dict(zip(new, columns.T, strict=True))
+        else:
+            fresh = {}
+        out[:, changed] = np.column_stack([fresh[t] if t in fresh else self.seen[t] for t in changed_texts])
+        room = MAX_SEEN_TEXTS - len(self.seen)
+        if room > 0:
+            self.seen.update(dict(list(fresh.items())[:room]))
         return out
 
     def first_stage(self, data: pd.DataFrame) -> sparse.csr_matrix | None:
