@@ -129,3 +129,47 @@ def test_deterministic_under_the_seed():
     two = _measure(d, d.frame, "rough_fields").detail
     pd.testing.assert_frame_equal(one, two)
     assert len(one) == 2000
+
+
+@pytest.mark.parametrize("trial", range(6))
+def test_the_first_stage_keeps_exactly_the_records_that_agree(trial):
+    """Every (target, released record) pair checked one by one, against the searched sparse first stage: a
+    category equal, each number `close` by its rule or missing on both sides (amounts of 0 and missing values
+    included, every closeness rule)."""
+    from engine.measures.risk.matching import close
+
+    rng = np.random.default_rng(trial)
+    n = 300
+    count = rng.integers(0, 30, n).astype(float)
+    price = np.round(rng.lognormal(3, 1, n), 1)
+    count[rng.random(n) < 0.1] = np.nan
+    price[rng.random(n) < 0.1] = np.nan
+    price[rng.random(n) < 0.05] = 0.0
+    records = np.sort(rng.choice(n, 120, replace=False))
+    rules = [("absolute", 5.0), ("log", 0.05), ("relative", 0.1)]
+    closeness = {"count": rules[trial % 3], "price": rules[(trial + 1) % 3]}
+    categorical = {"city": rng.choice(["x", "y", "z"], n).astype(object)[records]} if trial % 2 == 0 else {}
+    side = ReleaseIntruder(
+        pd.DataFrame(), records, categorical, {"count": count[records], "price": price[records]}, closeness,
+        np.arange(n),
+    )  # fmt: skip
+    released = pd.DataFrame(
+        {
+            "city": rng.choice(["x", "y", "z"], n),
+            "count": np.where(rng.random(n) < 0.5, count, count + rng.integers(-6, 7, n)),
+            "price": price * np.where(rng.random(n) < 0.5, 1.0, rng.uniform(0.8, 1.2, n)),
+        }
+    )
+    expected = np.ones((len(records), n), dtype=bool)
+    for t in range(len(records)):
+        for j in range(n):
+            if categorical and released["city"][j] != categorical["city"][t]:
+                expected[t, j] = False
+            for f in ("count", "price"):
+                k, r = side.numeric[f][t], released[f][j]
+                if not (close(*closeness[f], np.array([k]), np.array([r]))[0] or (np.isnan(k) and np.isnan(r))):
+                    expected[t, j] = False
+    found = side.first_stage(released)
+    assert found is not None
+    np.testing.assert_array_equal(found.toarray(), expected)
+    assert 0 < expected.sum() < expected.size

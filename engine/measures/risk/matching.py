@@ -37,7 +37,7 @@ def attribute_risk_id(r_count: float, r_price: float) -> str:
 # Matching machinery
 
 
-def _groups(known: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+def key_groups(known: pd.DataFrame, released: pd.DataFrame, keys: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Integer group ids of the targets' known key values and of the released records' key values (equal ids =
     equal values in every key). Numeric keys compare as numbers, so a noisy float 12.0 equals a released 12."""
     if not keys:
@@ -132,6 +132,30 @@ def candidate_pairs(
     return _materialize(np.arange(len(lo_t)), order, first, counts)
 
 
+def close_pairs(
+    group_t: np.ndarray, group_r: np.ndarray, numbers: Sequence[tuple[np.ndarray, np.ndarray, Closeness, float]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Every (target i, released j) with group_r[j] == group_t[i] whose numbers agree: for each (target values,
+    released values, closeness, radius) of ``numbers``, `close`, or both missing. A group must say which numbers
+    are missing (a missing number is searched as 0, so only a group of missing ones keeps its candidates).
+
+    Searched on the number whose windows hold the fewest candidates, the others checked on those only.
+    """
+    zeros_t, zeros_r = np.zeros(len(group_t)), np.zeros(len(group_r))
+    best = _runs(group_t, zeros_t, zeros_t, group_r, zeros_r)  # the whole group
+    for values_t, values_r, how, radius in numbers:
+        lo, hi = _window(how, radius, np.nan_to_num(values_t, nan=0.0))
+        runs = _runs(group_t, lo, hi, group_r, np.nan_to_num(values_r, nan=0.0))
+        if runs[2].sum() < best[2].sum():
+            best = runs
+    i, j = _materialize(np.arange(len(group_t)), *best)
+    for values_t, values_r, how, radius in numbers:
+        k, r = values_t[i], values_r[j]
+        keep = close(how, radius, k, r) | (np.isnan(k) & np.isnan(r))
+        i, j = i[keep], j[keep]
+    return i, j
+
+
 def match_counts(
     target: pd.DataFrame,
     released: pd.DataFrame,
@@ -148,7 +172,7 @@ def match_counts(
     """
     known = target if known is None else known
     n_t, n_r = len(target), len(released)
-    gt, gr = _groups(known, released, keys)
+    gt, gr = key_groups(known, released, keys)
     same_key = np.bincount(gr, minlength=int(max(gt.max(initial=-1), gr.max(initial=-1)) + 1))[gt]
     hits, itself = np.zeros(n_t, dtype=np.int64), np.zeros(n_t, dtype=bool)
     m = min(n_t, n_r)

@@ -41,7 +41,7 @@ from engine.data.dataset import Dataset
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.intruders import Intruder, intruder
 from engine.measures.risk.identification import MIN_DISTANCE, by_target, standardized_l1_distances
-from engine.measures.risk.matching import Closeness, close
+from engine.measures.risk.matching import Closeness, close_pairs, key_groups
 from engine.progress import Progress, no_progress
 from engine.text.features import StyleFeatures, style_words, stylometric_features
 
@@ -51,7 +51,6 @@ MAX_TARGETS = 2000
 MAX_INTRUDER_TEXTS = 300
 """The intruder's texts used at most (drawn at random beyond this many; the note says so): each costs a pass
 over the released texts for every release whose texts change."""
-_CELLS = 4_000_000  # pairs × records held at once
 MAX_SEEN_TEXTS = 20_000
 """Changed texts whose distances a process remembers (each a column of up to `MAX_INTRUDER_TEXTS` values)."""
 
@@ -201,30 +200,32 @@ class ReleaseIntruder:
 
     def first_stage(self, data: pd.DataFrame) -> sparse.csr_matrix | None:
         """Eq. 7 generalized: for every target record (rows, `records`' order) the released records whose values
-        agree with what the intruder knows of it; None when she knows no field (every record is kept)."""
+        agree with what the intruder knows of it; None when she knows no field (every record is kept).
+
+        A category agrees when it is equal, a number when it is `close` by the preset's closeness, a missing
+        number with a missing one only. Found without a targets × records table: the records with the target's
+        categories (and missing numbers) are searched by value (`engine.measures.risk.matching.close_pairs`).
+        """
         if not self.categorical and not self.numeric:
             return None
-        n = len(data)
-        codes = {}
-        for f, known in self.categorical.items():
-            both = pd.factorize(pd.Series(np.concatenate([data[f].astype(str).to_numpy(dtype=object), known])))[0]
-            codes[f] = (both[:n], both[n:])
-        values = {
-            f: (pd.to_numeric(data[f], errors="coerce").to_numpy(dtype=float), k) for f, k in self.numeric.items()
-        }
-        blocks = []
-        step = max(1, _CELLS // max(n, 1))
-        for start in range(0, len(self.records), step):
-            rows = slice(start, start + step)
-            match = np.ones((len(self.records[rows]), n), dtype=bool)
-            for released_codes, known_codes in codes.values():
-                match &= released_codes[None, :] == known_codes[rows, None]
-            for f, (released_values, known_values) in values.items():
-                k = known_values[rows, None]
-                agree = close(*self.closeness[f], k, released_values[None, :])
-                match &= agree | (np.isnan(released_values)[None, :] & np.isnan(k))
-            blocks.append(sparse.csr_matrix(match))
-        return sparse.vstack(blocks, format="csr")
+        numbers = {f: pd.to_numeric(data[f], errors="coerce").to_numpy(dtype=float) for f in self.numeric}
+        known = pd.DataFrame(
+            {
+                **{f"is {f}": v for f, v in self.categorical.items()},
+                **{f"missing {f}": np.isnan(v) for f, v in self.numeric.items()},
+            }
+        )
+        released = pd.DataFrame(
+            {
+                **{f"is {f}": data[f].astype(str).to_numpy(dtype=object) for f in self.categorical},
+                **{f"missing {f}": np.isnan(v) for f, v in numbers.items()},
+            }
+        )
+        group_t, group_r = key_groups(known, released, list(known.columns))
+        i, j = close_pairs(
+            group_t, group_r, [(values, numbers[f], *self.closeness[f]) for f, values in self.numeric.items()]
+        )
+        return sparse.csr_matrix((np.ones(len(i), dtype=bool), (i, j)), shape=(len(self.records), len(data)))
 
     def evaluate(self, released: pd.DataFrame, text_column: str) -> MetricResult:
         """The whole-release identification probability of one release (laid out like the dataset).
