@@ -16,7 +16,9 @@ nothing is running. A move is timed in the page (`MONITOR`), from the key event 
 rest; the time Playwright sees (from its call that presses to its check that finds the page at rest) is kept
 beside it. Server script time is the rerun a move causes, timed in-process with Streamlit's AppTest (its
 overhead included, so an upper bound). Peak memory is the largest resident size of the server's process tree,
-sampled every 0.2 s.
+sampled every 0.2 s. A first view is timed from opening the page once the server listens; the server's start
+(launch to listening, which includes importing the engine: `engine.cli.WARM_MODULES`) is kept beside it as
+``server_start_s``.
 """
 
 from __future__ import annotations
@@ -105,12 +107,14 @@ class Server:
         argv = [sys.executable, "-m", "engine.cli", "dashboard", "--port", str(self.port), "--data", data]
         self.proc = subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT)
         self.peak_mb = 0.0
+        started = time.monotonic()
         self._stop = threading.Event()
         threading.Thread(target=self._sample, daemon=True).start()
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             try:
                 with urllib.request.urlopen(f"{self.url}/_stcore/health", timeout=2):
+                    self.start_s = round(time.monotonic() - started, 1)  # launch → listening (imports done)
                     return
             except OSError:
                 time.sleep(0.3)
@@ -311,6 +315,7 @@ def bench(name: str, case: Case, n_moves: int, work: Path) -> dict:
         server = Server(case.data, cache, log)
         try:
             row["first_view"] = first_view(page, case, server.url)
+            row["first_view"]["server_start_s"] = server.start_s
             latencies, complete, outside = moves(page, n_moves)
             row["move_ms"] = {
                 "p50": round(statistics.median(latencies)),
@@ -326,6 +331,7 @@ def bench(name: str, case: Case, n_moves: int, work: Path) -> dict:
         server = Server(case.data, cache, log)  # a restart: the process's memory is gone, the disk cache is not
         try:
             row["after_restart"] = first_view(page, case, server.url)
+            row["after_restart"]["server_start_s"] = server.start_s
         finally:
             server.stop()
         browser.close()

@@ -573,6 +573,32 @@ def _many(text: str | None) -> tuple[str, ...]:
     return tuple(t.strip() for t in (text or "").split(",") if t.strip())
 
 
+WARM_MODULES = (
+    "engine.measures.evaluate",
+    "engine.protect",
+    "engine.sweep",
+    "engine.cache",
+    "engine.compare",
+    "engine.candidates",
+    "engine.figures.text",
+    "engine.figures.field_synthesis",
+    "engine.figures.bayes_counts",
+    "engine.report.samples",
+    "plotly.graph_objects",
+    "streamlit.elements.plotly_chart",
+)
+"""What every page imports, imported before the dashboard's server listens (some seconds on 2 cores): the first
+page a steward opens, and the first after a restart, then does not wait for them. Engine and plotting modules
+only; the dashboard's own modules bind Streamlit's caches when imported, so they wait for its runtime."""
+
+
+def _import_engine() -> None:
+    import importlib
+
+    for name in WARM_MODULES:
+        importlib.import_module(name)
+
+
 def cmd_dashboard(args) -> int:
     from engine.errors import ConfigError
 
@@ -603,6 +629,7 @@ def cmd_dashboard(args) -> int:
     host = f"[{args.address}]" if ":" in args.address else args.address
     print(f"textsdc dashboard on http://{host}:{args.port}  (Ctrl+C stops it)", flush=True)
     _no_outside_lookups()
+    _import_engine()
     # Streamlit runs in this process: SIGTERM and SIGINT reach its own handlers, which stop the server, and no
     # child process is left listening when `textsdc dashboard` is stopped. It installs them only once its port
     # listens; a Ctrl+C before then ends the process as SIGTERM would (Python's KeyboardInterrupt could be lost

@@ -256,3 +256,15 @@ def test_airline_tweets_redaction_lowers_risk_and_utility(capsys, tmp_path):
         assert los[-1] <= means[0]
     assert summary[("unigram_cosine", 4.0)]["mean"] < summary[("unigram_cosine", 0.0)]["mean"]
     assert summary[("attack_identification_rate", 0.0)]["mean"] > 0
+
+
+def test_the_dashboard_imports_the_engine_before_it_listens_and_no_page_module():
+    """`textsdc dashboard` imports the engine before the server starts, so the first page opened does not wait
+    for it; the dashboard's own modules bind Streamlit's caches on import and must wait for its runtime."""
+    import importlib
+
+    from engine.cli import WARM_MODULES
+
+    assert WARM_MODULES and not any(name.startswith("dashboard") for name in WARM_MODULES)
+    for name in WARM_MODULES:
+        assert importlib.import_module(name) is not None
