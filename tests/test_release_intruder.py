@@ -173,3 +173,22 @@ def test_the_first_stage_keeps_exactly_the_records_that_agree(trial):
     assert found is not None
     np.testing.assert_array_equal(found.toarray(), expected)
     assert 0 < expected.sum() < expected.size
+
+
+def test_the_style_distances_of_the_confidential_texts_are_computed_once_per_evaluator(monkeypatch):
+    """Schneider et al.'s identification and the whole-release intruder hold the same texts here: the distances
+    of Eq. 8 between them and the confidential texts are computed once, and both measures are what they were
+    computed apart."""
+    from engine.measures.risk import identification
+
+    calls = []
+    compute = identification.style_similarity
+    monkeypatch.setattr(identification, "style_similarity", lambda *a, **k: calls.append(1) or compute(*a, **k))
+    d = make_tiny_dataset()
+    evaluator = Evaluator(d, fields=["mood"])
+    assert {METRIC_ID, identification.METRIC_ID} <= set(evaluator.available)
+    assert len(calls) == 1
+    side, _ = ReleaseIntruder.prepare(d, INTRUDERS[MeasureOptions().intruder])
+    assert side.similarity is not None
+    measure = next(m for m in evaluator._measures if m.id == METRIC_ID)
+    np.testing.assert_array_equal(measure.intruder.similarity, side.similarity)

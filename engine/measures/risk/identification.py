@@ -40,7 +40,7 @@ from scipy.spatial.distance import cdist
 
 from engine.errors import DataError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
-from engine.measures.shared import preset_of, require_intruder_texts
+from engine.measures.shared import original_texts, preset_of, require_intruder_texts
 from engine.progress import Progress, no_progress
 from engine.text.features import StyleFeatures, style_words, stylometric_features
 
@@ -113,6 +113,32 @@ def standardized_l1_distances(
     return out
 
 
+def style_similarity(
+    texts: Sequence[str], external_texts: Sequence[str], progress: Progress = no_progress
+) -> np.ndarray:
+    """s = 1/d of Eqs. 8–9 between every external text (rows) and every text (columns), the word vocabulary
+    that of both."""
+    texts, external_texts = [str(t) for t in texts], [str(t) for t in external_texts]
+    progress(0, len(external_texts), DISTANCES)
+    vocabulary = style_words([*texts, *external_texts])
+    released = stylometric_features(texts, vocabulary)
+    intruder = stylometric_features(external_texts, vocabulary)
+    distance = standardized_l1_distances(released, intruder, progress)
+    progress(len(external_texts), len(external_texts), DISTANCES)
+    return 1.0 / np.maximum(distance, MIN_DISTANCE)
+
+
+def shared_style_similarity(context: PrepareContext, external_texts: Sequence[str]) -> np.ndarray:
+    """`style_similarity` of the confidential texts and ``external_texts``, computed once for every measure of
+    ``context`` that asks (Schneider et al.'s identification and the whole-release intruder, when she holds the
+    same texts)."""
+    external_texts = [str(t) for t in external_texts]
+    return context.shared(
+        ("style_similarity", tuple(external_texts)),
+        lambda: style_similarity(original_texts(context), external_texts, context.progress),
+    )
+
+
 @dataclass
 class IdentificationRisk:
     """The intruder's side, prepared once per dataset: targets, their known values and all text distances."""
@@ -132,7 +158,10 @@ class IdentificationRisk:
         confidential: pd.DataFrame,
         match_fields: Sequence[str],
         progress: Progress = no_progress,
+        similarity: np.ndarray | None = None,
     ) -> IdentificationRisk:
+        """The targets and their pairs; ``similarity`` is `style_similarity` of the released and the external
+        texts when it was computed before (`shared_style_similarity`)."""
         released_authors = [str(a) for a in released_authors]
         external_authors = [str(a) for a in external_authors]
         by_author: dict[str, list[int]] = {}
@@ -143,17 +172,11 @@ class IdentificationRisk:
             raise DataError(
                 "none of the intruder's external authors appears in the release; identification needs overlap"
             )
-        progress(0, len(external_texts), DISTANCES)
-        vocabulary = style_words([*map(str, released_texts), *map(str, external_texts)])
-        released = stylometric_features([str(t) for t in released_texts], vocabulary)
-        intruder = stylometric_features([str(t) for t in external_texts], vocabulary)
-        distance = standardized_l1_distances(released, intruder, progress)
-        progress(len(external_texts), len(external_texts), DISTANCES)
+        if similarity is None:
+            similarity = style_similarity(released_texts, external_texts, progress)
         pairs = pd.DataFrame(rows, columns=["external", "record", "target"])
         keys = match_keys(confidential, match_fields)
-        return cls(
-            1.0 / np.maximum(distance, MIN_DISTANCE), pairs, list(match_fields), keys[pairs["record"].to_numpy()]
-        )
+        return cls(similarity, pairs, list(match_fields), keys[pairs["record"].to_numpy()])
 
     def evaluate(self, released: pd.DataFrame) -> MetricResult:
         """Eq. 9 on the true record of every (target, record) pair, for one release of the fields."""
@@ -257,14 +280,16 @@ def prepared_risk(context: PrepareContext) -> IdentificationRisk:
     def prepare() -> IdentificationRisk:
         d = context.dataset
         ext, author = require_intruder_texts(d)
+        external_texts = ext[d.schema.text].astype(str).tolist()
         return IdentificationRisk.prepare(
-            d.texts.astype(str).tolist(),
+            original_texts(context),
             d.frame[author].astype(str).tolist(),
-            ext[d.schema.text].astype(str).tolist(),
+            external_texts,
             ext[author].astype(str).tolist(),
             d.frame,
             _match_fields(context),
             context.progress,
+            shared_style_similarity(context, external_texts),
         )
 
     return context.shared("identification_risk", prepare)

@@ -30,6 +30,7 @@ text's vector); distances of unchanged texts are computed once, those of a chang
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -40,7 +41,13 @@ from sklearn.feature_extraction.text import CountVectorizer
 from engine.data.dataset import Dataset
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.intruders import Intruder, intruder
-from engine.measures.risk.identification import MIN_DISTANCE, by_target, standardized_l1_distances
+from engine.measures.risk.identification import (
+    MIN_DISTANCE,
+    by_target,
+    shared_style_similarity,
+    standardized_l1_distances,
+    style_similarity,
+)
 from engine.measures.risk.matching import Closeness, close_pairs, key_groups
 from engine.progress import Progress, no_progress
 from engine.text.features import StyleFeatures, style_words, stylometric_features
@@ -96,8 +103,11 @@ class ReleaseIntruder:
         preset: Intruder,
         seed: int = 0,
         progress: Progress = no_progress,
+        similarity: Callable[[list[str]], np.ndarray] | None = None,
     ) -> tuple[ReleaseIntruder, str]:
-        """The intruder of ``preset`` on ``dataset`` and a note of how the attack is taken on this data."""
+        """The intruder of ``preset`` on ``dataset`` and a note of how the attack is taken on this data;
+        ``similarity`` gives `style_similarity` of the confidential texts and the texts she holds when it may
+        have been computed before (`shared_style_similarity`)."""
         frame = dataset.frame.reset_index(drop=True)
         schema = dataset.schema
         fields = known_fields(dataset, preset)
@@ -167,9 +177,7 @@ class ReleaseIntruder:
             side.original_texts = texts
             side.vocabulary = style_words([*texts, *ext_texts])
             side.intruder_features = stylometric_features(ext_texts, side.vocabulary)
-            released = stylometric_features(list(texts), side.vocabulary)
-            distance = standardized_l1_distances(released, side.intruder_features, progress)
-            side.similarity = 1.0 / np.maximum(distance, MIN_DISTANCE)
+            side.similarity = similarity(ext_texts) if similarity else style_similarity(texts, ext_texts, progress)
         return side, " ".join(notes)
 
     def release_similarity(self, texts: np.ndarray) -> np.ndarray | None:
@@ -311,7 +319,13 @@ class ReleaseIdentificationProbability(Measure):
         self.text_column = context.dataset.schema.text
         self.intruder, self.note = context.shared(
             ("release_intruder", preset.name),
-            lambda: ReleaseIntruder.prepare(context.dataset, preset, context.options.seed, context.progress),
+            lambda: ReleaseIntruder.prepare(
+                context.dataset,
+                preset,
+                context.options.seed,
+                context.progress,
+                lambda texts: shared_style_similarity(context, texts),
+            ),
         )
 
     def compute(self, view: ReleaseView) -> MetricResult:
