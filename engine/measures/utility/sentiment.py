@@ -34,7 +34,9 @@ from engine.errors import ConfigError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.shared import original_texts, released_texts
 from engine.measures.utility.ngram import _author_matrix, row_cosines
+from engine.progress import Progress, no_progress
 from engine.text.tokens import tokenize
+from engine.workers import Report, map_reporting
 
 FOLDS = 5
 LEXICON = "VADER lexicon (vaderSentiment)"
@@ -71,15 +73,26 @@ def lexicon_classes(texts: list[str]) -> np.ndarray:
 def _classifier() -> Pipeline:
     return make_pipeline(
         TfidfVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(1, 2), sublinear_tf=True),
-        LinearSVC(C=1.0, dual="auto", max_iter=5000),
+        LinearSVC(C=1.0, dual="auto", max_iter=5000, random_state=0),
     )
+
+
+def _fit_fold(item: tuple[list[str], np.ndarray], report: Report) -> Pipeline:
+    """One fold's classifier (in a worker process or this one)."""
+    model = _classifier().fit(*item)
+    report(1)
+    return model
+
+
+FOLD_PROCESSES = 2
+"""Processes the folds' classifiers are trained in (each fold's model is the same however many)."""
 
 
 class CrossFitted:
     """Five linear SVMs, each trained on the labelled original texts outside one fold; `classes` scores every
     text with the model of its record's fold."""
 
-    def __init__(self, texts: list[str], labels: pd.Series, seed: int) -> None:
+    def __init__(self, texts: list[str], labels: pd.Series, seed: int, progress: Progress = no_progress) -> None:
         codes, self.levels = pd.factorize(labels.astype(str), sort=True)
         known = labels.notna().to_numpy()
         if len(self.levels) < 2:
@@ -96,10 +109,15 @@ class CrossFitted:
         unlabelled = np.flatnonzero(~known)
         self.fold[unlabelled] = np.arange(len(unlabelled)) % folds
         array = np.asarray(texts, dtype=object)
-        self.models = []
-        for k in range(folds):
-            train = known & (self.fold != k)
-            self.models.append(_classifier().fit(array[train].tolist(), codes[train]))
+        train = [known & (self.fold != k) for k in range(folds)]
+        self.models = map_reporting(
+            _fit_fold,
+            [(array[t].tolist(), codes[t]) for t in train],
+            1,
+            progress,
+            "training the sentiment classifier",
+            FOLD_PROCESSES,
+        )
 
     def classes(self, texts: list[str]) -> np.ndarray:
         """The class code of each text (aligned with the records), by its record's out-of-fold model."""
@@ -150,8 +168,7 @@ class SentimentCosine(Measure):
             self.note = f"Classifier: the {LEXICON}, as the data has no sentiment labels."
             original = lexicon_classes(texts)
         else:
-            context.progress(0, 1, "training the sentiment classifier")
-            self.model = CrossFitted(texts, dataset.frame[field], context.options.seed)
+            self.model = CrossFitted(texts, dataset.frame[field], context.options.seed, context.progress)
             self.n_classes = len(self.model.levels)
             self.note = (
                 f"Classifier: a linear SVM trained on the field {field}, cross-fitted over {len(self.model.models)} "
