@@ -296,18 +296,19 @@ def sample_zero_inflated_poisson(
             sd = 1.2 / np.sqrt(np.exp(mode) + tau)
             prop = mode + sd * rng.standard_t(T_DF, len(pi))
             cur = u[pi]
-            ok = _accept_rate(yp, mp, tau, cur, prop, lt[pi], lower, upper, rng, _t_log_ratio(cur, prop, mode, sd))
+            log_q = _t_log_ratio(cur, prop, mode, sd)
+            ok, lt_prop = _accept_rate(yp, mp, tau, cur, prop, lt[pi], lower, upper, rng, log_q)
             u[pi] = np.where(ok, prop, cur)
-            lt[pi] = np.where(ok, window_log_mass(np.exp(np.minimum(u[pi], 50.0)), lower, upper), lt[pi])
+            lt[pi] = np.where(ok, lt_prop, lt[pi])
             acc_u += int(ok.sum())
             # Records at a bound: beyond it the truncation leaves only the prior, which the Laplace proposal
             # does not see; a random-walk step of the prior's scale explores that side.
             if len(edge):
                 cur = u[edge]
                 prop = cur + rng.standard_normal(len(edge)) * sd_prior
-                ok = _accept_rate(y[edge], m[edge], tau, cur, prop, lt[edge], lower, upper, rng, 0.0)
+                ok, lt_prop = _accept_rate(y[edge], m[edge], tau, cur, prop, lt[edge], lower, upper, rng, 0.0)
                 u[edge] = np.where(ok, prop, cur)
-                lt[edge] = np.where(ok, window_log_mass(np.exp(np.minimum(u[edge], 50.0)), lower, upper), lt[edge])
+                lt[edge] = np.where(ok, lt_prop, lt[edge])
             if zero_inflated:
                 # β given q: independence MH from the Laplace approximation of its full conditional.
                 zf = z.astype(float)
@@ -353,8 +354,9 @@ def _t_log_ratio(cur: np.ndarray, prop: np.ndarray, mode: np.ndarray, sd: np.nda
     return logq(cur) - logq(prop)
 
 
-def _accept_rate(y, m, tau, cur, prop, lt_cur, lower, upper, rng, log_q_ratio) -> np.ndarray:
-    """Metropolis–Hastings acceptances for log rates: target y·v − eᵛ − log mass(eᵛ) − τ/2 (v − m)²."""
+def _accept_rate(y, m, tau, cur, prop, lt_cur, lower, upper, rng, log_q_ratio) -> tuple[np.ndarray, np.ndarray]:
+    """Metropolis–Hastings acceptances for log rates: target y·v − eᵛ − log mass(eᵛ) − τ/2 (v − m)²; and the
+    log truncation mass at the proposals (the new one where accepted)."""
     lt_prop = window_log_mass(np.exp(np.minimum(prop, 50.0)), lower, upper)
     with np.errstate(over="ignore", invalid="ignore"):
         log_r = (
@@ -366,7 +368,7 @@ def _accept_rate(y, m, tau, cur, prop, lt_cur, lower, upper, rng, log_q_ratio) -
             - 0.5 * tau * ((prop - m) ** 2 - (cur - m) ** 2)
             + log_q_ratio
         )
-    return np.log(rng.random(len(cur))) < np.nan_to_num(log_r, nan=-np.inf)
+    return np.log(rng.random(len(cur))) < np.nan_to_num(log_r, nan=-np.inf), lt_prop
 
 
 def _rate_mode(y: np.ndarray, m: np.ndarray, tau: float, steps: int = 30) -> np.ndarray:
