@@ -226,3 +226,17 @@ def test_bad_input_names_the_problem() -> None:
         log_density(x, np.ones(5), 0.5, "pkb")
     with pytest.raises(ValueError, match="2-D"):
         fit_mixture(x[0], 1)
+
+
+def test_the_fit_reports_every_iteration_of_every_start_and_the_same_fit_with_or_without() -> None:
+    x = _clustered(3, n=300)
+    heard: list[tuple[int, int, str]] = []
+    fit = fit_mixture(
+        x, 3, starts=2, max_iter=40, rng=np.random.default_rng(1), progress=lambda d, t, w: heard.append((d, t, w))
+    )
+    quiet = fit_mixture(x, 3, starts=2, max_iter=40, rng=np.random.default_rng(1))
+    np.testing.assert_array_equal(fit.locations, quiet.locations)
+    done = [d for d, _, _ in heard]
+    assert done == sorted(done) and done[0] == 1 and done[-1] <= 80
+    assert {t for _, t, _ in heard} == {80} and any(d > 40 for d in done)  # the second start continues the bar
+    assert heard[0][2] == "fitting a mixture of 3 clusters to the chunks"

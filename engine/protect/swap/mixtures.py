@@ -19,11 +19,14 @@ whose log-likelihood never decreases (see :func:`fit_mixture`); the mixture prop
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 from scipy import special
+
+from engine.progress import Progress, no_progress
 
 Kind = Literal["pkb", "cauchy"]
 KINDS: tuple[str, ...] = ("pkb", "cauchy")
@@ -381,7 +384,14 @@ def _seed(x: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
 
 
 def _em_run(
-    x: np.ndarray, k: int, kind: Kind, min_weight: float, max_iter: int, tol: float, rng: np.random.Generator
+    x: np.ndarray,
+    k: int,
+    kind: Kind,
+    min_weight: float,
+    max_iter: int,
+    tol: float,
+    rng: np.random.Generator,
+    report: Callable[[int], None] = lambda iteration: None,
 ) -> SphericalMixture:
     n, d = x.shape
     a, b = _coefficients(kind, d)
@@ -399,6 +409,7 @@ def _em_run(
         log_mix = special.logsumexp(log_joint, axis=1, keepdims=True)
         history.append(float(log_mix.sum()))
         r = np.exp(log_joint - log_mix)  # E-step for the next iteration
+        report(len(history))
         if len(history) > 1 and history[-1] - history[-2] <= tol * abs(history[-2]):
             converged = True
             break
@@ -423,6 +434,7 @@ def fit_mixture(
     max_iter: int = 300,
     tol: float = 1e-8,
     rng: np.random.Generator | None = None,
+    progress: Progress = no_progress,
 ) -> SphericalMixture:
     """Fit a K-component PKB or spherical Cauchy mixture (Eq. 2.3) to unit rows ``x`` by generalised EM.
 
@@ -437,6 +449,8 @@ def fit_mixture(
     Each of ``starts`` runs is seeded k-means++-style on cosine similarity (hard assignment to the nearest seed,
     ρ = 0.5); the run with the largest final log-likelihood is returned. Iterations stop when the log-likelihood
     rises by at most ``tol`` times its absolute value. Deterministic given ``rng`` (default ``default_rng(0)``).
+    ``progress`` hears every iteration of every start (out of ``starts`` × ``max_iter``; a start that converges
+    early jumps to its end).
 
     Collapsed components are guarded against: a component whose concentration ends at its bound on fewer than
     `MIN_COMPONENT` points (its likelihood grows without bound on one or two points, the degenerate maximum of
@@ -465,8 +479,14 @@ def fit_mixture(
     gen = np.random.default_rng(0) if rng is None else rng
     best: SphericalMixture | None = None
     fallback: SphericalMixture | None = None
-    for _ in range(int(starts)):
-        fit = _em_run(pts, int(k), kind, eps, int(max_iter), float(tol), gen)
+    what = f"fitting a mixture of {k} clusters to the chunks"
+    total = int(starts) * int(max_iter)
+    for start in range(int(starts)):
+
+        def report(iteration: int, start: int = start) -> None:
+            progress(start * int(max_iter) + iteration, total, what)
+
+        fit = _em_run(pts, int(k), kind, eps, int(max_iter), float(tol), gen, report)
         if collapsed(fit, pts).any():
             if fallback is None or fit.log_likelihood > fallback.log_likelihood:
                 fallback = fit
@@ -476,7 +496,7 @@ def fit_mixture(
         return best
     assert fallback is not None
     keep = int((~collapsed(fallback, pts)).sum())
-    return fit_mixture(pts, max(keep, 1), kind, starts, min(eps, 1.0 / max(keep, 1)), max_iter, tol, gen)
+    return fit_mixture(pts, max(keep, 1), kind, starts, min(eps, 1.0 / max(keep, 1)), max_iter, tol, gen, progress)
 
 
 MIN_COMPONENT = 3

@@ -88,8 +88,9 @@ def prepare(
     progress(0, 1, "embedding the chunks")
     embedder = embed if embed is not None else TfidfSvdEmbedder(seed=seed).fit(reference)
     vectors = embedder(reference)
-    progress(0, 1, f"fitting a mixture of {clusters} clusters to the chunks")
-    mixture = fit_mixture(vectors, clusters, kind=kind, min_weight=min_weight, rng=np.random.default_rng(seed))
+    mixture = fit_mixture(
+        vectors, clusters, kind=kind, min_weight=min_weight, rng=np.random.default_rng(seed), progress=progress
+    )
     return Prepared(clean, reference, docs, dict(roles), found, embedder, vectors, mixture, mixture.predict(vectors))
 
 
