@@ -135,3 +135,24 @@ def test_a_release_that_leaves_the_training_records_as_they_are_scores_one_witho
     ev = Evaluator(data, ["classifier_f1_ratio"])
     monkeypatch.setattr(classifier, "_predict_counts", lambda *a: pytest.fail("trained again"))
     assert ev.evaluate(data.frame)["classifier_f1_ratio"].value == 1.0
+
+
+def test_the_folds_trained_in_worker_processes_are_the_folds_trained_here(monkeypatch):
+    """The sentiment classifier's five folds give the same classes whether trained in two worker processes (as
+    from `PARALLEL_MIN_TEXTS` texts) or in this one: each SVM is seeded, none reads a process's random state."""
+    from engine.measures.utility import sentiment
+    from tests.conftest import make_tiny_dataset
+
+    d = make_tiny_dataset()
+    texts = d.texts.astype(str).tolist()
+    here = sentiment.CrossFitted(texts, d.frame["mood"], 0)
+    monkeypatch.setattr(sentiment, "PARALLEL_MIN_TEXTS", 1)
+    state = np.random.get_state()
+    np.random.seed(12345)  # a process's random state that an unseeded SVM would read
+    try:
+        workers = sentiment.CrossFitted(texts, d.frame["mood"], 0)
+    finally:
+        np.random.set_state(state)
+    np.testing.assert_array_equal(workers.classes(texts), here.classes(texts))
+    for a, b in zip(workers.models, here.models, strict=True):
+        np.testing.assert_array_equal(a[-1].coef_, b[-1].coef_)

@@ -85,7 +85,9 @@ def _fit_fold(item: tuple[list[str], np.ndarray], report: Report) -> Pipeline:
 
 
 FOLD_PROCESSES = 2
-"""Processes the folds' classifiers are trained in (each fold's model is the same however many)."""
+"""Processes the folds' classifiers are trained in from `PARALLEL_MIN_TEXTS` texts (each fold's model is the
+same however many); fewer texts train in this process, faster than sending them."""
+PARALLEL_MIN_TEXTS = 2000
 
 
 class CrossFitted:
@@ -116,7 +118,7 @@ class CrossFitted:
             1,
             progress,
             "training the sentiment classifier",
-            FOLD_PROCESSES,
+            FOLD_PROCESSES if len(texts) >= PARALLEL_MIN_TEXTS else 1,
         )
 
     def classes(self, texts: list[str]) -> np.ndarray:
