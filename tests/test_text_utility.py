@@ -156,3 +156,19 @@ def test_the_folds_trained_in_worker_processes_are_the_folds_trained_here(monkey
     np.testing.assert_array_equal(workers.classes(texts), here.classes(texts))
     for a, b in zip(workers.models, here.models, strict=True):
         np.testing.assert_array_equal(a[-1].coef_, b[-1].coef_)
+
+
+def test_a_large_training_split_is_sampled_with_the_seed_and_the_note_says_so(monkeypatch):
+    from engine.measures.utility import classifier
+
+    d = reviews(n=240)
+    monkeypatch.setattr(classifier, "MAX_TRAIN", 100)
+    texts = d.texts.astype(str).tolist()
+    first = measure(d, texts)
+    assert first["classifier_f1_ratio"] == pytest.approx(1.0)  # the unchanged data: its own baseline
+    assert "trained on 100 records (drawn at random of 180)" in first["notes"]["classifier_f1_ratio"]
+    swapped = [t.replace("love", "hate").replace("great", "awful") for t in texts]
+    changed = measure(d, swapped)["classifier_f1_ratio"]
+    assert changed == measure(d, swapped)["classifier_f1_ratio"] and changed < 1.0  # seeded, and it measures
+    ev = Evaluator(d, ["classifier_f1_ratio"])
+    assert len(next(m for m in ev._measures if m.id == "classifier_f1_ratio").train) == 100

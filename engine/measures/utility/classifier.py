@@ -7,7 +7,9 @@ classifier_target`, by default the first sensitive categorical field, else the f
 the hashtag the most authors use). The release's labels are its own values of the field, so the measure applies
 to every method: one that changes the text teaches from other words, one that synthesizes the field from
 other labels (extending the paper's measure from text to the whole release). The records
-are split once, stratified by the target, into three quarters for training and a quarter held out. A linear
+are split once, stratified by the target, into three quarters for training and a quarter held out; beyond
+`MAX_TRAIN` training records a seeded sample of that many trains (a simplification for large data: the
+baseline and every release train on the same records). A linear
 SVM on a bag of words (which word unigrams and bigrams occur) is trained on the training records' texts — the
 confidential ones for the baseline, the released ones for a release, each with its own labels (a hashtag's
 use is read off the text it is trained on, so a release that drops the hashtag teaches nothing, as the
@@ -48,6 +50,10 @@ redacted) at C = 0.1 against 0.997 / 0.333 at C = 1."""
 DUAL_ITERATIONS = 50
 """Passes of liblinear's dual solver before the SVM is fitted by its primal one instead (`_svm`)."""
 MIN_HASHTAG_RECORDS = 10
+MAX_TRAIN = 10_000
+"""Training records at most (drawn with the seed beyond this many, the same for the baseline and every
+release; the note says so): an SVM is trained per release, and on 37,500 records that made a 50,000-document
+sweep of 240 releases take most of its time (`benchmarks/bench_scale.py`)."""
 
 
 def hashtags(text: str) -> set[str]:
@@ -198,6 +204,10 @@ class ClassifierF1Ratio(Measure):
         self.train, self.test = train_test_split(
             rows, test_size=HELD_OUT, random_state=context.options.seed, stratify=stratify
         )
+        split = len(self.train)
+        if split > MAX_TRAIN:
+            rng = np.random.default_rng(context.options.seed)
+            self.train = np.sort(rng.choice(self.train, MAX_TRAIN, replace=False))
         if self.hashtag:  # the tag comes out of every text before its words are counted
             array = np.asarray(self._clean(texts), dtype=object)
             self.test_texts = array[self.test].tolist()
@@ -216,9 +226,10 @@ class ClassifierF1Ratio(Measure):
                 f"a classifier trained on the confidential texts does not predict {self.target} at all (F1 = 0)"
             )
         what = f"the use of {self.target}" if self.hashtag else f"the field {self.target} (macro F1)"
+        drawn = f" (drawn at random of {split:,})" if split > len(self.train) else ""
         self.note = (
-            f"Predicts {what}; trained on {len(self.train):,} records, tested on {len(self.test):,} held-out "
-            f"confidential records; F1 trained on the confidential texts {self.baseline:.3f}."
+            f"Predicts {what}; trained on {len(self.train):,} records{drawn}, tested on {len(self.test):,} "
+            f"held-out confidential records; F1 trained on the confidential texts {self.baseline:.3f}."
         )
 
     def _clean(self, texts: list[str]) -> list[str]:
