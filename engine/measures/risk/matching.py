@@ -124,6 +124,19 @@ def _materialize(
     return i, order[np.repeat(first[targets], c) + offsets]
 
 
+def _narrowest(
+    group_t: np.ndarray, group_r: np.ndarray, searches: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]]
+) -> tuple[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Of several searches (each the targets' [lo, hi] windows and the released values they search), the one
+    whose runs (`_runs`) hold the fewest candidates, the first on a tie: its index and its runs."""
+    best_k, best = 0, _runs(group_t, searches[0][0], searches[0][1], group_r, searches[0][2])
+    for k, (lo, hi, values_r) in enumerate(searches[1:], start=1):
+        runs = _runs(group_t, lo, hi, group_r, values_r)
+        if runs[2].sum() < best[2].sum():
+            best_k, best = k, runs
+    return best_k, best
+
+
 def candidate_pairs(
     group_t: np.ndarray, lo_t: np.ndarray, hi_t: np.ndarray, group_r: np.ndarray, value_r: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -142,12 +155,10 @@ def close_pairs(
     Searched on the number whose windows hold the fewest candidates, the others checked on those only.
     """
     zeros_t, zeros_r = np.zeros(len(group_t)), np.zeros(len(group_r))
-    best = _runs(group_t, zeros_t, zeros_t, group_r, zeros_r)  # the whole group
+    searches = [(zeros_t, zeros_t, zeros_r)]  # the whole group
     for values_t, values_r, how, radius in numbers:
-        lo, hi = _window(how, radius, np.nan_to_num(values_t, nan=0.0))
-        runs = _runs(group_t, lo, hi, group_r, np.nan_to_num(values_r, nan=0.0))
-        if runs[2].sum() < best[2].sum():
-            best = runs
+        searches.append((*_window(how, radius, np.nan_to_num(values_t, nan=0.0)), np.nan_to_num(values_r, nan=0.0)))
+    _, best = _narrowest(group_t, group_r, searches)
     i, j = _materialize(np.arange(len(group_t)), *best)
     for values_t, values_r, how, radius in numbers:
         k, r = values_t[i], values_r[j]
@@ -183,18 +194,12 @@ def match_counts(
     rv = {f: released[f].to_numpy(dtype=float) for f, _, _ in conditions}
     # Search on the field whose windows hold the fewest candidates (for availability the ±days windows on a
     # floor of zeros are wide; the amount's ±5% ones are narrow), then check every condition on those.
-    best: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
-    best_k = 0
-    for k, (field, how, radius) in enumerate(conditions):
-        lo, hi = _window(how, radius, tv[field])
-        runs = _runs(gt, lo, hi, gr, rv[field])
-        if best is None or runs[2].sum() < best[2].sum():
-            best, best_k = runs, k
+    best_k, (order, first, counts) = _narrowest(
+        gt, gr, [(*_window(how, radius, tv[field]), rv[field]) for field, how, radius in conditions]
+    )
     # The searched field's window is a slightly widened superset, so it is checked too, but last: the others
     # discard most candidates first.
     checks = [c for k, c in enumerate(conditions) if k != best_k] + [conditions[best_k]]
-    assert best is not None  # conditions is not empty
-    order, first, counts = best
     cum = np.cumsum(counts)
     start = 0
     while start < n_t:
