@@ -584,8 +584,11 @@ WARM_MODULES = (
     "engine.figures.field_synthesis",
     "engine.figures.bayes_counts",
     "engine.report.samples",
+    "engine.export.bundle",
+    "engine.data.load",
     "plotly.graph_objects",
     "streamlit.elements.plotly_chart",
+    "streamlit.emojis",
 )
 """What every page imports, imported before the dashboard's server listens (some seconds on 2 cores): the first
 page a steward opens, and the first after a restart, then does not wait for them. Engine and plotting modules
@@ -597,6 +600,12 @@ def _import_engine() -> None:
 
     for name in WARM_MODULES:
         importlib.import_module(name)
+    # Streamlit checks once per process, at a page's first element, whether it runs in an interactive shell (to
+    # warn that apps are started with `streamlit run`): `inspect.stack()` over every loaded module, 0.3 s that
+    # the first page after a start would wait for. This process is started by `streamlit run`'s own command.
+    from streamlit import delta_generator
+
+    delta_generator._use_warning_has_been_displayed = True
 
 
 def cmd_dashboard(args) -> int:
