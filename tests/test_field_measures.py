@@ -1,6 +1,8 @@
 """Measures of synthesized fields on hand-computed examples: text features, identification probability (Eqs.
 7–9), pMSE, cell differences, combining rules, topic measures and the λ* rule."""
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,13 +17,12 @@ from engine.measures.utility.pmse import propensity_score
 from engine.measures.utility.topics import TopicModel, content_correlation, prevalence, prevalence_ratio
 from engine.text.features import (
     count_syllables,
-    flesch_kincaid_grade,
     normalize_for_synthesis,
+    style_block,
     style_feature_names,
     style_vector,
     stylometric_features,
     synthesis_counts,
-    yules_k,
 )
 
 # --- text features ------------------------------------------------------------------------------------------
@@ -36,13 +37,57 @@ def test_normalization_for_synthesis_follows_section_5_1():
 
 
 def test_yules_k_flesch_kincaid_and_syllables_on_hand_computed_examples():
+    features = style_feature_names()
     # a×3, b×1, c×1: N = 5, Σ i²Vᵢ = 1·2 + 9·1 = 11, K = 10⁴·(11 − 5)/25 = 2400.
-    assert yules_k(["a", "b", "a", "c", "a"]) == pytest.approx(2400.0)
-    assert yules_k(["one"]) == 0.0
+    assert style_vector("a b A c a")[features.index("yules_k")] == pytest.approx(2400.0)
+    assert style_vector("one")[features.index("yules_k")] == 0.0
     # Six one-syllable words in two sentences: 0.39·3 + 11.8·1 − 15.59.
-    text = "The cat sat. The dog ran."
-    assert flesch_kincaid_grade(text, text.replace(".", "").split()) == pytest.approx(0.39 * 3 + 11.8 - 15.59)
+    grade = features.index("flesch_kincaid_grade")
+    assert style_vector("The cat sat. The dog ran.")[grade] == pytest.approx(0.39 * 3 + 11.8 - 15.59)
+    assert style_vector("!!! 42")[grade] == 0.0  # no word
     assert [count_syllables(w) for w in ("table", "make", "insurance", "a")] == [2, 1, 3, 1]
+
+
+def reference_style_vector(text: str) -> list[float]:
+    """Section 5.1's non-vocabulary features of one text, counted one by one (what `style_block` vectorizes)."""
+    from collections import Counter
+
+    from engine.text.features import FUNCTION_WORDS, MAX_WORD_LENGTH, PUNCTUATION_MARKS
+
+    words = re.findall(r"[A-Za-z]+", text)
+    lower = Counter(w.lower() for w in words)
+    out = [text.count(p) for p in PUNCTUATION_MARKS]
+    out += [lower[w] for w in FUNCTION_WORDS]
+    out += [text.lower().count(c) for c in "abcdefghijklmnopqrstuvwxyz"]
+    out += [text.count(d) for d in "0123456789"]
+    out += [len(text.split()), sum(1 for w in words if not w.isupper() and not w.islower())]
+    lengths = Counter(len(w) for w in words)
+    out += [lengths[i] for i in range(1, MAX_WORD_LENGTH + 1)]
+    n = len(words)
+    out.append(0.0 if n < 2 else 1e4 * (sum(c * c for c in lower.values()) - n) / (n * n))
+    sentences = max(len([s for s in re.split(r"[.!?]+", text) if s.strip()]), 1)
+    syllables = sum(count_syllables(w) for w in words)
+    out.append(0.0 if n == 0 else 0.39 * n / sentences + 11.8 * syllables / n - 15.59)
+    return out
+
+
+def test_style_block_counts_every_text_as_the_features_are_defined():
+    texts = [
+        "Hi!! I paid $40 (twice) for McDonalds",
+        "",
+        "   ",
+        "The cat sat. The dog ran... Did it?",
+        "İstanbul KELVIN \u212a ünïcode straße — she's #1 @ 9:30; ok, (yes) & 100% sure",
+        "lone \ud800 surrogate",
+        "a " * 40 + "Supercalifragilisticexpialidociousnessabc word",
+        "THE the The tHe",
+    ]
+    block = style_block(texts)
+    assert block.shape == (len(texts), len(style_feature_names()))
+    assert np.array_equal(block, np.array([reference_style_vector(t) for t in texts]))
+    # One text at a time gives the same rows as all at once.
+    assert np.array_equal(np.vstack([style_vector(t) for t in texts]), block)
+    assert style_block([]).shape == (0, len(style_feature_names()))
 
 
 def test_style_vector_counts_the_paper_s_features():

@@ -16,7 +16,6 @@ Two feature sets, as the paper keeps them apart:
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -117,32 +116,6 @@ def count_syllables(word: str) -> int:
     return max(groups, 1)
 
 
-def yules_k(words: Sequence[str]) -> float:
-    """Yule's characteristic K = 10⁴ · (Σᵢ i²·Vᵢ − N) / N², Vᵢ = number of word types used i times, N = tokens.
-
-    0 for a text of fewer than two words (no repetition can be measured).
-    """
-    n = len(words)
-    if n < 2:
-        return 0.0
-    freq_of_freq = Counter(Counter(w.lower() for w in words).values())
-    s2 = sum(i * i * v for i, v in freq_of_freq.items())
-    return 1e4 * (s2 - n) / (n * n)
-
-
-def flesch_kincaid_grade(text: str, words: Sequence[str]) -> float:
-    """Flesch–Kincaid grade level (Kincaid et al., 1975): 0.39·words/sentences + 11.8·syllables/words − 15.59.
-
-    Syllables are counted by `count_syllables`; a text without sentence-ending punctuation is one sentence;
-    a text without words has grade 0.
-    """
-    if not words:
-        return 0.0
-    sentences = max(len([s for s in _SENTENCE_END.split(text) if s.strip()]), 1)
-    syllables = sum(count_syllables(w) for w in words)
-    return 0.39 * len(words) / sentences + 11.8 * syllables / len(words) - 15.59
-
-
 def style_feature_names() -> list[str]:
     """Names of the non-vocabulary stylometric features, in column order."""
     names = [f"punct:{p}" for p in PUNCTUATION_MARKS]
@@ -157,22 +130,92 @@ def style_feature_names() -> list[str]:
 
 def style_vector(text: str) -> np.ndarray:
     """The non-vocabulary stylometric features of one text (see `style_feature_names`)."""
-    text = str(text)
-    tokens = text.split()
-    words = _WORD.findall(text)
-    lower = text.lower()
-    out: list[float] = [text.count(p) for p in PUNCTUATION_MARKS]
-    lw = Counter(w.lower() for w in words)
-    out += [lw.get(w, 0) for w in FUNCTION_WORDS]
-    out += [lower.count(c) for c in "abcdefghijklmnopqrstuvwxyz"]
-    out += [text.count(d) for d in "0123456789"]
-    out.append(len(tokens))
-    out.append(sum(1 for w in words if not w.isupper() and not w.islower()))
-    lengths = Counter(len(w) for w in words)
-    out += [lengths.get(i, 0) for i in range(1, MAX_WORD_LENGTH + 1)]
-    out.append(yules_k(words))
-    out.append(flesch_kincaid_grade(text, words))
-    return np.asarray(out, dtype=np.float64)
+    return style_block([text])[0]
+
+
+_ASCII = 128
+_PUNCT_CODES = np.array([ord(p) for p in PUNCTUATION_MARKS])
+_LETTER_CODES = np.arange(ord("a"), ord("z") + 1)
+_DIGIT_CODES = np.arange(ord("0"), ord("9") + 1)
+
+
+def _ascii_counts(texts: Sequence[str]) -> np.ndarray:
+    """texts × 128: how often each ASCII character occurs in each text (as `str.count` counts it)."""
+    lengths = np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts))
+    # One code point per character (lone surrogates from a lenient decoding included), as `len` counts them.
+    codes = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    owner = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+    ascii_ = codes < _ASCII
+    flat = np.bincount(owner[ascii_] * _ASCII + codes[ascii_], minlength=len(texts) * _ASCII)
+    return flat.reshape(len(texts), _ASCII).astype(np.float64)
+
+
+def style_block(texts: Sequence[str]) -> np.ndarray:
+    """texts × the non-vocabulary stylometric features (`style_feature_names`), for many texts at once: the
+    characters counted from one array of code points, the words (runs of ASCII letters) once for all texts.
+
+    Per text, with w its words: counts of the 13 punctuation marks and the digits in the text, of the letters
+    a–z in the lower-cased text, of each function word among w lower-cased; the white-space separated tokens;
+    the words of w mixing upper- and lower-case letters; the words of w of each length 1–30; Yule's
+    characteristic K = 10⁴ · (Σᵢ i²·Vᵢ − N) / N² of w lower-cased (Vᵢ word types used i times, N = |w|; 0 when
+    N < 2); and the Flesch–Kincaid grade (Kincaid et al., 1975) 0.39·N/sentences + 11.8·syllables/N − 15.59
+    (syllables by `count_syllables`; sentences end at . ! or ?, at least one; 0 when N = 0)."""
+    texts = [str(t) for t in texts]
+    n = len(texts)
+    if n == 0:
+        return np.zeros((0, len(style_feature_names())))
+    chars = _ascii_counts(texts)
+    lowered = _ascii_counts([t.lower() for t in texts])
+    # Texts × words as written: each distinct word a column, in order of first use.
+    columns: dict[str, int] = {}
+    indices: list[int] = []
+    indptr = [0]
+    for t in texts:
+        indices += [columns.setdefault(w, len(columns)) for w in _WORD.findall(t)]
+        indptr.append(len(indices))
+    C = sparse.csr_matrix((np.ones(len(indices)), indices, indptr), shape=(n, len(columns)))
+    C.sum_duplicates()
+    vocabulary = list(columns)
+    # Each word as written → its lower-cased form (Yule's K and the function words count those).
+    forms: dict[str, int] = {}
+    form_of = np.array([forms.setdefault(w.lower(), len(forms)) for w in vocabulary], dtype=np.int64)
+    P = sparse.csr_matrix(
+        (np.ones(len(vocabulary)), (np.arange(len(vocabulary)), form_of)), (len(vocabulary), len(forms))
+    )
+    C_low = (C @ P).tocsr()
+    found = [(forms[w], k) for k, w in enumerate(FUNCTION_WORDS) if w in forms]
+    F = sparse.csr_matrix(
+        (np.ones(len(found)), ([f for f, _ in found], [k for _, k in found])), (len(forms), len(FUNCTION_WORDS))
+    )
+    function = (C_low @ F).toarray()
+    word_length = np.array([len(w) for w in vocabulary], dtype=np.int64)
+    keep = word_length <= MAX_WORD_LENGTH
+    L = sparse.csr_matrix(
+        (np.ones(int(keep.sum())), (np.flatnonzero(keep), word_length[keep] - 1)), (len(vocabulary), MAX_WORD_LENGTH)
+    )
+    mixed = np.array([not w.isupper() and not w.islower() for w in vocabulary], dtype=np.float64)
+    syllables = np.array([count_syllables(w) for w in vocabulary], dtype=np.float64)
+    n_words = np.asarray(C.sum(axis=1)).ravel()
+    squares = np.asarray(C_low.multiply(C_low).sum(axis=1)).ravel()
+    with np.errstate(divide="ignore", invalid="ignore"):
+        yule = np.where(n_words >= 2, 1e4 * (squares - n_words) / (n_words * n_words), 0.0)
+        sentences = np.array(
+            [max(sum(1 for s in _SENTENCE_END.split(t) if s.strip()), 1) for t in texts], dtype=np.float64
+        )
+        grade = np.where(n_words > 0, 0.39 * n_words / sentences + 11.8 * (C @ syllables) / n_words - 15.59, 0.0)
+    return np.column_stack(
+        [
+            chars[:, _PUNCT_CODES],
+            function,
+            lowered[:, _LETTER_CODES],
+            chars[:, _DIGIT_CODES],
+            np.array([len(t.split()) for t in texts], dtype=np.float64),
+            C @ mixed,
+            (C @ L).toarray(),
+            yule,
+            grade,
+        ]
+    )
 
 
 @dataclass
@@ -213,5 +256,5 @@ def stylometric_features(
         words = sparse.csr_matrix((len(texts), 0))
     else:
         words = vec.transform([str(t) for t in texts]).astype(np.float64).tocsr()
-    style = np.vstack([style_vector(t) for t in texts]) if len(texts) else np.zeros((0, len(style_feature_names())))
+    style = style_block(texts)
     return StyleFeatures(words, style)

@@ -9,6 +9,7 @@ made of its words' ids (smaller and quicker to look up than a pair of strings).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -47,31 +48,52 @@ class NgramSpace:
         found = self.pairs.get(ids[0] * PAIR_BASE + ids[1])  # type: ignore[operator]
         return None if found is None else (2, found)
 
+    @functools.cached_property
+    def _pair_table(self) -> tuple[np.ndarray, np.ndarray]:
+        """The bigram keys with a fixed id, sorted, and their ids (looked up many at once)."""
+        keys = np.fromiter(self.pairs.keys(), dtype=np.int64, count=len(self.pairs))
+        ids = np.fromiter(self.pairs.values(), dtype=np.int64, count=len(self.pairs))
+        order = np.argsort(keys)
+        return keys[order], ids[order]
+
     def counts(self, texts: Sequence[str], n: int) -> sparse.csr_matrix:
         """Texts × n-gram ids: how often each n-gram occurs in each text. N-grams without a fixed id take the
         columns after `width`, in order of first use here."""
-        words, pairs = self.words, self.pairs
+        words = self.words
         new_words: dict[str, int] = {}
-        new_pairs: dict[int, int] = {}
-        base = self.width(n)
-        indices: list[int] = []
-        indptr = [0]
-        for text in texts:
-            ids = [
+        tokens = [tokenize(text) for text in texts]
+        lengths = np.fromiter((len(t) for t in tokens), dtype=np.int64, count=len(tokens))
+        ids = np.array(
+            [
                 w if (w := words.get(t)) is not None else new_words.setdefault(t, len(words) + len(new_words))
-                for t in tokenize(text)
-            ]
-            if n == 1:
-                indices += ids
-            else:
-                for key in (a * PAIR_BASE + b for a, b in zip(ids, ids[1:])):
-                    found = pairs.get(key)
-                    indices.append(found if found is not None else new_pairs.setdefault(key, base + len(new_pairs)))
-            indptr.append(len(indices))
-        extra = len(new_words) if n == 1 else len(new_pairs)
+                for text_tokens in tokens
+                for t in text_tokens
+            ],
+            dtype=np.int64,
+        )
+        if n == 1:
+            indices, per_text, extra = ids, lengths, len(new_words)
+        else:
+            # Adjacent words of one text: every position but a text's last.
+            last = np.cumsum(lengths)[lengths > 0] - 1
+            inside = np.ones(max(len(ids) - 1, 0), dtype=bool)
+            inside[last[last < len(inside)]] = False
+            keys = (ids[:-1] * PAIR_BASE + ids[1:])[inside] if len(ids) > 1 else ids[:0]
+            per_text = np.maximum(lengths - 1, 0)
+            table, table_ids = self._pair_table
+            at = np.minimum(np.searchsorted(table, keys), max(len(table) - 1, 0))
+            found = table[at] == keys if len(table) else np.zeros(len(keys), dtype=bool)
+            indices = np.where(found, table_ids[at] if len(table) else 0, -1)
+            # Bigrams without a fixed id: numbered after `width`, in order of first use.
+            unseen, first, which = np.unique(keys[~found], return_index=True, return_inverse=True)
+            rank = np.empty(len(unseen), dtype=np.int64)
+            rank[np.argsort(first)] = np.arange(len(unseen))
+            indices[~found] = self.width(2) + rank[which.ravel()]
+            extra = len(unseen)
+        indptr = np.concatenate([[0], np.cumsum(per_text)]).astype(np.int64)
         out = sparse.csr_matrix(
-            (np.ones(len(indices)), np.asarray(indices, dtype=np.int64), np.asarray(indptr, dtype=np.int64)),
-            shape=(len(texts), base + extra),
+            (np.ones(len(indices)), np.asarray(indices, dtype=np.int64), indptr),
+            shape=(len(texts), self.width(n) + extra),
         )
         out.sum_duplicates()
         return out
