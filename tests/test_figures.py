@@ -249,3 +249,12 @@ def test_every_registered_method_gets_its_own_colour_and_marker_on_the_compariso
     # `textsdc compare --methods all` draws every method on one chart: none may share a line's look.
     assert len(set(METHOD_COLOURS)) >= len(METHODS) and len(set(METHOD_SYMBOLS)) >= len(METHODS)
     assert "#d62728" not in METHOD_COLOURS  # the red of the frontier's ring
+
+
+def test_every_figure_is_drawn_on_the_white_template():
+    import plotly.io as pio
+
+    white = pio.templates["plotly_white"].to_plotly_json()
+    sweep = make_sweep()
+    for figure in (frontier_figure(sweep, RISK, UTILITY), metric_along_knob_figure(sweep, RISK)):
+        assert figure.layout.template.to_plotly_json() == white

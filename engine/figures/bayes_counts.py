@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from scipy import stats
 
 from engine.figures.field_synthesis import PALETTE
-from engine.figures.text import COLOURS, TEMPLATE, UIREVISION, _plain
+from engine.figures.text import COLOURS, UIREVISION, _plain
 
 CONFIDENTIAL = "#222222"
 
@@ -57,7 +57,6 @@ def count_histogram_figure(
             )
         )
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
@@ -96,7 +95,6 @@ def amount_density_figure(confidential: np.ndarray, synthetic: Sequence[np.ndarr
             )
         )
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
@@ -172,7 +170,6 @@ def interval_overlap_figure(
         )
     )
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=140 + 30 * max(len(rows), 1),
         margin=dict(l=20, r=20, t=40, b=70),
@@ -219,7 +216,6 @@ def risk_against_confidential_figure(
         )
     )
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=340,
         margin=dict(l=60, r=20, t=40, b=60),
@@ -297,7 +293,6 @@ def uncertainty_curves_figure(curves: pd.DataFrame, current_s: float | None = No
             fig.add_vline(x=current_s, line=dict(color=COLOURS["current"], dash="dash"), row=r + 1, col=c + 1)
     fig.update_xaxes(title_text="Intruder uncertainty S")
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=640,
         margin=dict(l=60, r=20, t=70, b=60),

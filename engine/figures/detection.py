@@ -7,7 +7,7 @@ import math
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from engine.figures.text import TEMPLATE, UIREVISION
+from engine.figures.text import UIREVISION
 from engine.text.detection_quality import DetectionQuality
 
 TYPE_NAMES = {
@@ -76,7 +76,6 @@ def detection_figure(quality: DetectionQuality, level: str = "token") -> go.Figu
             )
     fig.update_yaxes(range=[0, 1.15], tickvals=[0, 0.5, 1], showgrid=True)
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=240 * rows + 80,
         margin=dict(l=40, r=20, t=90, b=30),

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.text import COLOURS, METHOD_COLOURS, TEMPLATE, UIREVISION, _plain
+from engine.figures.text import COLOURS, METHOD_COLOURS, UIREVISION, _plain
 from engine.frontier import PmseChoice
 from engine.measures.risk.identification import by_target
 from engine.protect.base import Knob
@@ -79,7 +79,6 @@ def complexity_figure(
             role="current",
         )
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=340,
         margin=dict(l=60, r=20, t=40, b=60),
@@ -152,7 +151,6 @@ def pmse_ratio_figure(sweep: SweepResult, choice: PmseChoice | None = None, curr
             role="current",
         )
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
@@ -195,7 +193,6 @@ def identification_bars_figure(
         )
     shown = f" (the {len(order)} most at risk of {len(syn)})" if len(syn) > len(order) else ""
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=380,
         margin=dict(l=60, r=20, t=40, b=90),
@@ -231,7 +228,6 @@ def cell_difference_figure(one_way: pd.DataFrame | None, two_way: pd.DataFrame |
         )
     fig.add_hline(y=0, line=dict(color=COLOURS["baseline"], dash="dash", width=1))
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=40),
@@ -279,7 +275,6 @@ def content_correlation_figure(detail: pd.DataFrame) -> go.Figure:
             )
         )
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         barmode="group",
         height=360,
@@ -337,7 +332,6 @@ def prevalence_figure(confidential: pd.DataFrame, combined: pd.DataFrame) -> go.
     fig.add_hline(y=0, line=dict(color="#999", width=1))
     level = f"{combined['field'].iloc[0]} = {combined['level'].iloc[0]}" if len(combined) else ""
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=90),

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.text import COLOURS, TEMPLATE, UIREVISION, _plain
+from engine.figures.text import COLOURS, UIREVISION, _plain
 from engine.results import SweepResult
 
 SMALLEST = "smallest_class"
@@ -38,7 +38,6 @@ def class_size_figure(sweep: SweepResult, current: float | None = None) -> go.Fi
         )
     )
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=340,
         margin=dict(l=60, r=20, t=40, b=60),
@@ -95,7 +94,6 @@ def tagger_quality_figure(table: pd.DataFrame, names: dict[str, str]) -> go.Figu
         )
     )
     fig.update_layout(
-        template=TEMPLATE,
         height=90 + 26 * (len(labels) + 1),
         margin=dict(l=10, r=10, t=60, b=10),
         title=dict(

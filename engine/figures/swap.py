@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.text import COLOURS, TEMPLATE, UIREVISION, _plain
+from engine.figures.text import COLOURS, UIREVISION, _plain
 from engine.results import SweepResult
 
 ATTACK = "swap_attack_accuracy"
@@ -39,7 +39,6 @@ def _current_line(fig: go.Figure, sweep: SweepResult, current: float | None, low
 def _layout(fig: go.Figure, sweep: SweepResult, title: str, yaxis: str) -> go.Figure:
     knob = sweep.knob
     fig.update_layout(
-        template=TEMPLATE,
         uirevision=UIREVISION,
         height=380,
         margin=dict(l=60, r=20, t=40, b=60),
