@@ -133,8 +133,34 @@ def test_a_release_that_leaves_the_training_records_as_they_are_scores_one_witho
 
     data = reviews()
     ev = Evaluator(data, ["classifier_f1_ratio"])
-    monkeypatch.setattr(classifier, "_predict_counts", lambda *a: pytest.fail("trained again"))
+    monkeypatch.setattr(classifier, "_predict", lambda *a: pytest.fail("trained again"))
     assert ev.evaluate(data.frame)["classifier_f1_ratio"].value == 1.0
+
+
+def test_a_release_that_changes_only_the_field_trains_on_the_confidential_texts_features(monkeypatch):
+    """Texts as they are, labels synthesized (a field method): the features are the confidential texts' (not
+    counted again), and the ratio is what counting the release's texts afresh gives."""
+    from engine.measures.utility import classifier
+
+    data = reviews()
+    frame = data.frame.copy()
+    frame["sentiment"] = np.random.default_rng(1).permutation(frame["sentiment"].to_numpy())
+    ev = Evaluator(data, ["classifier_f1_ratio"])
+    expected = ev.evaluate(frame)["classifier_f1_ratio"].value
+    assert expected < 0.9  # shuffled labels teach less
+    counted = []
+    original = classifier._count_features
+    monkeypatch.setattr(classifier, "_count_features", lambda *a: counted.append(1) or original(*a))
+    fresh = Evaluator(data, ["classifier_f1_ratio"])
+    assert len(counted) == 1  # the confidential texts', once
+    assert fresh.evaluate(frame)["classifier_f1_ratio"].value == expected
+    assert len(counted) == 1
+    # The same ratio as features counted from the release's texts.
+    measure_ = next(m for m in fresh._measures if m.id == "classifier_f1_ratio")
+    monkeypatch.setattr(measure_, "train_texts", measure_.train_texts.copy())
+    measure_.train_texts[0] = "not the text"  # the release's texts now differ: counted afresh
+    assert fresh.evaluate(frame)["classifier_f1_ratio"].value == expected
+    assert len(counted) == 2
 
 
 def test_the_folds_trained_in_worker_processes_are_the_folds_trained_here(monkeypatch):

@@ -116,14 +116,15 @@ def _svm(x: sparse.csr_matrix, labels: np.ndarray) -> LinearSVC:
     classifier separates easily, such as synthetic ones — else its primal (Newton), which converges in some 20
     iterations where the dual would take a thousand passes (3.7 s against 0.8 s a release of k-anonymized
     airline tweets). Fewer features than texts: the primal, as liblinear's own "auto" choice. Deterministic
-    for given data."""
+    for given data (liblinear's dual visits the texts in an order drawn with a fixed seed, not from NumPy's
+    global random state)."""
     with warnings.catch_warnings():  # a release of random words may not separate; the fit is still a model
         warnings.simplefilter("ignore", ConvergenceWarning)
         if x.shape[0] < x.shape[1]:
-            dual = LinearSVC(C=SVM_C, dual=True, max_iter=DUAL_ITERATIONS).fit(x, labels)
+            dual = LinearSVC(C=SVM_C, dual=True, max_iter=DUAL_ITERATIONS, random_state=0).fit(x, labels)
             if int(np.max(dual.n_iter_)) < DUAL_ITERATIONS:
                 return dual
-        return LinearSVC(C=SVM_C, dual=False, max_iter=5000).fit(x, labels)
+        return LinearSVC(C=SVM_C, dual=False, max_iter=5000, random_state=0).fit(x, labels)
 
 
 def _text_features(train: list[str], test: list[str]) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
@@ -150,16 +151,16 @@ def _word_features(unigrams: sparse.csr_matrix, bigrams: sparse.csr_matrix) -> s
     return out
 
 
-def _predict_counts(
-    train: list[sparse.csr_matrix], test: list[sparse.csr_matrix], train_labels: np.ndarray
-) -> np.ndarray:
-    """`_predict` from the unigram and bigram counts of one `NgramSpace` (the training texts may have more
-    columns: n-grams new in a release). The features are the n-grams the training texts use, as a vectorizer
-    fitted on them would have."""
+def _count_features(
+    train: list[sparse.csr_matrix], test: list[sparse.csr_matrix]
+) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
+    """`_predict`'s features from the unigram and bigram counts of one `NgramSpace` (the training texts may have
+    more columns: n-grams new in a release): the n-grams the training texts use, as a vectorizer fitted on them
+    would have."""
     train_x = _word_features(*train)
     test_x = _word_features(*(widened(t, r.shape[1]) for t, r in zip(test, train)))
     used = np.unique(train_x.indices)
-    return _predict(train_x[:, used], test_x[:, used], train_labels)
+    return train_x[:, used], test_x[:, used]
 
 
 class ClassifierF1Ratio(Measure):
@@ -211,12 +212,13 @@ class ClassifierF1Ratio(Measure):
         if self.hashtag:  # the tag comes out of every text before its words are counted
             array = np.asarray(self._clean(texts), dtype=object)
             self.test_texts = array[self.test].tolist()
-            predicted = _predict(*_text_features(array[self.train].tolist(), self.test_texts), labels[self.train])
+            self.features = _text_features(array[self.train].tolist(), self.test_texts)
         else:  # the texts as they are: their word counts are shared with other measures (`original_ngrams`)
             self.space = ngram_space(context)
             original = [original_ngrams(context, 1), original_ngrams(context, 2)]
             self.test_counts = [m[self.test] for m in original]
-            predicted = _predict_counts([m[self.train] for m in original], self.test_counts, labels[self.train])
+            self.features = _count_features([m[self.train] for m in original], self.test_counts)
+        predicted = _predict(*self.features, labels[self.train])
         self.test_labels = labels[self.test]
         self.train_labels = labels[self.train]
         self.train_texts = np.asarray(texts, dtype=object)[self.train]
@@ -243,13 +245,15 @@ class ClassifierF1Ratio(Measure):
     def compute(self, view: ReleaseView) -> MetricResult:
         texts = released_texts(view)
         labels = self._release_labels(view, texts)
-        if np.array_equal(labels, self.train_labels) and all(
-            a == b for a, b in zip(np.asarray(texts, dtype=object)[self.train], self.train_texts)
-        ):  # the confidential training records as they are: the baseline's own classifier, ratio 1 exactly
-            return MetricResult(self.id, 1.0)
-        if self.hashtag:
-            predicted = _predict(*_text_features(self._clean([texts[i] for i in self.train]), self.test_texts), labels)
+        same_texts = all(a == b for a, b in zip(np.asarray(texts, dtype=object)[self.train], self.train_texts))
+        if same_texts and np.array_equal(labels, self.train_labels):
+            return MetricResult(self.id, 1.0)  # the confidential training records: the baseline's own classifier
+        if same_texts:  # only the labels changed (a field synthesized): the confidential texts' features
+            features = self.features
+        elif self.hashtag:
+            features = _text_features(self._clean([texts[i] for i in self.train]), self.test_texts)
         else:
             released = [released_ngrams(view, self.space, n)[self.train] for n in (1, 2)]
-            predicted = _predict_counts(released, self.test_counts, labels)
+            features = _count_features(released, self.test_counts)
+        predicted = _predict(*features, labels)
         return MetricResult(self.id, _f1(predicted, self.test_labels, self.hashtag) / self.baseline)
