@@ -4,10 +4,10 @@ Schneider, Hu, Mankad & Bale (2023, Section 4.1.2) fit a structural topic model 
 with the fields as prevalence and content covariates. We stand in for the STM, which has no maintained Python
 implementation, with pieces that estimate the same two things:
 
-- the topics: latent Dirichlet allocation (Blei, Ng & Jordan 2003; scikit-learn, batch variational Bayes, 10
-  passes) with T topics on the normalized word counts, prepared as stm's ``textProcessor`` does by default:
-  English stop words, words shorter than 3 letters and words of a single document removed; web addresses are
-  removed first. The text is not synthesized, so the topics and each document's topic shares θᵢ are fitted
+- the topics: latent Dirichlet allocation (Blei, Ng & Jordan 2003; batch variational Bayes, 10 passes, on
+  scikit-learn's settings: `engine.text.lda`) with T topics on the normalized word counts, prepared as stm's
+  ``textProcessor`` does by default: English stop words, words shorter than 3 letters and words of a single
+  document removed; web addresses are removed first. The text is not synthesized, so the topics and each document's topic shares θᵢ are fitted
   once.
 - prevalence coefficients μ: per topic t, the least-squares regression of θᵢₜ on indicators of the synthesized
   fields' levels (the most frequent level of each field the reference), with the usual OLS variances. The
@@ -31,7 +31,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.decomposition import LatentDirichletAllocation
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from engine.errors import ConfigError, DataError
@@ -41,6 +40,7 @@ from engine.measures.utility.combining import combine_table
 from engine.progress import Progress, no_progress
 from engine.protect.field_synthesis.sequential import FieldLevels
 from engine.text.features import WordCounts, synthesis_counts
+from engine.text.lda import LDA
 
 URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 MIN_WORD_LENGTH = 3
@@ -89,10 +89,9 @@ class TopicModel:
             raise DataError(
                 f"the texts have {X.shape[1]} words used in two or more documents, too few for {n_topics} topics"
             )
-        lda = _ReportingLDA(n_components=n_topics, learning_method="batch", max_iter=LDA_ITERATIONS, random_state=seed)
-        lda.report = progress
-        theta = lda.fit_transform(X)
-        phi = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+        lda = LDA.fit(X, n_topics, LDA_ITERATIONS, seed, progress)
+        theta = lda.doc_topics
+        phi = lda.topics / lda.topics.sum(axis=1, keepdims=True)
         coo = X.tocoo()
         share = theta[coo.row] * phi[:, coo.col].T  # nnz × T
         share /= share.sum(axis=1, keepdims=True)
@@ -104,19 +103,6 @@ class TopicModel:
 
 
 LDA_ITERATIONS = 10
-
-
-class _ReportingLDA(LatentDirichletAllocation):
-    """scikit-learn's LDA reporting each pass of batch variational EM (its ``_em_step``, called once per
-    iteration) as progress; should that method be renamed, the fit is the same and only the reports stop."""
-
-    def _em_step(self, *args, **kwargs):
-        result = super()._em_step(*args, **kwargs)
-        passes = self.__dict__.get("_passes", 0) + 1
-        self._passes = passes
-        report: Progress = self.__dict__.get("report", no_progress)  # set on the instance (not a parameter)
-        report(min(passes, self.max_iter), self.max_iter, "fitting the topic model")
-        return result
 
 
 def _level_indicators(
