@@ -7,8 +7,8 @@ implementation, with pieces that estimate the same two things:
 - the topics: latent Dirichlet allocation (Blei, Ng & Jordan 2003; batch variational Bayes, 10 passes, on
   scikit-learn's settings: `engine.text.lda`) with T topics on the normalized word counts, prepared as stm's
   ``textProcessor`` does by default: English stop words, words shorter than 3 letters and words of a single
-  document removed; web addresses are removed first. The text is not synthesized, so the topics and each document's topic shares θᵢ are fitted
-  once.
+  document removed; web addresses are removed first. The text is not synthesized, so the topics and each
+  document's topic shares θᵢ are fitted once.
 - prevalence coefficients μ: per topic t, the least-squares regression of θᵢₜ on indicators of the synthesized
   fields' levels (the most frequent level of each field the reference), with the usual OLS variances. The
   coefficient of one chosen level (the paper's "low rating coefficient", Tables 3–5) is the quantity of
