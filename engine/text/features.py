@@ -197,11 +197,9 @@ def style_block(texts: Sequence[str]) -> np.ndarray:
     syllables = np.array([count_syllables(w) for w in vocabulary], dtype=np.float64)
     n_words = np.asarray(C.sum(axis=1)).ravel()
     squares = np.asarray(C_low.multiply(C_low).sum(axis=1)).ravel()
+    sentences = np.array([max(sum(1 for s in _SENTENCE_END.split(t) if s.strip()), 1) for t in texts], dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         yule = np.where(n_words >= 2, 1e4 * (squares - n_words) / (n_words * n_words), 0.0)
-        sentences = np.array(
-            [max(sum(1 for s in _SENTENCE_END.split(t) if s.strip()), 1) for t in texts], dtype=np.float64
-        )
         grade = np.where(n_words > 0, 0.39 * n_words / sentences + 11.8 * (C @ syllables) / n_words - 15.59, 0.0)
     return np.column_stack(
         [

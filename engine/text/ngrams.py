@@ -81,9 +81,12 @@ class NgramSpace:
             keys = (ids[:-1] * PAIR_BASE + ids[1:])[inside] if len(ids) > 1 else ids[:0]
             per_text = np.maximum(lengths - 1, 0)
             table, table_ids = self._pair_table
-            at = np.minimum(np.searchsorted(table, keys), max(len(table) - 1, 0))
-            found = table[at] == keys if len(table) else np.zeros(len(keys), dtype=bool)
-            indices = np.where(found, table_ids[at] if len(table) else 0, -1)
+            indices = np.full(len(keys), -1, dtype=np.int64)
+            found = np.zeros(len(keys), dtype=bool)
+            if len(table):
+                at = np.minimum(np.searchsorted(table, keys), len(table) - 1)
+                found = table[at] == keys
+                indices[found] = table_ids[at[found]]
             # Bigrams without a fixed id: numbered after `width`, in order of first use.
             unseen, first, which = np.unique(keys[~found], return_index=True, return_inverse=True)
             rank = np.empty(len(unseen), dtype=np.int64)
