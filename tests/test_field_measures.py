@@ -10,7 +10,8 @@ from scipy import stats
 
 from engine.errors import ConfigError
 from engine.frontier import select_by_pmse_ratio
-from engine.measures.risk.identification import IdentificationRisk, standardized_l1_distances
+from engine.measures.risk import identification
+from engine.measures.risk.identification import IdentificationRisk, abs_sum_table, standardized_l1_distances
 from engine.measures.utility.cells import cell_differences
 from engine.measures.utility.combining import combine_partial_synthesis
 from engine.measures.utility.pmse import propensity_score
@@ -111,7 +112,8 @@ def dense_distances(released, intruder):
 
     def std(f):
         full = np.hstack([f.words.toarray(), f.style])
-        return (full - full.mean(axis=1, keepdims=True)) / full.std(axis=1, keepdims=True)
+        sd = full.std(axis=1, keepdims=True)
+        return (full - full.mean(axis=1, keepdims=True)) / np.where(sd > 0, sd, 1.0)  # a constant vector: 0s
 
     a, b = std(released), std(intruder)
     return np.abs(b[:, None, :] - a[None, :, :]).sum(axis=2)
@@ -130,6 +132,33 @@ def test_standardized_l1_distance_matches_the_dense_formula():
     vocab = TEXTS + external
     r, z = stylometric_features(TEXTS, vocab), stylometric_features(external, vocab)
     assert np.allclose(standardized_l1_distances(r, z), dense_distances(r, z))
+
+
+def test_abs_sum_table_sums_absolute_differences_per_group():
+    # group 0 holds 1 and 4, group 1 holds 2, group 2 nothing; points 3, 0, 4
+    table = abs_sum_table(np.array([0, 1, 0]), np.array([1.0, 2.0, 4.0]), 3, np.array([3.0, 0.0, 4.0]))
+    assert np.allclose(table, [[2 + 1, 1 + 4, 3 + 0], [1, 2, 2], [0, 0, 0]])
+    rng = np.random.default_rng(0)
+    groups, values, at = rng.integers(0, 7, 200), rng.normal(size=200), rng.normal(size=40)
+    brute = np.array([[np.abs(values[groups == g] - p).sum() for p in at] for g in range(7)])
+    assert np.allclose(abs_sum_table(groups, values, 7, at), brute)
+
+
+@pytest.mark.parametrize("cells, triples", [(4_000_000, 4_000_000), (5, 3)])
+def test_standardized_l1_distance_splits_dense_and_sparse_features_without_changing_them(monkeypatch, cells, triples):
+    """Letters go to the dense path, digits and most function words to the sparse one; small limits cut the
+    intruder's texts into blocks of one or two: the distances are the dense formula's either way."""
+    monkeypatch.setattr(identification, "_CELLS", cells)
+    monkeypatch.setattr(identification, "_TRIPLES", triples)
+    texts = [*TEXTS, "Call 555 0100 about it", "", "the the the and of"]
+    external = ["i love rates", "claims were terrible", "Rates 2024: fine.", "of the and"]
+    r, z = stylometric_features(texts, texts + external), stylometric_features(external, texts + external)
+    split = identification.dense_style(r.style, z.style)
+    assert split.any() and not split.all()
+    assert np.allclose(standardized_l1_distances(r, z), dense_distances(r, z))
+    no_words = stylometric_features(texts, []), stylometric_features(external, [])
+    assert no_words[0].words.shape[1] == 0
+    assert np.allclose(standardized_l1_distances(*no_words), dense_distances(*no_words))
 
 
 def test_identification_probability_is_eq_9_on_the_records_that_match():

@@ -59,57 +59,110 @@ def _row_standardization(f: StyleFeatures) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.where(sd > 0, sd, 1.0)
 
 
+DENSE_SHARE = 0.2
+"""Style features non-zero in at least this share of the texts are compared densely by `standardized_l1_distances`
+(the same distances either way: the sparse path's cost grows with the non-zero values, the dense one's with the
+texts)."""
+
+
+def dense_style(*blocks: np.ndarray) -> np.ndarray:
+    """Which style features (columns of every block) are non-zero in at least `DENSE_SHARE` of the rows of all
+    ``blocks`` together."""
+    rows = sum(len(b) for b in blocks)
+    nonzero = sum((np.count_nonzero(b, axis=0) for b in blocks), np.zeros(blocks[0].shape[1], dtype=np.int64))
+    return nonzero >= DENSE_SHARE * max(rows, 1)
+
+
 DISTANCES = "measuring writing-style distances"
-_BLOCK = 32  # intruder texts whose word terms are summed at once ...
-_CELLS = 4_000_000  # ... within this many (stored words × intruder texts) values
+_CELLS = 4_000_000  # most (intruder texts × released texts) cells of a block's tables ...
+_TRIPLES = 4_000_000  # ... and most shared non-zero features (released text, intruder text, feature) in it
+
+
+def abs_sum_table(groups: np.ndarray, values: np.ndarray, n_groups: int, at: np.ndarray) -> np.ndarray:
+    """T[g, j] = Σ |v − at[j]| over the ``values`` v of group g (``groups`` gives each value's group), for every
+    group and point, in O((values + n_groups·points)·log points): each value's rank among the sorted points
+    splits the sum into the values below a point and those above, read from running counts and sums."""
+    m = len(at)
+    order = np.argsort(at, kind="stable")
+    points = at[order]
+    rank = np.searchsorted(points, values, side="left")  # the points from `rank` on are ≥ the value
+    bins = groups * (m + 1) + rank
+    size = n_groups * (m + 1)
+    count = np.bincount(bins, minlength=size).reshape(n_groups, m + 1).cumsum(axis=1)[:, :m]
+    total = np.bincount(bins, weights=values, minlength=size).reshape(n_groups, m + 1).cumsum(axis=1)[:, :m]
+    n_all = np.bincount(groups, minlength=n_groups)[:, None]
+    sum_all = np.bincount(groups, weights=values, minlength=n_groups)[:, None]
+    table = np.empty((n_groups, m))
+    table[:, order] = (points * count - total) + (sum_all - total) - points * (n_all - count)
+    return table
+
+
+def _blocks(load: np.ndarray, per_row: int) -> list[slice]:
+    """Consecutive rows grouped so that a group's ``load`` stays within `_TRIPLES` and its rows within
+    `_CELLS` / ``per_row`` (a row alone may exceed them)."""
+    most_rows = max(1, _CELLS // max(per_row, 1))
+    out, start, acc = [], 0, 0
+    for z, value in enumerate(load):
+        if z > start and (acc + value > _TRIPLES or z - start >= most_rows):
+            out.append(slice(start, z))
+            start, acc = z, 0
+        acc += value
+    if start < len(load):
+        out.append(slice(start, len(load)))
+    return out
 
 
 def standardized_l1_distances(
     released: StyleFeatures, intruder: StyleFeatures, progress: Progress = no_progress
 ) -> np.ndarray:
     """d(xᵢ, x_z) of Eq. 8 for every intruder text z (rows) and released text i (columns); ``progress`` hears
-    every block of intruder texts (at most `_BLOCK`).
+    every block of intruder texts.
 
-    Computed without densifying the word block: where a word is absent from both documents the standardized
-    values are the constants aᵢ = −meanᵢ/sdᵢ of each document, so those features contribute
-    (words − |union of supports|)·|aᵢ − a_z| in one term. The style block is dense (`scipy`'s L1 `cdist`);
-    the released side's word values against a_z are summed for a block of intruder texts at once, and only
-    the intruder's own words are taken text by text.
+    The style features non-zero in many texts (`dense_style`: the letters, short word lengths) go to `scipy`'s
+    L1 `cdist`. The others (the words, function words, digits, long word lengths) are never densified: where
+    such a feature is 0 its standardized value is the document's constant aᵢ = −meanᵢ/sdᵢ, so with Aᵢ and B_z
+    the features stored for i and z, x and y the standardized values and P the number of sparse features,
+
+        Σ_sparse |x − y| = (P − |Aᵢ| − |B_z|)·|aᵢ − a_z| + Σ_{Aᵢ} |x − a_z| + Σ_{B_z} |aᵢ − y|
+                           + Σ_{Aᵢ ∩ B_z} (|x − y| − |x − a_z| − |aᵢ − y| + |aᵢ − a_z|).
+
+    The two middle sums are `abs_sum_table`s; the last runs over the features the two texts share only.
     """
     m_r, s_r = _row_standardization(released)
     m_z, s_z = _row_standardization(intruder)
     a_r, a_z = -m_r / s_r, -m_z / s_z
-    W = released.words.tocsr()
-    n = W.shape[0]
-    Wc = W.tocsc()
-    supp_r = np.diff(W.indptr)
-    data_r = W.data / np.repeat(s_r, supp_r) + np.repeat(a_r, supp_r)
-    # Sums a value per stored word of W into its row: (records × stored words) of ones.
-    row_sums = sparse.csr_matrix(
-        (np.ones(W.nnz), (np.repeat(np.arange(n), supp_r), np.arange(W.nnz))), shape=(n, W.nnz)
-    )
-    style_r = (released.style - m_r[:, None]) / s_r[:, None]
-    style_z = (intruder.style - m_z[:, None]) / s_z[:, None]
-    out = cdist(style_z, style_r, "cityblock") if n and len(style_z) else np.zeros((len(style_z), n))
-    Z = intruder.words.tocsr()
-    p_words = W.shape[1]
-    step = max(1, min(_BLOCK, _CELLS // max(W.nnz, 1)))
-    for start in range(0, Z.shape[0], step):
-        progress(start, Z.shape[0], DISTANCES)
-        block = slice(start, start + step)
-        # Words of released documents, against the intruder's constant a_z where the intruder lacks them.
-        out[block] += np.asarray(row_sums @ np.abs(data_r[:, None] - a_z[None, block])).T
-        for z in range(*block.indices(Z.shape[0])):
-            cols = Z.indices[Z.indptr[z] : Z.indptr[z + 1]]
-            vals = Z.data[Z.indptr[z] : Z.indptr[z + 1]] / s_z[z] + a_z[z]
-            # The intruder's words: correct the released side there (value or the document's constant).
-            sub = Wc[:, cols].toarray()  # n × |supp z|
-            present = sub != 0
-            z_r = np.where(present, sub / s_r[:, None] + a_r[:, None], a_r[:, None])
-            term_z = np.abs(z_r - vals[None, :]).sum(axis=1)
-            overlap_term = (np.abs(z_r - a_z[z]) * present).sum(axis=1)
-            union = supp_r + len(cols) - present.sum(axis=1)
-            out[z] += (p_words - union) * np.abs(a_r - a_z[z]) - overlap_term + term_z
+    dense = dense_style(released.style, intruder.style)
+    W = sparse.hstack([released.words, sparse.csr_matrix(released.style[:, ~dense])], format="csc")
+    Z = sparse.hstack([intruder.words, sparse.csr_matrix(intruder.style[:, ~dense])], format="csr")
+    n, n_z, p_sparse = W.shape[0], Z.shape[0], W.shape[1]
+    style_r = (released.style[:, dense] - m_r[:, None]) / s_r[:, None]
+    style_z = (intruder.style[:, dense] - m_z[:, None]) / s_z[:, None]
+    out = cdist(style_z, style_r, "cityblock") if n and n_z else np.zeros((n_z, n))
+    if not n or not n_z:
+        return out
+    w_rows = W.indices
+    x = W.data / s_r[w_rows] + a_r[w_rows]  # the released side's stored values, standardized (column order)
+    per_column = np.diff(W.indptr)
+    supp_r, supp_z = np.bincount(w_rows, minlength=n), np.diff(Z.indptr)
+    shared = Z @ per_column.astype(float)  # per intruder text, its (released text, feature) pairs in common
+    for block in _blocks(shared, n):
+        progress(block.start, n_z, DISTANCES)
+        b = a_z[block]
+        k = len(b)
+        part = (p_sparse - supp_r[None, :] - supp_z[block, None]) * np.abs(a_r[None, :] - b[:, None])
+        part += abs_sum_table(w_rows, x, n, b).T
+        Zb = Z[block].tocoo()
+        y = Zb.data / s_z[block][Zb.row] + b[Zb.row]
+        part += abs_sum_table(Zb.row, y, k, a_r)
+        # The features both texts store: every (intruder value, released value) pair of a feature.
+        reach = per_column[Zb.col]
+        pair = np.repeat(np.arange(Zb.nnz), reach)
+        starts = W.indptr[Zb.col] - (np.cumsum(reach) - reach)
+        at = np.repeat(starts, reach) + np.arange(int(reach.sum()))
+        i, xi, zr, yz = w_rows[at], x[at], Zb.row[pair], y[pair]
+        both = np.abs(xi - yz) - np.abs(xi - b[zr]) - np.abs(a_r[i] - yz) + np.abs(a_r[i] - b[zr])
+        part += np.bincount(zr * n + i, weights=both, minlength=k * n).reshape(k, n)
+        out[block] += part
     return out
 
 
