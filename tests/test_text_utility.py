@@ -198,3 +198,26 @@ def test_a_large_training_split_is_sampled_with_the_seed_and_the_note_says_so(mo
     assert changed == measure(d, swapped)["classifier_f1_ratio"] and changed < 1.0  # seeded, and it measures
     ev = Evaluator(d, ["classifier_f1_ratio"])
     assert len(next(m for m in ev._measures if m.id == "classifier_f1_ratio").train) == 100
+
+
+def test_the_sentiment_classes_from_shared_counts_are_the_pipelines_classes():
+    """`CrossFitted.classes_of_counts` weighs a release's n-gram counts as each fold's vectorizer would have:
+    the same classes as the fold's pipeline on the texts, words new to the data and placeholders included."""
+    from engine.measures.utility.sentiment import CrossFitted
+    from engine.text.ngrams import NgramSpace
+
+    data = reviews(400)
+    texts = data.frame["text"].tolist()
+    model = CrossFitted(texts, data.frame["sentiment"], seed=0)
+    space = NgramSpace(texts)
+    columns = model.in_space(space)
+    assert columns is not None
+    rng = np.random.default_rng(2)
+    released = [
+        " ".join(w if rng.random() < 0.7 else rng.choice(["[PERSON]", "zebra", "love", "hate"]) for w in t.split())
+        for t in texts
+    ]
+    for batch in (texts, released):
+        counts = {n: space.counts(batch, n) for n in (1, 2)}
+        np.testing.assert_array_equal(model.classes_of_counts(counts, columns), model.classes(batch))
+    assert model.in_space(NgramSpace(["love the beach"])) is None  # a space without the folds' words
