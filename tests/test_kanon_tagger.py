@@ -116,10 +116,31 @@ def test_tagging_in_pieces_and_processes_gives_the_same_spans(monkeypatch):
     monkeypatch.setattr(tagger_module, "TAG_BATCH", 15)
     parts = default_tagger().tag(texts, lambda done, total, what: seen.append((done, total, what)), processes=2)
     assert parts == whole and any(spans for spans in whole)
-    # first each worker loads spaCy and the word lists, step by step; then every text is counted once
-    phases = [("loading spaCy and word lists in 2 processes", 2 * len(tagger_module.RESOURCES))]
+    # the entities (found by the first call, read back), then each worker loads spaCy and the word lists, step
+    # by step; then every text is counted once
+    phases = [("finding named entities", 90)]
+    phases += [("loading spaCy and word lists in 2 processes", 2 * len(tagger_module.RESOURCES))]
     phases += [("tagging privacy attributes in 90 texts", 90)]
     assert [what for _, _, what in seen] == sorted((w for _, _, w in seen), key=[p for p, _ in phases].index)
     for what, total in phases:
         phase = [(d, t) for d, t, w in seen if w == what]
         assert phase[-1] == (total, total) and all(a <= b for (a, _), (b, _) in zip(phase, phase[1:]))
+
+
+def test_entity_labels_from_the_shared_entities_are_spacys_own():
+    """The tagger reads entities found once per corpus (`named_entities`) instead of running spaCy's recognizer
+    again: every spaCy token gets the label spaCy's full pipeline gives it, on the demo's tweets."""
+    from engine.data.load import load_dataset
+    from engine.text.entities import load_pipeline, named_entities
+
+    texts = load_dataset("airline-tweets").texts.astype(str).tolist()[:400]
+    full = load_pipeline(["parser", "attribute_ruler", "lemmatizer", "senter"])
+    features = posts_features(texts, list(named_entities(texts)))
+    for text, doc, (tokens, feats) in zip(texts, full.pipe(texts), features):
+        first = {}
+        for t in doc:
+            first.setdefault(t.idx, (t.tag_ or "X", t.ent_type_ or "O"))
+        for (start, end), f in zip(tokens, feats):
+            expected = next((first[c] for c in range(start, end) if c in first), ("X", "O"))
+            assert (f["pos_tag"], f["named_entity"]) == expected, text[start:end]
+    assert any(f["named_entity"] != "O" for _, feats in features for f in feats)

@@ -198,6 +198,30 @@ def test_a_text_longer_than_the_models_limit_is_redacted_with_its_offsets(tiny_d
     assert "Obama" not in redacted and "Berlin" not in redacted and "@example.com" not in redacted
 
 
+def test_named_entities_are_found_once_per_corpus_and_kept_only_when_read_through(tiny_dataset, monkeypatch):
+    """Redaction, k-anonymity's tagger and the swap read one corpus's entities: found by the first, read back
+    by the others (spaCy not run again); a reader that stops early leaves nothing half kept."""
+    from engine.text import entities
+
+    texts = [*tiny_dataset.texts.astype(str), "Angela Merkel landed in Berlin."]
+    monkeypatch.setattr(entities, "_FOUND", entities.OrderedDict())
+    calls = []
+    real = entities.entity_spans
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(entities, "entity_spans", counted)
+    next(entities.named_entities(texts))  # stopped after the first text
+    assert not entities._FOUND
+    first = list(entities.named_entities(texts))
+    again = list(entities.named_entities(texts))
+    assert again == first and len(calls) == 2
+    assert (texts[-1].index("Berlin"), len(texts[-1]) - 1, "GPE") in first[-1]
+    assert list(entities.named_entities(texts[:-1])) == first[:-1] and len(calls) == 3  # another corpus
+
+
 @pytest.mark.slow
 def test_the_lean_pipeline_finds_the_entities_of_the_whole_model(tiny_dataset):
     """Named entities are found with only the recognizer loaded (no tagger, parser or shared token

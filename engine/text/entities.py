@@ -8,7 +8,10 @@ with the level.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
 from typing import TypeVar
 
@@ -164,16 +167,17 @@ Key = tuple[int, int]  # (text, offset of the piece in the text)
 
 
 def _piece_entities(
-    chunk: list[tuple[str, Key]], batch_size: int, labels: frozenset[str]
+    chunk: list[tuple[str, Key]], batch_size: int, labels: frozenset[str] | None
 ) -> list[tuple[Key, list[tuple[int, int, str]]]]:
-    """spaCy's entities with one of ``labels`` in each piece of ``chunk``, in piece offsets, batched by
+    """spaCy's entities (with one of ``labels``, or all) in each piece of ``chunk``, in piece offsets, batched by
     `bounded_batches`."""
     keep_what_workers_load()
     nlp = load_spacy()
     out = []
     for batch in bounded_batches(chunk, batch_size, MAX_BATCH_CHARS):
         for doc, key in nlp.pipe(batch, as_tuples=True, batch_size=len(batch)):
-            out.append((key, [(e.start_char, e.end_char, e.label_) for e in doc.ents if e.label_ in labels]))
+            found = [(e.start_char, e.end_char, e.label_) for e in doc.ents]
+            out.append((key, found if labels is None else [f for f in found if f[2] in labels]))
     return out
 
 
@@ -185,15 +189,15 @@ def entity_spans(
     processes: int | None = None,
     labels: Iterable[str] | None = None,
 ):
-    """Yield, per text, the (start, end, label) of spaCy entities whose label has a tier (or is one of
-    ``labels``).
+    """Yield, per text, the (start, end, label) of spaCy's entities (those whose label is one of ``labels``,
+    when given).
 
     Texts longer than `MAX_PIECE_CHARS` go through spaCy in pieces (`text_pieces`) and their entities are
     shifted back to offsets in the whole text. Pieces go in chunks of bounded size to ``processes`` worker
     processes (default: `NER_PROCESSES` for a large corpus, else this process); the spans do not depend on
     how many."""
     texts = list(texts)
-    wanted = frozenset(TIERS if labels is None else labels)
+    wanted = None if labels is None else frozenset(labels)
     pieces = [
         (piece, (i, offset)) for i, text in enumerate(texts) for offset, piece in text_pieces(text, MAX_PIECE_CHARS)
     ]
@@ -225,6 +229,48 @@ def entity_spans(
     progress(n, n, what)
 
 
+Entity = tuple[int, int, str]  # start, end, label
+KEPT_CORPORA = 2
+_FOUND: OrderedDict[str, list[list[Entity]]] = OrderedDict()
+_FOUND_LOCK = threading.Lock()
+
+
+def corpus_digest(texts: Sequence[str]) -> str:
+    """A digest of ``texts`` in order (which corpus, for `named_entities`' memory)."""
+    h = hashlib.sha256()
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "little"))
+        h.update(data)
+    return h.hexdigest()
+
+
+def named_entities(texts: Sequence[str], progress: Progress = no_progress) -> Iterator[list[Entity]]:
+    """Yield, per text, every entity spaCy finds in it whatever its label (`entity_spans`), found once per
+    corpus in this process: redaction, k-anonymity's tagger and the dashboard's other methods on the same
+    texts read the entities found first (the `KEPT_CORPORA` latest corpora, keyed by `corpus_digest` and the
+    model's version; a corpus is kept once every text's entities were read). Yielded as found, so the caller
+    works on each text while the workers find the next; the lists are shared: read them, do not change them."""
+    texts = [str(t) for t in texts]
+    key = f"{spacy_model_version()}:{corpus_digest(texts)}"
+    with _FOUND_LOCK:
+        kept = _FOUND.get(key)
+        if kept is not None:
+            _FOUND.move_to_end(key)
+    if kept is not None:
+        progress(len(texts), len(texts), "finding named entities")
+        yield from kept
+        return
+    found = []
+    for spans in entity_spans(texts, len(texts), progress):
+        found.append(spans)
+        yield spans
+    with _FOUND_LOCK:
+        _FOUND[key] = found
+        while len(_FOUND) > KEPT_CORPORA:
+            _FOUND.popitem(last=False)
+
+
 def resolve_overlaps(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
     """Keep non-overlapping spans, preferring lower tier, then longer span, then earlier start."""
     ordered = sorted(spans, key=lambda s: (TIERS[s[2]], -(s[1] - s[0]), s[0]))
@@ -241,13 +287,13 @@ def find_identifiers(
     """All identifier spans of all texts whose confidence reaches their type's threshold (`thresholds_for`),
     one row per span: record, start, end, label, tier, original. spaCy's entities that are no identifiers
     (`engine.text.allow`: "yesterday", "2 hours", "COVID-19") are left out."""
-    n = len(texts)
     limits = thresholds_for(thresholds)
     ner_labels = [label for label in NER_TIERS if NER_CONFIDENCE >= limits[label]]
-    ner = entity_spans(texts, n, progress, labels=ner_labels) if use_ner and ner_labels else ([] for _ in texts)
+    ner = named_entities(texts, progress) if use_ner and ner_labels else [[] for _ in texts]
+    wanted = frozenset(ner_labels)
     rows = []
     for record, (text, ents) in enumerate(zip(texts, ner)):
-        ents = [(s, e, label) for s, e, label in ents if is_identifier(text[s:e], label)]
+        ents = [(s, e, label) for s, e, label in ents if label in wanted and is_identifier(text[s:e], label)]
         for start, end, label in resolve_overlaps(pattern_spans(text, limits) + ents):
             rows.append((record, start, end, label, TIERS[label], text[start:end]))
     return pd.DataFrame(rows, columns=SPAN_COLUMNS).astype(

@@ -1,7 +1,7 @@
 """The features of each token the privacy-attribute tagger reads (Abeywardana & Thayasivam, Table 4): where it
 stands, its case, its affixes, the words beside it, whether it holds a hyphen or is a number, its part of
 speech (the Penn Treebank tag of spaCy's tagger) and spaCy's named-entity label for it (the paper's gazetteer
-feature); beside them, as stated additions (measured in `benchmarks/bench_kanon.py`), the token itself,
+feature; the entities `engine.text.entities.named_entities` found once per corpus); beside them, as stated additions (measured in `benchmarks/bench_kanon.py`), the token itself,
 whether it is a hashtag or a handle, and whether it is in the word lists of `gazetteers` (a demonym, a country
 or state, a city, a language; part of a job title or a health condition's name written out in the post, or
 the last word of job titles).
@@ -25,16 +25,16 @@ from engine.protect.kanon.gazetteers import (
     place_names,
 )
 from engine.protect.kanon.gold import tokens
-from engine.text.entities import load_pipeline
+from engine.text.entities import Entity, load_pipeline, named_entities
 
 Features = dict[str, str | bool]
 
 
 @lru_cache(maxsize=1)
 def load_tagging_spacy():
-    """spaCy's small English model with what part-of-speech tags and entities need (no parser, lemmatizer or
-    sentence splitter)."""
-    return load_pipeline(["parser", "attribute_ruler", "lemmatizer", "senter"])
+    """spaCy's small English model with what part-of-speech tags need (its shared token embedding and tagger;
+    the entities come from `engine.text.entities.named_entities`, found once per corpus for every method)."""
+    return load_pipeline(["parser", "attribute_ruler", "lemmatizer", "senter", "ner"])
 
 
 RESOURCES = (
@@ -123,16 +123,26 @@ def _in_word_lists(key: str) -> tuple[tuple[str, bool], ...]:
     )
 
 
-def posts_features(texts: Iterable[str], batch_size: int = 256) -> list[tuple[list[tuple[int, int]], list[Features]]]:
-    """For each text: its tokens (start, end) and their features, spaCy run over the texts in batches."""
+def posts_features(
+    texts: Iterable[str], entities: Iterable[Sequence[Entity]] | None = None, batch_size: int = 256
+) -> list[tuple[list[tuple[int, int]], list[Features]]]:
+    """For each text: its tokens (start, end) and their features, spaCy's tagger run over the texts in
+    batches; ``entities`` are spaCy's entities of each text (default: `named_entities`'), a spaCy token taking
+    the label of the entity it starts in (as spaCy's own ``ent_type_``)."""
     nlp = load_tagging_spacy()
     texts = list(texts)
+    entities = named_entities(texts) if entities is None else entities
     out = []
-    for text, doc in zip(texts, nlp.pipe(texts, batch_size=batch_size)):
+    for text, doc, found in zip(texts, nlp.pipe(texts, batch_size=batch_size), entities, strict=True):
         spans = tokens(text)
+        starts = sorted(found)
         by_char: dict[int, tuple[str, str]] = {}
-        for t in doc:
-            by_char.setdefault(t.idx, (t.tag_ or "X", t.ent_type_ or "O"))
+        k = 0
+        for t in doc:  # tokens and entities both in order of their start
+            while k < len(starts) and starts[k][1] <= t.idx:
+                k += 1
+            inside = k < len(starts) and starts[k][0] <= t.idx
+            by_char.setdefault(t.idx, (t.tag_ or "X", starts[k][2] if inside else "O"))
         pos, entity = [], []
         for start, end in spans:
             hit = next((by_char[c] for c in range(start, end) if c in by_char), ("X", "O"))

@@ -32,7 +32,7 @@ import pandas as pd
 from engine.progress import Progress, no_progress
 from engine.protect.kanon.features import RESOURCES, Features, posts_features
 from engine.protect.kanon.gold import GOLD_DIR, LABELS, NONE, Span, read_posts, read_spans, token_labels
-from engine.text.entities import NER_PROCESSES, PARALLEL_MIN_PIECES
+from engine.text.entities import NER_PROCESSES, PARALLEL_MIN_PIECES, Entity, named_entities
 from engine.workers import Report, map_reporting
 
 C1, C2, ITERATIONS = 0.05, 0.01, 200
@@ -83,13 +83,20 @@ class PrivacyTagger:
         trainer.train(str(path))
         return cls(path)
 
-    def token_labels(self, texts: Sequence[str]) -> list[tuple[list[tuple[int, int]], list[str]]]:
+    def token_labels(
+        self, texts: Sequence[str], entities: Sequence[Sequence[Entity]] | None = None
+    ) -> list[tuple[list[tuple[int, int]], list[str]]]:
+        """Each text's tokens and their labels; ``entities`` are spaCy's of each text (default: found here,
+        `named_entities`)."""
         import pycrfsuite
 
         tagger = pycrfsuite.Tagger()
         tagger.open(str(self.model_file))
         try:
-            return [(t, list(tagger.tag(pycrfsuite.ItemSequence(_crf_items(f))))) for t, f in posts_features(texts)]
+            return [
+                (t, list(tagger.tag(pycrfsuite.ItemSequence(_crf_items(f)))))
+                for t, f in posts_features(texts, entities)
+            ]
         finally:
             tagger.close()
 
@@ -102,7 +109,11 @@ class PrivacyTagger:
         texts = list(texts)
         if processes is None:
             processes = NER_PROCESSES if len(texts) >= PARALLEL_MIN_PIECES else 1
-        pieces = [(str(self.model_file), texts[i : i + TAG_CHUNK]) for i in range(0, len(texts), TAG_CHUNK)]
+        entities = list(named_entities(texts, progress))  # found once for every method on these texts
+        pieces = [
+            (str(self.model_file), texts[i : i + TAG_CHUNK], entities[i : i + TAG_CHUNK])
+            for i in range(0, len(texts), TAG_CHUNK)
+        ]
         if len(pieces) > 1 and processes > 1:  # each worker loads spaCy and the word lists first, step by step
             what = f"loading spaCy and word lists in {processes} processes"
             map_reporting(_load, list(range(processes)), len(RESOURCES), progress, what, processes)
@@ -122,13 +133,14 @@ def _load(_: int, report: Report) -> None:
         report(step)
 
 
-def _tag_piece(item: tuple[str, list[str]], report: Report) -> list[list[Span]]:
+def _tag_piece(item: tuple[str, list[str], list[list[Entity]]], report: Report) -> list[list[Span]]:
     """The labelled spans of one piece's texts (in a worker process or this one), reporting texts done."""
-    model_file, texts = item
+    model_file, texts, entities = item
     tagger = PrivacyTagger(Path(model_file))
     out: list[list[Span]] = []
     for start in range(0, len(texts), TAG_BATCH):
-        out += [_spans(tokens, labels) for tokens, labels in tagger.token_labels(texts[start : start + TAG_BATCH])]
+        batch = slice(start, start + TAG_BATCH)
+        out += [_spans(tokens, labels) for tokens, labels in tagger.token_labels(texts[batch], entities[batch])]
         report(len(out))
     return out
 
