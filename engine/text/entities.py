@@ -230,7 +230,7 @@ def entity_spans(
 
 
 Entity = tuple[int, int, str]  # start, end, label
-KEPT_CORPORA = 2
+KEPT_CORPORA = 4
 _FOUND: OrderedDict[str, list[list[Entity]]] = OrderedDict()
 _FOUND_LOCK = threading.Lock()
 
