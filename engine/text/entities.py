@@ -261,14 +261,15 @@ def named_entities(texts: Sequence[str], progress: Progress = no_progress) -> It
         progress(len(texts), len(texts), "finding named entities")
         yield from kept
         return
-    found = []
+    found: list[list[Entity]] = []
     for spans in entity_spans(texts, len(texts), progress):
         found.append(spans)
+        if len(found) == len(texts):  # kept before the last is read: a reader (`zip`) may stop there
+            with _FOUND_LOCK:
+                _FOUND[key] = found
+                while len(_FOUND) > KEPT_CORPORA:
+                    _FOUND.popitem(last=False)
         yield spans
-    with _FOUND_LOCK:
-        _FOUND[key] = found
-        while len(_FOUND) > KEPT_CORPORA:
-            _FOUND.popitem(last=False)
 
 
 def resolve_overlaps(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
