@@ -20,6 +20,8 @@ The classifier, stated in the result so the report can say which was used:
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
@@ -66,10 +68,29 @@ def _vader():
     return SentimentIntensityAnalyzer()
 
 
+KEPT_SCORES = 50_000
+_scores: OrderedDict[bytes, float] = OrderedDict()
+
+
+def _compound(text: str) -> float:
+    """VADER's compound score of ``text``, kept (by a digest of the text, not the text) for the `KEPT_SCORES`
+    latest new texts: the releases of a sweep share most of their texts (those a method left as they were, or
+    changed alike at several knob values), and a long one takes VADER a while."""
+    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    score = _scores.get(key)
+    if score is None:
+        score = _scores[key] = float(_vader().polarity_scores(text)["compound"])
+        while len(_scores) > KEPT_SCORES:  # the oldest go first (dashboard sessions may score at once)
+            try:
+                _scores.popitem(last=False)
+            except KeyError:
+                break
+    return score
+
+
 def lexicon_classes(texts: list[str]) -> np.ndarray:
     """VADER's class of each text: 0 negative, 1 neutral, 2 positive."""
-    analyzer = _vader()
-    compound = np.array([analyzer.polarity_scores(t)["compound"] for t in texts])
+    compound = np.array([_compound(t) for t in texts])
     return np.where(compound >= 0.05, 2, np.where(compound <= -0.05, 0, 1))
 
 
