@@ -181,8 +181,9 @@ def train(
 ) -> tuple[RecurrentWeights, list[float]]:
     """Fit Θ by minimizing Eq. 3 with truncated back-propagation through time; returns the weights and the
     mean loss per symbol of each epoch. ``sequences`` are symbol ids ending with END; ``users`` their users;
-    ``softmax`` the form of the output layer (module docstring). ``progress`` hears after every mini-batch:
-    (mini-batches done, of all epochs, the last epoch's loss or None during the first)."""
+    ``softmax`` the form of the output layer (module docstring). ``progress`` hears once JAX is loaded and
+    after every mini-batch: (mini-batches done, of all epochs, the last epoch's loss or None during the first).
+    """
     import jax
     import jax.numpy as jnp
     import optax
@@ -262,6 +263,7 @@ def train(
     n_symbols_total = float(sum(len(s) for s in sequences))
     per_epoch = -(-len(sequences) // batch)
     done = 0
+    progress(0, epochs * per_epoch, None)  # JAX is loaded; the first mini-batch compiles the step (some seconds)
     for _epoch in range(epochs):
         order = rng.permutation(len(sequences))
         sums = []  # kept on the device: reading each window's loss would wait for it before sending the next

@@ -221,7 +221,7 @@ class RecurrentSynthesizer(Protector):
         )
         users, names = pd.factorize(pd.Series(authors), sort=True)
         what = f"training the text generator over {self.epochs} epochs"
-        progress(0, 1, what)
+        progress(0, 1, "loading JAX for the text generator")
         weights, losses = train(
             sequences,
             users,
