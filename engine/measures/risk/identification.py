@@ -144,7 +144,8 @@ def standardized_l1_distances(
     x = W.data / s_r[w_rows] + a_r[w_rows]  # the released side's stored values, standardized (column order)
     per_column = np.diff(W.indptr)
     supp_r, supp_z = np.bincount(w_rows, minlength=n), np.diff(Z.indptr)
-    shared = Z @ per_column.astype(float)  # per intruder text, its (released text, feature) pairs in common
+    # Per intruder text, the (released text, feature) pairs it shares: what its part of a block costs.
+    shared = np.bincount(np.repeat(np.arange(n_z), supp_z), weights=per_column[Z.indices], minlength=n_z)
     for block in _blocks(shared, n):
         progress(block.start, n_z, DISTANCES)
         b = a_z[block]

@@ -233,6 +233,7 @@ class SentimentCosine(Measure):
         self.authors = (
             dataset.frame[author].astype(str) if author is not None else pd.Series(np.arange(len(texts))).astype(str)
         )
+        self.columns: list[dict[int, sparse.csr_matrix]] | None = None
         if field is None:
             self.model: CrossFitted | None = None
             self.n_classes = 3

@@ -1,10 +1,10 @@
 """The features of each token the privacy-attribute tagger reads (Abeywardana & Thayasivam, Table 4): where it
 stands, its case, its affixes, the words beside it, whether it holds a hyphen or is a number, its part of
 speech (the Penn Treebank tag of spaCy's tagger) and spaCy's named-entity label for it (the paper's gazetteer
-feature; the entities `engine.text.entities.named_entities` found once per corpus); beside them, as stated additions (measured in `benchmarks/bench_kanon.py`), the token itself,
-whether it is a hashtag or a handle, and whether it is in the word lists of `gazetteers` (a demonym, a country
-or state, a city, a language; part of a job title or a health condition's name written out in the post, or
-the last word of job titles).
+feature; the entities `engine.text.entities.named_entities` finds once per corpus); beside them, as stated
+additions (measured in `benchmarks/bench_kanon.py`), the token itself, whether it is a hashtag or a handle, and
+whether it is in the word lists of `gazetteers` (a demonym, a country or state, a city, a language; part of a
+job title or a health condition's name written out in the post, or the last word of job titles).
 
 Tokens are those of `engine.protect.kanon.gold.TOKEN` (hashtags and handles whole); a token takes the part of
 speech and entity label of the first spaCy token inside it.
@@ -127,8 +127,8 @@ def posts_features(
     texts: Iterable[str], entities: Iterable[Sequence[Entity]] | None = None, batch_size: int = 256
 ) -> list[tuple[list[tuple[int, int]], list[Features]]]:
     """For each text: its tokens (start, end) and their features, spaCy's tagger run over the texts in
-    batches; ``entities`` are spaCy's entities of each text (default: `named_entities`'), a spaCy token taking
-    the label of the entity it starts in (as spaCy's own ``ent_type_``)."""
+    batches; ``entities`` are spaCy's entities of each text (default: `named_entities`), a spaCy token taking
+    the label of the entity it lies in (as spaCy's own ``ent_type_``)."""
     nlp = load_tagging_spacy()
     texts = list(texts)
     entities = named_entities(texts) if entities is None else entities
