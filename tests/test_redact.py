@@ -199,8 +199,8 @@ def test_a_text_longer_than_the_models_limit_is_redacted_with_its_offsets(tiny_d
 
 
 def test_named_entities_are_found_once_per_corpus_and_kept_only_when_read_through(tiny_dataset, monkeypatch):
-    """Redaction, k-anonymity's tagger and the swap read one corpus's entities: found by the first, read back
-    by the others (spaCy not run again); a reader that stops early leaves nothing half kept."""
+    """Redaction and k-anonymity's tagger read one corpus's entities: found by the first, read back by
+    the other (spaCy not run again); a reader that stops early leaves nothing half kept."""
     from engine.text import entities
 
     texts = [*tiny_dataset.texts.astype(str), "Angela Merkel landed in Berlin."]

@@ -247,9 +247,9 @@ def corpus_digest(texts: Sequence[str]) -> str:
 
 def named_entities(texts: Sequence[str], progress: Progress = no_progress) -> Iterator[list[Entity]]:
     """Yield, per text, every entity spaCy finds in it whatever its label (`entity_spans`), found once per
-    corpus in this process: redaction, k-anonymity's tagger and the dashboard's other methods on the same
-    texts read the entities found first (the `KEPT_CORPORA` latest corpora, keyed by `corpus_digest` and the
-    model's version; a corpus is kept once every text's entities were read). Yielded as found, so the caller
+    corpus in this process: redaction and k-anonymity's tagger on the same texts read the entities found
+    first (the `KEPT_CORPORA` latest corpora, keyed by `corpus_digest` and the model's version; a corpus is
+    kept once every text's entities were read). Yielded as found, so the caller
     works on each text while the workers find the next; the lists are shared: read them, do not change them."""
     texts = [str(t) for t in texts]
     key = f"{spacy_model_version()}:{corpus_digest(texts)}"
