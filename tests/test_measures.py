@@ -122,11 +122,13 @@ def test_shared_ngram_counts_are_a_vectorizers_counts_new_words_included():
 
 
 def test_the_attacks_features_from_shared_counts_are_its_vectorizers():
-    from engine.text.ngrams import ORDERS, NgramSpace
+    from engine.text.ngrams import ORDERS, NgramSpace, projection, tfidf_of
 
     external = ["alpha beta gamma", "beta gamma delta", "gamma alpha"]
     attack = StyleAttack.train(external, ["A", "B", "A"], ["A", "B"])
     released = ["alpha beta", "gamma gamma epsilon", "delta alpha beta gamma", ""]
     space = NgramSpace(["zeta alpha"], external)
-    features = attack.features_of({n: space.counts(released, n) for n in ORDERS}, attack.projection(space))
+    features = tfidf_of(
+        attack.vectorizer, {n: space.counts(released, n) for n in ORDERS}, projection(attack.vectorizer, space)
+    )
     np.testing.assert_allclose(features.toarray(), attack.vectorizer.transform(released).toarray(), atol=1e-12)

@@ -108,3 +108,34 @@ def widened(matrix: sparse.csr_matrix, width: int) -> sparse.csr_matrix:
     if matrix.shape[1] == width:
         return matrix
     return sparse.csr_matrix((matrix.data, matrix.indices, matrix.indptr), shape=(matrix.shape[0], width))
+
+
+Projection = dict[int, tuple[np.ndarray, np.ndarray]]
+"""For each n-gram order, the ids in a space of a fitted vectorizer's features and their columns."""
+
+
+def projection(vectorizer, space: NgramSpace) -> Projection:
+    """Where each feature of a fitted word unigram/bigram ``vectorizer`` (tokens of `tokenize`) sits in
+    ``space``; a feature without an id there is left out (no text of the space holds it)."""
+    found: dict[int, tuple[list[int], list[int]]] = {n: ([], []) for n in ORDERS}
+    for term, column in vectorizer.vocabulary_.items():
+        at = space.id_of(str(term))
+        if at is not None:
+            found[at[0]][0].append(at[1])
+            found[at[0]][1].append(column)
+    return {n: (np.asarray(ids, dtype=np.int64), np.asarray(cols, dtype=np.int64)) for n, (ids, cols) in found.items()}
+
+
+def tfidf_of(vectorizer, counts: dict[int, sparse.csr_matrix], onto: Projection) -> sparse.csr_matrix:
+    """What a fitted ``TfidfVectorizer``'s ``transform`` gives for texts given by their n-gram counts in a space
+    (``onto`` from `projection`), without tokenizing them again."""
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    width = len(vectorizer.vocabulary_)
+    total = sparse.csr_matrix((next(iter(counts.values())).shape[0], width))
+    for n, matrix in counts.items():
+        ids, cols = onto[n]
+        total = total + matrix @ sparse.csr_matrix((np.ones(len(ids)), (ids, cols)), shape=(matrix.shape[1], width))
+    tfidf = TfidfTransformer(norm=vectorizer.norm, sublinear_tf=vectorizer.sublinear_tf)
+    tfidf.idf_ = vectorizer.idf_
+    return tfidf.transform(total)

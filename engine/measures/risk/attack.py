@@ -20,14 +20,14 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfTransformer, TfidfVectorizer
+from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 from engine.errors import DataError
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.shared import ngram_space, preset_of, released_ngrams, require_intruder_texts
 from engine.progress import Progress, no_progress
-from engine.text.ngrams import ORDERS, NgramSpace
+from engine.text.ngrams import ORDERS, projection, tfidf_of
 from engine.text.tokens import tokenize
 
 METRIC_ID = "attack_identification_rate"
@@ -127,33 +127,6 @@ class StyleAttack:
         )
         return MetricResult(METRIC_ID, float(np.mean(credit)), detail=detail)
 
-    def projection(self, space: NgramSpace) -> dict[int, tuple[np.ndarray, np.ndarray]]:
-        """For each n-gram order, the ids in ``space`` of the intruder's features and their columns."""
-        found: dict[int, tuple[list[int], list[int]]] = {n: ([], []) for n in ORDERS}
-        for column, term in enumerate(self.vectorizer.get_feature_names_out()):
-            at = space.id_of(str(term))
-            if at is not None:
-                found[at[0]][0].append(at[1])
-                found[at[0]][1].append(column)
-        return {
-            n: (np.asarray(ids, dtype=np.int64), np.asarray(cols, dtype=np.int64)) for n, (ids, cols) in found.items()
-        }
-
-    def features_of(
-        self, counts: dict[int, sparse.csr_matrix], projection: dict[int, tuple[np.ndarray, np.ndarray]]
-    ) -> sparse.csr_matrix:
-        """The intruder's TF-IDF features of texts given by their n-gram counts in a space (``projection`` from
-        `projection`): what ``vectorizer.transform`` gives for the texts themselves."""
-        width = len(self.vectorizer.vocabulary_)
-        total = sparse.csr_matrix((next(iter(counts.values())).shape[0], width))
-        for n, matrix in counts.items():
-            ids, cols = projection[n]
-            onto = sparse.csr_matrix((np.ones(len(ids)), (ids, cols)), shape=(matrix.shape[1], width))
-            total = total + matrix @ onto
-        tfidf = TfidfTransformer(norm=self.vectorizer.norm, sublinear_tf=self.vectorizer.sublinear_tf)
-        tfidf.idf_ = self.vectorizer.idf_
-        return tfidf.transform(total)
-
 
 class AttackIdentificationRate(Measure):
     """Share of targets the per-target linear-SVM attack identifies (Ororbia et al., Section 3, Eq. 4)."""
@@ -186,9 +159,9 @@ class AttackIdentificationRate(Measure):
         )
 
         self.space = ngram_space(context)
-        self.projection = self.attack.projection(self.space)
+        self.projection = projection(self.attack.vectorizer, self.space)
 
     def compute(self, view: ReleaseView) -> MetricResult:
         counts = {n: released_ngrams(view, self.space, n) for n in ORDERS}
-        features = self.attack.features_of(counts, self.projection)
+        features = tfidf_of(self.attack.vectorizer, counts, self.projection)
         return self.attack.evaluate_of(features, view.data[self.author].astype(str).tolist())

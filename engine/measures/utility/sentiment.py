@@ -30,7 +30,6 @@ from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.model_selection import StratifiedKFold
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import normalize
 from sklearn.svm import LinearSVC
 
 from engine.data.dataset import Dataset
@@ -39,7 +38,7 @@ from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareCo
 from engine.measures.shared import ngram_space, original_texts, released_ngrams, released_texts
 from engine.measures.utility.ngram import _author_matrix, row_cosines
 from engine.progress import Progress, no_progress
-from engine.text.ngrams import ORDERS, NgramSpace
+from engine.text.ngrams import ORDERS, Projection, projection, tfidf_of
 from engine.text.tokens import tokenize
 from engine.workers import Report, map_reporting
 
@@ -95,8 +94,7 @@ def lexicon_classes(texts: list[str]) -> np.ndarray:
 
 
 def _classifier() -> Pipeline:
-    """TF-IDF of word unigrams and bigrams and a linear SVM (`CrossFitted.classes_of_counts` repeats the
-    weighting: keep the two together)."""
+    """TF-IDF of word unigrams and bigrams and a linear SVM."""
     return make_pipeline(
         TfidfVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None, ngram_range=(1, 2), sublinear_tf=True),
         LinearSVC(C=1.0, dual="auto", max_iter=5000, random_state=0),
@@ -157,47 +155,14 @@ class CrossFitted:
                 out[rows] = model.predict(array[rows].tolist())
         return out
 
-    def in_space(self, space: NgramSpace) -> list[dict[int, sparse.csr_matrix]] | None:
-        """Per fold's model, per n-gram order, the 0/1 matrix taking counts in ``space``'s fixed ids to its
-        vectorizer's columns (`classes_of_counts`); None when a term of a vectorizer has no id there (the
-        space was built from other texts than the ones the folds were trained on)."""
-        out = []
-        ids: dict[str, tuple[int, int] | None] = {}  # the folds' vocabularies share most of their terms
-        for model in self.models:
-            vocabulary = model[0].vocabulary_
-            cells: dict[int, tuple[list[int], list[int]]] = {n: ([], []) for n in ORDERS}
-            for term, column in vocabulary.items():
-                found = ids[term] if term in ids else ids.setdefault(term, space.id_of(term))
-                if found is None:
-                    return None
-                cells[found[0]][0].append(found[1])
-                cells[found[0]][1].append(column)
-            out.append(
-                {
-                    n: sparse.csr_matrix((np.ones(len(r)), (r, c)), shape=(space.width(n), len(vocabulary)))
-                    for n, (r, c) in cells.items()
-                }
-            )
-        return out
-
-    def classes_of_counts(
-        self, counts: dict[int, sparse.csr_matrix], columns: list[dict[int, sparse.csr_matrix]]
-    ) -> np.ndarray:
-        """`classes` from the texts' unigram and bigram counts in an `NgramSpace` (``columns`` from `in_space`):
-        each fold's vectorizer's counts, weighted as it weighs them (sublinear term frequency, its idf, unit
-        length), so the same features and classes without tokenizing the texts again."""
-        n_texts = next(iter(counts.values())).shape[0]
-        out = np.zeros(n_texts, dtype=int)
-        for k, (model, cols) in enumerate(zip(self.models, columns)):
+    def classes_of_counts(self, counts: dict[int, sparse.csr_matrix], onto: list[Projection]) -> np.ndarray:
+        """`classes` from the texts' unigram and bigram counts in a space that holds the folds' training texts
+        (``onto``: each fold's vectorizer's `projection` into it), without tokenizing the texts again."""
+        out = np.zeros(next(iter(counts.values())).shape[0], dtype=int)
+        for k, (model, fold_onto) in enumerate(zip(self.models, onto)):
             rows = np.flatnonzero(self.fold == k)
-            if not len(rows):
-                continue
-            x = sum(counts[n][rows][:, : m.shape[0]] @ m for n, m in cols.items()).tocsr()
-            x.sort_indices()
-            np.log(x.data, out=x.data)
-            x.data += 1.0
-            x.data *= model[0].idf_[x.indices]
-            out[rows] = model[-1].predict(normalize(x, norm="l2", copy=False))
+            if len(rows):
+                out[rows] = model[-1].predict(tfidf_of(model[0], {n: c[rows] for n, c in counts.items()}, fold_onto))
         return out
 
 
@@ -233,7 +198,6 @@ class SentimentCosine(Measure):
         self.authors = (
             dataset.frame[author].astype(str) if author is not None else pd.Series(np.arange(len(texts))).astype(str)
         )
-        self.columns: list[dict[int, sparse.csr_matrix]] | None = None
         if field is None:
             self.model: CrossFitted | None = None
             self.n_classes = 3
@@ -248,18 +212,16 @@ class SentimentCosine(Measure):
             )
             original = self.model.classes(texts)
             self.space = ngram_space(context)
-            self.columns = self.model.in_space(self.space)
+            self.onto = [projection(model[0], self.space) for model in self.model.models]
             context.progress(1, 1, "training the sentiment classifier")
         self.original, _ = class_shares(original, self.authors, self.n_classes)
 
     def compute(self, view: ReleaseView) -> MetricResult:
         if self.model is None:
             classes = lexicon_classes(released_texts(view))
-        elif self.columns is None:
-            classes = self.model.classes(released_texts(view))
         else:
             counts = {n: released_ngrams(view, self.space, n) for n in ORDERS}
-            classes = self.model.classes_of_counts(counts, self.columns)
+            classes = self.model.classes_of_counts(counts, self.onto)
         released, names = class_shares(classes, self.authors, self.n_classes)
         cos = row_cosines(_sparse(self.original), _sparse(released))
         detail = pd.DataFrame({"author": names, "cosine": cos})
