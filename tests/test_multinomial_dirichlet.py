@@ -18,6 +18,7 @@ from engine.protect.text_synthesis.multinomial_dirichlet import (
     _unobserved_terms,
     dirichlet_prior,
     polya_urn,
+    urn_from_draws,
 )
 from engine.text.tokens import tokenize
 from engine.text.vocabulary import public_vocabulary
@@ -48,17 +49,44 @@ def test_the_prior_follows_the_papers_bound_with_epsilon_split_over_the_users():
 
 
 def test_unobserved_terms_are_the_ranks_among_the_terms_not_seen():
-    observed = np.array([1, 2, 5])
-    assert _unobserved_terms(np.arange(5), observed).tolist() == [0, 3, 4, 6, 7]
+    one = np.array([0, 3])
+    assert _unobserved_terms(np.arange(5), np.zeros(5, int), np.array([1, 2, 5]), one).tolist() == [0, 3, 4, 6, 7]
+    # Three users laid end to end (the second observed nothing): each rank counts past its own user's terms.
+    observed, bounds = np.array([1, 2, 5, 0, 1, 2, 3]), np.array([0, 3, 3, 7])
+    rank, group = np.array([0, 2, 0, 4, 0, 1, 3]), np.array([0, 0, 1, 1, 2, 2, 2])
+    assert _unobserved_terms(rank, group, observed, bounds).tolist() == [0, 4, 0, 4, 4, 5, 7]
+
+
+def urn_by_loop(fresh: np.ndarray, u: np.ndarray, mass: float) -> list[int]:
+    """The urn draw by draw, as the paper's sampler reads: copy draw ⌊u·(mass + t)⌋ when that is below t."""
+    out: list[int] = []
+    for t in range(len(fresh)):
+        out.append(out[int(u[t] * (mass + t))] if t and u[t] * (mass + t) < t else int(fresh[t]))
+    return out
+
+
+def test_the_urns_outcomes_equal_the_draw_by_draw_loop():
+    rng = np.random.default_rng(3)
+    sizes, masses = [1, 40, 0, 300, 7], [0.5, 2.0, 1.0, 0.0, 1e6]
+    fresh = [rng.integers(0, 50, n) for n in sizes]
+    u = [rng.random(n) for n in sizes]
+    position = np.concatenate([np.arange(n) for n in sizes])
+    mass = np.repeat(masses, sizes)
+    got = urn_from_draws(np.concatenate(fresh), np.concatenate(u), mass, position).tolist()
+    assert got == [v for f, w, m in zip(fresh, u, masses) for v in urn_by_loop(f, w, m)]
+    # With no prior mass every draw after the first copies it; with a huge one almost none copies.
+    assert len(set(got[41:341])) == 1 and got[341:] == fresh[4].tolist()
 
 
 def test_the_polya_urn_matches_the_dirichlet_multinomial():
     rng = np.random.default_rng(1)
-    # Two draws over N terms with symmetric α: P(the same term twice) = (α + 1) / (Nα + 1).
+    # Two draws over N terms with symmetric α: P(the same term twice) = (α + 1) / (Nα + 1), in every urn.
     n_terms, alpha, trials = 10, 0.5, 40_000
-    same = np.mean([len(set(polya_urn(2, n_terms, alpha, rng).tolist())) == 1 for _ in range(trials)])
+    ranks = polya_urn(np.full(trials, 2), np.full(trials, n_terms), np.full(trials, alpha), rng).reshape(trials, 2)
+    same = np.mean(ranks[:, 0] == ranks[:, 1])
     assert same == pytest.approx((alpha + 1) / (n_terms * alpha + 1), abs=0.01)
-    assert polya_urn(0, 5, 1.0, rng).size == 0
+    assert ranks.min() == 0 and ranks.max() == n_terms - 1
+    assert polya_urn(np.array([0]), np.array([5]), np.array([1.0]), rng).size == 0
 
 
 def test_at_a_huge_epsilon_with_the_data_vocabulary_each_author_keeps_their_word_distribution():
@@ -85,6 +113,20 @@ def test_at_a_tiny_epsilon_every_author_writes_from_the_flat_prior():
     assert all(v == pytest.approx(0.2, abs=0.05) for v in shares.values())
     a_words = {w for t, u in zip(release.data["text"], release.data["user"]) if u == "a" for w in t.split()}
     assert {"cat", "dog", "fish"} & a_words  # author a now "writes" b's words too
+
+
+def test_at_a_moderate_epsilon_the_unobserved_terms_get_their_posterior_share():
+    # ε = 2·ln 3 over k = 2 users: α = 40 / (e^{ln 3} − 1) = 20 per term. Author a observed red 120 and blue 40,
+    # so E[π̃(cat, dog, fish)] = 3·20 / (5·20 + 160) = 3/13, spread evenly over the three.
+    fitted = get_protector("md", vocabulary="data").fit(two_authors())
+    words: list[str] = []
+    for seed in range(60):
+        release = fitted.release(2 * math.log(3), np.random.default_rng(seed))
+        words += [w for t, u in zip(release.data["text"], release.data["user"]) if u == "a" for w in t.split()]
+    shares = word_shares(words)
+    assert shares["cat"] + shares["dog"] + shares["fish"] == pytest.approx(3 / 13, abs=0.015)
+    assert all(shares[w] == pytest.approx(1 / 13, abs=0.012) for w in ("cat", "dog", "fish"))
+    assert shares["red"] == pytest.approx(140 / 260, abs=0.02)
 
 
 def test_the_public_vocabulary_is_fixed_and_leaves_out_words_it_does_not_have():

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import pandas as pd
@@ -69,28 +70,55 @@ def dirichlet_prior(n_tweets: np.ndarray, epsilon: float, n_users: int) -> np.nd
     return np.asarray(n_tweets, dtype=float) / denominator
 
 
-def _unobserved_terms(rank: np.ndarray, observed: np.ndarray) -> np.ndarray:
-    """The vocabulary indices of the ``rank``-th terms (from 0) not in ``observed`` (sorted, unique)."""
-    shift = observed - np.arange(len(observed))
-    return rank + np.searchsorted(shift, rank, side="right")
+def _unobserved_terms(rank: np.ndarray, group: np.ndarray, observed: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The vocabulary index of each ``rank``-th term (from 0) not observed by its ``group``: group g observed the
+    sorted, unique terms ``observed[bounds[g]:bounds[g + 1]]``. Every group's observed terms minus their
+    position are non-decreasing; offsetting group g by g·(1 + largest term) keeps the concatenation sorted, so
+    one ``searchsorted`` counts, for every rank at once, the observed terms at or below it in its own group."""
+    if len(rank) == 0:
+        return rank.astype(np.int64)
+    within = np.arange(len(observed)) - np.repeat(bounds[:-1], np.diff(bounds))
+    span = int(max(observed.max(initial=0), rank.max(initial=0))) + len(observed) + 2
+    owner = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    keys = (observed - within) + owner.astype(np.int64) * span
+    below = np.searchsorted(keys, rank + group.astype(np.int64) * span, side="right") - bounds[group]
+    return rank + below
 
 
-def polya_urn(m: int, n_terms: int, alpha: float, rng: np.random.Generator) -> np.ndarray:
-    """``m`` draws from a symmetric Dirichlet(α, …, α) over ``n_terms`` terms with the probabilities integrated
-    out (the Pólya urn): draw t is a copy of an earlier draw with probability t / (n_terms·α + t), else a term
-    chosen uniformly. Returns term ranks in [0, n_terms)."""
-    out = np.empty(m, dtype=np.int64)
-    if m == 0:
-        return out
-    fresh = rng.integers(0, n_terms, size=m)
-    u = rng.random(m)
-    mass = n_terms * alpha
-    for t in range(m):
-        if t and u[t] * (mass + t) < t:
-            out[t] = out[int(u[t] * (mass + t))]  # u·(mass + t) < t: uniform over the t earlier draws
-        else:
-            out[t] = fresh[t]
-    return out
+def urn_from_draws(fresh: np.ndarray, u: np.ndarray, mass: np.ndarray, position: np.ndarray) -> np.ndarray:
+    """The Pólya urn's outcomes from its random inputs, for several urns laid end to end: draw i, the
+    ``position[i]``-th of its urn (total prior mass ``mass[i]``), copies that urn's draw number
+    ⌊u_i·(mass + t)⌋ when u_i·(mass + t) < t (probability t / (mass + t): uniform over the t earlier draws), else
+    is ``fresh[i]``. Whether a draw copies depends only on its own u, so the copies form a forest whose roots
+    are fresh draws; pointer doubling finds every draw's root in O(log n) array passes instead of a Python
+    loop over the draws."""
+    t = position.astype(float)
+    scaled = u * (mass + t)
+    copies = (position > 0) & (scaled < t)
+    source = np.arange(len(fresh))
+    source[copies] = (source - position)[copies] + np.minimum(scaled[copies].astype(np.int64), position[copies] - 1)
+    while True:
+        onward = source[source]
+        if np.array_equal(onward, source):
+            return fresh[source]
+        source = onward
+
+
+def polya_urn(sizes: np.ndarray, n_terms: np.ndarray, alpha: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``sizes[g]`` draws from a symmetric Dirichlet(α_g, …, α_g) over ``n_terms[g]`` terms for every urn g, with
+    the probabilities integrated out (the Pólya urn): draw t is a copy of an earlier draw with probability
+    t / (n_terms·α + t), else a term chosen uniformly. Returns each urn's term ranks in [0, n_terms[g]), urn
+    after urn."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    total = int(sizes.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    urn = np.repeat(np.arange(len(sizes)), sizes)
+    position = np.arange(total) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    fresh = rng.integers(0, np.asarray(n_terms, dtype=np.int64)[urn])
+    u = rng.random(total)
+    mass = (np.asarray(n_terms, dtype=float) * np.asarray(alpha, dtype=float))[urn]
+    return urn_from_draws(fresh, u, mass, position)
 
 
 @dataclass
@@ -100,6 +128,37 @@ class UserCounts:
     records: np.ndarray
     terms: np.ndarray
     counts: np.ndarray
+
+
+@dataclass(frozen=True)
+class _FlatCounts:
+    """Every user's counts laid end to end, user after user (in the order of ``users``): their observed terms
+    and counts (user g's at ``term_bounds[g]:term_bounds[g + 1]``), their records, and the words each record
+    gets (record ``record_order[i]`` gets words ``word_bounds[i]:word_bounds[i + 1]`` of a release)."""
+
+    terms: np.ndarray
+    counts: np.ndarray
+    term_bounds: np.ndarray
+    record_order: np.ndarray
+    record_bounds: np.ndarray
+    word_bounds: np.ndarray
+    totals: np.ndarray
+
+    @classmethod
+    def of(cls, users: list[UserCounts], lengths: np.ndarray) -> _FlatCounts:
+        def bounds(sizes: list[int]) -> np.ndarray:
+            return np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)])
+
+        order = np.concatenate([u.records for u in users]).astype(np.int64)
+        return cls(
+            terms=np.concatenate([u.terms for u in users]).astype(np.int64),
+            counts=np.concatenate([u.counts for u in users]),
+            term_bounds=bounds([len(u.terms) for u in users]),
+            record_order=order,
+            record_bounds=bounds([len(u.records) for u in users]),
+            word_bounds=bounds(lengths[order].tolist()),
+            totals=np.array([int(lengths[u.records].sum()) for u in users], dtype=np.int64),
+        )
 
 
 @dataclass
@@ -127,32 +186,54 @@ class FittedMultinomialDirichlet(Fitted):
             "which words occur in the data, which ε does not cover; the tweets' lengths are released as they are"
         )
 
+    @cached_property
+    def _flat(self) -> _FlatCounts:
+        return _FlatCounts.of(self.users, self.lengths)
+
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
+        """One draw of every user's π̃ and of their tweets' words, all users at once (steps (b) and (c))."""
         epsilon = self.knob.validate(value)
-        p = len(self.vocabulary)
-        alphas = dirichlet_prior(np.array([len(u.records) for u in self.users]), epsilon, len(self.users))
-        words = np.asarray(self.vocabulary, dtype=object)
+        flat, p = self._flat, len(self.vocabulary)
+        n_users = len(self.users)
+        alphas = dirichlet_prior(np.diff(flat.record_bounds), epsilon, n_users)
+        # Step (b): the observed terms' Gamma(α + X_v) weights and one Gamma((p − |S|)·α) weight for the
+        # unobserved terms together, as the last cell of each user's segment.
+        seen_terms = np.diff(flat.term_bounds)
+        unobserved = p - seen_terms
+        cell_bounds = flat.term_bounds + np.arange(n_users + 1)
+        cell_user = np.repeat(np.arange(n_users), seen_terms + 1)
+        is_rest = np.zeros(int(cell_bounds[-1]), dtype=bool)
+        is_rest[cell_bounds[1:] - 1] = True
+        weights = np.zeros(len(is_rest))
+        weights[~is_rest] = rng.gamma(alphas[cell_user[~is_rest]] + flat.counts)
+        rest_shape = np.where((unobserved > 0) & (alphas > 0), unobserved * alphas, 0.0)
+        weights[is_rest] = rng.gamma(rest_shape)
+        sums = np.add.reduceat(weights, cell_bounds[:-1])
+        flat_users = sums <= 0  # every Gamma draw underflowed: all terms equally likely
+        if flat_users.any():
+            fallback = np.where(is_rest, unobserved[cell_user], 1.0)
+            weights = np.where(flat_users[cell_user], fallback, weights)
+            sums = np.add.reduceat(weights, cell_bounds[:-1])
+        # Step (c): every word of a user's tweets from that user's cells, by the inverse of their running sum.
+        # A target just under the user's top keeps a cell of weight 0 from being drawn, rounding included.
+        running = np.cumsum(weights / np.where(sums > 0, sums, 1.0)[cell_user])
+        before = np.concatenate([[0.0], running])[cell_bounds]
+        draw_user = np.repeat(np.arange(n_users), flat.totals)
+        low, high = before[:-1][draw_user], before[1:][draw_user]
+        target = np.minimum(low + rng.random(len(draw_user)) * (high - low), np.nextafter(high, -np.inf))
+        cell = np.searchsorted(running, target, side="right")
+        new = is_rest[cell]
+        draws = np.empty(len(cell), dtype=np.int64)
+        draws[~new] = flat.terms[(cell - draw_user)[~new]]
+        # Words that fall among a user's unobserved terms: spread over them by the Pólya urn.
+        new_user = draw_user[new]
+        n_new = np.bincount(new_user, minlength=n_users)
+        ranks = polya_urn(n_new, unobserved, alphas, rng)
+        draws[new] = _unobserved_terms(ranks, new_user, flat.terms, flat.term_bounds)
+        words = np.asarray(self.vocabulary, dtype=object)[draws]
         texts = [""] * len(self.frame)
-        for user, alpha in zip(self.users, alphas):
-            lengths = self.lengths[user.records]
-            total = int(lengths.sum())
-            if total == 0:
-                continue
-            unobserved = p - len(user.terms)
-            weights = rng.gamma(alpha + user.counts) if len(user.terms) else np.empty(0)
-            rest = rng.gamma(unobserved * alpha) if unobserved > 0 and alpha > 0 else 0.0
-            probs = np.append(weights, rest)
-            if probs.sum() <= 0:  # every Gamma draw underflowed: all terms equally likely
-                probs = np.append(np.ones(len(weights)), float(unobserved))
-            cell = rng.choice(len(probs), size=total, p=probs / probs.sum())
-            draws = np.empty(total, dtype=np.int64)
-            seen = cell < len(user.terms)
-            draws[seen] = user.terms[cell[seen]]
-            n_new = int((~seen).sum())
-            if n_new:
-                draws[~seen] = _unobserved_terms(polya_urn(n_new, unobserved, alpha, rng), user.terms)
-            for record, chunk in zip(user.records, np.split(words[draws], np.cumsum(lengths)[:-1])):
-                texts[record] = " ".join(chunk)
+        for record, chunk in zip(flat.record_order, np.split(words, flat.word_bounds[1:-1])):
+            texts[record] = " ".join(chunk)
         data = self.frame.copy()
         data[self.text_column] = texts
         return Release(
