@@ -14,7 +14,7 @@ from engine.measures.risk import identification
 from engine.measures.risk.identification import IdentificationRisk, abs_sum_table, standardized_l1_distances
 from engine.measures.utility.cells import cell_differences
 from engine.measures.utility.combining import combine_partial_synthesis
-from engine.measures.utility.pmse import propensity_score
+from engine.measures.utility.pmse import FieldCells, PropensityDesign, propensity_score
 from engine.measures.utility.topics import TopicModel, content_correlation, prevalence, prevalence_ratio
 from engine.text.features import (
     count_syllables,
@@ -197,6 +197,45 @@ def test_pmse_is_zero_when_nothing_changes_and_the_null_ratio_is_about_one():
     tied = (Z[:, 0] > 0).astype(int) + (Z[:, 1] > 0).astype(int)
     shuffled = np.random.default_rng(1).permutation(tied)
     assert propensity_score(Z, [tied], [shuffled], [3]).ratio > 5
+
+
+def test_the_propensity_design_by_cell_gives_the_dense_designs_sums():
+    rng = np.random.default_rng(4)
+    n, levels = 400, [3, 4, 2]
+    Z = rng.standard_normal((n, 5))
+    codes = [rng.integers(0, k, n) for k in levels]
+    cells = FieldCells.of(codes, levels, n)
+    design = PropensityDesign(Z[cells.order], cells)
+    X = design.dense()
+    # The dense design holds every column of the model: 1, Z, the indicators (2 + 3 + 1), indicators × Z and
+    # the products of indicators of two fields (2·3 + 2·1 + 3·1).
+    assert X.shape == (n, design.n_parameters) == (n, 1 + 5 + 6 + 6 * 5 + 11)
+    indicators = np.hstack([(c[cells.order, None] == np.arange(1, k)).astype(float) for c, k in zip(codes, levels)])
+    assert {tuple(col) for col in indicators.T} <= {tuple(col) for col in X.T}
+    theta, r, s = rng.standard_normal(X.shape[1]), rng.standard_normal(n), rng.random(n)
+    assert np.allclose(design.eta(theta), X @ theta)
+    assert np.allclose(design.gradient(r), X.T @ r)
+    assert np.allclose(design.hessian(s), (X * s[:, None]).T @ X)
+
+
+def test_the_pmse_equals_an_unpenalized_logistic_regression_on_the_stacked_records():
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(5)
+    n, levels = 600, [3, 4]
+    Z = rng.standard_normal((n, 3))
+    conf = [rng.integers(0, k, n) for k in levels]
+    syn = [np.where(rng.random(n) < 0.6, c, rng.integers(0, k, n)) for c, k in zip(conf, levels)]
+    result = propensity_score(Z, conf, syn, levels)
+    # The oracle: all 2n rows, labelled 0 (confidential) and 1 (synthetic), the dense design, no penalty.
+    stacked = [np.concatenate([c, s]) for c, s in zip(conf, syn)]
+    cells = FieldCells.of(stacked, levels, 2 * n)
+    X = PropensityDesign(np.vstack([Z, Z])[cells.order], cells).dense()
+    y = np.repeat([0, 1], n)[cells.order]
+    model = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-12, max_iter=10_000).fit(X, y)
+    p = model.predict_proba(X)[:, 1]
+    assert result.pmse == pytest.approx(np.mean((p - 0.5) ** 2), rel=1e-5)
+    assert result.n_parameters == np.linalg.matrix_rank(X)
 
 
 # --- cell differences, combining rules ----------------------------------------------------------------------

@@ -243,7 +243,7 @@ def numeric_dataset(n: int = 80) -> Dataset:
 def test_the_topic_model_and_the_projections_are_prepared_once(tiny_dataset, monkeypatch):
     fits = counting(monkeypatch, TopicModel, "fit")
     projections = counting(monkeypatch, pmse, "random_projections")
-    scores = counting(monkeypatch, pmse, "propensity_score")
+    scores = counting(monkeypatch, pmse, "fit_logistic")
     tables = counting(monkeypatch, cells, "cell_differences")
     options = MeasureOptions(projections=3, topics=2)
     ev = Evaluator(tiny_dataset, fields=["mood"], options=options)
