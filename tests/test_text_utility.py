@@ -219,3 +219,22 @@ def test_the_sentiment_classes_from_shared_counts_are_the_pipelines_classes():
     for batch in (texts, released):
         counts = {n: space.counts(batch, n) for n in (1, 2)}
         np.testing.assert_array_equal(model.classes_of_counts(counts, onto), model.classes(batch))
+
+
+def test_the_svm_at_liblinears_tolerances_predicts_as_the_tightly_converged_one():
+    from sklearn.svm import LinearSVC
+
+    from engine.measures.utility.classifier import SVM_C, _svm, _text_features
+
+    rng = np.random.default_rng(2)
+    vocabulary = [f"w{i}" for i in range(3000)]
+    topics = {label: rng.choice(vocabulary, 40, replace=False) for label in range(3)}
+    labels = rng.integers(0, 3, 900)
+    texts = [
+        " ".join([*rng.choice(topics[y], 2), *rng.choice(vocabulary, 8)]) for y in labels
+    ]  # two topical words in ten: more features than texts, as in the measure
+    noisy = np.where(rng.random(900) < 0.3, rng.integers(0, 3, 900), labels)  # labels a synthesizer redrew
+    train_x, test_x = _text_features(texts[:600], texts[600:])
+    for y in (labels[:600], noisy[:600]):
+        tight = LinearSVC(C=SVM_C, dual=False, tol=1e-8, max_iter=10_000).fit(train_x, y).predict(test_x)
+        assert np.mean(_svm(train_x, y).predict(test_x) == tight) > 0.98
