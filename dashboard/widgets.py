@@ -3,6 +3,7 @@ gets its settings on its page without a line of dashboard code."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import streamlit as st
@@ -10,16 +11,17 @@ import streamlit as st
 from engine.data.dataset import Dataset
 from engine.errors import TextsdcError
 from engine.measures.options import OPTION_PARAMETERS
-from engine.protect import METHODS
+from engine.protect import METHODS, schema_parameters
 from engine.protect.params import Param
 
 NONE = "(none)"
 JS_SAFE = 2**53 - 1
 
 
-def _key(method: str, p: Param, dataset: Dataset) -> str:
-    # Field choices depend on the dataset; other settings carry over from one dataset to the next.
-    suffix = f"::{dataset.fingerprint[:12]}" if p.fields else ""
+def _key(method: str, p: Param, dataset: Dataset, from_schema: bool = False) -> str:
+    # Field choices depend on the dataset, and so does a setting its schema gives; other settings carry over
+    # from one dataset to the next.
+    suffix = f"::{dataset.fingerprint[:12]}" if p.fields or from_schema else ""
     return f"param::{method}::{p.name}{suffix}"
 
 
@@ -141,10 +143,17 @@ def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any
 
 
 def parameter_widgets(method: str, dataset: Dataset, kinds: tuple[str, ...] = ()) -> dict[str, Any]:
-    """One widget per declared parameter of ``method`` (expert ones in an expander); returns the values that
-    differ from the defaults, as keywords for `get_protector`. ``kinds`` limits the fields a page offers to
-    synthesize (its own kinds)."""
-    params = METHODS[method].parameters
+    """One widget per declared parameter of ``method`` (expert ones in an expander), starting from the
+    settings the data's schema gives the method ([methods.METHOD]) where it gives them; returns the values that
+    differ from the method's own defaults, as keywords for `get_protector`. ``kinds`` limits the fields a page
+    offers to synthesize (its own kinds)."""
+    declared = METHODS[method].parameters
+    try:
+        from_schema = schema_parameters(dataset.schema, method)
+    except TextsdcError as exc:
+        st.error(f"{exc}. The method's own defaults are used instead.")
+        from_schema = {}
+    params = tuple(replace(p, default=from_schema[p.name]) if p.name in from_schema else p for p in declared)
     values: dict[str, Any] = {}
     for group in ([p for p in params if not p.expert], [p for p in params if p.expert]):
         if not group:
@@ -152,8 +161,9 @@ def parameter_widgets(method: str, dataset: Dataset, kinds: tuple[str, ...] = ()
         container = st.expander("Expert settings of the method") if group[0].expert else st.container()
         with container:
             for p in group:
-                values[p.name] = _widget(p, dataset, _key(method, p, dataset), kinds)
-    return {k: v for k, v in values.items() if v is not None and not _is_default(params, k, v)}
+                key = _key(method, p, dataset, p.name in from_schema)
+                values[p.name] = _widget(p, dataset, key, kinds)
+    return {k: v for k, v in values.items() if v is not None and not _is_default(declared, k, v)}
 
 
 def option_widgets(names: tuple[str, ...], dataset: Dataset) -> dict[str, Any]:

@@ -11,12 +11,17 @@ import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from engine import MAX_SEED
 from engine.backends import BACKENDS
 from engine.errors import TextsdcError, os_error_message
 from engine.measures.options import MeasureOptions
 from engine.protect.params import Param
+
+if TYPE_CHECKING:
+    from engine.data.dataset import Dataset
+    from engine.data.schema import Schema
 
 _OPEN_BARS: list[dict] = []  # the states of the progress callbacks, so an error can clear their bars first
 
@@ -111,14 +116,16 @@ def _flag_help(p: Param, methods: list[str]) -> str:
     return f"{text} ({p.accepted}{default})".replace("%", "%%")
 
 
-def method_params(args, method: str | None = None, among: Sequence[str] = ()) -> dict:
-    """Keyword arguments of ``method`` (default: the chosen ``--method``) from the command line. An option
-    that neither it nor any of ``among`` (the other methods of a comparison) takes is a ConfigError naming the
-    methods that do; one that only another of ``among`` takes is left to that method."""
+def method_params(args, method: str | None = None, among: Sequence[str] = (), schema: Schema | None = None) -> dict:
+    """Keyword arguments of ``method`` (default: the chosen ``--method``): the settings the data's ``schema``
+    gives it ([methods.METHOD]), then the command line's over them. An option that neither it nor any of
+    ``among`` (the other methods of a comparison) takes is a ConfigError naming the methods that do; one that
+    only another of ``among`` takes is left to that method."""
     from engine.errors import ConfigError
+    from engine.protect import schema_parameters
 
     method = method or args.method
-    params = {}
+    params = schema_parameters(schema, method) if schema is not None else {}
     for name, (p, methods) in method_parameters().items():
         value = getattr(args, name, None)
         if value is None:
@@ -141,10 +148,10 @@ def measure_options(args) -> MeasureOptions:
     return MeasureOptions.from_values(values, tuple(v.strip() for v in (keywords or "").split(",") if v.strip()))
 
 
-def _protector(args):
+def _protector(args, dataset: Dataset):
     from engine.protect import get_protector
 
-    return get_protector(args.method, **method_params(args))
+    return get_protector(args.method, **method_params(args, schema=dataset.schema))
 
 
 def check_arguments(args) -> None:
@@ -234,7 +241,7 @@ def cmd_sweep(args) -> int:
 
     check_arguments(args)
     dataset = _load(args)
-    protector = _protector(args)
+    protector = _protector(args, dataset)
     grid = _parse_grid(args.grid)
     if isinstance(grid, list):
         grid = [protector.knob.validate(v) for v in grid]  # before the costly fit
@@ -326,7 +333,7 @@ def _pmse_choice(result):
     return select_by_pmse_ratio(result.summary, result.knob.symbol)
 
 
-def _replay(args, knob: float) -> str:
+def _replay(args, knob: float, schema: Schema) -> str:
     from engine.replay import replay_command
 
     return replay_command(
@@ -334,7 +341,7 @@ def _replay(args, knob: float) -> str:
         schema=args.schema,
         encoding=args.encoding,
         method=args.method,
-        params=method_params(args),
+        params=method_params(args, schema=schema),
         options=measure_options(args),
         knob=knob,
         seed=args.seed,
@@ -357,7 +364,7 @@ def cmd_release(args) -> int:
 
         decision = Decision.load(args.decision)
     dataset = _load(args)
-    protector = _protector(args)
+    protector = _protector(args, dataset)
     if args.knob is not None:
         protector.knob.validate(args.knob)  # the method's general range, before the costly fit
     check_options(dataset, protector.check(dataset), measure_options(args))
@@ -375,7 +382,7 @@ def cmd_release(args) -> int:
         replicate=args.replicate,
         options=measure_options(args),
         with_frontier=args.with_frontier,
-        replay_command=_replay(args, knob),
+        replay_command=_replay(args, knob, dataset.schema),
         audit_log=args.audit_log,
         jobs=args.jobs,
         progress=progress,
@@ -479,8 +486,8 @@ def cmd_compare(args) -> int:
                 metric_info(metric)  # named before any sweep runs
             except ConfigError as exc:
                 raise ConfigError(f"{flag}: {exc}") from None
-    settings = [(m, method_params(args, m, methods)) for m in methods]
     dataset = _load(args)
+    settings = [(m, method_params(args, m, methods, dataset.schema)) for m in methods]
     if everything:
         from engine.compare import applicable_methods
 

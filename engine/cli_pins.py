@@ -40,6 +40,7 @@ def cmd_pin(args) -> int:
         raise ConfigError(f"--seed must be a whole number from 0 to 2^63 − 1 ({MAX_SEED}), got {args.seed}")
     check_replicates(args.replicates)
     options = {k: v for k, v in measure_options(args).values().items() if v is not None}
+    dataset = _load(args)
     candidate = Candidate(
         args.name,
         args.method,
@@ -47,12 +48,11 @@ def cmd_pin(args) -> int:
         seed=args.seed,
         replicates=args.replicates,
         replicate=args.replicate,
-        params=method_params(args),
+        params=method_params(args, schema=dataset.schema),
         options=options,
     )
     path = session_path(args.session)
     project = Project.load(path) if path.is_file() else None
-    dataset = _load(args)
     if project is None:
         project = Project(
             args.data,

@@ -173,3 +173,76 @@ def test_the_commands_own_flags_are_all_reserved():
         if action.option_strings and action.dest not in declared and action.dest != "help"
     }
     assert own <= RESERVED_NAMES, own - RESERVED_NAMES
+
+
+def with_settings(schema: Path, settings: str) -> Path:
+    """The tiny schema with a [methods.…] table appended."""
+    schema.write_text(schema.read_text() + "\n" + settings)
+    return schema
+
+
+def test_the_schema_gives_a_method_its_settings_and_a_flag_overrides_them(toy, capsys, tiny_files, tmp_path):
+    schema = with_settings(tiny_files, "[methods.toy-shuffle]\nkeep_first = 3\n")
+    data = tiny_files.parent / "data.csv"
+    common = ["--data", data, "--schema", schema, "--method", "toy-shuffle", "--knob", "1", "--replicates", "1"]
+    code, _, err = run(capsys, "release", *common, "--out", tmp_path / "from_schema")
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "from_schema" / "manifest.json").read_text())
+    assert manifest["method"]["params"] == {"keep_first": 3}
+    replay = shlex.split(manifest["replay"])
+    assert replay[replay.index("--keep-first") + 1] == "3"  # the replay names it, whatever schema it finds
+    code, _, err = run(capsys, "release", *common, "--keep-first", "1", "--out", tmp_path / "flag")
+    assert code == 0, err
+    assert json.loads((tmp_path / "flag" / "manifest.json").read_text())["method"]["params"] == {"keep_first": 1}
+
+
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ("[methods.toy-shufle]\nkeep_first = 3\n", "[methods.toy-shufle] names no method; the methods are"),
+        ("[methods.toy-shuffle]\nkeep_last = 3\n", "[methods.toy-shuffle] has no parameter 'keep_last'; its param"),
+        ("[methods.toy-shuffle]\nkeep_first = -1\n", "[methods.toy-shuffle] keep_first must be a whole number"),
+        ('[methods.toy-shuffle]\nkeep_first = "two"\n', "[methods.toy-shuffle] keep_first must be a whole number"),
+        ("methods = 3\n", "'methods' must be tables of settings, e.g. [methods.redact]"),
+    ],
+)
+def test_bad_method_settings_in_the_schema_are_named(toy, capsys, tiny_files, tmp_path, settings, message):
+    text = tiny_files.read_text()
+    tiny_files.write_text(settings + text if settings.startswith("methods =") else text + "\n" + settings)
+    args = ["--data", tiny_files.parent / "data.csv", "--schema", tiny_files, "--method", "toy-shuffle"]
+    code, _, err = run(capsys, "sweep", *args, "--out", tmp_path / "r.json")
+    assert code == 2 and message in " ".join(err.split()), err
+    assert not (tmp_path / "r.json").exists()
+
+
+def test_method_settings_round_trip_through_the_schema_file():
+    import tomllib
+
+    from engine.data.schema import Schema
+    from engine.protect import schema_parameters
+
+    schema = Schema.from_dict(
+        {"text": "t", "methods": {"redact": {"thresholds": {"PHONE": 0.3, "IBAN": 0.9}, "use_ner": False}}}
+    )
+    assert schema.method_settings("redact") == {"thresholds": ("PHONE=0.3", "IBAN=0.9"), "use_ner": False}
+    assert Schema.from_dict(tomllib.loads(schema.to_toml())) == schema
+    assert schema_parameters(schema, "redact") == {"thresholds": ("PHONE=0.3", "IBAN=0.9"), "use_ner": False}
+    assert schema_parameters(schema, "glm") == {}
+
+
+def test_the_protect_page_starts_from_the_schemas_settings(toy, tiny_files, monkeypatch):
+    from streamlit.testing.v1 import AppTest
+
+    from dashboard import session
+
+    data = tiny_files.parent / "data.csv"
+    with_settings(tiny_files, "[methods.toy-shuffle]\nkeep_first = 3\n")
+    shutil.copy(tiny_files, tiny_files.parent / "data.schema.toml")
+    monkeypatch.setattr(sys, "argv", ["app.py", "--data", str(data)])
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    at.run()
+    at.session_state[session.METHOD_KEY] = "toy-shuffle"
+    at.switch_page("views/protect.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert next(w for w in at.number_input if w.label == "Keep first").value == 3
+    assert at.session_state[session.CHOICE].params == {"keep_first": 3}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import streamlit as st
@@ -211,6 +211,7 @@ def _load(
     external: ExternalSpec | None,
 ):
     schema = loading.build_schema(text, author, document, fields, None if source.external else external)
+    schema = replace(schema, methods=source.schema.methods)  # the methods' settings of a schema file it came with
     if source.demo is not None:
         dataset = loading.load_demo_with_schema(source.demo, schema)
         custom = schema != loading.demo_schema(source.demo)

@@ -101,6 +101,14 @@ class Schema:
     external: ExternalSpec | None = None
     author_release: Treatment = "pseudonymize"
     document_release: Treatment = "pseudonymize"
+    methods: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
+    """Settings of methods for this data ([methods.NAME] tables: parameter = value), the defaults the CLI's
+    flags and the dashboard's widgets start from; checked against the method's parameters when it is built
+    (`engine.protect.schema_parameters`)."""
+
+    def method_settings(self, method: str) -> dict[str, Any]:
+        """The [methods.METHOD] settings as written (lists as tuples), {} when there are none."""
+        return dict(dict(self.methods).get(method, ()))
 
     def __post_init__(self) -> None:
         for role in ("text", "author", "document"):
@@ -193,6 +201,8 @@ class Schema:
         }
         if release:
             d["release"] = release
+        if self.methods:
+            d["methods"] = {m: {k: list(v) if isinstance(v, tuple) else v for k, v in kv} for m, kv in self.methods}
         if self.external is not None:
             ext = self.external
             d["external"] = (
@@ -212,7 +222,7 @@ class Schema:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], source: str = "schema") -> Schema:
-        known = {"text", "author", "document", "fields", "external", "release"}
+        known = {"text", "author", "document", "fields", "external", "release", "methods"}
         unknown = sorted(set(d) - known)
         if unknown:
             raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; accepted: {', '.join(sorted(known))}")
@@ -265,6 +275,7 @@ class Schema:
                 )
         return cls(
             text=d["text"],
+            methods=_method_settings(d.get("methods", {}), source),
             author=d.get("author") or None,
             document=d.get("document") or None,
             fields=tuple(fields),
@@ -287,7 +298,29 @@ class Schema:
         return cls.from_dict(raw, source=str(p))
 
 
+def _method_settings(raw: Any, source: str) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
+    """[methods.NAME] tables as (method, ((parameter, value), ...)) pairs; a list becomes a tuple and a table a
+    tuple of "KEY=VALUE" entries (``thresholds = {PHONE = 0.3}`` is ``("PHONE=0.3",)``)."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: 'methods' must be tables of settings, e.g. [methods.redact]")
+    out = []
+    for method, settings in raw.items():
+        if not isinstance(settings, dict):
+            raise ConfigError(f"{source}: [methods.{method}] must be a table of parameter = value lines")
+        pairs = []
+        for name, value in settings.items():
+            if isinstance(value, dict):
+                value = tuple(f"{k}={v}" for k, v in value.items())
+            elif isinstance(value, list):
+                value = tuple(value)
+            pairs.append((name, value))
+        out.append((method, tuple(pairs)))
+    return tuple(out)
+
+
 def _toml_value(v: Any) -> str:
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, (int, float)):
@@ -315,16 +348,17 @@ def _toml_key(k: str) -> str:
 
 
 def dict_to_toml(d: dict[str, Any]) -> str:
-    """Write the schema's nested dict as TOML (scalars first, then [table] and [fields.NAME] sections)."""
+    """Write the schema's nested dict as TOML (scalars first, then [table], [fields.NAME] and [methods.NAME]
+    sections)."""
     lines = [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in d.items() if not isinstance(v, dict)]
     for k, v in d.items():
         if not isinstance(v, dict):
             continue
-        if k == "fields":
+        if k in ("fields", "methods"):
             for name, spec in v.items():
                 lines.append("")
-                lines.append(f"[fields.{_toml_key(name)}]")
-                lines += [f"{kk} = {_toml_value(vv)}" for kk, vv in spec.items()]
+                lines.append(f"[{k}.{_toml_key(name)}]")
+                lines += [f"{_toml_key(kk)} = {_toml_value(vv)}" for kk, vv in spec.items()]
         else:
             lines.append("")
             lines.append(f"[{_toml_key(k)}]")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from engine.data.schema import Schema
 from engine.errors import ConfigError
 from engine.protect.base import Fitted, Knob, Protector, Release
 from engine.protect.bayes_counts.count_bayes import CountBayesSynthesizer
@@ -53,4 +54,39 @@ def get_protector(name: str, **params: Any) -> Protector:
     return cls(**params)
 
 
-__all__ = ["METHODS", "Fitted", "Knob", "Param", "Protector", "Release", "get_protector", "register"]
+def schema_parameters(schema: Schema, method: str) -> dict[str, Any]:
+    """The settings the data's schema gives ``method`` ([methods.METHOD]), checked against its parameters:
+    ConfigError naming the schema's section and what is accepted, for a method that does not exist (any
+    section), a parameter it does not have, or a value it does not take."""
+    unknown = [m for m, _ in schema.methods if m not in METHODS]
+    if unknown:
+        raise ConfigError(
+            f"schema: [methods.{unknown[0]}] names no method; the methods are {', '.join(sorted(METHODS))}"
+        )
+    if method not in METHODS:
+        return {}
+    declared = {p.name: p for p in METHODS[method].parameters}
+    out = {}
+    for name, value in schema.method_settings(method).items():
+        if name not in declared:
+            raise ConfigError(
+                f"schema: [methods.{method}] has no parameter '{name}'; its parameters: {', '.join(declared) or 'none'}"
+            )
+        try:
+            out[name] = declared[name].coerce(value, method)
+        except ConfigError as exc:
+            raise ConfigError(f"schema: [methods.{method}] {exc}") from None
+    return out
+
+
+__all__ = [
+    "METHODS",
+    "Fitted",
+    "Knob",
+    "Param",
+    "Protector",
+    "Release",
+    "get_protector",
+    "register",
+    "schema_parameters",
+]
