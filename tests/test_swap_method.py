@@ -24,6 +24,7 @@ from engine.protect import get_protector
 from engine.protect.swap.method import text_changes
 from engine.sweep import make_release, run_sweep
 from engine.text.embeddings import embed_texts
+from engine.text.kept import KeptByText, text_key
 
 SWAP_METRICS = ["swap_dr", "swap_du", "swap_attack_accuracy", "swap_mcnemar_p"]
 
@@ -78,9 +79,9 @@ def test_a_texts_embedding_is_the_same_in_any_batch_and_kept_once_computed(monke
 
     texts = [f"Quarter {k}: revenue grew {k} percent in {place}." for k, place in enumerate(["Paris", "Ohio", "Lagos"])]
     texts.append(" ".join(["Margins held steady across every segment this year."] * 30))  # two windows
-    monkeypatch.setattr(embeddings, "_kept", embeddings.OrderedDict())
+    monkeypatch.setattr(embeddings, "_kept", KeptByText(embeddings.CACHED_TEXTS))
     together = embed_texts(texts)
-    monkeypatch.setattr(embeddings, "_kept", embeddings.OrderedDict())
+    monkeypatch.setattr(embeddings, "_kept", KeptByText(embeddings.CACHED_TEXTS))
     alone = np.vstack([embed_texts([t]) for t in reversed(texts)])[::-1]
     np.testing.assert_array_equal(together, alone)  # bit for bit
     computed = []
@@ -89,6 +90,19 @@ def test_a_texts_embedding_is_the_same_in_any_batch_and_kept_once_computed(monke
     assert computed == [["A text not seen before."]]
     np.testing.assert_array_equal(again[0], together[2])
     np.testing.assert_array_equal(again[2], together[2])
+
+
+def test_more_new_texts_than_are_kept_still_come_back_in_order(monkeypatch):
+    import engine.text.embeddings as embeddings
+
+    monkeypatch.setattr(embeddings, "_kept", KeptByText(2))
+    monkeypatch.setattr(embeddings, "_embed", lambda new, progress: np.array([[float(len(t))] * 384 for t in new]))
+    out = embed_texts(["a", "bbb", "cc", "a"])
+    assert out[:, 0].tolist() == [1.0, 3.0, 2.0, 1.0]
+    assert len(embeddings._kept) == 2 and text_key("cc") in embeddings._kept and text_key("a") not in embeddings._kept
+    embed_texts(["bbb"])  # used again: now the latest, so "cc" goes first
+    embeddings._kept.put(text_key("d"), np.zeros(384))
+    assert text_key("bbb") in embeddings._kept and text_key("cc") not in embeddings._kept
 
 
 def test_rate_zero_releases_the_pre_swap_data_with_dr_and_du_one(demo, fitted, evaluator):

@@ -14,9 +14,7 @@ took it. Texts go through the model in batches of similar length (bounded memory
 
 from __future__ import annotations
 
-import hashlib
 import os
-from collections import OrderedDict
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -26,6 +24,7 @@ import numpy as np
 
 from engine.packaged import package_file
 from engine.progress import Progress, no_progress
+from engine.text.kept import KeptByText, text_key
 
 MODEL_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 DIMENSIONS = 384
@@ -93,29 +92,24 @@ embedding depends on the text alone, bit for bit, whatever the batch it is run i
 draw their pairs in one order at every rate, so the chunks a low rate rewrites are rewritten alike at every
 higher rate, and DU re-embeds only the new ones."""
 
-_kept: OrderedDict[bytes, np.ndarray] = OrderedDict()
-
-
-def _key(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+_kept: KeptByText[np.ndarray] = KeptByText(CACHED_TEXTS)
 
 
 def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.ndarray:
     """One unit-length row of 384 numbers per text (module docstring); texts embedded before in this process are
     read from `_kept`."""
     texts = [str(t) for t in texts]
-    keys = [_key(t) for t in texts]
-    new = list(dict.fromkeys(k for k in keys if k not in _kept))
+    keys = [text_key(t) for t in texts]
+    rows = {k: row for k in dict.fromkeys(keys) if (row := _kept.get(k)) is not None}
+    new = [k for k in dict.fromkeys(keys) if k not in rows]
     if new:
         first = {k: t for k, t in zip(keys, texts)}
         for k, row in zip(new, _embed([first[k] for k in new], progress)):
-            _kept[k] = row
-            if len(_kept) > CACHED_TEXTS:
-                _kept.popitem(last=False)
+            rows[k] = row
+            _kept.put(k, row)
     out = np.empty((len(texts), DIMENSIONS), dtype=np.float64)
     for i, k in enumerate(keys):
-        out[i] = _kept[k]
-        _kept.move_to_end(k)
+        out[i] = rows[k]
     return out
 
 

@@ -20,8 +20,6 @@ The classifier, stated in the result so the report can say which was used:
 
 from __future__ import annotations
 
-import hashlib
-from collections import OrderedDict
 from functools import lru_cache
 
 import numpy as np
@@ -38,6 +36,7 @@ from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareCo
 from engine.measures.shared import ngram_space, original_texts, released_ngrams, released_texts
 from engine.measures.utility.ngram import _author_matrix, row_cosines
 from engine.progress import Progress, no_progress
+from engine.text.kept import KeptByText, text_key
 from engine.text.ngrams import ORDERS, Projection, projection, tfidf_of
 from engine.text.tokens import tokenize
 from engine.workers import Report, map_reporting
@@ -68,22 +67,18 @@ def _vader():
 
 
 KEPT_SCORES = 50_000
-_scores: OrderedDict[bytes, float] = OrderedDict()
+_scores: KeptByText[float] = KeptByText(KEPT_SCORES)
 
 
 def _compound(text: str) -> float:
     """VADER's compound score of ``text``, kept (by a digest of the text, not the text) for the `KEPT_SCORES`
     latest new texts: the releases of a sweep share most of their texts (those a method left as they were, or
     changed alike at several knob values), and a long one takes VADER a while."""
-    key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+    key = text_key(text)
     score = _scores.get(key)
     if score is None:
-        score = _scores[key] = float(_vader().polarity_scores(text)["compound"])
-        while len(_scores) > KEPT_SCORES:  # the oldest go first (dashboard sessions may score at once)
-            try:
-                _scores.popitem(last=False)
-            except KeyError:
-                break
+        score = float(_vader().polarity_scores(text)["compound"])
+        _scores.put(key, score)  # the oldest go first (dashboard sessions may score at once)
     return score
 
 
