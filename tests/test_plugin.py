@@ -123,19 +123,27 @@ def test_toy_method_sweeps_exports_and_replays_byte_for_byte(toy, capsys, tiny_f
     assert digests(bundle) == first
 
 
-def test_toy_method_shows_on_the_protect_page_with_a_widget_for_its_parameter(toy, tiny_files, monkeypatch):
+def toy_protect_page(schema: Path, monkeypatch):
+    """The dashboard opened on the tiny data (its schema beside it), on the Protect page with the toy chosen."""
     from streamlit.testing.v1 import AppTest
 
     from dashboard import session
 
-    data = tiny_files.parent / "data.csv"
-    shutil.copy(tiny_files, tiny_files.parent / "data.schema.toml")
+    data = schema.parent / "data.csv"
+    shutil.copy(schema, schema.parent / "data.schema.toml")
     monkeypatch.setattr(sys, "argv", ["app.py", "--data", str(data)])
     at = AppTest.from_file(str(APP), default_timeout=120)
     at.run()
     at.session_state[session.METHOD_KEY] = "toy-shuffle"
     at.switch_page("views/protect.py").run()
     assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_toy_method_shows_on_the_protect_page_with_a_widget_for_its_parameter(toy, tiny_files, monkeypatch):
+    from dashboard import session
+
+    at = toy_protect_page(tiny_files, monkeypatch)
     widget = next(w for w in at.number_input if w.label == "Keep first")
     widget.set_value(3).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
@@ -231,18 +239,8 @@ def test_method_settings_round_trip_through_the_schema_file():
 
 
 def test_the_protect_page_starts_from_the_schemas_settings(toy, tiny_files, monkeypatch):
-    from streamlit.testing.v1 import AppTest
-
     from dashboard import session
 
-    data = tiny_files.parent / "data.csv"
-    with_settings(tiny_files, "[methods.toy-shuffle]\nkeep_first = 3\n")
-    shutil.copy(tiny_files, tiny_files.parent / "data.schema.toml")
-    monkeypatch.setattr(sys, "argv", ["app.py", "--data", str(data)])
-    at = AppTest.from_file(str(APP), default_timeout=120)
-    at.run()
-    at.session_state[session.METHOD_KEY] = "toy-shuffle"
-    at.switch_page("views/protect.py").run()
-    assert not at.exception, [e.value for e in at.exception]
+    at = toy_protect_page(with_settings(tiny_files, "[methods.toy-shuffle]\nkeep_first = 3\n"), monkeypatch)
     assert next(w for w in at.number_input if w.label == "Keep first").value == 3
     assert at.session_state[session.CHOICE].params == {"keep_first": 3}
