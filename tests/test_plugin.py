@@ -212,6 +212,7 @@ def test_the_schema_gives_a_method_its_settings_and_a_flag_overrides_them(toy, c
         ("[methods.toy-shuffle]\nkeep_first = -1\n", "[methods.toy-shuffle] keep_first must be a whole number"),
         ('[methods.toy-shuffle]\nkeep_first = "two"\n', "[methods.toy-shuffle] keep_first must be a whole number"),
         ("methods = 3\n", "'methods' must be tables of settings, e.g. [methods.redact]"),
+        ("[methods.toy-shuffle]\nkeep_first = [[1]]\n", "keep_first must be a value, a list of values or a table"),
     ],
 )
 def test_bad_method_settings_in_the_schema_are_named(toy, capsys, tiny_files, tmp_path, settings, message):
@@ -236,6 +237,18 @@ def test_method_settings_round_trip_through_the_schema_file():
     assert Schema.from_dict(tomllib.loads(schema.to_toml())) == schema
     assert schema_parameters(schema, "redact") == {"thresholds": ("PHONE=0.3", "IBAN=0.9"), "use_ner": False}
     assert schema_parameters(schema, "glm") == {}
+
+
+def test_method_settings_are_not_part_of_the_datas_identity(tiny_dataset):
+    from dataclasses import replace
+
+    from engine.data.schema import Schema
+
+    settings = Schema.from_dict({**tiny_dataset.schema.to_dict(), "methods": {"redact": {"use_ner": False}}})
+    assert settings.methods and settings != tiny_dataset.schema
+    assert replace(tiny_dataset, schema=settings).fingerprint == tiny_dataset.fingerprint
+    moved = replace(tiny_dataset.schema, text=tiny_dataset.schema.author, author=tiny_dataset.schema.text)
+    assert replace(tiny_dataset, schema=moved).fingerprint != tiny_dataset.fingerprint
 
 
 def test_the_protect_page_starts_from_the_schemas_settings(toy, tiny_files, monkeypatch):

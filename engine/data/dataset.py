@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import pandas as pd
@@ -47,12 +47,14 @@ class Dataset:
 
     @cached_property
     def fingerprint(self) -> str:
-        """SHA-256 over the records, the external records and the schema: the identity of this data.
+        """SHA-256 over the records, the external records and the schema: the identity of this data. The
+        schema's settings of methods ([methods.NAME]) are not part of it: they choose how to protect the data, not
+        what the data is (a steward who changes a threshold keeps the project's pins).
 
         Computed at construction (`cached_property` stores it in the instance, which a frozen dataclass allows).
         """
         h = hashlib.sha256()
-        h.update(self.schema.to_toml().encode())
+        h.update(replace(self.schema, methods=()).to_toml().encode())
         for part in (self.frame, self.external):
             if part is None:
                 h.update(b"<none>")

@@ -313,6 +313,11 @@ def _method_settings(raw: Any, source: str) -> tuple[tuple[str, tuple[tuple[str,
                 value = tuple(f"{k}={v}" for k, v in value.items())
             elif isinstance(value, list):
                 value = tuple(value)
+            if any(isinstance(v, (dict, list)) for v in (value if isinstance(value, tuple) else (value,))):
+                raise ConfigError(
+                    f"{source}: [methods.{method}] {name} must be a value, a list of values or a table of "
+                    f"TYPE = value entries, got {settings[name]!r}"
+                )
             pairs.append((name, value))
         out.append((method, tuple(pairs)))
     return tuple(out)
