@@ -11,6 +11,7 @@ workers alike: a floating reduction split over another number of threads rounds 
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
@@ -30,6 +31,7 @@ from engine.measures.evaluate import Evaluator, MeasureOptions, check_options
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult, summarize
+from engine.text.kept import sharing
 from engine.workers import Report, Shipped, map_reporting, shipped_once
 
 T = TypeVar("T")
@@ -81,10 +83,11 @@ def _measure(
         return value, m, measured, release.compact() if keep else None
 
 
-SweepPiece = tuple[Shipped | tuple[Fitted, Evaluator], int, int, float | None, int, bool]
+SweepPiece = tuple[Shipped | tuple[Fitted, Evaluator], int, int, float | None, int, bool, str | None]
 """What a sweep's task is given: the fitted model and the Evaluator (or a handle to them shipped once), the
-seed, the number of replicates, then the knob value (None: the baseline), the replicate and whether the release
-is kept."""
+seed, the number of replicates, then the knob value (None: the baseline), the replicate, whether the release
+is kept, and the folder the sweep's worker processes share values in (`engine.text.kept.sharing`; None in one
+process)."""
 
 
 def _sweep_piece(
@@ -92,20 +95,21 @@ def _sweep_piece(
 ) -> tuple[float | None, int, dict[str, MetricResult], Release | None]:
     """One task of a sweep, in a worker or this process: the baseline's measures (value None) or a release's;
     ``report`` hears of the objects loaded or the release made (1), then of each measure."""
-    objects, seed, replicates, value, m, keep = piece
+    objects, seed, replicates, value, m, keep, folder = piece
     fitted, evaluator = objects.load() if isinstance(objects, Shipped) else objects
-    if value is None:
-        if report is not None:
-            report(1)
-        with fixed_threads():
-            return None, 0, evaluator.baseline(None if report is None else lambda k: report(1 + k)), None
-    return _measure(fitted, evaluator, value, seed, replicates, m, keep, report)
+    with sharing(folder):
+        if value is None:
+            if report is not None:
+                report(1)
+            with fixed_threads():
+                return None, 0, evaluator.baseline(None if report is None else lambda k: report(1 + k)), None
+        return _measure(fitted, evaluator, value, seed, replicates, m, keep, report)
 
 
 def _dask_piece(
     fitted: Fitted, evaluator: Evaluator, seed: int, replicates: int, value: float | None, m: int, keep: bool
 ) -> tuple[float | None, int, dict[str, MetricResult], Release | None]:
-    return _sweep_piece(((fitted, evaluator), seed, replicates, value, m, keep), None)
+    return _sweep_piece(((fitted, evaluator), seed, replicates, value, m, keep, None), None)
 
 
 def _counted(results: Iterator[T], steps: int, total: int, progress: Progress, what: str) -> Iterator[T]:
@@ -193,7 +197,10 @@ def run_sweep(
         if backend == "local":  # every measure moves the bar, from the workers too
             processes = min(effective_n_jobs(n_jobs), len(items))
             objects = stack.enter_context(shipped_once((fitted, evaluator))) if processes > 1 else (fitted, evaluator)
-            pieces = [(objects, seed, replicates, *item) for item in items]
+            folder = (
+                stack.enter_context(tempfile.TemporaryDirectory(prefix="textsdc-shared-")) if processes > 1 else None
+            )
+            pieces = [(objects, seed, replicates, *item, folder) for item in items]
             results = iter(map_reporting(_sweep_piece, pieces, steps, progress, what, processes))
         else:  # Dask scatters the shared objects (given as arguments of their own) itself; the bar moves per release
             calls = (delayed(_dask_piece)(fitted, evaluator, seed, replicates, *item) for item in items)

@@ -92,6 +92,27 @@ def test_a_texts_embedding_is_the_same_in_any_batch_and_kept_once_computed(monke
     np.testing.assert_array_equal(again[2], together[2])
 
 
+def test_a_texts_embedding_is_the_same_with_one_thread_or_two_and_shared_between_processes(monkeypatch, tmp_path):
+    """A sweep's workers embed with one thread each and share what they embedded; the vectors are the ones
+    one process with two threads gives."""
+    import engine.text.embeddings as embeddings
+    from engine.text.kept import sharing
+
+    texts = ["Revenue grew 12% to $4.1 billion in the quarter.", "We expect margins to expand next year."]
+    monkeypatch.setattr(embeddings, "_kept", KeptByText(embeddings.CACHED_TEXTS))
+    monkeypatch.setattr(embeddings, "model_threads", lambda: 2)
+    two = embed_texts(texts)
+    monkeypatch.setattr(embeddings, "_kept", KeptByText(embeddings.CACHED_TEXTS))
+    monkeypatch.setattr(embeddings, "model_threads", lambda: 1)
+    with sharing(tmp_path):
+        one = embed_texts(texts)
+        monkeypatch.setattr(embeddings, "_kept", KeptByText(embeddings.CACHED_TEXTS))
+        monkeypatch.setattr(embeddings, "_embed", lambda new, progress: pytest.fail(f"embedded again: {new}"))
+        shared = embed_texts(texts[::-1])[::-1]  # another process of the sweep: read, not embedded
+    assert np.array_equal(one, two) and np.array_equal(shared, two)
+    assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 2
+
+
 def test_more_new_texts_than_are_kept_still_come_back_in_order(monkeypatch):
     import engine.text.embeddings as embeddings
 

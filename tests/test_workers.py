@@ -58,7 +58,7 @@ def _slow_pid(_: object, report: Report) -> int:
 def test_a_fits_pieces_and_the_sweep_after_it_run_on_the_same_workers():
     """What a fit's workers loaded (spaCy, word lists, the engine's modules) is there for the sweep's
     `Parallel`: joblib keeps its workers only when asked with the same settings."""
-    fit = set(map_reporting(_pid, list(range(6)), 1, lambda *r: None, "pids", 2))
+    fit = set(map_reporting(_slow_pid, list(range(6)), 1, lambda *r: None, "pids", 2))  # both workers take some
     sweep = set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(6)))
     again = set(map_reporting(_pid, list(range(6)), 1, lambda *r: None, "pids", 2))
     assert os.getpid() not in fit and sweep <= fit and again <= fit
@@ -113,3 +113,57 @@ def test_shipped_objects_are_read_once_per_process_and_their_file_removed():
     assert not path.exists() and not path.parent.exists()
     with shipped_once({"values": np.arange(3)}) as other:
         assert other.load()["values"].sum() == 3  # a new handle replaces what this process held
+
+
+def _threads_here(_: int, report: Report) -> int:
+    from engine.workers import model_threads
+
+    return model_threads()
+
+
+def test_a_model_in_a_worker_uses_one_thread_and_alone_the_machines():
+    """Two workers of two spinning onnxruntime threads each on two cores were a third slower than one each."""
+    from engine.workers import MACHINE_THREADS, model_threads
+
+    assert model_threads() == MACHINE_THREADS
+    assert map_reporting(_threads_here, [0, 1], 1, lambda *r: None, "asking", 2) == [1, 1]
+
+
+def _claim_and_publish(args: tuple[str, int], report: Report) -> list[str]:
+    """Work out the values of keys 0..5 as a sweep's worker would: what another worker claimed is waited for."""
+    from engine.text.kept import SharedByText, sharing
+
+    folder, me = args
+    with sharing(folder):
+        shared = SharedByText("squares")
+        keys = [bytes([k]) for k in range(6)]
+        mine = [k for k in keys if shared.claim(k)]
+        for k in mine:
+            shared.publish(k, np.array([float(k[0]) ** 2, float(me)]))
+        got = shared.wait([k for k in keys if k not in mine], lambda ks: {})
+        return [f"{k[0]}:{v[0]:.0f}" for k, v in sorted(got.items())] + [f"{k[0]}:mine" for k in mine]
+
+
+def test_values_shared_by_a_sweeps_workers_are_worked_out_once(tmp_path):
+    from engine.text.kept import SharedByText, sharing
+
+    assert not SharedByText("squares").active  # outside a sweep nothing is shared
+    a, b = map_reporting(_claim_and_publish, [(str(tmp_path), 1), (str(tmp_path), 2)], 1, lambda *r: None, "x", 2)
+    mine_a, mine_b = ({s.split(":")[0] for s in out if s.endswith("mine")} for out in (a, b))
+    assert mine_a.isdisjoint(mine_b) and mine_a | mine_b == {str(k) for k in range(6)}
+    for out, others in ((a, mine_b), (b, mine_a)):  # what the other worked out arrives, with its value
+        assert sorted(s for s in out if not s.endswith("mine")) == sorted(f"{k}:{int(k) ** 2}" for k in others)
+    with sharing(tmp_path):
+        shared = SharedByText("squares")
+        assert set(shared.collect([bytes([k]) for k in range(7)])) == {bytes([k]) for k in range(6)}
+
+
+def test_a_claimed_value_never_published_is_worked_out_after_the_wait(tmp_path, monkeypatch):
+    import engine.text.kept as kept
+
+    monkeypatch.setattr(kept, "WAIT_SECONDS", 0.2)
+    with kept.sharing(tmp_path):
+        shared = kept.SharedByText("squares")
+        assert shared.claim(b"x") and not shared.claim(b"x")
+        got = shared.wait([b"x"], lambda ks: {k: np.ones(2) for k in ks})
+    assert list(got) == [b"x"] and got[b"x"].tolist() == [1.0, 1.0]

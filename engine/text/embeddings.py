@@ -14,7 +14,6 @@ took it. Texts go through the model in batches of similar length (bounded memory
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -24,7 +23,8 @@ import numpy as np
 
 from engine.packaged import package_file
 from engine.progress import Progress, no_progress
-from engine.text.kept import KeptByText, text_key
+from engine.text.kept import KeptByText, SharedByText, text_key
+from engine.workers import model_threads
 
 MODEL_NAME = "all-MiniLM-L6-v2 (int8 ONNX)"
 DIMENSIONS = 384
@@ -53,13 +53,13 @@ def _file(what: str) -> Path:
     return package_file(package, inside, digest, f"sentence-embedding {what}")
 
 
-@lru_cache(maxsize=1)
-def _session() -> tuple[Any, Any, list[str]]:
+@lru_cache(maxsize=2)
+def _session(threads: int) -> tuple[Any, Any, list[str]]:
     import onnxruntime as ort
     from tokenizers import Tokenizer
 
     options = ort.SessionOptions()
-    options.intra_op_num_threads = max(1, min(os.cpu_count() or 1, 4))
+    options.intra_op_num_threads = threads  # the embeddings are the same whatever the number (int8 products)
     options.inter_op_num_threads = 1
     options.enable_cpu_mem_arena = False  # memory bounded by the batch in flight, not by the largest batch seen
     options.log_severity_level = 3
@@ -97,16 +97,31 @@ _kept: KeptByText[np.ndarray] = KeptByText(CACHED_TEXTS)
 
 def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.ndarray:
     """One unit-length row of 384 numbers per text (module docstring); texts embedded before in this process are
-    read from `_kept`."""
+    read from `_kept`, and within a sweep's worker processes each text is embedded by one of them
+    (`SharedByText`)."""
     texts = [str(t) for t in texts]
     keys = [text_key(t) for t in texts]
     rows = {k: row for k in dict.fromkeys(keys) if (row := _kept.get(k)) is not None}
     new = [k for k in dict.fromkeys(keys) if k not in rows]
     if new:
         first = {k: t for k, t in zip(keys, texts)}
-        for k, row in zip(new, _embed([first[k] for k in new], progress)):
-            rows[k] = row
-            _kept.put(k, row)
+
+        def compute(these: list[bytes]) -> dict[bytes, np.ndarray]:
+            return dict(zip(these, _embed([first[k] for k in these], progress))) if these else {}
+
+        shared = SharedByText("embeddings")
+        if shared.active:
+            rows |= shared.collect(new)
+            new = [k for k in new if k not in rows]
+            mine = [k for k in new if shared.claim(k)]
+            for k, row in compute(mine).items():
+                shared.publish(k, row)
+                rows[k] = row
+            rows |= shared.wait([k for k in new if k not in rows], compute)
+        else:
+            rows |= compute(new)
+        for k in new:
+            _kept.put(k, rows[k])
     out = np.empty((len(texts), DIMENSIONS), dtype=np.float64)
     for i, k in enumerate(keys):
         out[i] = rows[k]
@@ -115,7 +130,7 @@ def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.nd
 
 def _embed(texts: Sequence[str], progress: Progress) -> np.ndarray:
     """`embed_texts` of texts not kept: windows batched by length through the model, mean-pooled, unit length."""
-    session, tokenizer, inputs = _session()
+    session, tokenizer, inputs = _session(model_threads())
     windows: list[list[int]] = []
     owner: list[int] = []
     for k, encoding in enumerate(tokenizer.encode_batch([str(t) for t in texts])):

@@ -1,11 +1,19 @@
 """Values worked out per text and kept for the texts seen latest, by a digest of the text rather than the text
-itself (a process holds no confidential text it does not need): sentence embeddings, sentiment scores."""
+itself (a process holds no confidential text it does not need): sentence embeddings, sentiment scores; and
+arrays shared by the worker processes of one sweep while it runs (`sharing`, `SharedByText`)."""
 
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Generic, TypeVar
+
+import numpy as np
 
 V = TypeVar("V")
 
@@ -45,3 +53,83 @@ class KeptByText(Generic[V]):
                 self._values.popitem(last=False)
             except KeyError:
                 break
+
+
+_shared: Path | None = None
+"""The folder the worker processes of one sweep share values in (`sharing`), None outside one."""
+WAIT_SECONDS = 300.0
+"""How long a process waits for values another process claimed before working them out itself."""
+POLL_SECONDS = 0.05
+
+
+@contextmanager
+def sharing(folder: str | Path | None) -> Iterator[None]:
+    """Within the block, `SharedByText` stores in ``folder`` (a private temporary folder that the worker processes
+    of one sweep are given; None: nothing shared)."""
+    global _shared
+    before, _shared = _shared, None if folder is None else Path(folder)
+    try:
+        yield
+    finally:
+        _shared = before
+
+
+class SharedByText:
+    """Arrays by `text_key`, shared by the processes of one sweep through the `sharing` folder, so that no two
+    of them work out the same text: a process claims a text (a file created exclusively) before working it out
+    and publishes the array when done; a text another process claimed is waited for. The swap's releases at
+    higher rates rewrite the chunks of the lower ones alike, and two workers embedded most of them twice.
+    Unusable (``active`` false) outside a `sharing` block."""
+
+    def __init__(self, kind: str) -> None:
+        self.folder = None if _shared is None else _shared / kind
+        if self.folder is not None:
+            self.folder.mkdir(exist_ok=True)
+
+    @property
+    def active(self) -> bool:
+        return self.folder is not None
+
+    def _path(self, key: bytes, suffix: str) -> Path:
+        assert self.folder is not None
+        return self.folder / f"{key.hex()}{suffix}"
+
+    def collect(self, keys: Iterable[bytes]) -> dict[bytes, np.ndarray]:
+        """The arrays already published for ``keys``."""
+        out = {}
+        for key in keys:
+            path = self._path(key, ".npy")
+            if path.exists():
+                out[key] = np.load(path)
+        return out
+
+    def claim(self, key: bytes) -> bool:
+        """Whether this process is the first to claim ``key`` (and so works it out and publishes it)."""
+        try:
+            os.close(os.open(self._path(key, ".claim"), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            return False
+        return True
+
+    def publish(self, key: bytes, value: np.ndarray) -> None:
+        """Make ``value`` readable to the other processes: written whole, then renamed (no fsync: the folder lives
+        only as long as the sweep)."""
+        path = self._path(key, ".npy")
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        with open(tmp, "wb") as f:
+            np.save(f, value)
+        os.replace(tmp, path)
+
+    def wait(self, keys: Sequence[bytes], compute: Callable[[list[bytes]], dict[bytes, np.ndarray]]) -> dict:
+        """The arrays of ``keys`` (claimed by other processes) once published; after `WAIT_SECONDS`, the ones still
+        missing from ``compute``."""
+        out: dict[bytes, np.ndarray] = {}
+        deadline = time.monotonic() + WAIT_SECONDS
+        while True:
+            out |= self.collect([k for k in keys if k not in out])
+            missing = [k for k in keys if k not in out]
+            if not missing:
+                return out
+            if time.monotonic() > deadline:
+                return out | compute(missing)
+            time.sleep(POLL_SECONDS)
