@@ -57,12 +57,20 @@ MACHINE_THREADS = max(1, min(os.cpu_count() or 1, 4))
 _in_worker = False
 
 
+def in_worker() -> bool:
+    """Whether this process is a worker (of `map_reporting`, or any child process of multiprocessing's, such as a
+    Dask worker), where work is not spread over more processes."""
+    import multiprocessing
+
+    return _in_worker or multiprocessing.parent_process() is not None
+
+
 def model_threads() -> int:
     """Threads a model with a thread pool of its own (onnxruntime's) may use in this process: one in a worker
     process of `map_reporting`, whose sibling workers keep the other cores busy, else `MACHINE_THREADS`. Two
     workers of two spinning threads each on two cores embedded 60 earnings-call chunks in 5.3–5.8 s, of one
     thread each in 3.4–4.0 s (alone, one process: 2.5 s with two threads, 3.9 s with one)."""
-    return 1 if _in_worker else MACHINE_THREADS
+    return 1 if in_worker() else MACHINE_THREADS
 
 
 def _run_piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) -> R:

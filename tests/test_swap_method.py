@@ -113,6 +113,18 @@ def test_a_texts_embedding_is_the_same_with_one_thread_or_two_and_shared_between
     assert len(list((tmp_path / "embeddings").glob("*.npy"))) == 2
 
 
+def test_many_texts_are_embedded_in_worker_processes_as_here(monkeypatch):
+    import engine.text.embeddings as embeddings
+
+    texts = ["Revenue grew 12% to $4.1 billion.", "Margins expand.", "Free cash flow was $2 billion. " * 40]
+    monkeypatch.setattr(embeddings, "PARALLEL_MIN_TEXTS", 2)
+    monkeypatch.setattr(embeddings, "MACHINE_THREADS", 2)
+    reports: list[tuple] = []
+    spread = embeddings._embed(texts, lambda *r: reports.append(r))
+    assert "in 2 processes" in reports[-1][2] and reports[-1][:2] == (3, 3)
+    assert np.array_equal(spread, embeddings._embed_here(texts, lambda *r: None))
+
+
 def test_more_new_texts_than_are_kept_still_come_back_in_order(monkeypatch):
     import engine.text.embeddings as embeddings
 
