@@ -25,6 +25,7 @@ from typing import Literal
 
 import numpy as np
 from scipy import special
+from threadpoolctl import threadpool_limits
 
 from engine.progress import Progress, no_progress
 
@@ -486,7 +487,8 @@ def fit_mixture(
         def report(iteration: int, start: int = start) -> None:
             progress(start * int(max_iter) + iteration, total, what)
 
-        fit = _em_run(pts, int(k), kind, eps, int(max_iter), float(tol), gen, report)
+        with threadpool_limits(limits=EM_THREADS):
+            fit = _em_run(pts, int(k), kind, eps, int(max_iter), float(tol), gen, report)
         if collapsed(fit, pts).any():
             if fallback is None or fit.log_likelihood > fallback.log_likelihood:
                 fallback = fit
@@ -499,6 +501,10 @@ def fit_mixture(
     return fit_mixture(pts, max(keep, 1), kind, starts, min(eps, 1.0 / max(keep, 1)), max_iter, tol, gen, progress)
 
 
+EM_THREADS = 1
+"""BLAS threads of the EM iterations, whose products are small (chunks × dimensions by K): five starts on 450
+earnings-call chunks of 384 dimensions took 1.7 s with one thread, 2.4 s with two; and a fit is the same on
+any machine."""
 MIN_COMPONENT = 3
 """A component on fewer points than this whose concentration reached its bound has collapsed (`fit_mixture`)."""
 
