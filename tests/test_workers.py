@@ -167,3 +167,15 @@ def test_a_claimed_value_never_published_is_worked_out_after_the_wait(tmp_path, 
         assert shared.claim(b"x") and not shared.claim(b"x")
         got = shared.wait([b"x"], lambda ks: {k: np.ones(2) for k in ks})
     assert list(got) == [b"x"] and got[b"x"].tolist() == [1.0, 1.0]
+
+
+def test_a_claim_withdrawn_on_an_error_is_worked_out_by_a_waiting_process(tmp_path):
+    import engine.text.kept as kept
+
+    with kept.sharing(tmp_path):
+        shared = kept.SharedByText("squares")
+        assert shared.claim(b"x")
+        with pytest.raises(RuntimeError), shared.released_on_error([b"x"]):
+            raise RuntimeError("the model failed")
+        got = shared.wait([b"x"], lambda ks: {k: np.full(2, 3.0) for k in ks})  # not the 300 s wait
+        assert got[b"x"].tolist() == [3.0, 3.0] and shared.collect([b"x"])[b"x"].tolist() == [3.0, 3.0]

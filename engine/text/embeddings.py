@@ -114,9 +114,10 @@ def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.nd
             rows |= shared.collect(new)
             new = [k for k in new if k not in rows]
             mine = [k for k in new if shared.claim(k)]
-            for k, row in compute(mine).items():
-                shared.publish(k, row)
-                rows[k] = row
+            with shared.released_on_error(mine):
+                for k, row in compute(mine).items():
+                    shared.publish(k, row)
+                    rows[k] = row
             rows |= shared.wait([k for k in new if k not in rows], compute)
         else:
             rows |= compute(new)

@@ -111,6 +111,18 @@ class SharedByText:
             return False
         return True
 
+    @contextmanager
+    def released_on_error(self, keys: Sequence[bytes]) -> Iterator[None]:
+        """Within the block, this process works out ``keys`` it claimed; on an error their claims are withdrawn,
+        so that the other processes work them out rather than wait for them."""
+        try:
+            yield
+        except BaseException:
+            for key in keys:
+                if not self._path(key, ".npy").exists():
+                    self._path(key, ".claim").unlink(missing_ok=True)
+            raise
+
     def publish(self, key: bytes, value: np.ndarray) -> None:
         """Make ``value`` readable to the other processes: written whole, then renamed (no fsync: the folder lives
         only as long as the sweep)."""
@@ -120,9 +132,11 @@ class SharedByText:
             np.save(f, value)
         os.replace(tmp, path)
 
-    def wait(self, keys: Sequence[bytes], compute: Callable[[list[bytes]], dict[bytes, np.ndarray]]) -> dict:
-        """The arrays of ``keys`` (claimed by other processes) once published; after `WAIT_SECONDS`, the ones still
-        missing from ``compute``."""
+    def wait(
+        self, keys: Sequence[bytes], compute: Callable[[list[bytes]], dict[bytes, np.ndarray]]
+    ) -> dict[bytes, np.ndarray]:
+        """The arrays of ``keys`` (claimed by other processes) once published; from ``compute`` those whose claim
+        was withdrawn, and after `WAIT_SECONDS` the ones still missing."""
         out: dict[bytes, np.ndarray] = {}
         deadline = time.monotonic() + WAIT_SECONDS
         while True:
@@ -130,6 +144,13 @@ class SharedByText:
             missing = [k for k in keys if k not in out]
             if not missing:
                 return out
+            withdrawn = [k for k in missing if not self._path(k, ".claim").exists() and self.claim(k)]
+            if withdrawn:
+                with self.released_on_error(withdrawn):
+                    for k, value in compute(withdrawn).items():
+                        self.publish(k, value)
+                        out[k] = value
+                continue
             if time.monotonic() > deadline:
                 return out | compute(missing)
             time.sleep(POLL_SECONDS)
