@@ -156,12 +156,9 @@ def bounded_batches(items: Iterable[tuple[str, T]], max_items: int, max_chars: i
 
 
 NER_PROCESSES = 2
-"""Processes spaCy runs in for a corpus of at least `PARALLEL_MIN_PIECES` pieces or `PARALLEL_MIN_CHARS`
-characters (each loads the model once, about 2 s, and joblib keeps them for the sweep that follows); a smaller
-corpus is read in this process."""
+"""Processes spaCy runs in for a corpus of at least `PARALLEL_MIN_PIECES` pieces (each loads the model once,
+about 2 s, and joblib keeps them for the sweep that follows); fewer pieces are found in this process."""
 PARALLEL_MIN_PIECES = 1_000
-PARALLEL_MIN_CHARS = 400_000
-"""450 earnings-call chunks, 0.63 M characters: 5.7 s in this process, 4.5 s in two (their start included)."""
 CHUNK_PIECES, CHUNK_CHARS = 250, 250_000
 """A worker's share at a time: at most this many pieces and characters (one longer piece alone); small enough
 that the progress bar hears of each within a few seconds."""
@@ -205,8 +202,7 @@ def entity_spans(
         (piece, (i, offset)) for i, text in enumerate(texts) for offset, piece in text_pieces(text, MAX_PIECE_CHARS)
     ]
     if processes is None:
-        large = len(pieces) >= PARALLEL_MIN_PIECES or sum(len(p) for p, _ in pieces) >= PARALLEL_MIN_CHARS
-        processes = NER_PROCESSES if large else 1
+        processes = NER_PROCESSES if len(pieces) >= PARALLEL_MIN_PIECES else 1
     chunks = list(bounded_batches(pieces, CHUNK_PIECES, CHUNK_CHARS))
     what = "finding named entities" + (f" in {processes} processes" if processes > 1 and len(chunks) > 1 else "")
     progress(0, n, what)
