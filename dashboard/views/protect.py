@@ -82,12 +82,16 @@ def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResu
     return knob_view.card(info.label, info.format(m.value), delta, tone, note=note, help=f"{meaning}\n\n{interval}.")
 
 
+MAX_CARDS_PER_ROW = 4
+"""Measure cards side by side at most: the swap's nine, five to a row, cut "Swap disclosure risk (DR)" short."""
+
+
 def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> list[knob_view.Block]:
     """One card per measure at a grid value: value, change from the unprotected data, interval over replicates
     and what the measure means."""
     own = [m for m in sweep.metric_ids if sweep.method in measure_class(m).methods]
     ids = own + [m for m in sweep.metric_ids if m not in own]  # the method's own measures first
-    per_row = len(ids) if len(ids) <= 4 else math.ceil(len(ids) / 2)  # two rows rather than clipped labels
+    per_row = math.ceil(len(ids) / math.ceil(len(ids) / MAX_CARDS_PER_ROW))  # more rows rather than clipped labels
     items = [_metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential")) for mid in ids]
     return [knob_view.cards(items, per_row)]
 
