@@ -90,9 +90,17 @@ def _knob_text(knob: Knob | None, value: float) -> str:
     return f"{named} = {knob.format(value)}"
 
 
+FIGURE_WIDTH = 720
+"""Pixels. A report's figures are drawn once at this width, which fits a printed Letter or A4 page, and never
+again. A figure that followed its container was drawn anew when printing widened the page (the print style
+lifts the body's width limit), and the PDF held the one drawing or the other by timing: two clean-clone test
+runs printed other bytes on replay."""
+
+
 def _figure_html(fig: go.Figure, div_id: str) -> str:
-    body = fig.to_html(
-        full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False, "responsive": True}
+    fixed = go.Figure(fig).update_layout(width=FIGURE_WIDTH, autosize=False)
+    body = fixed.to_html(
+        full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False, "responsive": False}
     )
     return f'<div class="figure">{body}</div>'
 
