@@ -16,7 +16,7 @@ from engine.cli import main
 from engine.errors import ConfigError, DataError
 from engine.export.decision import Decision
 from engine.project import Project, differences, session_path
-from engine.report.pdf import fixed_dates
+from engine.report.pdf import fixed_dates, stable_node_ids
 from tests.conftest import make_tiny_dataset
 
 
@@ -174,6 +174,16 @@ def test_export_refuses_a_pin_whose_numbers_moved(pinned, tmp_path):
     args = ["export", "--session", str(pinned), "--pin", "redact 4", "--by", "me", "--why", "x"]
     assert main([*args, "--out", str(tmp_path / "b")]) == 2
     assert not (tmp_path / "b").exists()
+
+
+def test_pdf_structure_ids_are_ranked_in_order_without_moving_offsets():
+    """Chromium numbers the tagged structure by the page's elements; one more element made before a table shifted
+    every later id, and the same report printed other bytes."""
+    one = b"/ID (node00000018)>> /Headers [(node00000018)] /Names [(node00000018) 36 0 R (node00000895) 37 0 R]"
+    other = one.replace(b"00000018", b"00000019").replace(b"00000895", b"00000896")
+    assert one != other and stable_node_ids(one) == stable_node_ids(other)
+    ranked = stable_node_ids(one)
+    assert len(ranked) == len(one) and ranked.count(b"(node00000001)") == 3 and b"(node00000002) 37 0 R" in ranked
 
 
 def test_pdf_timestamps_are_fixed_without_moving_offsets():

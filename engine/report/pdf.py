@@ -2,8 +2,9 @@
 
 Chromium runs with a throw-away profile and every outside connection refused (the report is self-contained:
 Plotly's script is inlined), waits for the figures to draw, and prints without page headers. The PDF's two
-timestamps (creation and modification) are set to a fixed date of the same length, so the same report prints
-to the same bytes with the same Chromium; the bundle stays deterministic.
+timestamps (creation and modification) are set to a fixed date of the same length and the ids of its tagged
+structure to their ranks, so the same report prints to the same bytes with the same Chromium; the bundle stays
+deterministic.
 """
 
 from __future__ import annotations
@@ -27,6 +28,19 @@ FIXED_DATE = b"(D:19800101000000+00'00')"
 def fixed_dates(pdf: bytes) -> bytes:
     """``pdf`` with its timestamps set to `FIXED_DATE` (only where the length stays, so offsets hold)."""
     return _DATES.sub(lambda m: FIXED_DATE if len(m.group()) == len(FIXED_DATE) else m.group(), pdf)
+
+
+_NODES = re.compile(rb"\(node(\d{8})\)")
+
+
+def stable_node_ids(pdf: bytes) -> bytes:
+    """``pdf`` with the ids of its tagged structure ("(node00000018)", Chromium's numbers of the page's elements)
+    replaced by their ranks, in the same order and of the same length, so offsets hold and the id tree stays
+    sorted. Chromium numbers every element the page ever created, and a script that made one more element
+    before a table (Plotly's drawing) shifted every later id by one: the same report printed other bytes
+    (a clean-clone test run, node00000018 against node00000019)."""
+    ranks = {n: k for k, n in enumerate(sorted({int(m) for m in _NODES.findall(pdf)}), start=1)}
+    return _NODES.sub(lambda m: b"(node%08d)" % ranks[int(m.group(1))], pdf)
 
 
 def find_browser() -> str | None:
@@ -69,4 +83,4 @@ def print_pdf(html: Path, pdf: Path, browser: str, timeout: float = 120.0) -> No
         if run.returncode != 0 or not target.is_file() or target.stat().st_size == 0:
             tail = run.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
             raise ConfigError(f"{browser} could not print the report to PDF: {tail[0]}")
-        pdf.write_bytes(fixed_dates(target.read_bytes()))
+        pdf.write_bytes(stable_node_ids(fixed_dates(target.read_bytes())))
