@@ -112,8 +112,7 @@ def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.nd
         shared = SharedByText("embeddings")
         if shared.active:
             rows |= shared.collect(new)
-            new = [k for k in new if k not in rows]
-            mine = [k for k in new if shared.claim(k)]
+            mine = [k for k in new if k not in rows and shared.claim(k)]
             with shared.released_on_error(mine):
                 for k, row in compute(mine).items():
                     shared.publish(k, row)
@@ -121,7 +120,7 @@ def embed_texts(texts: Sequence[str], progress: Progress = no_progress) -> np.nd
             rows |= shared.wait([k for k in new if k not in rows], compute)
         else:
             rows |= compute(new)
-        for k in new:
+        for k in new:  # kept here too when another process embedded it: the next release reads no file
             _kept.put(k, rows[k])
     out = np.empty((len(texts), DIMENSIONS), dtype=np.float64)
     for i, k in enumerate(keys):
