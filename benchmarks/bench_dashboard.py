@@ -42,6 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.tree_memory import tree_rss_mb  # noqa: E402
+
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
 FIRST_VIEW_TIMEOUT_MS = 1_800_000
@@ -82,21 +84,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def tree_rss_mb(pid: int) -> float:
-    """Resident memory of ``pid`` and its descendants (MB), from /proc."""
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        try:
-            status = Path(f"/proc/{p}/status").read_text()
-            total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS:"))
-            children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
-            todo += [int(c) for c in children]
-        except (OSError, StopIteration):
-            continue
-    return total / 1024
 
 
 class Server:

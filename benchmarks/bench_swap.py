@@ -29,6 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from benchmarks.tree_memory import TreeMemory  # noqa: E402
+
 SHARED = ROOT.parent / "shared" / "data" / "earnings_calls"
 Q3 = SHARED / "ect_prepared_remarks_2021Q3.jsonl"
 NAMES = SHARED / "ect_ticker_company_names.csv"
@@ -129,38 +131,6 @@ def table1(fitted) -> list[dict]:
             }
         )
     return out
-
-
-class TreeMemory:
-    """The peak of the summed resident memory of this process and its children (the sweep's workers), sampled
-    every half second while the block runs."""
-
-    def __enter__(self) -> TreeMemory:
-        import threading
-
-        import psutil
-
-        self.peak_mb, self._stop = 0.0, threading.Event()
-
-        def sample() -> None:
-            me = psutil.Process()
-            while not self._stop.is_set():
-                total = 0
-                for proc in [me, *me.children(recursive=True)]:
-                    try:
-                        total += proc.memory_info().rss
-                    except psutil.Error:
-                        pass
-                self.peak_mb = max(self.peak_mb, total / 2**20)
-                self._stop.wait(0.5)
-
-        self._thread = threading.Thread(target=sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._stop.set()
-        self._thread.join()
 
 
 def run_case(source: str, replicates: int) -> dict:

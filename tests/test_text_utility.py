@@ -238,3 +238,19 @@ def test_the_svm_at_liblinears_tolerances_predicts_as_the_tightly_converged_one(
     for y in (labels[:600], noisy[:600]):
         tight = LinearSVC(C=SVM_C, dual=False, tol=1e-8, max_iter=10_000).fit(train_x, y).predict(test_x)
         assert np.mean(_svm(train_x, y).predict(test_x) == tight) > 0.98
+
+
+def test_a_target_whose_every_value_is_one_records_is_skipped_before_training(monkeypatch):
+    """Earnings calls with the company as the target: no held-out call's company is among the training calls',
+    so F1 = 0 is certain; the measure says so without training a classifier of one class per call."""
+    from engine.measures.utility import classifier
+
+    texts = [f"Call {k}: revenue grew and margins held in the quarter, said the chief executive." for k in range(40)]
+    frame = pd.DataFrame({"text": texts, "company": [f"C{k:02d}" for k in range(40)]})
+    data = Dataset("calls", frame, Schema(text="text", fields=(FieldSpec("company", "categorical", "sensitive"),)))
+    monkeypatch.setattr(classifier, "_predict", lambda *a: pytest.fail("a classifier was trained"))
+    ev = Evaluator(data, ["classifier_f1_ratio"])
+    assert (
+        "no held-out record's company occurs among the training records' (40 values"
+        in ev.skipped["classifier_f1_ratio"]
+    )

@@ -216,6 +216,11 @@ class ClassifierF1Ratio(Measure):
         if split > MAX_TRAIN:
             rng = np.random.default_rng(context.options.seed)
             self.train = np.sort(rng.choice(self.train, MAX_TRAIN, replace=False))
+        if not np.isin(labels[self.test], labels[self.train]).any():  # F1 = 0 is certain: nothing is trained
+            raise NotApplicable(
+                f"no held-out record's {self.target} occurs among the training records' ({classes:,} values over "
+                f"{len(rows):,} records, at most {counts.max():,} a value), so a classifier cannot predict it"
+            )
         if self.hashtag:  # the tag comes out of every text before its words are counted
             array = np.asarray(self._clean(texts), dtype=object)
             self.test_texts = array[self.test].tolist()
