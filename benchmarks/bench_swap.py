@@ -173,14 +173,12 @@ def run_case(source: str, replicates: int) -> dict:
     for r in sweep.grid:
         a = sweep.detail(r, "swap_attack_accuracy")
         s = a[a["chunks"] == "swapped targets"]
-        du = sweep.detail(r, "swap_du")
         along.append(
             {
                 "r": r,
                 "pairs_mean": float(np.mean([len(rel.info["swap"].pairs) for rel in [make_release(fitted, r, 0)]])),
                 "dr": round(float(means.loc[r, "swap_dr"]), 4),
                 "du": round(float(means.loc[r, "swap_du"]), 5),
-                "du_signed_eq_2_19": None if du is None else round(float(du["du_signed_eq_2_19"].mean()), 5),
                 "attack_accuracy": round(float(means.loc[r, "swap_attack_accuracy"]), 4),
                 "swapped_accuracy_pre": None if s["n"].sum() == 0 else round(float(s["accuracy_pre"].mean()), 3),
                 "swapped_accuracy_post": None if s["n"].sum() == 0 else round(float(s["accuracy_post"].mean()), 3),
