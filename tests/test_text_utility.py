@@ -251,6 +251,6 @@ def test_a_target_whose_every_value_is_one_records_is_skipped_before_training(mo
     monkeypatch.setattr(classifier, "_predict", lambda *a: pytest.fail("a classifier was trained"))
     ev = Evaluator(data, ["classifier_f1_ratio"])
     assert (
-        "no held-out record's company occurs among the training records' (40 values"
+        "no held-out record's company occurs in the training records (40 values over 40 records)"
         in ev.skipped["classifier_f1_ratio"]
     )

@@ -218,8 +218,8 @@ class ClassifierF1Ratio(Measure):
             self.train = np.sort(rng.choice(self.train, MAX_TRAIN, replace=False))
         if not np.isin(labels[self.test], labels[self.train]).any():  # F1 = 0 is certain: nothing is trained
             raise NotApplicable(
-                f"no held-out record's {self.target} occurs among the training records' ({classes:,} values over "
-                f"{len(rows):,} records, at most {counts.max():,} a value), so a classifier cannot predict it"
+                f"no held-out record's {self.target} occurs in the training records ({classes:,} values over "
+                f"{len(rows):,} records): a classifier cannot predict any of them, so F1 would be 0"
             )
         if self.hashtag:  # the tag comes out of every text before its words are counted
             array = np.asarray(self._clean(texts), dtype=object)
