@@ -661,3 +661,20 @@ def test_a_session_of_an_uploaded_file_reopens_when_the_file_is_uploaded_again(t
     assert not at.exception and not at.error, [e.value for e in at.error]
     assert at.session_state[session.DATASET].fingerprint == dataset.fingerprint
     assert at.session_state[session.ORIGIN].kind == "upload"
+
+
+def test_use_this_data_keeps_the_release_treatments_of_the_schema_the_data_came_with():
+    """The Data page rebuilds the schema from its column roles; the [release] section it does not show stays
+    (no shipped demo has one, so the demo's schema is given one here)."""
+    from dataclasses import replace
+
+    from dashboard import loading
+    from dashboard.views import data as data_page
+
+    schema = replace(loading.demo_schema("airline-tweets"), author_release="drop", document_release="keep")
+    table = loading.load_demo("airline-tweets").frame
+    source = data_page.Source(id="demo:airline-tweets", table=table, schema=schema, demo="airline-tweets")
+    fields = loading.field_table(table, schema, {schema.text, schema.author})
+    dataset, origin = data_page._load(source, schema.text, schema.author, None, fields, schema.external)
+    assert (dataset.schema.author_release, dataset.schema.document_release) == ("drop", "keep")
+    assert origin.custom_schema  # not the demo as shipped: the export writes this schema for its replay

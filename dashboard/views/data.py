@@ -211,7 +211,12 @@ def _load(
     external: ExternalSpec | None,
 ):
     schema = loading.build_schema(text, author, document, fields, None if source.external else external)
-    schema = replace(schema, methods=source.schema.methods)  # the methods' settings of a schema file it came with
+    # what the page does not edit comes from the schema the data came with: the methods' settings and the
+    # [release] treatments of the author and document columns (a steward's "drop" must not become a pseudonym)
+    kept = source.schema
+    schema = replace(
+        schema, methods=kept.methods, author_release=kept.author_release, document_release=kept.document_release
+    )
     if source.demo is not None:
         dataset = loading.load_demo_with_schema(source.demo, schema)
         custom = schema != loading.demo_schema(source.demo)
