@@ -12,40 +12,22 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.text import COLOURS, METHOD_COLOURS, UIREVISION, _plain
+from engine.figures.text import (
+    COLOURS,
+    METHOD_COLOURS,
+    UIREVISION,
+    _plain,
+    add_replicate_band,
+    current_vertical,
+    knob_axis,
+    vertical,
+)
 from engine.frontier import PmseChoice
 from engine.measures.risk.identification import by_target
 from engine.protect.base import Knob
 from engine.results import SweepResult
 
 PALETTE = list(METHOD_COLOURS)
-
-
-def _knob_axis(knob: Knob) -> dict:
-    more = "higher" if knob.more_privacy == "higher" else "lower"
-    return dict(
-        title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
-        type="log" if knob.scale == "log" else "linear",
-    )
-
-
-def _vertical(
-    fig: go.Figure, x: float, ys: list[float], name: str, colour: str, dash: str = "solid", role: str = ""
-) -> None:
-    """A vertical marker as a two-point trace (shapes need log10 coordinates on a log axis)."""
-    if not ys:
-        return
-    fig.add_trace(
-        go.Scatter(
-            x=[x, x],
-            y=[min(ys), max(ys)],
-            mode="lines",
-            name=name,
-            hoverinfo="skip",
-            line=dict(color=colour, width=2, dash=dash),
-            meta={"role": role, "knob": float(x)},
-        )
-    )
 
 
 def complexity_figure(
@@ -68,22 +50,14 @@ def complexity_figure(
         )
     ys = complexity["size"].tolist()
     if best is not None:
-        _vertical(fig, best, ys, f"{_plain(knob.symbol)}* = {knob.format(best)}", COLOURS["chosen"], "dash", "best")
-    if current is not None:
-        _vertical(
-            fig,
-            current,
-            ys,
-            f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
-            COLOURS["current"],
-            role="current",
-        )
+        vertical(fig, best, ys, f"{_plain(knob.symbol)}* = {knob.format(best)}", COLOURS["chosen"], "dash", "best")
+    current_vertical(fig, knob, current, ys)
     fig.update_layout(
         uirevision=UIREVISION,
         height=340,
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=f"Model size along {_plain(knob.symbol)}: {_plain(what)}", font=dict(size=15)),
-        xaxis=_knob_axis(knob),
+        xaxis=knob_axis(knob),
         yaxis_title=_plain(what).capitalize(),
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
     )
@@ -95,20 +69,7 @@ def pmse_ratio_figure(sweep: SweepResult, choice: PmseChoice | None = None, curr
     knob = sweep.knob
     s = sweep.summary[sweep.summary["metric"] == "pmse_ratio"].sort_values("knob")
     fig = go.Figure()
-    band = s.dropna(subset=["lo", "hi"])
-    if not band.empty:
-        fig.add_trace(
-            go.Scatter(
-                x=band["knob"].tolist() + band["knob"].tolist()[::-1],
-                y=band["hi"].tolist() + band["lo"].tolist()[::-1],
-                fill="toself",
-                fillcolor="rgba(31,119,180,0.18)",
-                line=dict(width=0),
-                mode="lines",
-                name="95% range over replicates",
-                hoverinfo="skip",
-            )
-        )
+    add_replicate_band(fig, s)
     fig.add_trace(
         go.Scatter(
             x=s["knob"],
@@ -132,7 +93,7 @@ def pmse_ratio_figure(sweep: SweepResult, choice: PmseChoice | None = None, curr
         )
     ys = pd.concat([s["lo"], s["hi"], s["mean"]]).dropna().tolist() + [1.0]
     if choice is not None:
-        _vertical(
+        vertical(
             fig,
             choice.best,
             ys,
@@ -141,21 +102,13 @@ def pmse_ratio_figure(sweep: SweepResult, choice: PmseChoice | None = None, curr
             "dash",
             "best",
         )
-    if current is not None:
-        _vertical(
-            fig,
-            current,
-            ys,
-            f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
-            COLOURS["current"],
-            role="current",
-        )
+    current_vertical(fig, knob, current, ys)
     fig.update_layout(
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text="pMSE ratio: below 1 over-fits, above 1 under-fits", font=dict(size=15)),
-        xaxis=_knob_axis(knob),
+        xaxis=knob_axis(knob),
         yaxis=dict(title="pMSE ratio", type="log" if (s["mean"] > 0).all() and len(s) else "linear"),
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
     )

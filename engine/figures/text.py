@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 
 from engine.frontier import frontier
 from engine.measures.base import metric_info
+from engine.protect.base import Knob
 from engine.results import SweepResult
 
 if TYPE_CHECKING:
@@ -58,6 +59,62 @@ _ATTACK_CATEGORIES: tuple[tuple[str, str, str], ...] = (
 
 def _plain(value: object) -> str:
     return html.escape(str(value), quote=False)
+
+
+def knob_axis(knob: Knob) -> dict:
+    """The x axis of a figure along a knob: its label, symbol, which way is more private, and its scale."""
+    more = "higher" if knob.more_privacy == "higher" else "lower"
+    return dict(
+        title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
+        type="log" if knob.scale == "log" else "linear",
+    )
+
+
+def vertical(
+    fig: go.Figure, x: float, ys: list[float], name: str, colour: str, dash: str = "solid", role: str = ""
+) -> None:
+    """A vertical marker at knob value ``x`` spanning ``ys``, as a two-point trace (shapes need log10
+    coordinates on a log axis); ``role`` ("current", "best") lets the dashboard find it."""
+    if not ys:
+        return
+    fig.add_trace(
+        go.Scatter(
+            x=[x, x],
+            y=[min(ys), max(ys)],
+            mode="lines",
+            name=name,
+            hoverinfo="skip",
+            line=dict(color=colour, width=2, dash=dash),
+            meta={"role": role, "knob": float(x)},
+        )
+    )
+
+
+def current_vertical(fig: go.Figure, knob: Knob, current: float | None, ys: list[float]) -> None:
+    """The steward's current knob value as a vertical marker (nothing when there is none)."""
+    if current is not None:
+        name = f"Current: {_plain(knob.symbol)} = {knob.format(current)}"
+        vertical(fig, current, ys, name, COLOURS["current"], role="current")
+
+
+def add_replicate_band(fig: go.Figure, summary: pd.DataFrame) -> None:
+    """The shaded 95% range over replicates of a metric's ``summary`` rows (knob, lo, hi) sorted by knob; nothing
+    when no row has a range (one replicate)."""
+    band = summary.dropna(subset=["lo", "hi"])
+    if band.empty:
+        return
+    fig.add_trace(
+        go.Scatter(
+            x=band["knob"].tolist() + band["knob"].tolist()[::-1],
+            y=band["hi"].tolist() + band["lo"].tolist()[::-1],
+            fill="toself",
+            fillcolor="rgba(31,119,180,0.18)",
+            line=dict(width=0),
+            mode="lines",
+            name="95% range over replicates",
+            hoverinfo="skip",
+        )
+    )
 
 
 def _err(mean: pd.Series, lo: pd.Series, hi: pd.Series) -> tuple[list[float], list[float]]:
@@ -349,20 +406,7 @@ def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | N
     x = s["knob"].tolist()
 
     fig = go.Figure()
-    band = s.dropna(subset=["lo", "hi"])
-    if not band.empty:
-        fig.add_trace(
-            go.Scatter(
-                x=band["knob"].tolist() + band["knob"].tolist()[::-1],
-                y=band["hi"].tolist() + band["lo"].tolist()[::-1],
-                fill="toself",
-                fillcolor="rgba(31,119,180,0.18)",
-                line=dict(width=0),
-                mode="lines",
-                name="95% range over replicates",
-                hoverinfo="skip",
-            )
-        )
+    add_replicate_band(fig, s)
     fig.add_trace(
         go.Scatter(
             x=x,
@@ -386,32 +430,15 @@ def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | N
                 hovertemplate=f"Unprotected data: {b:.3f}<extra></extra>",
             )
         )
-    if current is not None and x:
-        # A two-point trace rather than a shape: shapes need log10 coordinates on a log axis.
+    if x:
         ys = pd.concat([s["lo"], s["hi"], s["mean"]]).dropna().tolist() + ([b] if b is not None else [])
-        if ys:
-            fig.add_trace(
-                go.Scatter(
-                    x=[current, current],
-                    y=[min(ys), max(ys)],
-                    mode="lines",
-                    name=f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
-                    line=dict(color=COLOURS["current"], width=2),
-                    hoverinfo="skip",
-                    meta={"role": "current", "knob": float(current)},
-                )
-            )
-
-    more = "higher" if knob.more_privacy == "higher" else "lower"
+        current_vertical(fig, knob, current, ys)
     fig.update_layout(
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=_plain(info.label), font=dict(size=15)),
-        xaxis=dict(
-            title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
-            type="log" if knob.scale == "log" else "linear",
-        ),
+        xaxis=knob_axis(knob),
         yaxis_title=f"{_plain(info.label)} ({info.better_text})",
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
