@@ -34,7 +34,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
@@ -56,7 +56,8 @@ def _fsync_file(path: Path) -> None:
         os.close(fd)
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_dir(folder: Path) -> None:
+    """Makes a rename into ``folder`` durable (fsync of the folder); a no-op where folders cannot be opened."""
     # Makes the rename itself durable on POSIX; Windows cannot open folders this way and does not need it.
     try:
         fd = os.open(folder, os.O_RDONLY)

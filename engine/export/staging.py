@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from engine.atomic import fsync_dir
 from engine.errors import ConfigError, TextsdcError, os_error_message
 
 MANIFEST = "manifest.json"
@@ -97,20 +98,7 @@ def _swap_in(tmp: Path, out: Path) -> None:
         os.rename(out, old)
         os.rename(tmp, out)
         shutil.rmtree(old)
-    _fsync_dir(out.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+    fsync_dir(out.parent)
 
 
 @contextmanager
@@ -130,7 +118,7 @@ def staged_folder(out: Path) -> Iterator[Path]:
             tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
             try:
                 yield tmp
-                _fsync_dir(tmp)
+                fsync_dir(tmp)
                 _swap_in(tmp, out)
             except BaseException:
                 shutil.rmtree(tmp, ignore_errors=True)

@@ -36,6 +36,7 @@ from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Knob
 from engine.protect.field_synthesis.sequential import (
+    VENDOR_KEYWORDS,
     FieldLevels,
     FieldSynthesizer,
     SequentialFitted,
@@ -412,14 +413,7 @@ class CARTSynthesizer(FieldSynthesizer):
             suggest="sensitive",
             label="Fields to synthesize, in order",
         ),
-        Param(
-            "vendor_keywords",
-            str,
-            (),
-            "words left out of the text features (e.g. the vendor's name)",
-            many=True,
-            label="Vendor keywords left out of the text features",
-        ),
+        VENDOR_KEYWORDS,
         Param(
             "predictors",
             str,

@@ -32,6 +32,7 @@ from engine.progress import Progress, no_progress
 from engine.protect.base import Knob
 from engine.protect.field_synthesis.lasso import LassoPath, fit_lasso_path, lambda_max, standardize_columns
 from engine.protect.field_synthesis.sequential import (
+    VENDOR_KEYWORDS,
     FieldLevels,
     FieldSynthesizer,
     SequentialFitted,
@@ -141,14 +142,7 @@ class GLMSynthesizer(FieldSynthesizer):
             suggest="sensitive",
             label="Fields to synthesize, in order",
         ),
-        Param(
-            "vendor_keywords",
-            str,
-            (),
-            "words left out of the text features (e.g. the vendor's name)",
-            many=True,
-            label="Vendor keywords left out of the text features",
-        ),
+        VENDOR_KEYWORDS,
         Param(
             "posterior",
             str,

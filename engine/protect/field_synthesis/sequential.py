@@ -28,7 +28,18 @@ from engine.data.levels import levels_by_frequency
 from engine.data.schema import FieldSpec
 from engine.errors import ConfigError, DataError
 from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.params import Param
 from engine.text.features import WordCounts
+
+VENDOR_KEYWORDS = Param(
+    "vendor_keywords",
+    str,
+    (),
+    "words left out of the text features (e.g. the vendor's name)",
+    many=True,
+    label="Vendor keywords left out of the text features",
+)
+"""The text features' left-out words, a parameter of every field synthesizer that predicts from the text."""
 
 FIELD_DETAIL_COLUMNS = ["record", "field", "original", "synthetic", "p_original"]
 
