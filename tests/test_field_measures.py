@@ -291,6 +291,28 @@ def test_topic_measures_are_perfect_when_the_fields_are_kept():
     assert set(model.top_words(3)[low_topic - 1]) <= {"claim", "accident", "doctor", "driver", "repair", "damage"}
 
 
+def test_prevalence_ratio_leaves_out_topics_the_level_has_no_relation_to():
+    """Hand-made coefficients: topic 2's confidential coefficient is a rounding zero, so its ratio (1e15) is
+    not averaged in; with every confidential coefficient zero the ratio is not a number, not ±inf."""
+
+    def table(estimates):
+        return pd.DataFrame(
+            {
+                "field": "rating",
+                "level": "low",
+                "topic": [1, 2, 3],
+                "topic_words": ["a", "b", "c"],
+                "estimate": estimates,
+                "variance": 0.01,
+            }
+        )
+
+    conf = table([0.2, 1e-16, -0.1])
+    syn = table([0.1, 0.1, -0.05])
+    assert prevalence_ratio(conf, syn, "rating", "low").value == pytest.approx((0.5 + 0.5) / 2)
+    assert np.isnan(prevalence_ratio(table([0.0, 1e-17, 0.0]), syn, "rating", "low").value)
+
+
 # --- the λ* rule -----------------------------------------------------------------------------------------------
 
 

@@ -145,17 +145,22 @@ def prevalence(
     return pd.DataFrame(rows, columns=["field", "level", "topic", "topic_words", "estimate", "variance"])
 
 
+ZERO_COEFFICIENT = 1e-9
+"""A confidential coefficient this small (topic shares lie in [0, 1]) is a zero up to rounding: the level has no
+relation to that topic to keep, and a ratio to it would be rounding noise blown up (±1e16 on a small sample)."""
+
+
 def prevalence_ratio(confidential: pd.DataFrame, synthetic: pd.DataFrame, field: str, level: str) -> MetricResult:
     """Average over topics of the synthetic / confidential coefficient of one level (Schneider et al. 2023,
-    Table 5); 1 = the relation of that level to every topic is kept."""
+    Table 5); 1 = the relation of that level to every topic is kept. Topics whose confidential coefficient is
+    zero (`ZERO_COEFFICIENT`) are left out of the average; NaN when none is left."""
     key = ["field", "level", "topic", "topic_words"]
     both = confidential.merge(synthetic, on=key, suffixes=("_confidential", "_synthetic"))
     chosen = both[(both["field"] == field) & (both["level"] == level)]
-    ratio = chosen["estimate_synthetic"] / chosen["estimate_confidential"]
+    chosen = chosen[chosen["estimate_confidential"].abs() > ZERO_COEFFICIENT]
+    ratio = (chosen["estimate_synthetic"] / chosen["estimate_confidential"]).to_numpy()
     detail = synthetic.assign(chosen=(synthetic["field"] == field) & (synthetic["level"] == level))
-    return MetricResult(
-        "topic_prevalence_ratio", float(np.nanmean(ratio)) if len(ratio) else float("nan"), detail=detail
-    )
+    return MetricResult("topic_prevalence_ratio", float(ratio.mean()) if len(ratio) else float("nan"), detail=detail)
 
 
 def content_coefficients(model: TopicModel, codes: np.ndarray, n_levels: int) -> np.ndarray:
