@@ -421,8 +421,8 @@ def streamlit_flags(address: str, port: int) -> list[str]:
     """Every Streamlit setting that matters for privacy, on the command line so that no config.toml (of the
     folder it is started from, or of the user) and no STREAMLIT_* variable changes them: the address, no usage
     statistics, headless, no file watcher or development mode, CORS and XSRF protection on, no static files
-    or agent API; on loopback also the Host names accepted (against DNS rebinding). Also one for speed: no
-    forced garbage collection after each run."""
+    or agent API, no "magic" (bare expressions written to the page); on loopback also the Host names accepted
+    (against DNS rebinding). Also one for speed: no forced garbage collection after each run."""
     local = is_loopback(address)
     wildcard = address in ("0.0.0.0", "::", "")
     flags = {
@@ -444,6 +444,9 @@ def streamlit_flags(address: str, port: int) -> list[str]:
         # Streamlit collects garbage after every run; with a fitted model in memory a full collection takes a
         # few hundred milliseconds, which a slider move would wait for. Python's own collector still runs.
         "runner.postScriptGC": "false",
+        # The pages write only what they call Streamlit to write: a bare string in a page's module (an
+        # attribute's docstring) is not shown to the steward.
+        "runner.magicEnabled": "false",
     }
     if not wildcard:  # the address the browser uses; with a wildcard Streamlit prints this machine's addresses
         flags["browser.serverAddress"] = address.strip("[]")

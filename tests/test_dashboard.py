@@ -678,3 +678,19 @@ def test_use_this_data_keeps_the_release_treatments_of_the_schema_the_data_came_
     dataset, origin = data_page._load(source, schema.text, schema.author, None, fields, schema.external)
     assert (dataset.schema.author_release, dataset.schema.document_release) == ("drop", "keep")
     assert origin.custom_schema  # not the demo as shipped: the export writes this schema for its replay
+
+
+def test_no_page_module_holds_a_bare_expression_streamlit_would_write():
+    """A page (dashboard/app.py, dashboard/views/*.py) runs as a Streamlit script, where "magic" writes every
+    bare expression to the page: an attribute's docstring became a developer's note above every Protect view.
+    `textsdc dashboard` turns magic off; a page module keeps none either way (calls are not written)."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "dashboard"
+    found = []
+    for path in [root / "app.py", *sorted((root / "views").glob("*.py"))]:
+        body = ast.parse(path.read_text(encoding="utf-8")).body
+        for node in body[1:]:  # the module's docstring is not written
+            if isinstance(node, ast.Expr) and not isinstance(node.value, (ast.Call, ast.Await)):
+                found.append(f"{path.name}:{node.lineno}")
+    assert not found, found

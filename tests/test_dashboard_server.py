@@ -58,6 +58,7 @@ def test_every_privacy_setting_is_on_the_command_line():
         "--server.enableStaticServing": "false",
         "--server.enableAgentApi": "false",
         "--browser.serverAddress": "127.0.0.1",
+        "--runner.magicEnabled": "false",  # nothing on a page but what the page writes
     }.items():
         assert flags[key] == [value], key
     assert set(flags["--server.allowedHosts"]) == {"localhost", "127.0.0.1", "::1"}  # against DNS rebinding

@@ -82,8 +82,8 @@ def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResu
     return knob_view.card(info.label, info.format(m.value), delta, tone, note=note, help=f"{meaning}\n\n{interval}.")
 
 
+# Measure cards side by side at most: the swap's nine, five to a row, cut "Swap disclosure risk (DR)" short.
 MAX_CARDS_PER_ROW = 4
-"""Measure cards side by side at most: the swap's nine, five to a row, cut "Swap disclosure risk (DR)" short."""
 
 
 def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> list[knob_view.Block]:
