@@ -16,7 +16,7 @@ import streamlit as st
 from dashboard.caching import demo_slot
 from engine.data.dataset import Dataset
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
-from engine.data.infer import infer_schema
+from engine.data.infer import infer_schema, infer_with_reasons
 from engine.data.load import load_dataset
 from engine.data.readers import read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
@@ -144,25 +144,29 @@ def default_schema_for(table: pd.DataFrame, demo: str | None) -> Schema:
 
 
 def field_table(table: pd.DataFrame, schema: Schema, exclude: set[str]) -> pd.DataFrame:
-    """One row per column that is not the text, author or document column: its kind and role (or drop)."""
-    inferred = {f.name: f.kind for f in _inferred_fields(table)}
+    """One row per column that is not the text, author or document column: its kind, its role (or drop) and,
+    for a column dropped, why (the inference's reason, or that the data's schema leaves it out)."""
+    fields, reasons = _inference(table)
+    inferred = {f.name: f.kind for f in fields}
     rows = []
     for col in map(str, table.columns):
         if col in exclude:
             continue
         spec = next((f for f in schema.fields if f.name == col), None)
         if spec is not None:
-            rows.append({"column": col, "kind": spec.kind, "role": spec.role})
+            rows.append({"column": col, "kind": spec.kind, "role": spec.role, "note": ""})
         else:
-            rows.append({"column": col, "kind": inferred.get(col, "categorical"), "role": DROP})
-    return pd.DataFrame(rows, columns=["column", "kind", "role"])
+            why = reasons.get(col, "not a field of the schema the data came with")
+            rows.append({"column": col, "kind": inferred.get(col, "categorical"), "role": DROP, "note": why})
+    return pd.DataFrame(rows, columns=["column", "kind", "role", "note"])
 
 
-def _inferred_fields(table: pd.DataFrame) -> tuple[FieldSpec, ...]:
+def _inference(table: pd.DataFrame) -> tuple[tuple[FieldSpec, ...], dict[str, str]]:
     try:
-        return infer_schema(table).fields
+        schema, reasons = infer_with_reasons(table)
     except TextsdcError:
-        return ()
+        return (), {}
+    return schema.fields, reasons
 
 
 def build_schema(

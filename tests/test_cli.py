@@ -268,3 +268,37 @@ def test_the_dashboard_imports_the_engine_before_it_listens_and_no_page_module()
     assert WARM_MODULES and not any(name.startswith("dashboard") for name in WARM_MODULES)
     for name in WARM_MODULES:
         assert importlib.import_module(name) is not None
+
+
+def test_a_release_of_inferred_data_carries_no_name_or_address_column(capsys, tmp_path):
+    """Data loaded without a schema: its reviewers' names and e-mail addresses are left out by the inference,
+    so no file of the bundle holds one (the bundle is scanned, not the code read)."""
+    from tests.conftest import tiny_frames
+    from tests.leakage import bundle_texts
+
+    frame = tiny_frames()[0]
+    first = ["Debra", "Lea", "Marguerite", "Anselm", "Priya", "Tobias"]
+    frame["reviewerName"] = [f"{first[i % 6]} Okonkwo-{i}" for i in range(len(frame))]
+    frame["contact"] = [f"{first[i % 6].lower()}.{i}@mailbox.example" for i in range(len(frame))]
+    (tmp_path / "data.csv").write_text(frame.to_csv(index=False), encoding="utf-8")
+    out = tmp_path / "bundle"
+    code, _, err = run(
+        capsys,
+        "release",
+        "--data",
+        str(tmp_path / "data.csv"),
+        "--method",
+        "redact",
+        "--knob",
+        "1",
+        "--out",
+        str(out),
+        "--audit-log",
+        str(tmp_path / "audit.sqlite"),
+    )
+    assert code == 0, err
+    files = bundle_texts(out)
+    secrets = [*frame["reviewerName"], *frame["contact"], "Okonkwo"]
+    assert not [(name, s) for name, text in files.items() for s in secrets if s in text]
+    assert not {"reviewerName", "contact"} & set(json.loads(files["manifest.json"])["columns"])
+    assert {"airline", "mood"} <= set(json.loads(files["manifest.json"])["columns"])  # the fields still leave

@@ -20,7 +20,7 @@ import pytest
 import engine.data.readers as readers_mod
 from engine.data.demos import DEMOS_DIR, DemoInfo, demo_names, is_demo, list_demos
 from engine.data.external import split_external
-from engine.data.infer import infer_schema
+from engine.data.infer import infer_schema, left_out_columns
 from engine.data.load import load_dataset, require_records
 from engine.data.readers import read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
@@ -508,7 +508,6 @@ def test_infer_schema_picks_text_author_and_kinds():
     assert schema.author == "User_ID"
     kinds = {f.name: f.kind for f in schema.fields}
     assert kinds == {
-        "id": "categorical",
         "title": "categorical",
         "stars": "categorical",
         "helpful": "count",
@@ -517,6 +516,33 @@ def test_infer_schema_picks_text_author_and_kinds():
         "verified": "categorical",
     }
     assert all(f.role == "other" for f in schema.fields) and "source" not in kinds
+    assert set(left_out_columns(frame)) == {"id", "source"}  # a record id would leave in clear
+
+
+def test_inference_leaves_out_direct_identifiers_and_a_second_free_text():
+    """Columns a release would carry in clear are left out, each with its reason; look-alikes are kept."""
+    n = 60
+    words = ["soft", "fabric", "runs", "small", "lovely", "colour", "would", "buy", "again", "seams"]
+    frame = pd.DataFrame(
+        {
+            "reviewText": [f"review {i}: " + " ".join(words[(i + j) % 10] for j in range(8)) for i in range(n)],
+            "reviewerID": [f"A{i % 20}" for i in range(n)],
+            "reviewerName": [f"Person {i % 25}" for i in range(n)],  # a person's word: left out at any size
+            "product_name": [f"Product {i}" for i in range(n)],  # names of many things
+            "Class Name": ["Dresses", "Knits", "Blouses"] * (n // 3),  # a category of three levels: kept
+            "contact": [f"p{i}@example.org" for i in range(n)],  # e-mail addresses under another name
+            "summary": [f"{words[i % 10]} and {words[(i + 3) % 10]} with {words[(i + 5) % 10]} {i}" for i in range(n)],
+            "reviewTime": [f"0{1 + i % 9} {1 + i % 28}, 2015" for i in range(n)],  # dates: kept
+            "IPAddress": [f"10.0.0.{i}" for i in range(n)],
+        }
+    )
+    schema = infer_schema(frame)
+    assert (schema.text, schema.author) == ("reviewText", "reviewerID")
+    assert {f.name for f in schema.fields} == {"Class Name", "reviewTime"}
+    why = left_out_columns(frame)
+    assert set(why) == {"reviewerName", "product_name", "contact", "summary", "IPAddress"}
+    assert "direct identifier ('name')" in why["reviewerName"] and "('ip')" in why["IPAddress"]
+    assert "e-mail addresses or links" in why["contact"] and "free text besides the text column" in why["summary"]
 
 
 def test_infer_schema_without_preferred_names_takes_the_longest_strings():

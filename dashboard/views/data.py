@@ -185,9 +185,10 @@ def _mapping(source: Source) -> None:
         key=table_key,
         hide_index=True,
         num_rows="fixed",
-        disabled=["column"],
+        disabled=["column", "note"],
         column_config={
             "column": st.column_config.TextColumn("Column"),
+            "note": st.column_config.TextColumn("Left out by default because", width="large"),
             "kind": st.column_config.SelectboxColumn("Kind", options=list(FIELD_KINDS), required=True),
             "role": st.column_config.SelectboxColumn("Role", options=[*FIELD_ROLES, loading.DROP], required=True),
         },

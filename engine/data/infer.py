@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -32,22 +33,100 @@ def infer_schema(frame: pd.DataFrame) -> Schema:
     not. Author: a column named author / user / user_id / name / username / screen_name / reviewer_id /
     reviewerid whose values repeat. Document: a column named document / doc_id / call_id. Other columns become
     fields with role "other": categorical for strings, booleans and integers with at most 20 distinct values;
-    count for other non-negative integers; continuous for other numbers. Left out: columns with a single
+    count for other non-negative integers; continuous for other numbers. Left out (`left_out_columns` says
+    why): direct identifiers — columns named like an identifier, a personal name or a contact detail (user_id,
+    reviewerName, email, phone, ...) and columns of e-mail addresses or links, which a release would otherwise
+    carry in clear —, free text besides the text column (no method protects it), columns with a single
     distinct value, and numeric columns with gaps and more than 20 distinct values (a count or continuous
     field may not have missing values).
     """
+    return infer_with_reasons(frame)[0]
+
+
+def left_out_columns(frame: pd.DataFrame) -> dict[str, str]:
+    """Why each column the inferred schema leaves out is left out; {} when no schema can be inferred."""
+    try:
+        return infer_with_reasons(frame)[1]
+    except DataError:
+        return {}
+
+
+def infer_with_reasons(frame: pd.DataFrame) -> tuple[Schema, dict[str, str]]:
+    """`infer_schema`'s schema, and why each column it leaves out (not a field, nor the text, author or
+    document column) is left out, in the steward's words."""
     numeric = {c: _numeric_view(frame[c]) for c in frame.columns}
     text = _infer_text_column(frame, numeric)
     author = _named_column(frame, _AUTHOR_NAMES, exclude={text}, repeating=True)
     document = _named_column(frame, _DOCUMENT_NAMES, exclude={text, author}, repeating=False)
-    fields = []
+    fields, reasons = [], {}
     for c in frame.columns:
-        if c in (text, author, document) or n_distinct(frame[c]) <= 1:
+        if c in (text, author, document):
             continue
-        kind = _infer_kind(frame[c], numeric[c])
+        reason = _why_left_out(c, frame[c], numeric[c])
+        kind = _infer_kind(frame[c], numeric[c]) if reason is None else None
         if kind is not None:
             fields.append(FieldSpec(str(c), kind, "other"))
-    return Schema(text=str(text), author=author, document=document, fields=tuple(fields))
+        else:
+            reasons[str(c)] = reason or "numbers with gaps: a count or an amount may not have missing values"
+    return Schema(text=str(text), author=author, document=document, fields=tuple(fields)), reasons
+
+
+_DIRECT_IDENTIFIER_PARTS = (
+    "id", "ids", "uuid", "guid", "email", "mail", "phone", "telephone", "mobile", "fax", "ssn", "passport", "ip",
+    "ipaddress", "url", "uri", "handle", "username", "screenname", "nickname", "firstname", "lastname",
+    "fullname", "surname",
+)  # fmt: skip
+_PERSON_PARTS = (
+    "user", "reviewer", "host", "author", "customer", "client", "patient", "person", "first", "last", "full",
+    "given", "family", "middle", "screen", "sender", "recipient", "owner", "contact", "employee", "member",
+    "account", "display", "real", "profile", "nick", "maiden", "student", "guest", "buyer", "seller",
+)  # fmt: skip
+_LINK_OR_EMAIL = r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+|\S+@\S+\.\S+"
+_MIN_NAMES = 20
+"""Distinct values from which a column named ``...name`` without a person's word in it (a Class Name of twenty
+levels is a category; a product_name of hundreds may name a person) is taken for names."""
+
+
+def _why_left_out(name: Any, col: pd.Series, nums: pd.Series | None) -> str | None:
+    """Why a column that is not the text, author or document is not inferred as a field (None: it is one)."""
+    parts = _name_parts(name)
+    named = next((p for p in parts if p in _DIRECT_IDENTIFIER_PARTS), None)
+    if named is None and {"name", "names"} & set(parts):
+        distinct = n_distinct(col)
+        if set(parts) & set(_PERSON_PARTS) or (distinct >= _MIN_NAMES and distinct >= 0.1 * len(col)):
+            named = "name"
+    if named is not None:
+        return (
+            f"named like a direct identifier ('{named}'): left out, so that no release carries it in clear; "
+            "give it a role to keep it"
+        )
+    values = col.dropna().iloc[:2000].astype(str)
+    if nums is None and len(values) and values.str.contains(_LINK_OR_EMAIL, case=False).mean() >= 0.5:
+        return "its values hold e-mail addresses or links (direct identifiers): left out; give it a role to keep it"
+    if n_distinct(col) <= 1:
+        return "the same value in every record: nothing to protect or to keep"
+    if nums is None and _free_text(col):
+        return (
+            "free text besides the text column: no method protects it, so it is left out; give it a role to "
+            "release it as it is"
+        )
+    return None
+
+
+def _free_text(col: pd.Series, sample: int = 2000) -> bool:
+    """Prose (`_reads_like_prose`) of mostly different values whose median holds three or more words of
+    letters: a review's title, not a date ("09 4, 2015") nor a label repeated ("Eastern Time (US & Canada)")."""
+    values = col[is_str(col)].iloc[:sample].astype(str)
+    if len(values) == 0 or values.nunique() < 0.5 * len(values) or not _reads_like_prose(col, sample):
+        return False
+    return bool(values.str.count(r"\b[^\W\d_]{2,}\b").median() >= 3)
+
+
+def _name_parts(name: Any) -> list[str]:
+    """The words of a column name, lower case: split at spaces, punctuation and case changes (reviewerID →
+    reviewer, id; IPAddress → ip, address)."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", str(name).strip())
+    return [p for p in re.split(r"[^a-z0-9]+", spaced.lower()) if p]
 
 
 def _numeric_view(col: pd.Series) -> pd.Series | None:
@@ -110,7 +189,7 @@ def _identifier_name(name: Any) -> bool:
     column. (Author columns are not excluded by name: a listing's ``name`` is its title; screen names and
     personal names fail `_reads_like_prose` instead.)"""
     norm = _normalized(name)
-    return norm in _DOCUMENT_NAMES or any(p in _IDENTIFIER_PARTS for p in norm.split("_"))
+    return norm in _DOCUMENT_NAMES or any(p in _IDENTIFIER_PARTS for p in _name_parts(name))
 
 
 def _reads_like_prose(col: pd.Series, sample: int = 2000) -> bool:
