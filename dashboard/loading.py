@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -18,7 +20,7 @@ from engine.data.dataset import Dataset
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
 from engine.data.infer import infer_schema, infer_with_reasons
 from engine.data.load import load_dataset
-from engine.data.readers import read_table
+from engine.data.readers import ENCODING_ADVICE, UTF16_ADVICE, read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
 from engine.errors import ConfigError, TextsdcError
 from engine.paths import cache_dir
@@ -105,7 +107,31 @@ def upload_table(filename: str, data: bytes, encoding: str | None) -> pd.DataFra
 def _upload_table(key: tuple[str, str, str], filename: str, _data: bytes, encoding: str | None) -> pd.DataFrame:
     with _upload_folder() as tmp:
         (path,) = _write_uploads(Path(tmp), [(filename, _data)])
-        return read_table(path, encoding=encoding or None)
+        with _as_uploaded({path: filename}):
+            return read_table(path, encoding=encoding or None)
+
+
+UPLOAD_ENCODING_ADVICE = (
+    "If it was saved by Excel or an older program, type its encoding in the Text encoding box (latin-1 or cp1252) "
+    "and upload it again"
+)
+UPLOAD_UTF16_ADVICE = (
+    "Type its encoding in the Text encoding box: utf-16-le or utf-16-be (UTF-16 without a byte-order mark)"
+)
+
+
+@contextmanager
+def _as_uploaded(names: dict[Path, str]) -> Iterator[None]:
+    """An error about uploaded files in the steward's terms: each file by the name it was uploaded under (not the
+    private temporary copy the engine read) and the encoding advice pointing to the page's box, not to the
+    command line."""
+    try:
+        yield
+    except TextsdcError as exc:
+        message = str(exc).replace(ENCODING_ADVICE, UPLOAD_ENCODING_ADVICE).replace(UTF16_ADVICE, UPLOAD_UTF16_ADVICE)
+        for path, name in names.items():
+            message = message.replace(str(path), f"'{name}'")
+        raise type(exc)(message) from None
 
 
 def load_upload(
@@ -127,7 +153,8 @@ def load_upload(
             raise ConfigError("the external file has the same name as the data file; rename one of them")
         if external:
             schema = replace(schema, external=ExternalSpec(file=paths[1].name))
-        dataset = load_dataset(paths[0], schema, encoding=encoding or None, name=paths[0].stem)
+        with _as_uploaded(dict(zip(paths, [name for name, _ in files]))):
+            dataset = load_dataset(paths[0], schema, encoding=encoding or None, name=paths[0].stem)
     return replace(dataset, source=f"upload:{paths[0].name}")
 
 

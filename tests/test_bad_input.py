@@ -34,6 +34,32 @@ def one_line_error(code: int, err: str) -> bool:
 # Readers
 
 
+def test_a_binary_file_named_csv_is_refused_as_not_text(tmp_path, capsys):
+    path = tmp_path / "data.csv"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00" * 64)  # a program renamed
+    code, err = run(capsys, "sweep", "--data", str(path), "--method", "redact", "--out", str(tmp_path / "x"))
+    assert one_line_error(code, err) and "is not a text file" in err and "latin-1" not in err
+
+
+def test_utf16_with_its_byte_order_mark_is_read_without_naming_the_encoding(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_bytes("text,user\n\"café crème, so good\",a\n".encode("utf-16"))  # Excel's "Unicode text"
+    assert read_table(path)["text"].tolist() == ["café crème, so good"]
+
+
+def test_an_upload_error_names_the_file_uploaded_and_the_pages_encoding_box():
+    """The dashboard reads an upload from a private temporary copy: its errors name the file as uploaded, and
+    point to the Text encoding box rather than to a command-line flag."""
+    from dashboard import loading
+
+    with pytest.raises(DataError) as err:
+        loading.upload_table("ventes été.csv", "text,user\ncafé crème brûlée,a\n".encode("latin-1"), None)
+    message = str(err.value)
+    assert message.startswith("'ventes été.csv' is not valid UTF-8 text") and "Text encoding box" in message
+    assert "--encoding" not in message and "load_dataset" not in message and "uploads" not in message
+    assert loading.upload_table("ventes été.csv", "text,user\ncafé,a\n".encode("latin-1"), "latin-1").shape == (1, 2)
+
+
 def test_utf16_without_a_byte_order_mark_names_the_encodings_that_read_it(tmp_path, capsys):
     path = tmp_path / "u16.csv"
     path.write_bytes("text,user\nhello there friend,a\n".encode("utf-16-le"))

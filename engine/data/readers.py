@@ -44,12 +44,15 @@ MAX_FILE_BYTES: int = _max_file_bytes_from_env()
 def read_table(path: str | Path, *, encoding: str | None = None) -> pd.DataFrame:
     """Read a data file as it is (every column, CSV / TSV values as strings), or raise a `DataError`.
 
-    Checks that the file exists, is readable, not empty, not larger than `MAX_FILE_BYTES`, decodes in the
-    given encoding (default strict UTF-8), parses, has no duplicated column names and at least one data row.
+    Checks that the file exists, is readable, not empty, not larger than `MAX_FILE_BYTES`, is text (not a
+    binary file renamed), decodes in the given encoding (default: strict UTF-8, or UTF-16 for a file that starts
+    with its byte-order mark), parses, has no duplicated column names and at least one data row.
     """
     path = Path(path)
     fmt = _check_file(path)
-    enc = _encoding(encoding)
+    enc = _encoding(encoding or _utf16_by_bom(path))
+    if fmt != "parquet" and not codecs.lookup(enc).name.startswith(("utf-16", "utf-32")):
+        _check_text(path)
     try:
         if fmt in ("csv", "tsv"):
             frame = _read_delimited(path, "," if fmt == "csv" else "\t", enc)
@@ -60,10 +63,7 @@ def read_table(path: str | Path, *, encoding: str | None = None) -> pd.DataFrame
     except UnicodeDecodeError as exc:
         raise DataError(_decode_error_message(path, enc, exc)) from None
     except UnicodeError as exc:  # e.g. "UTF-16 stream does not start with BOM": no position to report
-        raise DataError(
-            f"{path} cannot be decoded as {enc}: {exc}. Give the encoding the file was saved in, e.g. "
-            "--encoding utf-16-le or utf-16-be for UTF-16 without a byte-order mark"
-        ) from None
+        raise DataError(f"{path} cannot be decoded as {enc}: {exc}. {UTF16_ADVICE}") from None
     except csv.Error as exc:
         raise DataError(f"{path} is not well-formed {fmt.upper()}: {exc}") from None
     except PermissionError:
@@ -102,6 +102,26 @@ def _check_file(path: Path) -> str:
     return fmt
 
 
+def _utf16_by_bom(path: Path) -> str | None:
+    """ "utf-16" for a file that starts with UTF-16's byte-order mark (Excel's "Unicode text"), which no other
+    encoding a data file is saved in starts with; else None (the default, UTF-8)."""
+    with path.open("rb") as f:
+        return "utf-16" if f.read(2) in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE) else None
+
+
+def _check_text(path: Path, head: int = 1 << 16) -> None:
+    """A `DataError` for a file that is not text: NUL bytes in its first ``head`` bytes (a program, an archive,
+    a spreadsheet workbook) — text in UTF-16 or UTF-32 is the exception, read with its encoding."""
+    with path.open("rb") as f:
+        start = f.read(head)
+    if b"\x00" in start:
+        raise DataError(
+            f"{path} is not a text file (it holds NUL bytes, as a program, an archive or a spreadsheet workbook "
+            "does); save the data as CSV, TSV, JSON Lines or Parquet (a text file in UTF-16 needs its encoding "
+            "named)"
+        )
+
+
 def _megabytes(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 
@@ -125,10 +145,18 @@ def _decode_error_message(path: Path, encoding: str, exc: UnicodeDecodeError) ->
     else:
         offset, line, column, bad = where
         detail = f"byte {bad} at line {line}, column {column} (byte offset {offset} from the start) cannot be decoded"
-    return (
-        f"{path} is not valid {label} text: {detail}. If it was saved by Excel or an older program, give its "
-        "encoding: --encoding latin-1 (or cp1252); in Python, load_dataset(..., encoding='latin-1')"
-    )
+    return f"{path} is not valid {label} text: {detail}. {ENCODING_ADVICE}"
+
+
+ENCODING_ADVICE = (
+    "If it was saved by Excel or an older program, give its encoding: --encoding latin-1 (or cp1252); in Python, "
+    "load_dataset(..., encoding='latin-1')"
+)
+"""How to name a file's encoding, on the command line and in Python (the dashboard says it in its own words)."""
+UTF16_ADVICE = (
+    "Give the encoding the file was saved in, e.g. --encoding utf-16-le or utf-16-be for UTF-16 without a "
+    "byte-order mark"
+)
 
 
 def _locate_decode_error(path: Path, encoding: str, chunk_size: int = 1 << 20) -> tuple[int, int, int, str] | None:
