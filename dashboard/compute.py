@@ -25,7 +25,7 @@ from dashboard.caching import (
     samples_slot,
     sweep_slot,
 )
-from dashboard.display import md_escape
+from dashboard.display import counted, md_escape
 from dashboard.prepared import persist_as, prepared
 from dashboard.session import guarded, page_dataset
 from engine.cache import fit_cached, sweep_cached, sweep_name
@@ -181,7 +181,7 @@ def page_sweep(
     dataset = page_dataset()
     if dataset is None:
         return None
-    st.caption(f"Dataset: {md_escape(dataset.name)} · {dataset.n_records:,} records · {releases}")
+    st.caption(f"Dataset: {md_escape(dataset.name)} · {counted(dataset.n_records, 'record')} · {releases}")
     settings = settings_of(dataset)
     if settings is None:
         return None

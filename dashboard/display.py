@@ -26,6 +26,11 @@ def delta_tone(better: str, value: float, base: float) -> str:
     return "good" if (d < 0) == (better == "lower") else "bad"
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless one: "1 record", "6,555 records"."""
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")
+
+
 def in_sentence(label: str) -> str:
     """A label inside a sentence: its first letter lower-cased unless it starts an acronym ("Swap disclosure
     risk (DR)" → "swap disclosure risk (DR)"; "EMR" stays)."""

@@ -18,11 +18,11 @@ import streamlit as st
 from dashboard.caching import demo_slot
 from engine.data.dataset import Dataset
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
-from engine.data.infer import infer_schema, infer_with_reasons
+from engine.data.infer import TEXT_COLUMN_ADVICE, infer_schema, infer_with_reasons
 from engine.data.load import load_dataset
 from engine.data.readers import ENCODING_ADVICE, UTF16_ADVICE, read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
-from engine.errors import ConfigError, TextsdcError
+from engine.errors import ConfigError, DataError, TextsdcError
 from engine.paths import cache_dir
 
 DROP = "drop"
@@ -165,15 +165,25 @@ def load_demo_with_schema(name: str, schema: Schema) -> Dataset:
     return load_dataset(name, schema)
 
 
-def default_schema_for(table: pd.DataFrame, demo: str | None) -> Schema:
-    """The role mapping to start from: the demo's schema, or one inferred from the columns."""
-    return demo_schema(demo) if demo else infer_schema(table)
+def default_schema_for(table: pd.DataFrame, demo: str | None) -> tuple[Schema, str | None]:
+    """The role mapping to start from: the demo's schema, or one inferred from the columns; and, when no column
+    surely is the text, why (the mapping then starts from the longest strings' column, for the steward to
+    change)."""
+    if demo:
+        return demo_schema(demo), None
+    try:
+        return infer_schema(table), None
+    except DataError as exc:
+        why = str(exc).replace(TEXT_COLUMN_ADVICE, "choose the text column below")
+    lengths = {c: table[c].astype(str).str.len().mean() for c in table.columns if table[c].dtype == object}
+    guess = max(lengths, key=lambda c: lengths[c]) if lengths else table.columns[0]
+    return infer_with_reasons(table, text=str(guess))[0], why
 
 
 def field_table(table: pd.DataFrame, schema: Schema, exclude: set[str]) -> pd.DataFrame:
     """One row per column that is not the text, author or document column: its kind, its role (or drop) and,
     for a column dropped, why (the inference's reason, or that the data's schema leaves it out)."""
-    fields, reasons = _inference(table)
+    fields, reasons = _inference(table, schema.text)
     inferred = {f.name: f.kind for f in fields}
     rows = []
     for col in map(str, table.columns):
@@ -188,9 +198,9 @@ def field_table(table: pd.DataFrame, schema: Schema, exclude: set[str]) -> pd.Da
     return pd.DataFrame(rows, columns=["column", "kind", "role", "note"])
 
 
-def _inference(table: pd.DataFrame) -> tuple[tuple[FieldSpec, ...], dict[str, str]]:
+def _inference(table: pd.DataFrame, text: str) -> tuple[tuple[FieldSpec, ...], dict[str, str]]:
     try:
-        schema, reasons = infer_with_reasons(table)
+        schema, reasons = infer_with_reasons(table, text if text in table.columns else None)
     except TextsdcError:
         return (), {}
     return schema.fields, reasons

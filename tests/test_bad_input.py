@@ -43,7 +43,7 @@ def test_a_binary_file_named_csv_is_refused_as_not_text(tmp_path, capsys):
 
 def test_utf16_with_its_byte_order_mark_is_read_without_naming_the_encoding(tmp_path):
     path = tmp_path / "data.csv"
-    path.write_bytes("text,user\n\"café crème, so good\",a\n".encode("utf-16"))  # Excel's "Unicode text"
+    path.write_bytes('text,user\n"café crème, so good",a\n'.encode("utf-16"))  # Excel's "Unicode text"
     assert read_table(path)["text"].tolist() == ["café crème, so good"]
 
 

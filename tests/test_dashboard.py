@@ -7,6 +7,7 @@ first Protect test pays for the spaCy fit of airline-tweets (about 25 s); the ot
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shlex
@@ -14,6 +15,7 @@ import sys
 from html import unescape
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -244,6 +246,36 @@ def test_bad_upload_shows_the_error_in_place_and_keeps_the_dataset():
     assert dataset.name == "reviews" and dataset.n_records == 16 and len(dataset.external) == 8
     assert at.session_state[session.ORIGIN].kind == "upload"
     assert {m.label: m.value for m in at.metric}["Records"] == "16"
+
+
+def test_an_upload_whose_text_column_is_unclear_is_mapped_by_the_steward_and_names_are_dropped():
+    """A column named like the text but empty: the page says why it cannot tell the text, still shows the
+    mapping, and the reviewers' names start as "drop" with the reason; the steward picks the text and loads."""
+    rows = "".join(
+        f",u{i % 4},Reviewer Number{i},the coat is warm and the zip is sturdy {i},{1 + i % 5}\n" for i in range(12)
+    )
+    at = start()
+    at.radio(key="data_source").set_value("Upload a file").run()
+    at.file_uploader(key="data_upload").set_value(
+        ("coats.csv", ("reviewText,reviewerID,reviewerName,notes,overall\n" + rows).encode(), "text/csv")
+    ).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warning = " ".join(w.value for w in at.warning)
+    assert "'reviewText' is named like the text but it is empty" in warning and "choose the text column" in warning
+    assert "give a schema" not in warning
+    from dashboard import loading
+
+    frame = pd.read_csv(io.StringIO("reviewText,reviewerID,reviewerName,notes,overall\n" + rows))
+    schema, _ = loading.default_schema_for(frame, None)
+    fields = loading.field_table(frame, schema, {schema.text, "reviewerID"}).set_index("column")
+    assert fields.loc["reviewerName", "role"] == "drop" and "direct identifier" in fields.loc["reviewerName", "note"]
+    assert fields.loc["overall", "role"] == "other" and fields.loc["overall", "note"] == ""
+    by_label(at.selectbox, "Text column").set_value("notes").run()
+    by_label(at.button, "Use this data").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    dataset = at.session_state[session.DATASET]
+    assert dataset.schema.text == "notes" and dataset.schema.author == "reviewerID"
+    assert "reviewerName" not in dataset.frame.columns and "overall" in dataset.frame.columns
 
 
 def test_export_without_a_choice_points_to_protect():

@@ -655,3 +655,27 @@ def test_make_demos_reproduces_the_shipped_assets(tmp_path, capsys):
     for rel in built:
         assert (tmp_path / rel).read_bytes() == (DEMOS_DIR / rel).read_bytes(), rel
     assert "total" in capsys.readouterr().out
+
+
+def test_inference_reads_camel_case_names_and_takes_no_dates_for_prose():
+    frame = pd.DataFrame(
+        {
+            "reviewTime": [f"0{1 + i % 9} {1 + i % 28}, 2015" for i in range(20)],  # three "words", no prose
+            "reviewText": [f"the sleeves are long and the colour is lovely {i}" for i in range(20)],
+            "reviewerID": [f"A{i % 5}" for i in range(20)],
+        }
+    )
+    schema = infer_schema(frame)
+    assert (schema.text, schema.author) == ("reviewText", "reviewerID")
+    assert [f.name for f in schema.fields] == ["reviewTime"]
+
+
+def test_inference_of_one_record_keeps_its_fields_but_not_an_authors_name():
+    """One record: no value repeats, so nothing is "constant"; a column named like the author whose values do
+    not repeat is a person's identifier, left out."""
+    frame = pd.DataFrame(
+        {"auteur": ["Hélène Dubois"], "texte": ["Très déçu du service, le café était froid"], "note": [2]}
+    )
+    schema = infer_schema(frame)
+    assert (schema.text, schema.author, [f.name for f in schema.fields]) == ("texte", None, ["note"])
+    assert "named like the author column" in left_out_columns(frame)["auteur"]

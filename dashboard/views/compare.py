@@ -32,7 +32,7 @@ def render() -> None:
 def _methods_frontier(dataset) -> None:
     """Several methods swept on the loaded data and put on one frontier."""
     st.caption(
-        f"Dataset: {display.md_escape(dataset.name)} · {dataset.n_records:,} records · each method swept along its "
+        f"Dataset: {display.md_escape(dataset.name)} · {display.counted(dataset.n_records, 'record')} · each method swept along its "
         "knob at its default settings, with the same seed, replicates and measures, on one frontier"
     )
     options = _applicable(dataset)

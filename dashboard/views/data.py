@@ -56,7 +56,7 @@ def _demo_source() -> Source | None:
     info = by_name[name]
     st.markdown(display.md_escape(info.description))
     st.caption(
-        f"{info.n_records:,} records · {info.n_external:,} external records for the intruder · "
+        f"{display.counted(info.n_records, 'record')} · {display.counted(info.n_external, 'external record')} for the intruder · "
         f"licence: {display.md_escape(info.licence)} · name: {display.md_escape(info.name)}"
     )
     table = session.guarded(lambda: loading.demo_table(name))
@@ -95,9 +95,12 @@ def _upload_source() -> Source | None:
     table = session.guarded(lambda: loading.upload_table(upload.name, data, enc))
     if table is None:
         return None
-    schema = session.guarded(lambda: loading.default_schema_for(table, None))
-    if schema is None:
+    start = session.guarded(lambda: loading.default_schema_for(table, None))
+    if start is None:
         return None
+    schema, why = start
+    if why is not None:
+        st.warning(f"No column surely holds the free text: {display.md_escape(why)}.")
     digest = hashlib.sha256(data).hexdigest()[:16]
     return Source(
         id=f"upload:{digest}",
@@ -199,7 +202,7 @@ def _mapping(source: Source) -> None:
         if loaded is not None:
             session.use_dataset(*loaded)
             counts = loading.dataset_counts(loaded[0])
-            st.session_state[FLASH] = f"Loaded {loaded[0].name}: {counts['records']:,} records."
+            st.session_state[FLASH] = f"Loaded {loaded[0].name}: {display.counted(counts['records'], 'record')}."
             st.rerun()
 
 

@@ -433,7 +433,7 @@ def render() -> None:
     if dataset is None:
         return
     counts = loading.dataset_counts(dataset)
-    st.caption(f"Dataset: {display.md_escape(dataset.name)} · {counts['records']:,} records")
+    st.caption(f"Dataset: {display.md_escape(dataset.name)} · {display.counted(counts['records'], 'record')}")
 
     methods = compute.method_names()
     _valid_choice(session.METHOD_KEY, methods, session.DEFAULT_METHOD)

@@ -13,14 +13,20 @@ from engine.data.values import is_str, n_distinct, numbers
 from engine.errors import DataError
 
 _TEXT_NAMES = ("text", "review", "review_text", "description", "tweet", "content", "body")
-_AUTHOR_NAMES = ("author", "user", "user_id", "name", "username", "screen_name", "reviewer_id", "reviewerid")
+_AUTHOR_NAMES = (
+    "author", "user", "user_id", "name", "username", "user_name", "screen_name", "reviewer_id", "auteur", "autor",
+)  # fmt: skip
 _DOCUMENT_NAMES = ("document", "doc_id", "call_id")
 _MIN_PREFERRED_TEXT_LENGTH = 20
+TEXT_COLUMN_ADVICE = 'give a schema that names the text column (text = "COLUMN")'
+"""How to name the text column when inference cannot (the dashboard's Data page offers its own choice)."""
 _MAX_CATEGORICAL_INTEGERS = 20
 
 
 def _normalized(name: Any) -> str:
-    return str(name).strip().lower().replace(" ", "_").replace("-", "_")
+    """A column name's words joined by underscores, lower case: "Review Text", "review-text" and "reviewText"
+    are all review_text."""
+    return "_".join(_name_parts(name))
 
 
 def infer_schema(frame: pd.DataFrame) -> Schema:
@@ -51,11 +57,14 @@ def left_out_columns(frame: pd.DataFrame) -> dict[str, str]:
         return {}
 
 
-def infer_with_reasons(frame: pd.DataFrame) -> tuple[Schema, dict[str, str]]:
+def infer_with_reasons(frame: pd.DataFrame, text: str | None = None) -> tuple[Schema, dict[str, str]]:
     """`infer_schema`'s schema, and why each column it leaves out (not a field, nor the text, author or
-    document column) is left out, in the steward's words."""
+    document column) is left out, in the steward's words. ``text`` names the text column instead of inferring
+    it (the Data page's fallback when no column surely is the text: the steward then chooses)."""
     numeric = {c: _numeric_view(frame[c]) for c in frame.columns}
-    text = _infer_text_column(frame, numeric)
+    if text is not None and text not in frame.columns:
+        raise DataError(f"no column '{text}'; columns: {_column_list(frame)}")
+    text = _infer_text_column(frame, numeric) if text is None else text
     author = _named_column(frame, _AUTHOR_NAMES, exclude={text}, repeating=True)
     document = _named_column(frame, _DOCUMENT_NAMES, exclude={text, author}, repeating=False)
     fields, reasons = [], {}
@@ -103,7 +112,12 @@ def _why_left_out(name: Any, col: pd.Series, nums: pd.Series | None) -> str | No
     values = col.dropna().iloc[:2000].astype(str)
     if nums is None and len(values) and values.str.contains(_LINK_OR_EMAIL, case=False).mean() >= 0.5:
         return "its values hold e-mail addresses or links (direct identifiers): left out; give it a role to keep it"
-    if n_distinct(col) <= 1:
+    if _normalized(name) in _AUTHOR_NAMES:
+        return (
+            "named like the author column, but no author has two records: a person's identifier, left out; "
+            "choose it as the author column, or give it a role, to keep it"
+        )
+    if n_distinct(col) <= 1 and len(col) > 1:
         return "the same value in every record: nothing to protect or to keep"
     if nums is None and _free_text(col):
         return (
@@ -119,7 +133,7 @@ def _free_text(col: pd.Series, sample: int = 2000) -> bool:
     values = col[is_str(col)].iloc[:sample].astype(str)
     if len(values) == 0 or values.nunique() < 0.5 * len(values) or not _reads_like_prose(col, sample):
         return False
-    return bool(values.str.count(r"\b[^\W\d_]{2,}\b").median() >= 3)
+    return bool(values.str.count(_LETTER_WORD).median() >= 3)
 
 
 def _name_parts(name: Any) -> list[str]:
@@ -168,19 +182,20 @@ def _infer_text_column(frame: pd.DataFrame, numeric: dict[Any, pd.Series | None]
     if named and not any(c in candidates for c in named):
         c = named[0]
         raise DataError(
-            f"the column '{c}' is named like the text but {_why_not_text(frame[c], numeric[c])}; give a schema "
-            f'that names the text column (text = "COLUMN"); columns: {_column_list(frame)}'
+            f"the column '{c}' is named like the text but {_why_not_text(frame[c], numeric[c])}; "
+            f"{TEXT_COLUMN_ADVICE}; columns: {_column_list(frame)}"
         )
     if not candidates:
         raise DataError(
             "no column reads like free text (every column is empty, numeric, an identifier, a path or an address, "
-            f'or holds single words); give a schema that names the text column (text = "COLUMN"); columns: '
-            f"{_column_list(frame)}"
+            f"or holds single words); {TEXT_COLUMN_ADVICE}; columns: {_column_list(frame)}"
         )
     return max(candidates, key=lambda c: lengths[c])  # max keeps the first of equal lengths
 
 
 _IDENTIFIER_PARTS = ("id", "ids", "path", "file", "filename", "url", "uri", "link", "href", "email", "handle")
+_LETTER_WORD = r"\b[^\W\d_]{2,}\b"
+"""A word of two or more letters (of any alphabet)."""
 _PATH_OR_ADDRESS = r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+|\S*[/\\]\S*|\S+@\S+\.\S+"
 
 
@@ -193,15 +208,16 @@ def _identifier_name(name: Any) -> bool:
 
 
 def _reads_like_prose(col: pd.Series, sample: int = 2000) -> bool:
-    """Most values (of up to ``sample``) hold two or more words, the median value three or more (so a column of
-    personal names or of labels such as "Entire home/apt" is not prose), and are not a path, URL or e-mail
-    address."""
+    """Most values (of up to ``sample``) hold two or more words, the median value three or more of which two are
+    words of letters (so a column of personal names, of labels such as "Entire home/apt" or of dates such as
+    "05 16, 2018" is not prose), and are not a path, URL or e-mail address."""
     values = col[is_str(col)].iloc[:sample].astype(str)
     if len(values) == 0:
         return False
     words = values.str.split().str.len()
+    lettered = values.str.count(_LETTER_WORD)
     address = values.str.strip().str.fullmatch(_PATH_OR_ADDRESS, case=False).mean()
-    return bool(words.ge(2).mean() >= 0.5 and words.median() >= 3 and address < 0.5)
+    return bool(words.ge(2).mean() >= 0.5 and words.median() >= 3 and lettered.median() >= 2 and address < 0.5)
 
 
 def _why_not_text(col: pd.Series, nums: pd.Series | None) -> str:
