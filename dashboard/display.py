@@ -26,6 +26,19 @@ def delta_tone(better: str, value: float, base: float) -> str:
     return "good" if (d < 0) == (better == "lower") else "bad"
 
 
+def change_text(change: float, integer: bool = False) -> str:
+    """A measure's change from the unprotected data, as a card shows it: "+0.123 vs unprotected"; a change that
+    rounds to nothing is said so rather than shown as "-0.000"."""
+    shown = f"{change:+,.0f}" if integer else f"{change:+.3f}"
+    if float(shown.replace(",", "")) != 0:
+        return f"{shown} vs unprotected"
+    return (
+        "same as unprotected"
+        if change == 0
+        else ("under 1 from unprotected" if integer else "within 0.001 of unprotected")
+    )
+
+
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless one: "1 record", "6,555 records"."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")

@@ -152,3 +152,12 @@ def test_views_files_are_written_once_and_old_ones_removed(monkeypatch, tmp_path
         assert path.exists() and not other.exists()
     finally:
         knob_view.component_folder.cache_clear()
+
+
+def test_a_cards_change_that_rounds_to_nothing_is_said_so():
+    from dashboard.display import change_text
+
+    assert change_text(0.1234) == "+0.123 vs unprotected" and change_text(-0.0006) == "-0.001 vs unprotected"
+    assert change_text(-0.00002) == "within 0.001 of unprotected" and change_text(0.0) == "same as unprotected"
+    assert change_text(1234.4, integer=True) == "+1,234 vs unprotected"
+    assert change_text(0.3, integer=True) == "under 1 from unprotected"

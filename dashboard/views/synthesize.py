@@ -143,7 +143,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
         base = metrics.get(mid + "_confidential")
         delta, tone = None, "off"
         if base is not None and not math.isnan(base.value) and not math.isnan(m.value):
-            delta = f"{m.value - base.value:+.3f} vs unprotected"
+            delta = display.change_text(m.value - base.value)
             tone = display.delta_tone(info.better, m.value, base.value)
         interval = (
             f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"

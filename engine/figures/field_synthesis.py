@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from engine.figures.text import (
     COLOURS,
     METHOD_COLOURS,
+    TOP_LEGEND,
     UIREVISION,
     _plain,
     add_replicate_band,
@@ -147,12 +148,12 @@ def identification_bars_figure(
     shown = f" (the {len(order)} most at risk of {len(syn)})" if len(syn) > len(order) else ""
     fig.update_layout(
         uirevision=UIREVISION,
-        height=380,
-        margin=dict(l=60, r=20, t=40, b=90),
+        height=420,
+        margin=dict(l=70, r=20, t=72, b=40),
         title=dict(text=_plain(title or "Identification probability per target") + shown, font=dict(size=15)),
-        xaxis=dict(title="Target", type="category", tickangle=-45, showticklabels=len(order) <= 40),
+        xaxis=dict(title="Target", type="category", tickangle=-45, showticklabels=len(order) <= 40, automargin=True),
         yaxis=dict(title="Probability on the target's record", rangemode="tozero"),
-        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
+        legend=TOP_LEGEND,  # below the plot it would sit on the slanted target names
     )
     return fig
 
@@ -185,7 +186,7 @@ def cell_difference_figure(one_way: pd.DataFrame | None, two_way: pd.DataFrame |
         height=360,
         margin=dict(l=60, r=20, t=40, b=40),
         showlegend=False,
-        title=dict(text="Relative cell differences, synthetic vs confidential (0 = same count)", font=dict(size=15)),
+        title=dict(text="Relative cell differences (0 = same count)", font=dict(size=15)),
         yaxis_title="(synthetic − confidential) / confidential",
     )
     return fig
@@ -230,17 +231,18 @@ def content_correlation_figure(detail: pd.DataFrame) -> go.Figure:
     fig.update_layout(
         uirevision=UIREVISION,
         barmode="group",
-        height=360,
-        margin=dict(l=60, r=20, t=64, b=90),
+        height=400,
+        margin=dict(l=60, r=20, t=96, b=40),
         title=dict(
             text="Topic content correlation, confidential vs synthetic<br>(1 = same words per level)",
             font=dict(size=15),
         ),
+        xaxis=dict(automargin=True),
         yaxis=dict(
             title="Correlation",
             range=[min(0.0, float(np.nanmin(per_level["correlation"])) if len(per_level) else 0.0), 1.02],
         ),
-        legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
+        legend=TOP_LEGEND,
     )
     return fig
 

@@ -33,6 +33,9 @@ TEMPLATE = "plotly_white"
 # again, where a template named in a figure's layout is copied and validated (25 ms a figure, seconds for the
 # views a page prepares at each knob value).
 pio.templates.default = TEMPLATE
+TOP_LEGEND = dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0)
+"""A legend in one line between the title and the plot, for figures whose slanted category names fill the space
+below the plot (the title then needs a taller top margin)."""
 MODEBAR_PX = 34
 """Height of the band at a figure's top where Plotly shows its toolbar when the pointer is over the figure."""
 
@@ -199,7 +202,7 @@ def frontier_figure(
             name=f"{_plain(knob.label)} ({_plain(knob.symbol)})",
             text=uncluttered_labels(t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels),
             customdata=labels,
-            textposition="top right",
+            textposition=_inward(t["utility"].to_numpy(float), u_info.better == "lower"),
             hovertemplate=hover,
             marker=dict(color=COLOURS["point"], size=9),
             error_x=dict(type="data", array=ex_up, arrayminus=ex_down, thickness=1, width=3, color="#9ab"),
@@ -274,6 +277,17 @@ METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c
 METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up", "x", "pentagon")
 PARETO_RING = "#d62728"
 """The ring around a release on the frontier across methods: a red no method's line has."""
+
+
+def _inward(x: np.ndarray, x_rev: bool = False, edge: float = 0.15) -> list[str]:
+    """A text position per point: above and to the right, or to the left for a point in the right ``edge`` of
+    the range as drawn (``x_rev``: the axis runs the other way), whose label would be cut by the figure's edge."""
+    finite = x[np.isfinite(x)]
+    if len(finite) < 2 or finite.max() == finite.min():
+        return ["top right"] * len(x)
+    drawn = (x - finite.min()) / (finite.max() - finite.min())
+    right = (1 - drawn) if x_rev else drawn
+    return ["top left" if r > 1 - edge else "top right" for r in right]
 
 
 def _away_from_line(x: np.ndarray, y: np.ndarray, x_rev: bool = False, y_rev: bool = False) -> list[str]:
