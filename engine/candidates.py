@@ -65,7 +65,11 @@ class Candidate:
         from engine.protect import METHODS
 
         cls = METHODS[self.method]
-        changed = ", ".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+
+        def value(v: Any) -> str:
+            return ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
+
+        changed = "; ".join(f"{k.replace('_', ' ')}: {value(v)}" for k, v in sorted(self.params.items()))
         return (
             f"{cls.title}{f' ({changed})' if changed else ''} at {cls.knob.symbol} = {cls.knob.format(self.knob)}, "
             f"seed {self.seed}, M = {self.replicates}"

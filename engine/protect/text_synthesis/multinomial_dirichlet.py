@@ -179,11 +179,11 @@ class FittedMultinomialDirichlet(Fitted):
         if self.vocabulary_kind == "public":
             return (
                 f"{share}; vocabulary: {PUBLIC_VOCABULARY_SOURCE}, fixed before the data was seen, so ε covers the "
-                "released word counts (as the paper states it); the tweets' lengths are released as they are"
+                "released word counts (as the paper states it); the texts' lengths are released as they are"
             )
         return (
             f"{share}; vocabulary: the data's own {len(self.vocabulary):,} words, so the release also discloses "
-            "which words occur in the data, which ε does not cover; the tweets' lengths are released as they are"
+            "which words occur in the data, which ε does not cover; the texts' lengths are released as they are"
         )
 
     @cached_property
