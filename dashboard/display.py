@@ -26,6 +26,16 @@ def delta_tone(better: str, value: float, base: float) -> str:
     return "good" if (d < 0) == (better == "lower") else "bad"
 
 
+def as_sentence(message: object) -> str:
+    """An engine message (one line, lower case for the command line's "textsdc: error: ...") as a sentence on
+    a page: capital first letter, full stop at the end."""
+    text = str(message).strip()
+    if not text:
+        return text
+    text = text[0].upper() + text[1:]
+    return text if text.endswith((".", "?", "!")) else text + "."
+
+
 def change_text(change: float, integer: bool = False) -> str:
     """A measure's change from the unprotected data, as a card shows it: "+0.123 vs unprotected"; a change that
     rounds to nothing is said so rather than shown as "-0.000"."""

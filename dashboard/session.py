@@ -76,9 +76,9 @@ def guarded(fn: Callable[[], T], prefix: str = "") -> T | None:
     try:
         return fn()
     except TextsdcError as exc:
-        st.error(f"{prefix}{exc}")
+        st.error(f"{prefix}{display.as_sentence(exc) if not prefix else exc}")
     except OSError as exc:
-        st.error(f"{prefix}{os_error_message(exc)}")
+        st.error(f"{prefix}{display.as_sentence(os_error_message(exc)) if not prefix else os_error_message(exc)}")
     return None
 
 

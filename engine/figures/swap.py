@@ -85,7 +85,7 @@ def attack_along_rate_figure(sweep: SweepResult, current: float | None = None) -
         )
     _current_line(fig, sweep, current, 0.0, 1.0)
     fig.update_yaxes(range=[0, 1.02])
-    return _layout(fig, sweep, "Company named by the intruder", "Share named correctly")
+    return _layout(fig, sweep, "Protected value named by the intruder", "Share named correctly")
 
 
 def uniques_figure(sweep: SweepResult, current: float | None = None) -> go.Figure | None:

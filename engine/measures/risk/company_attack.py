@@ -230,11 +230,11 @@ class SwapAttackAccuracy(_SwapAttack):
     id = "swap_attack_accuracy"
     kind = "risk"
     better = "lower"
-    label = "Company named by the intruder"
+    label = "Protected value named by the intruder"
     meaning = (
-        "The share of the attacked chunks whose company (the protected metadata) an intruder names correctly from "
-        "the released text: a gazetteer of identifiers, then a classifier trained on other text of the same "
-        "companies."
+        "The share of the attacked chunks whose protected value (the document's metadata, such as its company) "
+        "an intruder names correctly from the released text: a gazetteer of identifiers, then a classifier "
+        "trained on other text with the same values."
     )
     source = "Greve & Sablica (2025), Table 2 (an offline classifier in place of the paper's language models)"
 
