@@ -102,8 +102,9 @@ class CellDifference2way(_CellDifference):
     id = "cell_difference_2way"
     label = "Two-way cell differences"
     meaning = (
-        "The same summed relative differences over the cells of every two-way table that involves a "
-        "synthesized field. 0 = every cross-tabulation kept exactly."
+        "Sum over the cells of every two-way table that involves a synthesized field of |synthetic count − "
+        "confidential count| / confidential count (Schneider et al. 2023, Table 2); it grows with the number of "
+        "cells, so compare it along the knob, not between datasets. 0 = every cross-tabulation kept exactly."
     )
 
     def prepare(self, context: PrepareContext) -> None:
