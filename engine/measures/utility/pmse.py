@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import sparse
+from scipy.special import expit
 
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.shared import field_levels, synthetic_codes
@@ -202,7 +203,7 @@ def fit_logistic(
 
     ll = loglik(eta)
     for _ in range(max_iter):
-        p = 1.0 / (1.0 + np.exp(-eta))
+        p = expit(eta)  # 1 / (1 + e^−η) without overflow warnings for a separated cell
         g = design.gradient(w * (t - p))
         vals, vecs = np.linalg.eigh(design.hessian(w * p * (1 - p)))
         keep = vals > 1e-10 * max(vals.max(initial=0.0), 1e-300)
@@ -219,7 +220,7 @@ def fit_logistic(
             break
     vals = np.linalg.eigvalsh(design.hessian(w))
     rank = int((vals > 1e-10 * max(vals.max(initial=0.0), 1e-300)).sum())
-    return 1.0 / (1.0 + np.exp(-eta)), rank
+    return expit(eta), rank
 
 
 def propensity_scores(
