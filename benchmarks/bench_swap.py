@@ -4,7 +4,7 @@ and peak memory of each case in a process of its own — with the numbers of the
 paper's Tables 1–3 (θ, α and sample uniques of the swapped table; DR, DU and the intruder along r; McNemar).
 Not part of the tests.
 
-    .venv/bin/python benchmarks/bench_swap.py [--cases demo q3] [--replicates 3] [--q3-replicates 1]
+    .venv/bin/python benchmarks/bench_swap.py [--cases demo q3] [--replicates 6] [--q3-replicates 1]
         [--json benchmarks/results_swap.json]
 
 The 2021 Q3 case reads ../shared/data/earnings_calls/ect_prepared_remarks_2021Q3.jsonl (skipped without it):
@@ -234,7 +234,7 @@ def run_case(source: str, replicates: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", nargs="+", default=["demo", "q3"], choices=["demo", "q3"])
-    p.add_argument("--replicates", type=int, default=3, help="M per rate on the demo")
+    p.add_argument("--replicates", type=int, default=6, help="M per rate on the demo")
     p.add_argument("--q3-replicates", type=int, default=1, help="M per rate on the 306 calls")
     p.add_argument("--json", help="write the results here")
     p.add_argument("--one", help=argparse.SUPPRESS)  # a child process: run this source and print its JSON

@@ -46,7 +46,9 @@ def evaluator(demo, fitted):
 
 @pytest.fixture(scope="module")
 def sweep(demo, fitted, evaluator):
-    return run_sweep(demo, get_protector("swap"), None, 3, 0, jobs=2, fitted=fitted, evaluator=evaluator)
+    # M = 6 releases per rate: DU moves < 0.5% on this data, and its mean over fewer releases is mostly noise (the
+    # paper: "Monte Carlo estimates with a large enough M" where the swaps vary; ρ(DU) was −0.78 at M = 3).
+    return run_sweep(demo, get_protector("swap"), None, 6, 0, jobs=2, fitted=fitted, evaluator=evaluator)
 
 
 def _chunks(fitted, release) -> list[str]:
@@ -155,17 +157,13 @@ def test_rate_zero_releases_the_pre_swap_data_with_dr_and_du_one(demo, fitted, e
 
 @pytest.mark.slow
 def test_risk_utility_and_the_intruder_fall_along_r(sweep):
-    """The acceptance of issue 13 on the demo: Spearman ≤ −0.8 over the grid for DR and the intruder's accuracy
-    (DU: see below); at the frontier's choice (Eq. 2.8) the intruder names at least a third fewer swapped chunks
-    correctly and McNemar rejects at 5%."""
+    """The acceptance of issue 13 on the demo: Spearman ≤ −0.8 over the grid for DR, DU and the intruder's
+    accuracy (M = 6 releases per rate); at the frontier's choice (Eq. 2.8) the intruder names at least a third
+    fewer swapped chunks correctly and McNemar rejects at 5%."""
     means = sweep.summary.pivot(index="knob", columns="metric", values="mean").sort_index()
     rates = means.index.to_numpy()
     assert means.loc[0.0, "swap_dr"] == 1.0 and means.loc[0.0, "swap_du"] == 1.0
-    # The issue asks ρ ≤ −0.8 for DR and DU. DU is a weak signal on this data (it moves < 0.5%, and a swapped
-    # chunk's fit to its cluster rises about as often as it falls): ρ was −0.95 and −0.78 on two commits with
-    # M = 3, so DU is held to a falling trend (ρ ≤ −0.6, lower at the top rate than at r = 0) and the gap is
-    # reported on the issue rather than hidden by a lucky seed.
-    for metric, bound in (("swap_dr", -0.8), ("swap_attack_accuracy", -0.8), ("swap_du", -0.6)):
+    for metric, bound in (("swap_dr", -0.8), ("swap_attack_accuracy", -0.8), ("swap_du", -0.8)):
         rho = spearmanr(rates, means[metric]).statistic
         assert rho <= bound, (metric, rho, means[metric].round(4).tolist())
     assert means["swap_du"].iloc[-1] < 1.0
