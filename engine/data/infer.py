@@ -36,8 +36,8 @@ def infer_schema(frame: pd.DataFrame) -> Schema:
     like an identifier), one named text / review / review_text / description / tweet / content / body (any
     case, spaces as underscores) whose mean length is at least 20 characters, else the one with the largest
     mean length; a `DataError` asks for a schema when none qualifies or a column named like the text does
-    not. Author: a column named author / user / user_id / name / username / screen_name / reviewer_id /
-    reviewerid whose values repeat. Document: a column named document / doc_id / call_id. Other columns become
+    not. Author: a column named author / user / user_id / name / username / user_name / screen_name /
+    reviewer_id / auteur / autor whose values repeat (names compared by their words: reviewerID is reviewer_id). Document: a column named document / doc_id / call_id. Other columns become
     fields with role "other": categorical for strings, booleans and integers with at most 20 distinct values;
     count for other non-negative integers; continuous for other numbers. Left out (`left_out_columns` says
     why): direct identifiers — columns named like an identifier, a personal name or a contact detail (user_id,
