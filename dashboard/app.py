@@ -22,7 +22,7 @@ if str(_ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts dashboar
 
 import streamlit as st  # noqa: E402
 
-from dashboard import loading, pages, session  # noqa: E402
+from dashboard import display, loading, pages, session  # noqa: E402
 
 
 def data_argument(argv: list[str]) -> str:
@@ -43,7 +43,9 @@ def main() -> None:
     with st.sidebar:
         if dataset is not None:
             counts = loading.dataset_counts(dataset)
-            st.caption(f"Dataset in use: **{dataset.name}** · {counts['records']:,} records")
+            st.caption(
+                f"Dataset in use: **{display.md_escape(dataset.name)}** · {display.counted(counts['records'], 'record')}"
+            )
         else:
             st.caption("No dataset loaded yet")
     page.run()

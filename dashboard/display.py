@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.measures.base import METRICS, metric_info
+from engine.measures.base import METRICS, MetricResult, metric_info
 from engine.protect.base import Knob, Release
 
 
@@ -34,6 +35,13 @@ def as_sentence(message: object) -> str:
         return text
     text = text[0].upper() + text[1:]
     return text if text.endswith((".", "?", "!")) else text + "."
+
+
+def compares_with_unprotected(better: str, base: MetricResult | None, m: MetricResult) -> bool:
+    """Whether a card shows a measure's change from the unprotected data: both values are numbers, and the
+    measure is not one whose ideal is 1 (a pMSE ratio is 0 on the unprotected data, by construction, so a
+    change from it says nothing of how close to 1 the release is)."""
+    return better != "one" and base is not None and not math.isnan(base.value) and not math.isnan(m.value)
 
 
 def change_text(change: float, integer: bool = False) -> str:

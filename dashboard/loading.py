@@ -18,7 +18,7 @@ import streamlit as st
 from dashboard.caching import demo_slot
 from engine.data.dataset import Dataset
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
-from engine.data.infer import TEXT_COLUMN_ADVICE, infer_schema, infer_with_reasons
+from engine.data.infer import TEXT_COLUMN_ADVICE, infer_schema, infer_with_reasons, likely_text_column
 from engine.data.load import load_dataset
 from engine.data.readers import ENCODING_ADVICE, UTF16_ADVICE, read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
@@ -112,8 +112,8 @@ def _upload_table(key: tuple[str, str, str], filename: str, _data: bytes, encodi
 
 
 UPLOAD_ENCODING_ADVICE = (
-    "If it was saved by Excel or an older program, type its encoding in the Text encoding box (latin-1 or cp1252) "
-    "and upload it again"
+    "If it was saved by Excel or an older program, type its encoding in the Text encoding box (latin-1 or "
+    "cp1252): the file is read again with it"
 )
 UPLOAD_UTF16_ADVICE = (
     "Type its encoding in the Text encoding box: utf-16-le or utf-16-be (UTF-16 without a byte-order mark)"
@@ -175,9 +175,19 @@ def default_schema_for(table: pd.DataFrame, demo: str | None) -> tuple[Schema, s
         return infer_schema(table), None
     except DataError as exc:
         why = str(exc).replace(TEXT_COLUMN_ADVICE, "choose the text column below")
-    lengths = {c: table[c].astype(str).str.len().mean() for c in table.columns if table[c].dtype == object}
-    guess = max(lengths, key=lambda c: lengths[c]) if lengths else table.columns[0]
-    return infer_with_reasons(table, text=str(guess))[0], why
+    return infer_with_reasons(table, text=likely_text_column(table))[0], why
+
+
+def schema_for_text(table: pd.DataFrame, schema: Schema, text: str, demo: str | None) -> Schema:
+    """The schema whose fields the Data page's table starts from once the steward has chosen ``text``: the
+    demo's, or the one the data came with while its text column is kept, else one inferred around ``text``
+    (so that a column the first guess took for the text comes back as a field, not as dropped)."""
+    if demo or text == schema.text:
+        return schema
+    try:
+        return infer_with_reasons(table, text=text)[0]
+    except TextsdcError:
+        return schema
 
 
 def field_table(table: pd.DataFrame, schema: Schema, exclude: set[str]) -> pd.DataFrame:

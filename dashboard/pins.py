@@ -236,7 +236,7 @@ def _session_file(dataset: Dataset, p: Project) -> None:
     if c_save.button("Save", key="pins_save"):
         written = session.guarded(lambda: p.save(path))
         if written is not None:
-            st.success(f"Saved {len(p.pins)} pin(s) to {display.md_escape(written.resolve())}")
+            st.success(f"Saved {display.counted(len(p.pins), 'pin')} to {display.md_escape(written.resolve())}")
     c_open, c_open_button = st.columns([3, 1], vertical_alignment="bottom")
     other = c_open.text_input("Open a session file", key="pins_open_path")
     if c_open_button.button("Open", key="pins_open") and other.strip():
@@ -258,7 +258,7 @@ def _session_file(dataset: Dataset, p: Project) -> None:
         if found:
             st.error("Numbers that differ:\n\n" + "\n".join(f"- {display.md_escape(f)}" for f in found))
         else:
-            st.success(f"Every pin's numbers are reproduced ({len(p.pins)} pin(s)).")
+            st.success(f"Every pin's numbers are reproduced ({display.counted(len(p.pins), 'pin')}).")
 
 
 def open_session(path: str) -> Project:

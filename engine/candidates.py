@@ -60,16 +60,21 @@ class Candidate:
         """The measure settings; the vendor keywords left out of the topic model are the method's own."""
         return MeasureOptions.from_values(self.options, tuple(self.params.get("vendor_keywords", ())))
 
+    def settings_text(self) -> str:
+        """The method's parameters as a person reads them ("fields: overall; vendor keywords: acme"), "" for
+        none."""
+
+        def value(v: Any) -> str:
+            return ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
+
+        return "; ".join(f"{k.replace('_', ' ')}: {value(v)}" for k, v in sorted(self.params.items()))
+
     def describe(self) -> str:
         """The candidate in a line: method, knob, seed and replicates."""
         from engine.protect import METHODS
 
         cls = METHODS[self.method]
-
-        def value(v: Any) -> str:
-            return ", ".join(map(str, v)) if isinstance(v, list | tuple) else str(v)
-
-        changed = "; ".join(f"{k.replace('_', ' ')}: {value(v)}" for k, v in sorted(self.params.items()))
+        changed = self.settings_text()
         return (
             f"{cls.title}{f' ({changed})' if changed else ''} at {cls.knob.symbol} = {cls.knob.format(self.knob)}, "
             f"seed {self.seed}, M = {self.replicates}"

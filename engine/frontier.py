@@ -190,15 +190,28 @@ def select_by_pmse_ratio(summary: pd.DataFrame, symbol: str = "λ") -> PmseChoic
         raise ConfigError("the pMSE ratio was not measured, so λ* cannot be chosen; include the pmse_ratio metric")
     best = r.loc[(r["mean"] - 1.0).abs().idxmin()]
     hi_knob, lo_knob = float(r["knob"].max()), float(r["knob"].min())
+    knob, ratio = float(best["knob"]), float(best["mean"])
+    why = f"its mean pMSE ratio ({ratio:.3g}) is the closest to 1 of the values measured; "
+    if knob == lo_knob and ratio > 1 and len(r) > 1:
+        why += (
+            f"it is the smallest {symbol} measured and still under-fits (ratio above 1: the text's information is "
+            f"lost), so a smaller {symbol} might come closer"
+        )
+    elif knob == hi_knob and ratio < 1 and len(r) > 1:
+        why += (
+            f"it is the largest {symbol} measured and still over-fits (ratio below 1: the synthetic values copy the "
+            f"confidential ones), so a larger {symbol} might come closer"
+        )
+    else:
+        why += (
+            f"smaller {symbol} over-fit (ratio below 1: the synthetic values copy the confidential ones), larger "
+            f"{symbol} under-fit (ratio above 1: the text's information is lost)"
+        )
     return PmseChoice(
-        best=float(best["knob"]),
+        best=knob,
         high=hi_knob,
         low=lo_knob,
-        ratio=float(best["mean"]),
+        ratio=ratio,
         table=r[["knob", "mean", "lo", "hi"]].reset_index(drop=True),
-        why=(
-            f"its mean pMSE ratio ({float(best['mean']):.3g}) is the closest to 1 of the values measured; smaller "
-            f"{symbol} over-fit (ratio below 1: the synthetic values copy the confidential ones), larger {symbol} "
-            "under-fit (ratio above 1: the text's information is lost)"
-        ),
+        why=why,
     )

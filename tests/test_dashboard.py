@@ -270,6 +270,12 @@ def test_an_upload_whose_text_column_is_unclear_is_mapped_by_the_steward_and_nam
     fields = loading.field_table(frame, schema, {schema.text, "reviewerID"}).set_index("column")
     assert fields.loc["reviewerName", "role"] == "drop" and "direct identifier" in fields.loc["reviewerName", "note"]
     assert fields.loc["overall", "role"] == "other" and fields.loc["overall", "note"] == ""
+    assert schema.text == "notes"  # the first guess: the longest values that are not numbers
+    # The steward chooses another text column: the guess comes back with its own reason, the fields stay fields.
+    frame["title"] = [f"warm coat number {i}" for i in range(len(frame))]
+    chosen = loading.schema_for_text(frame, schema, "title", None)
+    fields = loading.field_table(frame, chosen, {"title", "reviewerID"}).set_index("column")
+    assert fields.loc["overall", "role"] == "other" and "free text besides" in fields.loc["notes", "note"]
     by_label(at.selectbox, "Text column").set_value("notes").run()
     by_label(at.button, "Use this data").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]

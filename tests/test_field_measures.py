@@ -329,5 +329,11 @@ def test_lambda_star_is_the_knob_with_mean_pmse_ratio_closest_to_one():
     )
     choice = select_by_pmse_ratio(summary)
     assert (choice.best, choice.high, choice.low) == (0.01, 0.2, 0.001)
+    assert "smaller λ over-fit" in choice.why
+    # Every ratio above 1: the smallest knob measured is the closest, and the steward is told it is an edge.
+    edge = select_by_pmse_ratio(summary.assign(mean=[1.06, 1.3, 2.0, 3.0]), "α")
+    assert edge.best == 0.001 and "the smallest α measured and still under-fits" in edge.why
+    low = select_by_pmse_ratio(summary.assign(mean=[0.1, 0.2, 0.5, 0.9]))
+    assert low.best == 0.2 and "a larger λ might come closer" in low.why
     with pytest.raises(ConfigError, match="pMSE ratio was not measured"):
         select_by_pmse_ratio(summary.assign(metric="other"))

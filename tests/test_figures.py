@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -50,6 +52,23 @@ def make_sweep(scale: str = "linear") -> SweepResult:
     )
 
 
+def test_a_frontier_axis_does_not_stretch_rounding_noise_into_a_slope():
+    """Risk values 1e-9 apart (a swap's DR on data it barely changes) are drawn level, within a span of 0.01;
+    an axis whose values differ more keeps its span (with room at the right for the last point's label)."""
+    sweep = make_sweep()
+    rows = sweep.rows.copy()
+    risk = rows["metric"] == RISK
+    rows.loc[risk, "value"] = 1 - 1e-9 * rows.loc[risk, "knob"]
+    baseline = {**sweep.baseline, RISK + "_confidential": MetricResult(RISK + "_confidential", 1.0)}
+    flat = dataclasses.replace(sweep, rows=rows, summary=summarize(rows), baseline=baseline)
+    fig = frontier_figure(flat, RISK, UTILITY)
+    low, high = sorted(fig.layout.yaxis.range)
+    assert high - low == pytest.approx(0.01) and low < 1 - 1e-9 < 1 < high
+    x_low, x_high = fig.layout.xaxis.range  # utilities 0.48 … 1 (the star): 5% at the left, 10% at the right
+    assert x_low == pytest.approx(0.48 - 0.05 * 0.52, abs=1e-3) and x_high == pytest.approx(1 + 0.1 * 0.52, abs=1e-3)
+    assert frontier_figure(sweep, RISK, UTILITY).layout.yaxis.range is None
+
+
 def test_frontier_marks_current_and_chosen_knob():
     fig = frontier_figure(make_sweep(), RISK, UTILITY, current=0.5, chosen=1.0)
     by_role = {t.meta["role"]: t for t in fig.data if isinstance(t.meta, dict) and "role" in t.meta}
@@ -66,13 +85,15 @@ def test_frontier_axes_follow_each_measures_direction():
     """fmr is a risk measure where higher is safer: its axis runs downwards so that safer is still lower, and
     propensity-score utility Up (lower is better) runs right to left; the plain pair is not turned."""
     plain = frontier_figure(make_sweep(), RISK, UTILITY)
-    assert plain.layout.yaxis.autorange is True and plain.layout.xaxis.autorange is True
+    x_low, x_high = plain.layout.xaxis.range  # utility from left to right, room at the right for a label
+    assert plain.layout.yaxis.autorange is True and x_low < x_high
     sweep = make_sweep()
     for frame in (sweep.rows, sweep.summary):
         frame["metric"] = frame["metric"].map({RISK: "fmr", UTILITY: "propensity_up"}).fillna(frame["metric"])
     sweep.baseline = {}
     turned = frontier_figure(sweep, "fmr", "propensity_up")
-    assert turned.layout.yaxis.autorange == "reversed" and turned.layout.xaxis.autorange == "reversed"
+    x_left, x_right = turned.layout.xaxis.range  # drawn reversed: the larger value at the left
+    assert turned.layout.yaxis.autorange == "reversed" and x_left > x_right
     assert "axis reversed" in turned.layout.yaxis.title.text
     assert turned.layout.title.text.endswith("lower right is better")
 
@@ -198,6 +219,11 @@ def test_frontier_labels_of_coinciding_points_are_not_printed_on_top_of_each_oth
     # Side by side at one height, 8 % of the width apart: the text of two labels would run together.
     level = np.array([0.0, 0.08, 1.0]), np.array([1.0, 1.0, 0.0])
     assert uncluttered_labels(*level, ["0.25", "0.5", "5"]) == ["0.25", "", "5"]
+    # Far apart among themselves, but squeezed into a corner by what else the axes show (the unprotected star at
+    # 10): drawn, they are 1% of the width apart, and only the first is labelled.
+    corner = np.array([0.0, 0.1]), np.array([0.0, 0.0])
+    assert uncluttered_labels(*corner, ["5000", "10000"]) == ["5000", "10000"]
+    assert uncluttered_labels(*corner, ["5000", "10000"], [10.0], [0.0]) == ["5000", ""]
 
 
 def test_methods_frontier_draws_each_method_along_its_knob_with_its_ends_labelled():

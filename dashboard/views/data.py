@@ -177,12 +177,15 @@ def _mapping(source: Source) -> None:
         )
     author_col = None if author == NONE else author
     document_col = None if document == NONE else document
-    base = loading.field_table(source.table, schema, {text, author, document})
+    fields_from = loading.schema_for_text(source.table, schema, text, source.demo)
+    base = loading.field_table(source.table, fields_from, {text, author, document})
     st.caption(
         "The other columns: their kind, and their role — sensitive (to be protected), key (an intruder "
         "may know it), other, or drop (left out of the dataset)."
     )
-    table_key = f"map_fields::{source.id}::" + hashlib.sha1("\x1f".join(base["column"]).encode()).hexdigest()[:10]
+    table_key = (
+        f"map_fields::{source.id}::" + hashlib.sha1("\x1f".join([text, *base["column"]]).encode()).hexdigest()[:10]
+    )
     fields = st.data_editor(
         base,
         key=table_key,

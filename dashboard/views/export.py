@@ -23,7 +23,7 @@ PIN_KEY = "export_pin"
 def _facts(dataset, candidate) -> None:
     protector = METHODS[candidate.method]
     knob = protector.knob
-    changed = ", ".join(f"{k} = {v}" for k, v in sorted(candidate.params.items())) or "defaults"
+    changed = candidate.settings_text() or "defaults"
     rows = [
         ("Dataset", dataset.name),
         ("Method", f"{protector.title} ({candidate.method}), {changed}"),

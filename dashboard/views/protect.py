@@ -69,15 +69,17 @@ def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | N
 def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResult | None) -> dict:
     info = metric_info(mid)
     delta, tone = None, "off"
-    if base is not None and not math.isnan(base.value) and not math.isnan(m.value):
+    if display.compares_with_unprotected(info.better, base, m):
         delta = display.change_text(m.value - base.value, info.integer)
         tone = display.delta_tone(info.better, m.value, base.value)
-    if sweep.replicates > 1 and m.lo is not None and m.hi is not None:
+    ranged = sweep.replicates > 1 and m.lo is not None and m.hi is not None
+    if ranged:
         interval = f"95% interval over {sweep.replicates} replicates: {info.format(m.lo)} to {info.format(m.hi)}"
     else:
         interval = "One release per setting, so no interval (deterministic method or M = 1)"
     meaning = " ".join(filter(None, [info.meaning, sweep.notes.get(mid, "")]))
-    note = f"{info.kind.capitalize()}, {info.better_text}. {interval}."  # what it means is behind the "?"
+    # what it means, and why there is no interval, are behind the "?"
+    note = f"{info.kind.capitalize()}, {info.better_text}." + (f" {interval}." if ranged else "")
     return knob_view.card(info.label, info.format(m.value), delta, tone, note=note, help=f"{meaning}\n\n{interval}.")
 
 

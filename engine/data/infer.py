@@ -57,6 +57,13 @@ def left_out_columns(frame: pd.DataFrame) -> dict[str, str]:
         return {}
 
 
+def likely_text_column(frame: pd.DataFrame) -> str:
+    """The column most likely to be the text when inference cannot tell (`infer_schema` raised): of the columns
+    that do not hold numbers, the one with the longest values; else the first column."""
+    candidates = [c for c in frame.columns if _numeric_view(frame[c]) is None]
+    return str(max(candidates, key=lambda c: _mean_length(frame[c])) if candidates else frame.columns[0])
+
+
 def infer_with_reasons(frame: pd.DataFrame, text: str | None = None) -> tuple[Schema, dict[str, str]]:
     """`infer_schema`'s schema, and why each column it leaves out (not a field, nor the text, author or
     document column) is left out, in the steward's words. ``text`` names the text column instead of inferring

@@ -136,17 +136,29 @@ def _row_at(table: pd.DataFrame, knob: float | None) -> pd.Series | None:
 
 
 def uncluttered_labels(
-    x: np.ndarray, y: np.ndarray, labels: list[str], gap_x: float = 0.1, gap_y: float = 0.08
+    x: np.ndarray,
+    y: np.ndarray,
+    labels: list[str],
+    extent_x: Sequence[float | None] = (),
+    extent_y: Sequence[float | None] = (),
+    gap_x: float = 0.1,
+    gap_y: float = 0.08,
 ) -> list[str]:
     """``labels`` with those of points too close to an already labelled one blanked (first come, first
     labelled), so that knob values whose measures coincide (every ε that releases noise) do not print on top of
     each other. A label is a box wider than tall: two points are too close when they are within ``gap_x`` of
-    the x axis's span and ``gap_y`` of the y axis's span of each other. Every point keeps its value on hover."""
+    the x axis's span and ``gap_y`` of the y axis's span of each other — the spans of the points and of what
+    else the axes show (``extent_x``, ``extent_y``: a star, error bars), which squeeze the points together.
+    Every point keeps its value on hover."""
     finite = np.isfinite(x) & np.isfinite(y)
-    span_x = float(np.ptp(x[finite])) if finite.any() else 0.0
-    span_y = float(np.ptp(y[finite])) if finite.any() else 0.0
-    px = (x - np.nanmin(x)) / span_x if span_x > 0 else np.zeros_like(x)
-    py = (y - np.nanmin(y)) / span_y if span_y > 0 else np.zeros_like(y)
+
+    def span(v: np.ndarray, extent: Sequence[float | None]) -> tuple[float, float]:
+        values = [float(a) for a in [*v[finite], *extent] if a is not None and math.isfinite(float(a))]
+        return (min(values), max(values) - min(values)) if values else (0.0, 0.0)
+
+    (x0, span_x), (y0, span_y) = span(x, extent_x), span(y, extent_y)
+    px = (x - x0) / span_x if span_x > 0 else np.zeros_like(x)
+    py = (y - y0) / span_y if span_y > 0 else np.zeros_like(y)
     kept: list[int] = []
     out = []
     for i, label in enumerate(labels):
@@ -175,6 +187,9 @@ def frontier_figure(
     r_info, u_info = metric_info(risk), metric_info(utility)
     t = frontier(sweep.summary, risk, utility).sort_values("knob").reset_index(drop=True)
     labels = [knob.format(k) for k in t["knob"]]
+    r0, u0 = sweep.baseline_value(risk), sweep.baseline_value(utility)
+    xs = [*t["utility"], *t["utility_lo"].dropna(), *t["utility_hi"].dropna(), u0]  # what the axes span
+    ys = [*t["risk"], *t["risk_lo"].dropna(), *t["risk_hi"].dropna(), r0]
     ex_up, ex_down = _err(t["utility"], t["utility_lo"], t["utility_hi"])
     ey_up, ey_down = _err(t["risk"], t["risk_lo"], t["risk_hi"])
     hover = (
@@ -200,9 +215,9 @@ def frontier_figure(
             y=t["risk"],
             mode="markers+text",
             name=f"{_plain(knob.label)} ({_plain(knob.symbol)})",
-            text=uncluttered_labels(t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels),
+            text=uncluttered_labels(t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels, xs, ys),
             customdata=labels,
-            textposition=_inward(t["utility"].to_numpy(float), u_info.better == "lower"),
+            textposition="top right",
             hovertemplate=hover,
             marker=dict(color=COLOURS["point"], size=9),
             error_x=dict(type="data", array=ex_up, arrayminus=ex_down, thickness=1, width=3, color="#9ab"),
@@ -210,7 +225,6 @@ def frontier_figure(
         )
     )
 
-    r0, u0 = sweep.baseline_value(risk), sweep.baseline_value(utility)
     if r0 is not None and u0 is not None:
         fig.add_trace(
             go.Scatter(
@@ -265,11 +279,41 @@ def frontier_figure(
         title=dict(
             text="Risk against utility" + (": lower right is better" if oriented_both else ""), font=dict(size=15)
         ),
-        xaxis=dict(title=_axis_title(u_info.label, u_info.better, x_rev), autorange="reversed" if x_rev else True),
-        yaxis=dict(title=_axis_title(r_info.label, r_info.better, y_rev), autorange="reversed" if y_rev else True),
+        xaxis=dict(title=_axis_title(u_info.label, u_info.better, x_rev), **_axis_range(xs, x_rev, LABEL_ROOM)),
+        yaxis=dict(title=_axis_title(r_info.label, r_info.better, y_rev), **_axis_range(ys, y_rev)),
         legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
     )
     return fig
+
+
+MIN_AXIS_SPAN = 0.01
+"""The least span a frontier's axis shows: values that differ by less (a risk of 0.9999999970 against
+0.9999999995) are drawn as one level, not stretched into a slope of rounding noise."""
+
+
+LABEL_ROOM = 0.1
+"""Room at the right of a frontier's x axis, as a share of its values' span, for the knob value written to the
+right of the rightmost point (it was cut by the figure's edge)."""
+
+
+def _axis_range(values: Sequence[float], reversed_: bool, room: float = 0.0) -> dict:
+    """An axis's range settings: Plotly's own (reversed where better is lower) unless ``values`` span less than
+    `MIN_AXIS_SPAN` — then that span around their middle — or ``room`` is asked for: then their span with 5% at
+    the left and ``room`` at the right, as drawn."""
+    finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    if not finite:
+        return {"autorange": "reversed" if reversed_ else True}
+    low, high = min(finite), max(finite)
+    if high - low < MIN_AXIS_SPAN:
+        middle = (high + low) / 2
+        low, high = middle - MIN_AXIS_SPAN / 2, middle + MIN_AXIS_SPAN / 2
+    elif room:
+        span = high - low
+        left, right = 0.05 * span, room * span
+        low, high = (low - right, high + left) if reversed_ else (low - left, high + right)
+    else:
+        return {"autorange": "reversed" if reversed_ else True}
+    return {"range": [high, low] if reversed_ else [low, high]}
 
 
 METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
@@ -277,17 +321,6 @@ METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c
 METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up", "x", "pentagon")
 PARETO_RING = "#d62728"
 """The ring around a release on the frontier across methods: a red no method's line has."""
-
-
-def _inward(x: np.ndarray, x_rev: bool = False, edge: float = 0.15) -> list[str]:
-    """A text position per point: above and to the right, or to the left for a point in the right ``edge`` of
-    the range as drawn (``x_rev``: the axis runs the other way), whose label would be cut by the figure's edge."""
-    finite = x[np.isfinite(x)]
-    if len(finite) < 2 or finite.max() == finite.min():
-        return ["top right"] * len(x)
-    drawn = (x - finite.min()) / (finite.max() - finite.min())
-    right = (1 - drawn) if x_rev else drawn
-    return ["top left" if r > 1 - edge else "top right" for r in right]
 
 
 def _away_from_line(x: np.ndarray, y: np.ndarray, x_rev: bool = False, y_rev: bool = False) -> list[str]:
@@ -347,7 +380,9 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
     ends = np.array([i in (0, len(trace.text) - 1) for trace in fig.data for i in range(len(trace.text))], dtype=bool)
     shown = np.full(len(texts), "", dtype=object)
     if ends.any():
-        shown[ends] = uncluttered_labels(np.asarray(xs)[ends], np.asarray(ys)[ends], list(np.asarray(texts)[ends]))
+        drawn_x, drawn_y = [*xs, *(baseline[:1] if baseline else ())], [*ys, *(baseline[1:] if baseline else ())]
+        ends_x, ends_y = np.asarray(xs)[ends], np.asarray(ys)[ends]
+        shown[ends] = uncluttered_labels(ends_x, ends_y, list(np.asarray(texts)[ends]), drawn_x, drawn_y)
     start = 0
     for trace in fig.data:
         trace.text = list(shown[start : start + len(trace.text)])

@@ -330,7 +330,8 @@ class PmseRatio(_PropensityMeasure):
     meaning = (
         "Propensity-score mean squared error of telling synthetic from confidential records (text by random "
         "projection, fields and their interactions), divided by its mean when both come from the same distribution "
-        "(Snoke et al. 2018; the null mean as derived in engine/measures/utility/pmse.py). About 1 = good "
+        "(after Snoke et al. 2018: (k − 1 − d)·c(1 − c)/N for k parameters, d of them the text's, which cannot "
+        "separate the two copies of a record; c the synthetic share of N rows). About 1 = good "
         "synthesis; below 1 = over-fit to the confidential values; above 1 = under-fit. Mean over the projections."
     )
     high = float("inf")
