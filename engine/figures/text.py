@@ -557,7 +557,12 @@ def attack_bars_figure(
     for t, d in zip(targets, everyone):
         hit = d[d["is_true"].astype(bool) & d["is_guess"].astype(bool)]
         n_guess = int(d["is_guess"].astype(bool).sum())
-        status = "missed" if hit.empty else ("identified" if n_guess == 1 else f"tied with {n_guess - 1} other(s)")
+        if hit.empty:
+            status = "missed"
+        elif n_guess == 1:
+            status = "identified"
+        else:  # the attacker cannot tell the target from the others that score as high: a 1-in-n guess
+            status = f"tied with {n_guess - 1} other{'s' if n_guess > 2 else ''} (a 1 in {n_guess:,} guess)"
         titles.append(f"{_plain(t)}: {status}")
     # Room between rows for the slanted user names of the row above and the panel titles of the row below.
     row_px, gap_px = 240, 150
