@@ -31,6 +31,7 @@ class Source:
     data: bytes = b""
     encoding: str | None = None
     external: tuple[str, bytes] | None = None
+    unclear: str | None = None  # why no column surely holds the text (the steward chooses it), or None
 
 
 def _demo_source() -> Source | None:
@@ -99,8 +100,6 @@ def _upload_source() -> Source | None:
     if start is None:
         return None
     schema, why = start
-    if why is not None:
-        st.warning(f"No column surely holds the free text: {display.md_escape(why)}.")
     digest = hashlib.sha256(data).hexdigest()[:16]
     return Source(
         id=f"upload:{digest}",
@@ -110,6 +109,7 @@ def _upload_source() -> Source | None:
         data=data,
         encoding=enc,
         external=None if external is None else (external.name, external.getvalue()),
+        unclear=why,
     )
 
 
@@ -175,6 +175,8 @@ def _mapping(source: Source) -> None:
             f"map_document::{source.id}",
             "Records that are chunks of one document, or none.",
         )
+    if source.unclear is not None and not st.session_state.get(_confirmed(source)):
+        st.warning(f"No column surely holds the free text: {display.md_escape(source.unclear)}.")
     author_col = None if author == NONE else author
     document_col = None if document == NONE else document
     fields_from = loading.schema_for_text(source.table, schema, text, source.demo)
@@ -204,9 +206,15 @@ def _mapping(source: Source) -> None:
         loaded = session.guarded(lambda: _load(source, text, author_col, document_col, fields, external))
         if loaded is not None:
             session.use_dataset(*loaded)
+            st.session_state[_confirmed(source)] = True  # the steward has chosen the text column: no more warning
             counts = loading.dataset_counts(loaded[0])
             st.session_state[FLASH] = f"Loaded {loaded[0].name}: {display.counted(counts['records'], 'record')}."
             st.rerun()
+
+
+def _confirmed(source: Source) -> str:
+    """The session key that says the steward loaded this source with the columns they chose."""
+    return f"data_confirmed::{source.id}"
 
 
 def _load(
