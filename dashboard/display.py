@@ -37,11 +37,17 @@ def as_sentence(message: object) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
-def compares_with_unprotected(better: str, base: MetricResult | None, m: MetricResult) -> bool:
+def compares_with_unprotected(metric_id: str, base: MetricResult | None, m: MetricResult) -> bool:
     """Whether a card shows a measure's change from the unprotected data: both values are numbers, and the
-    measure is not one whose ideal is 1 (a pMSE ratio is 0 on the unprotected data, by construction, so a
-    change from it says nothing of how close to 1 the release is)."""
-    return better != "one" and base is not None and not math.isnan(base.value) and not math.isnan(m.value)
+    unprotected value is not the measure's ideal by construction — a measure that compares the release with
+    the confidential data (cell differences 0, topic correlation 1) would only repeat its value — nor is the
+    measure one whose ideal is 1 (a pMSE ratio is 0 on the unprotected data, so a change from it says nothing of
+    how close to 1 the release is)."""
+    if base is None or math.isnan(base.value) or math.isnan(m.value):
+        return False
+    info = metric_info(metric_id)
+    ideal = {"lower": info.low, "higher": info.high}.get(info.better)
+    return ideal is not None and base.value != ideal
 
 
 def change_text(change: float, integer: bool = False) -> str:

@@ -180,6 +180,19 @@ class PmseChoice:
     why: str
 
 
+EDGE_TREND = 0.01
+"""How much nearer 1 the ratio at the grid's edge must be than at its neighbour for a value beyond the edge to be
+worth measuring."""
+
+
+def _beyond_the_edge(edge: float, neighbour: float, further: str, symbol: str) -> str:
+    """Whether a knob value beyond the grid's edge might bring the pMSE ratio nearer 1: only if it was still
+    coming nearer at the edge."""
+    if abs(neighbour - 1) - abs(edge - 1) > EDGE_TREND:
+        return f"so a {further} {symbol} might come closer"
+    return f"and the ratio hardly moves there ({neighbour:.3g} next to it), so a {further} {symbol} would not help"
+
+
 def select_by_pmse_ratio(summary: pd.DataFrame, symbol: str = "λ") -> PmseChoice:
     """Schneider, Hu, Mankad & Bale (2023), Section 5.3: λ* (or α*) is the knob value whose mean pMSE ratio
     over the M synthetic datasets is closest to 1 (a ratio below 1 over-fits, above 1 under-fits); λʰ and λˡ
@@ -192,16 +205,13 @@ def select_by_pmse_ratio(summary: pd.DataFrame, symbol: str = "λ") -> PmseChoic
     hi_knob, lo_knob = float(r["knob"].max()), float(r["knob"].min())
     knob, ratio = float(best["knob"]), float(best["mean"])
     why = f"its mean pMSE ratio ({ratio:.3g}) is the closest to 1 of the values measured; "
+    means = r["mean"].to_numpy(float)
     if knob == lo_knob and ratio > 1 and len(r) > 1:
-        why += (
-            f"it is the smallest {symbol} measured and still under-fits (ratio above 1: the text's information is "
-            f"lost), so a smaller {symbol} might come closer"
-        )
+        why += f"it is the smallest {symbol} measured and still under-fits (ratio above 1: the text's information "
+        why += f"is lost), {_beyond_the_edge(means[0], means[1], 'smaller', symbol)}"
     elif knob == hi_knob and ratio < 1 and len(r) > 1:
-        why += (
-            f"it is the largest {symbol} measured and still over-fits (ratio below 1: the synthetic values copy the "
-            f"confidential ones), so a larger {symbol} might come closer"
-        )
+        why += f"it is the largest {symbol} measured and still over-fits (ratio below 1: the synthetic values copy "
+        why += f"the confidential ones), {_beyond_the_edge(means[-1], means[-2], 'larger', symbol)}"
     else:
         why += (
             f"smaller {symbol} over-fit (ratio below 1: the synthetic values copy the confidential ones), larger "

@@ -319,7 +319,8 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypa
         cards["Attack identification rate"]["value"]
         == f"{at.session_state[session.CHOICE].sweep.metric_at(1.0, 'attack_identification_rate').value:.3f}"
     )
-    assert "vs unprotected" in cards["Word (unigram) similarity"]["delta"]
+    assert "vs unprotected" in cards["Attack identification rate"]["delta"]  # the unprotected data's risk: 0.8
+    assert cards["Word (unigram) similarity"]["delta"] is None  # 1 on the unprotected data by construction
     assert {"frontier", "attack_bars"} <= view_plots(at)
     samples = protected_samples(at)
     assert 1 <= len(samples) <= 10 and "[HANDLE_1]" in samples[0]

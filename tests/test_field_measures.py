@@ -333,6 +333,9 @@ def test_lambda_star_is_the_knob_with_mean_pmse_ratio_closest_to_one():
     # Every ratio above 1: the smallest knob measured is the closest, and the steward is told it is an edge.
     edge = select_by_pmse_ratio(summary.assign(mean=[1.06, 1.3, 2.0, 3.0]), "α")
     assert edge.best == 0.001 and "the smallest α measured and still under-fits" in edge.why
+    assert "a smaller α might come closer" in edge.why  # still falling towards 1 at the edge
+    flat = select_by_pmse_ratio(summary.assign(mean=[1.06, 1.062, 1.3, 3.0]), "α")  # flat at the edge: CART's α
+    assert "hardly moves there (1.06 next to it), so a smaller α would not help" in flat.why
     low = select_by_pmse_ratio(summary.assign(mean=[0.1, 0.2, 0.5, 0.9]))
     assert low.best == 0.2 and "a larger λ might come closer" in low.why
     with pytest.raises(ConfigError, match="pMSE ratio was not measured"):

@@ -224,6 +224,9 @@ def test_frontier_labels_of_coinciding_points_are_not_printed_on_top_of_each_oth
     corner = np.array([0.0, 0.1]), np.array([0.0, 0.0])
     assert uncluttered_labels(*corner, ["5000", "10000"]) == ["5000", "10000"]
     assert uncluttered_labels(*corner, ["5000", "10000"], [10.0], [0.0]) == ["5000", ""]
+    # Values 1e-9 apart on an axis drawn at least 0.01 wide (a swap's DR on reviews): one label, not nine.
+    noise = np.linspace(0.999, 0.999 + 8e-9, 9), np.linspace(1.0, 1.0 - 8e-9, 9)
+    assert sum(bool(s) for s in uncluttered_labels(*noise, list("abcdefghi"), min_span=0.01)) == 1
 
 
 def test_methods_frontier_draws_each_method_along_its_knob_with_its_ends_labelled():

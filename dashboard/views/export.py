@@ -136,7 +136,7 @@ def render() -> None:
     st.caption(
         "The manifest and the report carry who decided, when, why, and the other pins as the alternatives "
         "weighed, with their measures and the commands that make each again: "
-        + (", ".join(display.md_escape(n) for n in others) if others else "none pinned")
+        + (", ".join(display.md_escape(n) for n in others) if others else "none, as no other candidate is pinned")
         + "."
     )
     by = st.text_input("Decided by", key="export_by", persist_state="session", placeholder="name, role")

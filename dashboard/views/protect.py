@@ -69,7 +69,7 @@ def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | N
 def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResult | None) -> dict:
     info = metric_info(mid)
     delta, tone = None, "off"
-    if display.compares_with_unprotected(info.better, base, m):
+    if display.compares_with_unprotected(mid, base, m):
         delta = display.change_text(m.value - base.value, info.integer)
         tone = display.delta_tone(info.better, m.value, base.value)
     ranged = sweep.replicates > 1 and m.lo is not None and m.hi is not None

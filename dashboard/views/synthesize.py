@@ -142,7 +142,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta, tone = None, "off"
-        if display.compares_with_unprotected(info.better, base, m):
+        if display.compares_with_unprotected(mid, base, m):
             delta = display.change_text(m.value - base.value)
             tone = display.delta_tone(info.better, m.value, base.value)
         interval = (

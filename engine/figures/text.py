@@ -143,18 +143,24 @@ def uncluttered_labels(
     extent_y: Sequence[float | None] = (),
     gap_x: float = 0.1,
     gap_y: float = 0.08,
+    min_span: float = 0.0,
 ) -> list[str]:
     """``labels`` with those of points too close to an already labelled one blanked (first come, first
     labelled), so that knob values whose measures coincide (every ε that releases noise) do not print on top of
     each other. A label is a box wider than tall: two points are too close when they are within ``gap_x`` of
     the x axis's span and ``gap_y`` of the y axis's span of each other — the spans of the points and of what
-    else the axes show (``extent_x``, ``extent_y``: a star, error bars), which squeeze the points together.
-    Every point keeps its value on hover."""
+    else the axes show (``extent_x``, ``extent_y``: a star, error bars), which squeeze the points together, and
+    at least ``min_span`` (an axis drawn wider than its values, `MIN_AXIS_SPAN`). Every point keeps its value on
+    hover."""
     finite = np.isfinite(x) & np.isfinite(y)
 
     def span(v: np.ndarray, extent: Sequence[float | None]) -> tuple[float, float]:
         values = [float(a) for a in [*v[finite], *extent] if a is not None and math.isfinite(float(a))]
-        return (min(values), max(values) - min(values)) if values else (0.0, 0.0)
+        if not values:
+            return 0.0, 0.0
+        low, high = min(values), max(values)
+        widened = max(high - low, min_span)
+        return (low + high - widened) / 2, widened
 
     (x0, span_x), (y0, span_y) = span(x, extent_x), span(y, extent_y)
     px = (x - x0) / span_x if span_x > 0 else np.zeros_like(x)
@@ -215,7 +221,9 @@ def frontier_figure(
             y=t["risk"],
             mode="markers+text",
             name=f"{_plain(knob.label)} ({_plain(knob.symbol)})",
-            text=uncluttered_labels(t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels, xs, ys),
+            text=uncluttered_labels(
+                t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels, xs, ys, min_span=MIN_AXIS_SPAN
+            ),
             customdata=labels,
             textposition="top right",
             hovertemplate=hover,
@@ -562,7 +570,7 @@ def attack_bars_figure(
         elif n_guess == 1:
             status = "identified"
         else:  # the attacker cannot tell the target from the others that score as high: a 1-in-n guess
-            status = f"tied with {n_guess - 1} other{'s' if n_guess > 2 else ''} (a 1 in {n_guess:,} guess)"
+            status = f"a 1-in-{n_guess:,} tie"
         titles.append(f"{_plain(t)}: {status}")
     # Room between rows for the slanted user names of the row above and the panel titles of the row below.
     row_px, gap_px = 240, 150

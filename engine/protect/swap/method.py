@@ -373,7 +373,8 @@ class EntitySwap(Protector):
             return schema.document
         raise ConfigError(
             "the swap needs the field to protect (metadata): the data has no sensitive categorical field and no "
-            "document column; name one with --metadata"
+            "document column; choose one: the Protected field box on the Protect page, or --metadata on the command "
+            "line"
         )
 
     def fit_identity(self, dataset: Dataset | None = None) -> dict:
