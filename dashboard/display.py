@@ -33,7 +33,8 @@ def as_sentence(message: object) -> str:
     text = str(message).strip()
     if not text:
         return text
-    text = text[0].upper() + text[1:]
+    if "a" <= text[0] <= "z":  # not a knob's symbol: "ε = 5" stays, never "Ε = 5"
+        text = text[0].upper() + text[1:]
     return text if text.endswith((".", "?", "!")) else text + "."
 
 

@@ -161,3 +161,11 @@ def test_a_cards_change_that_rounds_to_nothing_is_said_so():
     assert change_text(-0.00002) == "within 0.001 of unprotected" and change_text(0.0) == "same as unprotected"
     assert change_text(1234.4, integer=True) == "+1,234 vs unprotected"
     assert change_text(0.3, integer=True) == "under 1 from unprotected"
+
+
+def test_an_engine_message_reads_as_a_sentence_without_touching_a_knob_symbol():
+    from dashboard.display import as_sentence
+
+    assert as_sentence("no column 'x'; columns: a, b") == "No column 'x'; columns: a, b."
+    assert as_sentence("ε = 1000 split over 396 authors") == "ε = 1000 split over 396 authors."
+    assert as_sentence("'data.csv' is empty.") == "'data.csv' is empty."

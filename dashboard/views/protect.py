@@ -250,9 +250,11 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     """The sample records the release changed, original and protected side by side with the changes marked."""
     at = release.knob
     out = [knob_view.text("Sample protected records", "heading")]
+    setting = display.knob_text(knob, at)
     for info in release.info.values():
-        if isinstance(info, str) and info:
-            out.append(knob_view.text(f"At {display.knob_text(knob, at)}: {info}", "caption"))
+        if isinstance(info, str) and info:  # "At ε = 1000: ε = 1000 split over ..." said the setting twice
+            text = info if info.startswith(setting) else f"At {setting}: {info}"
+            out.append(knob_view.text(display.as_sentence(text), "caption"))
     labels = METHODS[release.method].change_labels
     changed = [
         display.sample_html(dataset, release, r, labels) for r in sampling.changed_records(dataset, release, records)

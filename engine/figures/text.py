@@ -65,11 +65,13 @@ def _plain(value: object) -> str:
 
 
 def knob_axis(knob: Knob) -> dict:
-    """The x axis of a figure along a knob: its label, symbol, which way is more private, and its scale."""
+    """The x axis of a figure along a knob: its label, symbol, which way is more private, and its scale, its
+    small values written as the slider writes them (1e−8, not Plotly's SI "10n")."""
     more = "higher" if knob.more_privacy == "higher" else "lower"
     return dict(
         title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
         type="log" if knob.scale == "log" else "linear",
+        exponentformat="e",
     )
 
 
