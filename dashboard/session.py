@@ -76,9 +76,10 @@ def guarded(fn: Callable[[], T], prefix: str = "") -> T | None:
     try:
         return fn()
     except TextsdcError as exc:
-        st.error(f"{prefix}{display.as_sentence(exc) if not prefix else exc}")
+        message = str(exc)
     except OSError as exc:
-        st.error(f"{prefix}{display.as_sentence(os_error_message(exc)) if not prefix else os_error_message(exc)}")
+        message = os_error_message(exc)
+    st.error(f"{prefix}{message}" if prefix else display.as_sentence(message))  # a prefix starts the sentence
     return None
 
 
