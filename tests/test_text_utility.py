@@ -16,7 +16,7 @@ from engine.errors import ConfigError
 from engine.measures.evaluate import Evaluator
 from engine.measures.options import MeasureOptions
 from engine.measures.utility.classifier import classifier_target
-from engine.measures.utility.sentiment import class_shares, lexicon_classes
+from engine.measures.utility.sentiment import _vader, class_shares, lexicon_classes
 
 GOOD = ["love", "great", "wonderful", "thanks", "awesome", "happy"]
 BAD = ["awful", "terrible", "hate", "worst", "angry", "delayed"]
@@ -64,6 +64,35 @@ def test_the_lexicon_reads_sentiment():
     np.testing.assert_array_equal(
         lexicon_classes(["I love it, wonderful!", "awful, I hate this", "the gate"]), [2, 0, 1]
     )
+
+
+IDIOMS = [
+    "I am not happy with this",
+    "never so good, never this bad",
+    "without doubt the best; it is without any doubt great",
+    "it was kind of great and sort of awful",
+    "at least it works. Very least helpful. The least bad",
+    "this is the shit and the bomb, a real badass",
+    "yeah right, that will cut the mustard and hand to mouth",
+    "no good. no problem. not bad at all. No, nor great",
+    "GREAT flight but the crew was NOT friendly",
+    "good",
+    "not good",
+    "happy never",
+]
+
+
+def test_the_lexicon_model_scores_as_the_vader_package_does():
+    """The analyzer whose checks read a window around each sentiment word scores every text as the package's
+    own does: idioms and negations near the start, the middle and the end, and a long text (where the
+    package's checks took time growing with the square of its length)."""
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    stock = SentimentIntensityAnalyzer()
+    long_text = " ".join(IDIOMS * 40)
+    texts = [*IDIOMS, " ".join(IDIOMS), long_text, "", "!!!", ":) :("]
+    for text in texts:
+        assert _vader().polarity_scores(text) == stock.polarity_scores(text), text
 
 
 def test_unchanged_release_scores_one_and_says_how():
