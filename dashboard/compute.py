@@ -11,6 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard.caching import (
     Slot,
@@ -27,7 +28,7 @@ from dashboard.caching import (
 )
 from dashboard.display import counted, md_escape
 from dashboard.prepared import persist_as, prepared
-from dashboard.session import guarded, page_dataset
+from dashboard.session import area, guarded, page_dataset
 from engine.cache import fit_cached, sweep_cached, sweep_name
 from engine.compare import Comparison
 from engine.data.dataset import Dataset
@@ -169,15 +170,29 @@ def sweep_ready(
     return _sweep_slot_for(dataset, method, replicates, seed, params, options)[0].filled
 
 
+def sweep_body(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    params: dict | None = None,
+    options: MeasureOptions | None = None,
+) -> DeltaGenerator:
+    """Where a page draws a sweep's progress and every view that follows it (`session.area`): redrawn in place
+    while the sweep is in memory, emptied at once when it must be made (another method or setting)."""
+    return area("sweep", fresh=not sweep_ready(dataset, method, replicates, seed, params, options))
+
+
 Settings = tuple[str, dict, MeasureOptions, int, int]  # method, its parameters, measure options, replicates, seed
 
 
 def page_sweep(
     releases: str, settings_of: Callable[[Dataset], Settings | None]
-) -> tuple[Dataset, Settings, SweepResult] | None:
+) -> tuple[Dataset, Settings, SweepResult, DeltaGenerator] | None:
     """The start of a page that sweeps a method's knob: the dataset (or a pointer to the Data page), a caption
-    naming it and saying what the page ``releases``, the page's own settings, and the sweep with a progress bar.
-    None when any of them is missing (the page has then said why)."""
+    naming it and saying what the page ``releases``, the page's own settings, and the sweep with a progress bar,
+    drawn in the `sweep_body` the page draws the rest in (returned last). None when any of them is missing (the
+    page has then said why)."""
     dataset = page_dataset()
     if dataset is None:
         return None
@@ -186,8 +201,10 @@ def page_sweep(
     if settings is None:
         return None
     method, params, options, replicates, seed = settings
-    sweep = sweep_with_progress(dataset, method, replicates, seed, params, options)
-    return None if sweep is None else (dataset, settings, sweep)
+    body = sweep_body(dataset, method, replicates, seed, params, options)
+    with body:
+        sweep = sweep_with_progress(dataset, method, replicates, seed, params, options)
+    return None if sweep is None else (dataset, settings, sweep, body)
 
 
 def sweep_with_progress(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import display, knob_view, pages
 from dashboard.loading import Origin, load_source
@@ -68,6 +69,19 @@ SEED_KEY = "protect_seed"
 def knob_key(method: str) -> str:
     """The session-state key of the knob slider of ``method``."""
     return f"knob::{method}"
+
+
+def area(name: str, fresh: bool) -> DeltaGenerator:
+    """A container for a part of a page that a long computation may redraw. Streamlit redraws a container in
+    place: what the last run drew in it stays, greyed, until this run draws over it or ends (a new container of
+    the same kind at the same place inherits the old one's children). So the area has two places, one left empty;
+    with ``fresh`` it moves to the other, and what it held goes at once (the last method's cards and settings are
+    not left on screen while a new method's sweep runs); otherwise it stays and is redrawn in place."""
+    key = f"area_{name}"
+    at = int(st.session_state.get(key, 0)) ^ int(fresh)
+    st.session_state[key] = at
+    places = (st.empty(), st.empty())
+    return places[at].container()
 
 
 def guarded(fn: Callable[[], T], prefix: str = "") -> T | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
+from streamlit.testing.v1.element_tree import Block
 
 from dashboard import session
 from dashboard.app import data_argument
@@ -734,3 +735,35 @@ def test_no_page_module_holds_a_bare_expression_streamlit_would_write():
             if isinstance(node, ast.Expr) and not isinstance(node.value, (ast.Call, ast.Await)):
                 found.append(f"{path.name}:{node.lineno}")
     assert not found, found
+
+
+def _area_script() -> None:
+    import streamlit as st
+
+    from dashboard import session
+
+    with session.area("views", fresh=st.session_state.get("fresh", False)):
+        st.markdown(st.session_state.get("text", "first"))
+
+
+def test_an_area_moves_to_its_other_place_when_fresh_and_stays_otherwise():
+    """What the last run drew goes at once only if the area moves: Streamlit's browser keeps a container's
+    children when a container takes its place, so a fresh area must be drawn in the place left empty."""
+    at = AppTest.from_function(_area_script)
+    at.run()
+
+    def place() -> int:
+        holding = [i for i, child in enumerate(at.main.children.values()) if isinstance(child, Block)]
+        assert len(at.main.children) == 2 and len(holding) == 1, at.main.children
+        return holding[0]
+
+    start_place = place()
+    at.session_state["text"] = "redrawn"
+    at.run()
+    assert place() == start_place and at.markdown[0].value == "redrawn"
+    at.session_state["fresh"] = True
+    at.session_state["text"] = "another method"
+    at.run()
+    assert place() == 1 - start_place and at.markdown[0].value == "another method"
+    at.run()  # fresh again: back to the first place
+    assert place() == start_place

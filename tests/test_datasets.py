@@ -201,6 +201,35 @@ def test_jsonl_line_that_is_not_an_object(tmp_path):
         load_dataset(path)
 
 
+def test_documents_stored_as_lists_of_sentences_or_turns_become_text_that_can_be_protected(tmp_path):
+    """A call kept as its list of sentences (MAEC) or of speakers' turns (the 2021 Q3 calls) is read as one
+    text: items one per line, a turn as "speaker: speech"; deeper values as JSON. Inference then finds the
+    text column, which it could not while the values were lists."""
+    lines = [
+        '{"call": "a", "sentences": ["Thank you all for joining", "Revenue rose 6%"], "meta": {"q": {"n": 1}}}',
+        '{"call": "b", "sentences": ["We saw strong bookings", "Margins held"], "meta": null}',
+        '{"call": "c", "turns": [{"speaker": "Operator", "speech": "Good morning"}, {"speaker": "CEO", '
+        '"speech": "Thanks, and welcome to our call"}], "sentences": []}',
+    ]
+    path = write(tmp_path, "calls.jsonl", "\n".join(lines) + "\n")
+    frame = read_table(path)
+    assert frame["sentences"].tolist() == [
+        "Thank you all for joining\nRevenue rose 6%",
+        "We saw strong bookings\nMargins held",
+        "",
+    ]
+    assert frame.loc[2, "turns"] == "Operator: Good morning\n\nCEO: Thanks, and welcome to our call"
+    assert frame.loc[0, "meta"] == '{"q": {"n": 1}}'
+    assert frame.attrs[readers_mod.NESTED_COLUMNS] == ["sentences", "meta", "turns"]
+    assert infer_schema(frame.iloc[:2]).text == "sentences"
+    parquet = tmp_path / "calls.parquet"
+    pd.DataFrame({"call": ["a", "b"], "sentences": [["s one", "s two"], ["s three"]]}).to_parquet(parquet)
+    assert read_table(parquet)["sentences"].tolist() == ["s one\ns two", "s three"]
+    assert (
+        read_table(write(tmp_path, "flat.jsonl", '{"text": "plain words"}\n')).attrs[readers_mod.NESTED_COLUMNS] == []
+    )
+
+
 def test_corrupt_parquet(tmp_path):
     path = write(tmp_path, "broken.parquet", b"PAR1 this is not really parquet PAR1")
     with pytest.raises(DataError, match=r"broken\.parquet is not a readable Parquet file"):
@@ -282,10 +311,14 @@ def test_text_column_of_numbers_in_a_typed_frame():
         validate(frame, Schema(text="n"), "frame")
 
 
-def test_text_column_of_lists(tmp_path):
+def test_text_column_of_lists_is_read_as_lines_and_of_numbers_is_refused(tmp_path):
     path = write(tmp_path, "d.jsonl", '{"s": ["a", "b"], "t": "x"}\n{"s": ["c"], "t": "y"}\n')
-    with pytest.raises(DataError, match=r"column 's' was chosen as the text column but holds non-text values"):
-        load_dataset(path, Schema(text="s"))
+    assert load_dataset(path, Schema(text="s")).frame["s"].tolist() == ["a\nb", "c"]
+    numbers = write(tmp_path, "n.jsonl", '{"s": 5, "t": "x"}\n{"s": 6, "t": "y"}\n')
+    with pytest.raises(
+        DataError, match=r"column 's' was chosen as the text column but holds numbers \(first value 5\)"
+    ):
+        load_dataset(numbers, Schema(text="s"))
 
 
 def test_some_empty_texts_become_empty_strings_but_all_empty_is_an_error(tmp_path):

@@ -365,8 +365,9 @@ def render() -> None:
     )
     if started is None:
         return
-    dataset, (method, params, options, replicates, seed), sweep = started
-    _at_knob(dataset, method, params, options, seed, sweep)
+    dataset, (method, params, options, replicates, seed), sweep, body = started
+    with body:
+        _at_knob(dataset, method, params, options, seed, sweep)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import streamlit as st
 
 from dashboard import display, loading, session
 from engine.data.demos import DemoInfo
+from engine.data.readers import NESTED_COLUMNS
 from engine.data.schema import FIELD_KINDS, FIELD_ROLES, ExternalSpec, Schema
 from engine.measures.risk.duplicates import verbatim_warning
 
@@ -155,6 +156,13 @@ def _external_rule(source: Source, author: str | None) -> tuple[ExternalSpec | N
 def _mapping(source: Source) -> None:
     st.subheader("Column roles")
     columns = [str(c) for c in source.table.columns]
+    nested = source.table.attrs.get(NESTED_COLUMNS) or []
+    if nested:
+        st.caption(
+            f"{display.counted(len(nested), 'column')} held lists or records, read as text: "
+            f"{', '.join(display.md_escape(c) for c in nested)} (a list's items one per line; a list of records one "
+            "paragraph per record, its values joined by “: ”, as in “Operator: Good morning”)."
+        )
     schema = source.schema
     c1, c2, c3 = st.columns(3)
     with c1:

@@ -385,6 +385,9 @@ def _view_at(
     return out
 
 
+SHOWN_METHOD_KEY = "protect_shown_method"  # the method the page drew its settings for last
+
+
 @st.fragment
 def _at_knob(
     dataset: Dataset,
@@ -451,8 +454,11 @@ def render() -> None:
         )
         st.caption(display.md_escape(METHODS[method].description))
     protector = METHODS[method]
-    params = widgets.parameter_widgets(method, dataset)
-    gold_check.render(method, params)
+    shown = st.session_state.get(SHOWN_METHOD_KEY)
+    st.session_state[SHOWN_METHOD_KEY] = method
+    with session.area("method_settings", fresh=shown != method):  # the last method's settings go at once
+        params = widgets.parameter_widgets(method, dataset)
+        gold_check.render(method, params)
     with st.expander("Replicates and seed"):
         st.session_state.setdefault(session.REPLICATES_KEY, 1)
         st.session_state.setdefault(session.SEED_KEY, 0)
@@ -484,15 +490,16 @@ def render() -> None:
     if options is None:
         return
 
-    sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params, options)
-    if sweep is None:
-        return
-    risk, utility = _measure_pickers(sweep, c_risk, c_utility)
-    for line in display.not_measured_lines(sweep.skipped):
-        st.caption(line)
+    with compute.sweep_body(dataset, method, replicates, seed, params, options):
+        sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params, options)
+        if sweep is None:
+            return
+        risk, utility = _measure_pickers(sweep, c_risk, c_utility)
+        for line in display.not_measured_lines(sweep.skipped):
+            st.caption(line)
 
-    _at_knob(dataset, method, params, options, seed, sweep, risk, utility)
-    _compare_methods(dataset, method, params, replicates, seed, options, risk, utility)
+        _at_knob(dataset, method, params, options, seed, sweep, risk, utility)
+        _compare_methods(dataset, method, params, replicates, seed, options, risk, utility)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from engine.errors import ConfigError, DataError
@@ -72,7 +73,51 @@ def read_table(path: str | Path, *, encoding: str | None = None) -> pd.DataFrame
         raise DataError(f"{path} has no columns; a data file needs a header row and at least one record")
     if len(frame) == 0:
         raise DataError(f"{path} has a header but no data rows; it needs at least one record")
+    return nested_as_text(frame)
+
+
+NESTED_COLUMNS = "nested_columns"
+"""``frame.attrs`` key: the columns whose JSON arrays or objects `nested_as_text` wrote as text."""
+
+
+def nested_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """Columns holding JSON arrays or objects (JSON Lines, Parquet lists and structs) as text, so that a
+    document stored as a list of its sentences or of its speakers' turns can be the text column: a list's
+    items one per line, a list of objects one paragraph per object with its values joined by ": " (a turn
+    {"speaker": "Operator", "speech": "Good morning"} reads "Operator: Good morning"), anything deeper as
+    JSON. The columns written so are named in ``frame.attrs[NESTED_COLUMNS]``."""
+    written = []
+    for column in frame.columns:
+        values = frame[column]
+        if values.dtype != object or not values.map(_is_nested).any():
+            continue
+        frame[column] = values.map(lambda v: _as_text(v) if _is_nested(v) else v)
+        written.append(str(column))
+    frame.attrs[NESTED_COLUMNS] = written
     return frame
+
+
+def _is_nested(value: Any) -> bool:
+    return isinstance(value, (list, tuple, dict, np.ndarray))
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        value = value.tolist()  # a Parquet list arrives as a numpy array
+    if isinstance(value, dict):
+        if all(_is_scalar(v) for v in value.values()):
+            return ": ".join(str(v) for v in value.values() if v is not None and str(v) != "")
+        return json.dumps(value, ensure_ascii=False, default=str)
+    items = list(value)
+    if all(_is_scalar(v) for v in items):
+        return "\n".join(str(v) for v in items if v is not None)
+    return "\n\n".join(
+        _as_text(v) if isinstance(v, dict) else json.dumps(v, ensure_ascii=False, default=str) for v in items
+    )
+
+
+def _is_scalar(value: Any) -> bool:
+    return value is None or isinstance(value, (str, int, float, bool))
 
 
 def _readable(path: Path) -> bool:
