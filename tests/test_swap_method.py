@@ -6,6 +6,7 @@ were swapped."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -248,6 +249,9 @@ def test_bad_settings_and_data_are_config_or_data_errors(demo, tmp_path):
         read_identifiers(bad, "ticker")
     with pytest.raises(ConfigError, match="does not exist"):
         get_protector("swap", identifiers=str(tmp_path / "missing.csv")).check(demo)
+    plain = dataclasses.replace(demo.schema, document=None, fields=())
+    with pytest.raises(ConfigError, match=r"choose one with the parameter Protected field \(metadata\)$"):
+        get_protector("swap").metadata_field(Dataset(name="plain", frame=demo.frame, schema=plain))
 
 
 def test_the_intruders_gazetteer_matches_as_the_suppression_does():

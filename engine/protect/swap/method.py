@@ -371,10 +371,10 @@ class EntitySwap(Protector):
             return sensitive[0]
         if schema.document is not None:
             return schema.document
+        named = next(p.named for p in self.parameters if p.name == "metadata")
         raise ConfigError(
-            "the swap needs the field to protect (metadata): the data has no sensitive categorical field and no "
-            "document column; choose one: the Protected field box on the Protect page, or --metadata on the command "
-            "line"
+            "the swap needs the field to protect: the data has no sensitive categorical field and no document "
+            f"column; choose one with the parameter {named}"
         )
 
     def fit_identity(self, dataset: Dataset | None = None) -> dict:
