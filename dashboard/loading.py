@@ -20,7 +20,7 @@ from engine.data.dataset import Dataset
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
 from engine.data.infer import TEXT_COLUMN_ADVICE, infer_schema, infer_with_reasons, likely_text_column
 from engine.data.load import load_dataset
-from engine.data.readers import ENCODING_ADVICE, UTF16_ADVICE, read_table
+from engine.data.readers import ENCODING_ADVICE, UTF16_ADVICE, read_table, read_table_noting_nested
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
 from engine.errors import ConfigError, DataError, TextsdcError
 from engine.paths import cache_dir
@@ -97,18 +97,21 @@ def _upload_folder() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(dir=base)
 
 
-def upload_table(filename: str, data: bytes, encoding: str | None) -> pd.DataFrame:
-    """Every column of an uploaded file, as read (for the role mapping); DataError if it cannot be read."""
+def upload_table(filename: str, data: bytes, encoding: str | None) -> tuple[pd.DataFrame, list[str]]:
+    """Every column of an uploaded file, as read (for the role mapping), and the columns whose lists or records
+    were read as text; DataError if it cannot be read."""
     key = (hashlib.sha256(data).hexdigest(), _safe_name(filename), encoding or "")
     return _upload_table(key, filename, data, encoding)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _upload_table(key: tuple[str, str, str], filename: str, _data: bytes, encoding: str | None) -> pd.DataFrame:
+def _upload_table(
+    key: tuple[str, str, str], filename: str, _data: bytes, encoding: str | None
+) -> tuple[pd.DataFrame, list[str]]:
     with _upload_folder() as tmp:
         (path,) = _write_uploads(Path(tmp), [(filename, _data)])
         with _as_uploaded({path: filename}):
-            return read_table(path, encoding=encoding or None)
+            return read_table_noting_nested(path, encoding=encoding or None)
 
 
 UPLOAD_ENCODING_ADVICE = (

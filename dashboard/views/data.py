@@ -10,7 +10,6 @@ import streamlit as st
 
 from dashboard import display, loading, session
 from engine.data.demos import DemoInfo
-from engine.data.readers import NESTED_COLUMNS
 from engine.data.schema import FIELD_KINDS, FIELD_ROLES, ExternalSpec, Schema
 from engine.measures.risk.duplicates import verbatim_warning
 
@@ -33,6 +32,7 @@ class Source:
     encoding: str | None = None
     external: tuple[str, bytes] | None = None
     unclear: str | None = None  # why no column surely holds the text (the steward chooses it), or None
+    nested: tuple[str, ...] = ()  # columns whose lists or records were read as text
 
 
 def _demo_source() -> Source | None:
@@ -94,9 +94,10 @@ def _upload_source() -> Source | None:
         return None
     data = upload.getvalue()
     enc = encoding.strip() or None
-    table = session.guarded(lambda: loading.upload_table(upload.name, data, enc))
-    if table is None:
+    read = session.guarded(lambda: loading.upload_table(upload.name, data, enc))
+    if read is None:
         return None
+    table, nested = read
     start = session.guarded(lambda: loading.default_schema_for(table, None))
     if start is None:
         return None
@@ -111,6 +112,7 @@ def _upload_source() -> Source | None:
         encoding=enc,
         external=None if external is None else (external.name, external.getvalue()),
         unclear=why,
+        nested=tuple(nested),
     )
 
 
@@ -156,11 +158,10 @@ def _external_rule(source: Source, author: str | None) -> tuple[ExternalSpec | N
 def _mapping(source: Source) -> None:
     st.subheader("Column roles")
     columns = [str(c) for c in source.table.columns]
-    nested = source.table.attrs.get(NESTED_COLUMNS) or []
-    if nested:
+    if source.nested:
         st.caption(
-            f"{display.counted(len(nested), 'column')} held lists or records, read as text: "
-            f"{', '.join(display.md_escape(c) for c in nested)} (a list's items one per line; a list of records one "
+            f"{display.counted(len(source.nested), 'column')} held lists or records, read as text: "
+            f"{', '.join(display.md_escape(c) for c in source.nested)} (a list's items one per line; a list of records one "
             "paragraph per record, its values joined by “: ”, as in “Operator: Good morning”)."
         )
     schema = source.schema

@@ -43,7 +43,14 @@ MAX_FILE_BYTES: int = _max_file_bytes_from_env()
 
 
 def read_table(path: str | Path, *, encoding: str | None = None) -> pd.DataFrame:
-    """Read a data file as it is (every column, CSV / TSV values as strings), or raise a `DataError`.
+    """Read a data file as it is (every column, CSV / TSV values as strings), or raise a `DataError`
+    (`read_table_noting_nested`, without the note)."""
+    return read_table_noting_nested(path, encoding=encoding)[0]
+
+
+def read_table_noting_nested(path: str | Path, *, encoding: str | None = None) -> tuple[pd.DataFrame, list[str]]:
+    """Read a data file as it is (every column, CSV / TSV values as strings), or raise a `DataError`; with the
+    columns whose JSON arrays or objects were written as text (`nested_as_text`).
 
     Checks that the file exists, is readable, not empty, not larger than `MAX_FILE_BYTES`, is text (not a
     binary file renamed), decodes in the given encoding (default: strict UTF-8, or UTF-16 for a file that starts
@@ -73,19 +80,15 @@ def read_table(path: str | Path, *, encoding: str | None = None) -> pd.DataFrame
         raise DataError(f"{path} has no columns; a data file needs a header row and at least one record")
     if len(frame) == 0:
         raise DataError(f"{path} has a header but no data rows; it needs at least one record")
-    return nested_as_text(frame)
+    return frame, nested_as_text(frame)
 
 
-NESTED_COLUMNS = "nested_columns"
-"""``frame.attrs`` key: the columns whose JSON arrays or objects `nested_as_text` wrote as text."""
-
-
-def nested_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+def nested_as_text(frame: pd.DataFrame) -> list[str]:
     """Columns holding JSON arrays or objects (JSON Lines, Parquet lists and structs) as text, so that a
     document stored as a list of its sentences or of its speakers' turns can be the text column: a list's
     items one per line, a list of objects one paragraph per object with its values joined by ": " (a turn
     {"speaker": "Operator", "speech": "Good morning"} reads "Operator: Good morning"), anything deeper as
-    JSON. The columns written so are named in ``frame.attrs[NESTED_COLUMNS]``."""
+    JSON. Changes ``frame`` in place; returns the columns it wrote so."""
     written = []
     for column in frame.columns:
         values = frame[column]
@@ -93,8 +96,7 @@ def nested_as_text(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         frame[column] = values.map(lambda v: _as_text(v) if _is_nested(v) else v)
         written.append(str(column))
-    frame.attrs[NESTED_COLUMNS] = written
-    return frame
+    return written
 
 
 def _is_nested(value: Any) -> bool:
