@@ -18,7 +18,7 @@ import streamlit as st
 from dashboard.caching import demo_slot
 from engine.data.dataset import Dataset
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
-from engine.data.infer import TEXT_COLUMN_ADVICE, infer_schema, infer_with_reasons, likely_text_column
+from engine.data.infer import TEXT_COLUMN_ADVICE, infer_with_reasons, likely_text_column
 from engine.data.load import load_dataset
 from engine.data.readers import ENCODING_ADVICE, UTF16_ADVICE, read_table, read_table_noting_nested
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
@@ -175,10 +175,10 @@ def default_schema_for(table: pd.DataFrame, demo: str | None) -> tuple[Schema, s
     if demo:
         return demo_schema(demo), None
     try:
-        return infer_schema(table), None
+        return _inferred(table, None)[0], None
     except DataError as exc:
         why = str(exc).replace(TEXT_COLUMN_ADVICE, "choose the text column below")
-    return infer_with_reasons(table, text=likely_text_column(table))[0], why
+    return _inferred(table, likely_text_column(table))[0], why
 
 
 def schema_for_text(table: pd.DataFrame, schema: Schema, text: str, demo: str | None) -> Schema:
@@ -188,7 +188,7 @@ def schema_for_text(table: pd.DataFrame, schema: Schema, text: str, demo: str | 
     if demo or text == schema.text:
         return schema
     try:
-        return infer_with_reasons(table, text=text)[0]
+        return _inferred(table, text)[0]
     except TextsdcError:
         return schema
 
@@ -213,10 +213,18 @@ def field_table(table: pd.DataFrame, schema: Schema, exclude: set[str]) -> pd.Da
 
 def _inference(table: pd.DataFrame, text: str) -> tuple[tuple[FieldSpec, ...], dict[str, str]]:
     try:
-        schema, reasons = infer_with_reasons(table, text if text in table.columns else None)
+        schema, reasons = _inferred(table, text if text in table.columns else None)
     except TextsdcError:
         return (), {}
     return schema.fields, reasons
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _inferred(table: pd.DataFrame, text: str | None) -> tuple[Schema, dict[str, str]]:
+    """`infer_with_reasons`, once per table and text column: the Data page asks for it two or three times a
+    rerun (the starting mapping, the fields around the chosen text, the reasons), and on a large upload it takes
+    half a second. An error is not kept: it is raised again."""
+    return infer_with_reasons(table, text=text)
 
 
 def build_schema(
