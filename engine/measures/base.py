@@ -62,12 +62,13 @@ class MetricInfo:
     integer: bool = False  # a count: shown without decimals
 
     def format(self, value: float) -> str:
-        """``value`` as a card or table shows it: a count whole, a share or ratio with 3 decimals."""
+        """``value`` as a card or table shows it: a count whole, a share or ratio with 3 decimals; a value that
+        is not 0 but rounds to it as "< 0.001" (a McNemar p of 6e-05 is not "0.000")."""
         if value != value:  # NaN
             return "—"
         if self.integer:
             return f"{value:,.0f}"
-        return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+        return measured_number(value)
 
     @property
     def better_text(self) -> str:
@@ -80,6 +81,13 @@ class MetricInfo:
     def badness(self, value: float) -> float:
         """``value`` turned so that smaller is always better: for a risk measure, smaller = less risk."""
         return -oriented(self.better, value)
+
+
+def measured_number(value: float) -> str:
+    """A measured value in 3 decimals (whole above 1,000); one that is not 0 but rounds to it as "< 0.001"."""
+    if value != 0 and abs(value) < 0.0005:
+        return "< 0.001" if value > 0 else "> -0.001"
+    return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
 def oriented(better: Better, value: float) -> float:

@@ -28,7 +28,7 @@ from engine.figures.text import (
     highlight_changes,
     metric_along_knob_figure,
 )
-from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
+from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, measured_number, metric_info
 from engine.measures.intruders import intruder
 from engine.measures.options import MeasureOptions
 from engine.protect.base import Knob, Release
@@ -78,9 +78,7 @@ def _isnum(v: float | None) -> bool:
 
 
 def _num(v: float | None) -> str:
-    if v is None or not _isnum(v):
-        return "—"
-    return f"{v:.3f}" if abs(v) < 1000 else f"{v:,.0f}"
+    return "—" if v is None or not _isnum(v) else measured_number(v)
 
 
 def _knob_text(knob: Knob | None, value: float) -> str:
