@@ -40,15 +40,15 @@ def as_sentence(message: object) -> str:
 
 def compares_with_unprotected(metric_id: str, base: MetricResult | None, m: MetricResult) -> bool:
     """Whether a card shows a measure's change from the unprotected data: both values are numbers, and the
-    unprotected value is not the measure's ideal by construction — a measure that compares the release with
-    the confidential data (cell differences 0, topic correlation 1) would only repeat its value — nor is the
-    measure one whose ideal is 1 (a pMSE ratio is 0 on the unprotected data, so a change from it says nothing of
-    how close to 1 the release is)."""
+    unprotected value is not at an end of the measure's range — a measure that compares the release with the
+    confidential data is there by construction (cell differences 0, similarities 1, the swap's DR and DU 1, a
+    McNemar p of 1: nothing changed), and a change from an end only repeats the value — nor is the measure one
+    whose ideal is 1 (a pMSE ratio is 0 on the unprotected data, so a change from it says nothing of how close
+    to 1 the release is)."""
     if base is None or math.isnan(base.value) or math.isnan(m.value):
         return False
     info = metric_info(metric_id)
-    ideal = {"lower": info.low, "higher": info.high}.get(info.better)
-    return ideal is not None and base.value != ideal
+    return info.better != "one" and base.value not in (info.low, info.high)
 
 
 def change_text(change: float, integer: bool = False) -> str:
@@ -98,7 +98,7 @@ SAMPLE_CSS = """<style>
 .textsdc-sample{display:grid;grid-template-columns:1fr 1fr;gap:.6rem;margin:.2rem 0 .9rem 0}
 .textsdc-sample .textsdc-head{grid-column:1/3;font-size:.85rem;color:#666;margin-bottom:-.3rem}
 .textsdc-sample .textsdc-original,.textsdc-sample .textsdc-protected{border:1px solid #ddd;border-radius:.4rem;
-padding:.45rem .6rem;white-space:pre-wrap;word-wrap:break-word;font-size:.95rem}
+padding:.45rem .6rem;white-space:pre-wrap;word-wrap:break-word;font-size:.95rem;max-height:24rem;overflow-y:auto}
 .textsdc-sample mark.orig{background:#ffd6d6;padding:0 .1rem}
 .textsdc-sample mark.repl{background:#d6f5d6;padding:0 .1rem}
 .textsdc-fields{grid-column:1/3;font-size:.85rem;color:#444}

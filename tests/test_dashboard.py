@@ -472,6 +472,18 @@ def test_pins_compare_side_by_side_diff_and_export_with_the_others_as_alternativ
     assert decision["alternatives"][0]["metrics"] == saved.get("redact at level = 1").metrics
 
 
+def test_export_offers_to_pin_the_release_last_shown_when_another_is_pinned():
+    at = pin(go(start(), "protect"), "redact")
+    move_knob(at, session.knob_key("redact"), 3.0)
+    at = go(at, "export")
+    offered = caption_starting(at, "The release last shown, not pinned:")
+    assert "Identifier redaction at level = 3" in offered
+    at.button(key="export_pin_last").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.selectbox(key="export_pin").options == ["redact at level = 1", "redact at level = 3"]
+    assert not any(c.startswith("The release last shown") for c in captions(at))  # pinned now: no longer offered
+
+
 @pytest.mark.slow
 def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, monkeypatch):
     at = start()

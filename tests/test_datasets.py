@@ -564,7 +564,7 @@ def test_inference_leaves_out_direct_identifiers_and_a_second_free_text():
             "Class Name": ["Dresses", "Knits", "Blouses"] * (n // 3),  # a category of three levels: kept
             "contact": [f"p{i}@example.org" for i in range(n)],  # e-mail addresses under another name
             "summary": [f"{words[i % 10]} and {words[(i + 3) % 10]} with {words[(i + 5) % 10]} {i}" for i in range(n)],
-            "reviewTime": [f"0{1 + i % 9} {1 + i % 28}, 2015" for i in range(n)],  # dates: kept
+            "reviewTime": [f"0{1 + i % 3} {1 + i % 5}, 2015" for i in range(n)],  # dates: kept
             "IPAddress": [f"10.0.0.{i}" for i in range(n)],
         }
     )
@@ -575,6 +575,27 @@ def test_inference_leaves_out_direct_identifiers_and_a_second_free_text():
     assert set(why) == {"reviewerName", "product_name", "contact", "summary", "IPAddress"}
     assert "direct identifier ('name')" in why["reviewerName"] and "('ip')" in why["IPAddress"]
     assert "e-mail addresses or links" in why["contact"] and "free text besides the text column" in why["summary"]
+
+
+def test_inference_leaves_out_file_paths_and_columns_with_a_value_per_record():
+    """The 2021 Q3 calls' ticker (one per call) and source_path (which holds it) would each single a record out
+    in clear; a date written 10/26/15, "and/or" and a repeated label stay fields."""
+    n = 40
+    frame = pd.DataFrame(
+        {
+            "text": [f"prepared remarks of call {i} about revenue, margins and the outlook" for i in range(n)],
+            "ticker": [f"T{i:02d}X" for i in range(n)],
+            "source_path": [f"dataset/T{i:02d}X_q3_2021.txt" for i in range(n)],
+            "posted": [f"10/{1 + i % 28}/15" for i in range(n)],
+            "kind": ["and/or", "either"] * (n // 2),
+            "sector": ["Energy", "Retail", "Banks", "Tech"] * (n // 4),
+        }
+    )
+    why = left_out_columns(frame)
+    assert set(why) == {"ticker", "source_path"}
+    assert "file paths" in why["source_path"] and "40 different" in why["ticker"]
+    few = frame.iloc[:12]  # below twenty records a value per record is no sign of an identifier
+    assert set(left_out_columns(few)) == {"source_path"}
 
 
 def test_infer_schema_without_preferred_names_takes_the_longest_strings():
@@ -692,7 +713,7 @@ def test_make_demos_reproduces_the_shipped_assets(tmp_path, capsys):
 def test_inference_reads_camel_case_names_and_takes_no_dates_for_prose():
     frame = pd.DataFrame(
         {
-            "reviewTime": [f"0{1 + i % 9} {1 + i % 28}, 2015" for i in range(20)],  # three "words", no prose
+            "reviewTime": [f"0{1 + i % 4} {1 + i % 3}, 2015" for i in range(20)],  # three "words", no prose
             "reviewText": [f"the sleeves are long and the colour is lovely {i}" for i in range(20)],
             "reviewerID": [f"A{i % 5}" for i in range(20)],
         }

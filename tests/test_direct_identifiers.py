@@ -43,3 +43,27 @@ def test_middle_initials_are_optional():
     assert name_variants("Douglas A. Lindsay") == ["Douglas A. Lindsay", "Douglas Lindsay"]
     text, found = suppress_identifiers("Douglas Lindsay, our CEO.", {"Executive": ["Douglas A. Lindsay"]})
     assert text == "[Executive 1], our CEO." and found == [("[Executive 1]", "Douglas Lindsay")]
+
+
+def test_a_one_letter_ticker_is_not_matched_where_it_is_an_article_or_q_and_a():
+    """Agilent's ticker is "A": matched, it took "Q&A", "M&A" and every sentence-starting article."""
+    text = "A developing market. After the Q&A and M&A remarks, Agilent Technologies, Inc. thanks you."
+    out, replaced = suppress_identifiers(text, {"Company Name": ["Agilent Technologies, Inc.", "A"]})
+    assert out == "A developing market. After the Q&A and M&A remarks, [Company Name] thanks you."
+    assert name_variants("A") == [] and replaced == [("[Company Name]", "Agilent Technologies, Inc.")]
+
+
+def test_columns_that_spell_out_the_protected_value_are_found_as_whole_words():
+    import pandas as pd
+
+    from engine.protect.swap.identifiers import spelling_out
+
+    frame = pd.DataFrame(
+        {
+            "ticker": ["ADP", "ON", "A", "CSCO"],
+            "path": ["x/20170201_ADP/t.txt", "x/20170202_ON/t.txt", "x/A/t.txt", "x/20170203_CSCO/t.txt"],
+            "word": ["ADPX", "on", "A", "CSCO-ish"],  # ADPX is not ADP; "on" is not ON; one letter never counts
+            "date": ["2017-02-01", "2017-02-02", "2017-02-03", "2017-02-04"],
+        }
+    )
+    assert spelling_out(frame, "ticker", ["path", "word", "date"]) == {"path": 3}

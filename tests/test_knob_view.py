@@ -169,3 +169,18 @@ def test_an_engine_message_reads_as_a_sentence_without_touching_a_knob_symbol():
     assert as_sentence("no column 'x'; columns: a, b") == "No column 'x'; columns: a, b."
     assert as_sentence("ε = 1000 split over 396 authors") == "ε = 1000 split over 396 authors."
     assert as_sentence("'data.csv' is empty.") == "'data.csv' is empty."
+
+
+def test_a_card_shows_no_change_from_an_unprotected_value_at_an_end_of_the_range():
+    """A McNemar p of 1 or a swap DR of 1 on the unprotected data is so by construction: "-0.992 vs
+    unprotected" only repeated the value (and was coloured as good news)."""
+    from dashboard.display import compares_with_unprotected
+    from engine.measures.base import MetricResult
+
+    def shows(mid: str, base: float, value: float) -> bool:
+        return compares_with_unprotected(mid, MetricResult(mid, base), MetricResult(mid, value))
+
+    assert not shows("swap_mcnemar_p", 1.0, 0.008) and not shows("swap_dr", 1.0, 0.98)
+    assert not shows("cell_difference_1way", 0.0, 0.2) and not shows("pmse_ratio", 0.0, 1.4)
+    assert shows("attack_identification_rate", 0.08, 0.003)
+    assert not shows("attack_identification_rate", float("nan"), 0.003)

@@ -15,6 +15,7 @@ from engine.measures.risk.pitman import (
     expected_population_uniques_exact,
     fit_pitman,
     frequencies_of_frequencies,
+    population_text,
     swap_disclosure_risk,
     unique_share,
 )
@@ -149,3 +150,7 @@ def test_swap_risk_falls_as_more_uniques_are_swapped_and_edge_cases():
         swap_disclosure_risk(list("AB"), [True], 1e6)
     with pytest.raises(ValueError, match="at least 2 records"):
         fit_pitman(frequencies_of_frequencies(list("AAAA")))
+
+
+def test_the_population_size_reads_as_a_power_of_ten_or_in_full():
+    assert [population_text(n) for n in (1e20, 1e6, 12_345.0, 2.5e7)] == ["10²⁰", "10⁶", "12,345", "25,000,000"]

@@ -22,6 +22,7 @@ from engine.errors import ConfigError, DataError
 from engine.frontier import frontier, select_by_tradeoff
 from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
+from engine.protect.swap import method as swap_method
 from engine.protect.swap.method import text_changes
 from engine.sweep import make_release, run_sweep
 from engine.text.embeddings import embed_texts
@@ -229,6 +230,25 @@ def test_the_bundle_withholds_the_company_and_the_changes(demo, tmp_path, fitted
         for name in fitted.gazetteer[label]:
             if len(name) > 3:
                 assert f" {name} " not in text, (record, name)
+
+
+def test_a_column_that_spells_out_the_protected_field_is_withheld_too(fitted):
+    """A file path holding the ticker, released as is beside a withheld ticker, would tell the company."""
+    assert fitted.released_as_is == ("chunk",)  # call_id, the document column, leaves pseudonymized
+    paths = [f"MAEC_Dataset/{call}/text.txt" for call in fitted.frame["call_id"]]
+    frame = fitted.frame.assign(source_path=paths, quarter="2017Q1")
+    with_path = dataclasses.replace(fitted, frame=frame, released_as_is=("chunk", "source_path", "quarter"))
+    release = with_path.release(fitted.knob.grid[1], np.random.default_rng(0))
+    assert release.withheld == ("ticker", "source_path")
+    assert release.info["suppressed_before_any_swap"].startswith("each document's own ticker, and ")
+    assert release.info["suppressed_before_any_swap"].endswith(" documents from identifiers.csv")
+    without = dataclasses.replace(fitted, suppressed=swap_method._suppressed_text("ticker", None, {}))
+    said = without.release(fitted.knob.grid[1], np.random.default_rng(0)).info["suppressed_before_any_swap"]
+    assert "no identifiers file was given" in said and "columns ticker, label, value" in said
+    n, named = len(frame), int((frame["ticker"].str.len() >= 2).sum())  # a one-letter ticker is never matched
+    assert release.info["columns_withheld"] == (
+        f"ticker (the protected field); source_path (it spells out ticker in {named:,} of {n:,} records)"
+    )
 
 
 def test_bad_settings_and_data_are_config_or_data_errors(demo, tmp_path):

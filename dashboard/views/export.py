@@ -61,16 +61,25 @@ def _no_pins(dataset) -> None:
         "Export writes a pinned candidate with your decision note. Pin one or more candidates under the knob of "
         "the Protect text, Synthesize fields or Counts and amounts page, then choose one here."
     )
-    chosen = session.get_choice(dataset)
-    if chosen is not None:
-        candidate = pins.candidate_of(chosen)
-        st.caption(f"The release last shown: {display.md_escape(candidate.describe())}.")
-        if st.button("Pin it", key="export_pin_last", icon=":material/push_pin:"):
-            if session.guarded(lambda: pins.pin(dataset, candidate)) is not None:
-                st.rerun()
+    _offer_last_shown(dataset, [])
     st.page_link(pages.page("protect"), label="Go to Protect", icon=":material/tune:")
     st.page_link(pages.page("synthesize"), label="Go to Synthesize fields", icon=":material/casino:")
     st.page_link(pages.page("counts"), label="Go to Counts and amounts", icon=":material/bar_chart:")
+
+
+def _offer_last_shown(dataset, pinned: list) -> None:
+    """The release last shown on a knob page, with a button to pin it, unless it is pinned already: a steward who
+    pinned one release and then looked at another may mean to export the other."""
+    chosen = session.get_choice(dataset)
+    if chosen is None:
+        return
+    candidate = pins.candidate_of(chosen)
+    if any(candidate.same_release(p.candidate) for p in pinned):
+        return
+    st.caption(f"The release last shown, not pinned: {display.md_escape(candidate.describe())}.")
+    if st.button("Pin it", key="export_pin_last", icon=":material/push_pin:"):
+        if session.guarded(lambda: pins.pin(dataset, candidate)) is not None:
+            st.rerun()
 
 
 def _show_result(exported: dict) -> None:
@@ -124,6 +133,7 @@ def render() -> None:
     if st.session_state.get(PIN_KEY) not in names:
         st.session_state[PIN_KEY] = names[-1]
     name = st.selectbox("Candidate to export", names, key=PIN_KEY, help="The pins of the Compare page.")
+    _offer_last_shown(dataset, project.pins)
     pin = project.get(name)
     candidate = pin.candidate
     _facts(dataset, candidate)
@@ -186,18 +196,19 @@ def render() -> None:
         st.caption("Say who decided and why to export.")
     if st.button("Export", type="primary", key="export_run", disabled=not ready):
         progress_area = st.empty()
-        result = session.guarded(
-            lambda: exporting.export_pin(
-                dataset,
-                origin,
-                candidate,
-                out_dir,
-                with_frontier,
-                exporting.decision_for(dataset, origin, project, name, by, why),
-                caching.progress_reporter(progress_area),
-            ),
-            prefix=f"Could not write the export to {out_dir}: ",
-        )
+        with st.spinner("Writing the release, its manifest and its report (printing the PDF takes a few seconds)…"):
+            result = session.guarded(
+                lambda: exporting.export_pin(
+                    dataset,
+                    origin,
+                    candidate,
+                    out_dir,
+                    with_frontier,
+                    exporting.decision_for(dataset, origin, project, name, by, why),
+                    caching.progress_reporter(progress_area),
+                ),
+                prefix=f"Could not write the export to {out_dir}: ",
+            )
         progress_area.empty()
         if result is not None:
             st.session_state[session.EXPORTED] = {

@@ -267,11 +267,11 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
         if labels
         else "Red: what was removed; green: what replaced it."
     )
-    out.append(
-        knob_view.text(
-            f"{len(changed)} records changed at this setting; the same records at every setting. {how}", "caption"
-        )
+    shown = (
+        f"{display.counted(len(changed), 'record')} of the {len(records)} in the sample changed at this setting (the same "
+        f"sample at every setting; a long text scrolls in its box). {how}"
     )
+    out.append(knob_view.text(shown, "caption"))
     legend = display.label_legend(labels) if labels else ""
     return [*out, knob_view.html(display.SAMPLE_CSS + legend + "".join(changed[:MAX_SAMPLES]))]
 

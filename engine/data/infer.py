@@ -98,6 +98,17 @@ _PERSON_PARTS = (
     "account", "display", "real", "profile", "nick", "maiden", "student", "guest", "buyer", "seller",
 )  # fmt: skip
 _LINK_OR_EMAIL = r"(?:[a-z][a-z0-9+.-]*://|www\.)\S+|\S+@\S+\.\S+"
+_FILE_PATH = re.compile(r"[^\s/\\]*(?:[/\\][^\s/\\]+)+")
+
+
+def _is_file_path(value: str) -> bool:
+    """folder/name.txt, C:\\data\\x.csv, a/b/c: separated parts with letters, and a file extension or two
+    separators or more (not a date, 10/26/15, nor "and/or")."""
+    if not _FILE_PATH.fullmatch(value) or not re.search(r"[A-Za-z]", value):
+        return False
+    return bool(re.search(r"\.[A-Za-z0-9]{1,5}$", value)) or len(re.findall(r"[/\\]", value)) >= 2
+
+
 _MIN_NAMES = 20
 """Distinct values from which a column named ``...name`` without a person's word in it (a Class Name of twenty
 levels is a category; a product_name of hundreds may name a person) is taken for names."""
@@ -126,10 +137,15 @@ def _why_left_out(name: Any, col: pd.Series, nums: pd.Series | None) -> str | No
         )
     if n_distinct(col) <= 1 and len(col) > 1:
         return "the same value in every record: nothing to protect or to keep"
+    if nums is None and len(values) and values.str.strip().map(_is_file_path).mean() >= 0.5:
+        return "file paths, which often name where a record came from (a company, a person): give it a role to keep it"
     if nums is None and _free_text(col):
+        return "free text besides the text column, which no method protects: give it a role to release it as is"
+    present = int(col.notna().sum())
+    if nums is None and present >= _MIN_NAMES and n_distinct(col) == present:
         return (
-            "free text besides the text column: no method protects it, so it is left out; give it a role to "
-            "release it as it is"
+            f"one value per record ({present:,} different): it singles records out like an identifier; give it a "
+            "role to keep it (sensitive, for the swap to protect it)"
         )
     return None
 

@@ -289,8 +289,14 @@ def frontier_figure(
         title=dict(
             text="Risk against utility" + (": lower right is better" if oriented_both else ""), font=dict(size=15)
         ),
-        xaxis=dict(title=_axis_title(u_info.label, u_info.better, x_rev), **_axis_range(xs, x_rev, LABEL_ROOM)),
-        yaxis=dict(title=_axis_title(r_info.label, r_info.better, y_rev), **_axis_range(ys, y_rev)),
+        xaxis=dict(
+            title=_axis_title(u_info.label, u_info.better, x_rev),
+            **_axis_range(xs, x_rev, LABEL_ROOM, (u_info.low, u_info.high)),
+        ),
+        yaxis=dict(
+            title=_axis_title(r_info.label, r_info.better, y_rev),
+            **_axis_range(ys, y_rev, bounds=(r_info.low, r_info.high)),
+        ),
         legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
     )
     return fig
@@ -306,10 +312,13 @@ LABEL_ROOM = 0.1
 right of the rightmost point (it was cut by the figure's edge)."""
 
 
-def _axis_range(values: Sequence[float], reversed_: bool, room: float = 0.0) -> dict:
+def _axis_range(
+    values: Sequence[float], reversed_: bool, room: float = 0.0, bounds: tuple[float, float] | None = None
+) -> dict:
     """An axis's range settings: Plotly's own (reversed where better is lower) unless ``values`` span less than
-    `MIN_AXIS_SPAN` — then that span around their middle — or ``room`` is asked for: then their span with 5% at
-    the left and ``room`` at the right, as drawn."""
+    `MIN_AXIS_SPAN` — then that span around their middle, moved inside the measure's ``bounds`` where the values
+    sit at one (a utility of 1.000 is not drawn on an axis running to 1.004) — or ``room`` is asked for: then
+    their span with 5% at the left and ``room`` at the right, as drawn."""
     finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     if not finite:
         return {"autorange": "reversed" if reversed_ else True}
@@ -317,6 +326,10 @@ def _axis_range(values: Sequence[float], reversed_: bool, room: float = 0.0) -> 
     if high - low < MIN_AXIS_SPAN:
         middle = (high + low) / 2
         low, high = middle - MIN_AXIS_SPAN / 2, middle + MIN_AXIS_SPAN / 2
+        if bounds is not None and bounds[1] - bounds[0] >= MIN_AXIS_SPAN:
+            shift = max(bounds[0] - low, 0.0) - max(high - bounds[1], 0.0)
+            pad = 0.03 * MIN_AXIS_SPAN  # so that a marker at the bound is drawn whole
+            low, high = low + shift - pad, high + shift + pad
     elif room:
         span = high - low
         left, right = 0.05 * span, room * span

@@ -2,7 +2,8 @@
 
 A name also appears without a legal suffix (Inc., Corporation, plc, …), without a leading "The" and without
 middle initials; a short all-capital string (a ticker or an acronym, up to five letters) matches only in
-capitals, so the ticker "ON" does not take the word "on"; any other string matches in any case.
+capitals, so the ticker "ON" does not take the word "on"; any other string matches in any case. A one-character
+name (the tickers A, C, F and T) is no variant at all: it cannot be told from the article "A" or from "Q&A".
 """
 
 from __future__ import annotations
@@ -34,14 +35,14 @@ _INITIAL = re.compile(r"(?<=\w) (?:[A-Z]\. )+(?=\w)")  # middle initials between
 
 def name_variants(name: str) -> list[str]:
     """``name``, and the same without trailing legal suffixes, without a leading "The" and without middle
-    initials ("Douglas A. Lindsay" is also "Douglas Lindsay")."""
+    initials ("Douglas A. Lindsay" is also "Douglas Lindsay"); none of one character (module docstring)."""
     out, current = [name.strip()], name.strip()
     while (shorter := _SUFFIX.sub("", current)) != current and shorter:
         current = shorter.strip(" ,")
         out.append(current)
     out += [v[4:] for v in list(out) if v.lower().startswith("the ") and len(v) > 4]
     out += [_INITIAL.sub(" ", v) for v in list(out) if _INITIAL.search(v)]
-    return list(dict.fromkeys(v for v in out if v))
+    return list(dict.fromkeys(v for v in out if len(v) > 1))
 
 
 def identifier_pattern(value: str) -> re.Pattern[str]:

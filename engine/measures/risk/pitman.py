@@ -21,6 +21,7 @@ sample uniques a release swapped and the more of them are unique in the populati
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -246,7 +247,8 @@ class SwapDisclosureRisk(Measure):
         self.note = (
             f"Table of {len(self._cells):,} chunks, {before.sample_uniques:,} unique in it"
             + (f"; θ = {fit.theta:.3g}, α = {fit.alpha:.3f}" if fit is not None else "")
-            + f"; p̂ = {before.unique_share:.3f} at N = {self._population:.0e}."
+            + f"; p̂ = {before.unique_share:.3f}, the estimated share of the unique chunks that are unique in a "
+            f"population of N = {population_text(self._population)} chunks (Eq. 2.15)."
         )
 
     @classmethod
@@ -274,3 +276,14 @@ class SwapDisclosureRisk(Measure):
             ]
         )
         return MetricResult(self.id, float(risk.value), detail)
+
+
+_SUPERSCRIPTS = str.maketrans("0123456789-", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻")
+
+
+def population_text(n: float) -> str:
+    """A population size as a reader takes it in: 10²⁰ for a power of ten from a million up, else 12,345."""
+    exponent = math.log10(n) if n > 0 else 0.0
+    if n >= 1e6 and exponent == round(exponent):
+        return "10" + str(round(exponent)).translate(_SUPERSCRIPTS)
+    return f"{n:,.0f}" if n < 1e15 else f"{n:.3g}"

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+import pandas as pd
+
 from engine.text.names import identifier_pattern, name_variants
 from engine.text.recognizers import URL_PATTERN
 
@@ -52,3 +54,30 @@ def suppress_identifiers(text: str, identifiers: Mapping[str, Sequence[str]]) ->
         replaced.append((tag, text[start:end]))
         last = end
     return "".join(pieces) + text[last:], replaced
+
+
+SPELLED_OUT_SHARE = 0.5
+"""Share of records from which a column that holds the record's protected value is withheld (`spelling_out`)."""
+
+
+def spelling_out(frame: pd.DataFrame, field: str, columns: Sequence[str]) -> dict[str, int]:
+    """Of ``columns``, those whose value holds the record's ``field`` value as a whole word, as written, in at
+    least `SPELLED_OUT_SHARE` of the records whose value has two characters or more (one letter cannot be told
+    from a word): a file path or an id that holds the ticker ("MAEC_Dataset/20170201_ADP/text.txt") would tell
+    what the swap protects. Maps each such column to the records where it does. Letters and digits bound a word
+    here, not "_", which joins the parts of a file name."""
+    protected = frame[field].astype("string")
+    usable = protected.notna() & (protected.str.len() >= 2)
+    if not usable.any():
+        return {}
+    out = {}
+    for column in columns:
+        values = frame[column].astype("string")
+        hits = sum(
+            re.search(r"(?<![A-Za-z0-9])" + re.escape(str(v)) + r"(?![A-Za-z0-9])", str(c)) is not None
+            for v, c in zip(protected[usable], values[usable])
+            if c is not pd.NA
+        )
+        if hits >= SPELLED_OUT_SHARE * usable.sum():
+            out[str(column)] = int(hits)
+    return out

@@ -23,6 +23,7 @@ import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,7 @@ from engine.protect.redact import CHANGE_COLUMNS
 from engine.protect.swap import pipeline
 from engine.protect.swap.chunking import DEFAULT_PERCENTILE, TfidfSvdEmbedder, chunk_documents
 from engine.protect.swap.entities import CATEGORIES
+from engine.protect.swap.identifiers import spelling_out
 from engine.protect.swap.swapping import check_roles, swap_entities, valid_pairs
 from engine.text.embeddings import MiniLMEmbedder, model_version
 from engine.text.kept import text_key
@@ -130,6 +132,17 @@ class FittedSwap(Fitted):
     _swap_changes: dict[tuple[int, str, bytes], list[tuple[int, int, str, str, str]]] = field(
         default_factory=dict, repr=False
     )
+    released_as_is: tuple[str, ...] = ()  # columns the bundle would carry in clear (not pseudonymized)
+    suppressed: str = ""  # what is suppressed before any swap, in the steward's words
+
+    def withheld(self) -> tuple[tuple[str, ...], str]:
+        """The columns the bundle leaves out: the protected field, and every column released in clear that spells
+        out its value (`identifiers.spelling_out`); and why, in words."""
+        spelled = spelling_out(self.frame, self.metadata, self.released_as_is)
+        why = f"{self.metadata} (the protected field)" + "".join(
+            f"; {c} (it spells out {self.metadata} in {n:,} of {len(self.frame):,} records)" for c, n in spelled.items()
+        )
+        return (self.metadata, *spelled), why
 
     def _swapped(
         self, k: int, original: str, released: str, mentions: pd.DataFrame, source: str
@@ -195,6 +208,7 @@ class FittedSwap(Fitted):
         data[self.text_column] = released
         moved = {k: texts[k] for k in range(len(texts)) if texts[k] != p.reference[k]}
         detail = SwapDetail(result.swapped, tuple(result.pairs), result.requested_pairs, moved)
+        withheld, why = self.withheld()
         return Release(
             data=data,
             method=self.method,
@@ -204,10 +218,25 @@ class FittedSwap(Fitted):
             info={
                 "swap": detail,
                 "pairs_swapped": f"{len(result.pairs)} pairs swapped ({result.requested_pairs} asked for at this rate)",
+                "columns_withheld": why,
+                **({"suppressed_before_any_swap": self.suppressed} if self.suppressed else {}),
             },
             changes_ship=False,
-            withheld=(self.metadata,),
+            withheld=withheld,
         )
+
+
+def _suppressed_text(metadata: str, path: Path | None, listed: dict[str, dict[str, list[str]]]) -> str:
+    """What the swap suppresses before swapping: each document's own value of the protected field, and the
+    strings of the identifiers file, if any; without one, says what stays."""
+    if path is None:
+        return (
+            f"each document's own {metadata} only: no identifiers file was given, so its company's name, its "
+            "executives and its speakers' names stay in the text wherever they are not swapped. Give one (the "
+            f"Identifiers file: a CSV with the columns {metadata}, label, value) to suppress them"
+        )
+    n = sum(len(values) for labels in listed.values() for values in labels.values())
+    return f"each document's own {metadata}, and {n:,} names of {len(listed):,} documents from {path.name}"
 
 
 class EntitySwap(Protector):
@@ -480,6 +509,12 @@ class EntitySwap(Protector):
                 for label, by_label in {str(lab): ids[doc] for doc, lab in zip(chunk_docs, labels)}.items()
             },
             knob=data_knob(limit),
+            released_as_is=tuple(
+                str(c)
+                for c in frame.columns
+                if c not in (schema.text, metadata) and schema.identifiers.get(str(c), "keep") == "keep"
+            ),
+            suppressed=_suppressed_text(metadata, path, listed),
         )
 
 
