@@ -155,7 +155,9 @@ def test_attack_bars_respects_targets_and_limit():
 def test_cosine_histogram():
     fig = cosine_by_author_figure(pd.DataFrame({"author": ["a", "b"], "cosine": [0.5, 0.9]}), "Word similarity")
     assert fig.data[0].type == "histogram"
-    assert "Word similarity" in fig.layout.title.text
+    assert fig.layout.title.text == "Word similarity per author" and fig.layout.yaxis.title.text == "Authors"
+    per_record = cosine_by_author_figure(pd.DataFrame({"author": ["0", "1"], "cosine": [0.5, 0.9]}), "W", "record")
+    assert per_record.layout.title.text == "W per record" and per_record.layout.yaxis.title.text == "Records"
 
 
 def test_highlight_changes_escapes_everything():

@@ -238,12 +238,13 @@ def _measure_figures(sweep: SweepResult, at: float) -> list[knob_view.Block]:
     return out
 
 
-def _utility_blocks(sweep: SweepResult, utility: str | None, at: float) -> list[knob_view.Block]:
+def _utility_blocks(sweep: SweepResult, utility: str | None, at: float, dataset: Dataset) -> list[knob_view.Block]:
     detail = sweep.detail(at, utility, replicate=0) if utility else None
     if utility is None or detail is None or "cosine" not in detail.columns:
         return []
-    figure = cosine_by_author_figure(detail, metric_info(utility).label)
-    return [knob_view.details("Utility per author", [knob_view.plot(figure, "cosine_by_author")])]
+    unit = "author" if dataset.schema.author is not None else "record"  # without authors, each record is one
+    figure = cosine_by_author_figure(detail, metric_info(utility).label, unit)
+    return [knob_view.details(f"Utility per {unit}", [knob_view.plot(figure, "cosine_by_author")])]
 
 
 def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list[int]) -> list[knob_view.Block]:
@@ -379,7 +380,7 @@ def _view_at(
             )
     out += _measure_figures(sweep, at)
     out += _attack_blocks(sweep, at, targets)
-    out += _utility_blocks(sweep, utility, at)
+    out += _utility_blocks(sweep, utility, at, dataset)
     out += _sample_blocks(dataset, release, knob, records)
     out += _author_blocks(dataset, release, knob, who)
     return out

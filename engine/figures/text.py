@@ -689,16 +689,17 @@ def attack_bars_figure(
     return fig
 
 
-def cosine_by_author_figure(detail: pd.DataFrame, metric_label: str) -> go.Figure:
-    """How the per-author cosine similarity between original and release is spread across authors."""
+def cosine_by_author_figure(detail: pd.DataFrame, metric_label: str, unit: str = "author") -> go.Figure:
+    """How the per-author cosine similarity between original and release is spread across authors (``unit``
+    "record" for data without an author column, where each record is its own author)."""
     values = pd.to_numeric(detail["cosine"], errors="coerce").dropna()
     fig = go.Figure(
         go.Histogram(
             x=values,
             xbins=dict(start=0.0, end=1.0 + 1e-9, size=0.05),
             marker_color=COLOURS["point"],
-            name="Authors",
-            hovertemplate="cosine %{x}: %{y} author(s)<extra></extra>",
+            name=f"{unit.capitalize()}s",
+            hovertemplate=f"cosine %{{x}}: %{{y}} {unit}(s)<extra></extra>",
         )
     )
     if len(values):
@@ -713,9 +714,9 @@ def cosine_by_author_figure(detail: pd.DataFrame, metric_label: str) -> go.Figur
         uirevision=UIREVISION,
         height=320,
         margin=dict(l=60, r=20, t=40, b=50),
-        title=dict(text=f"{_plain(metric_label)} per author", font=dict(size=15)),
+        title=dict(text=f"{_plain(metric_label)} per {unit}", font=dict(size=15)),
         xaxis=dict(title=f"{_plain(metric_label)} (1 = unchanged)", range=[-0.02, 1.02]),
-        yaxis_title="Authors",
+        yaxis_title=f"{unit.capitalize()}s",
         bargap=0.05,
         showlegend=False,
     )
