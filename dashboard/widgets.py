@@ -3,6 +3,7 @@ gets its settings on its page without a line of dashboard code."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from typing import Any
 
@@ -55,8 +56,23 @@ def _field_widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) 
     choices = [NONE, *options]
     if st.session_state.get(key) not in choices:
         st.session_state[key] = suggested[0] if suggested else NONE
-    value = st.selectbox(p.title, choices, key=key, persist_state="session", help=help_text)
+    unset = _unset_label(p)
+    value = st.selectbox(
+        p.title,
+        choices,
+        key=key,
+        persist_state="session",
+        help=help_text,
+        format_func=lambda v: unset if v == NONE else v,
+    )
     return None if value == NONE else value
+
+
+def _unset_label(p: Param) -> str:
+    """How a field widget names "no field chosen": the method's default where its help states one (the swap's
+    "(default: the first sensitive categorical field, else the document column)"), else "(none)"."""
+    stated = re.search(r"\(default: ([^)]*)\)", p.help)
+    return f"(default: {stated.group(1)})" if stated else NONE
 
 
 def _text_list(p: Param, key: str) -> Any:
