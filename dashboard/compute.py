@@ -170,17 +170,11 @@ def sweep_ready(
     return _sweep_slot_for(dataset, method, replicates, seed, params, options)[0].filled
 
 
-def sweep_body(
-    dataset: Dataset,
-    method: str,
-    replicates: int,
-    seed: int,
-    params: dict | None = None,
-    options: MeasureOptions | None = None,
-) -> DeltaGenerator:
+def sweep_body(ready: bool) -> DeltaGenerator:
     """Where a page draws a sweep's progress and every view that follows it (`session.area`): redrawn in place
-    while the sweep is in memory, emptied at once when it must be made (another method or setting)."""
-    return area("sweep", fresh=not sweep_ready(dataset, method, replicates, seed, params, options))
+    while the sweep is ``ready`` (`sweep_ready`), emptied at once when it must be made (another method or
+    setting)."""
+    return area("sweep", fresh=not ready)
 
 
 Settings = tuple[str, dict, MeasureOptions, int, int]  # method, its parameters, measure options, replicates, seed
@@ -201,7 +195,7 @@ def page_sweep(
     if settings is None:
         return None
     method, params, options, replicates, seed = settings
-    body = sweep_body(dataset, method, replicates, seed, params, options)
+    body = sweep_body(sweep_ready(dataset, method, replicates, seed, params, options))
     with body:
         sweep = sweep_with_progress(dataset, method, replicates, seed, params, options)
     return None if sweep is None else (dataset, settings, sweep, body)

@@ -491,7 +491,7 @@ def render() -> None:
     if options is None:
         return
 
-    with compute.sweep_body(dataset, method, replicates, seed, params, options):
+    with compute.sweep_body(compute.sweep_ready(dataset, method, replicates, seed, params, options)):
         sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params, options)
         if sweep is None:
             return
