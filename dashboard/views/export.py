@@ -4,6 +4,7 @@ steward's decision note."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -11,10 +12,11 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from dashboard import caching, display, exporting, pages, pins, session
+from engine.data.dataset import Dataset
 from engine.export.bundle import MANIFEST_JSON, REPORT_HTML, file_sha256
 from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
 from engine.measures.intruders import intruder
-from engine.project import format_measure
+from engine.project import Pin, format_measure
 from engine.protect import METHODS
 
 PIN_KEY = "export_pin"
@@ -67,7 +69,7 @@ def _no_pins(dataset) -> None:
     st.page_link(pages.page("counts"), label="Go to Counts and amounts", icon=":material/bar_chart:")
 
 
-def _offer_last_shown(dataset, pinned: list) -> None:
+def _offer_last_shown(dataset: Dataset, pinned: Sequence[Pin]) -> None:
     """The release last shown on a knob page, with a button to pin it, unless it is pinned already: a steward who
     pinned one release and then looked at another may mean to export the other."""
     chosen = session.get_choice(dataset)

@@ -231,9 +231,10 @@ def _suppressed_text(metadata: str, path: Path | None, listed: dict[str, dict[st
     strings of the identifiers file, if any; without one, says what stays."""
     if path is None:
         return (
-            f"each document's own {metadata} only: no identifiers file was given, so its company's name, its "
-            "executives and its speakers' names stay in the text wherever they are not swapped. Give one (the "
-            f"Identifiers file: a CSV with the columns {metadata}, label, value) to suppress them"
+            f"each document's own {metadata} only: no identifiers file was given, so the other names that tell "
+            "a document (a company's name, its executives, its speakers) stay in the text wherever they are not "
+            f"swapped. Give one (the Identifiers file: a CSV with the columns {metadata}, label, value) to suppress "
+            "them"
         )
     n = sum(len(values) for labels in listed.values() for values in labels.values())
     return f"each document's own {metadata}, and {n:,} names of {len(listed):,} documents from {path.name}"
