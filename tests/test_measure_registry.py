@@ -357,10 +357,10 @@ def test_a_lower_is_better_risk_keeps_its_frontier():
 def test_a_value_that_rounds_to_zero_is_not_shown_as_zero():
     p = metric_info("swap_mcnemar_p")
     assert [p.format(v) for v in (5.9e-05, 0.0, 0.0006, 0.25, float("nan"))] == [
-        "< 0.001",
+        "<\u00a00.001",
         "0.000",
         "0.001",
         "0.250",
         "—",
     ]
-    assert metric_info("cell_difference_1way").format(-0.0002) == "> -0.001"
+    assert metric_info("cell_difference_1way").format(-0.0002) == ">\u00a0-0.001"

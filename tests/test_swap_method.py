@@ -240,15 +240,18 @@ def test_a_column_that_spells_out_the_protected_field_is_withheld_too(fitted):
     with_path = dataclasses.replace(fitted, frame=frame, released_as_is=("chunk", "source_path", "quarter"))
     release = with_path.release(fitted.knob.grid[1], np.random.default_rng(0))
     assert release.withheld == ("ticker", "source_path")
-    assert release.info["suppressed_before_any_swap"].startswith("each document's own ticker, and ")
-    assert release.info["suppressed_before_any_swap"].endswith(" documents from identifiers.csv")
+    assert release.info["direct_identifiers"].startswith("before any swap, each document's own ticker and ")
+    assert release.info["direct_identifiers"].endswith(" documents from identifiers.csv are suppressed")
     without = dataclasses.replace(fitted, suppressed=swap_method._suppressed_text("ticker", None, {}))
-    said = without.release(fitted.knob.grid[1], np.random.default_rng(0)).info["suppressed_before_any_swap"]
+    said = without.release(fitted.knob.grid[1], np.random.default_rng(0)).info["direct_identifiers"]
     assert "no identifiers file was given" in said and "columns ticker, label, value" in said
     n, named = len(frame), int((frame["ticker"].str.len() >= 2).sum())  # a one-letter ticker is never matched
     assert release.info["columns_withheld"] == (
-        f"ticker (the protected field); source_path (it spells out ticker in {named:,} of {n:,} records)"
+        f"ticker (the protected field) and source_path (it spells out ticker in {named:,} of {n:,} records) are "
+        "withheld from the bundle"
     )
+    alone = fitted.release(fitted.knob.grid[1], np.random.default_rng(0)).info["columns_withheld"]
+    assert alone == "ticker (the protected field) is withheld from the bundle"
 
 
 def test_bad_settings_and_data_are_config_or_data_errors(demo, tmp_path):

@@ -86,7 +86,7 @@ class MetricInfo:
 def measured_number(value: float) -> str:
     """A measured value in 3 decimals (whole above 1,000); one that is not 0 but rounds to it as "< 0.001"."""
     if value != 0 and abs(value) < 0.0005:
-        return "< 0.001" if value > 0 else "> -0.001"
+        return "<\u00a00.001" if value > 0 else ">\u00a0-0.001"  # a no-break space: one line on a card
     return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
 
 

@@ -139,10 +139,14 @@ class FittedSwap(Fitted):
         """The columns the bundle leaves out: the protected field, and every column released in clear that spells
         out its value (`identifiers.spelling_out`); and why, in words."""
         spelled = spelling_out(self.frame, self.metadata, self.released_as_is)
-        why = f"{self.metadata} (the protected field)" + "".join(
-            f"; {c} (it spells out {self.metadata} in {n:,} of {len(self.frame):,} records)" for c, n in spelled.items()
-        )
-        return (self.metadata, *spelled), why
+        named = [f"{self.metadata} (the protected field)"] + [
+            f"{c} (it spells out {self.metadata} in {n:,} of {len(self.frame):,} records)" for c, n in spelled.items()
+        ]
+        verb = "is" if len(named) == 1 else "are"
+        return (
+            self.metadata,
+            *spelled,
+        ), f"{', '.join(named[:-1])}{' and ' if len(named) > 1 else ''}{named[-1]} {verb} withheld from the bundle"
 
     def _swapped(
         self, k: int, original: str, released: str, mentions: pd.DataFrame, source: str
@@ -219,7 +223,7 @@ class FittedSwap(Fitted):
                 "swap": detail,
                 "pairs_swapped": f"{len(result.pairs)} pairs swapped ({result.requested_pairs} asked for at this rate)",
                 "columns_withheld": why,
-                **({"suppressed_before_any_swap": self.suppressed} if self.suppressed else {}),
+                **({"direct_identifiers": self.suppressed} if self.suppressed else {}),
             },
             changes_ship=False,
             withheld=withheld,
@@ -231,13 +235,16 @@ def _suppressed_text(metadata: str, path: Path | None, listed: dict[str, dict[st
     strings of the identifiers file, if any; without one, says what stays."""
     if path is None:
         return (
-            f"each document's own {metadata} only: no identifiers file was given, so the other names that tell "
-            "a document (a company's name, its executives, its speakers) stay in the text wherever they are not "
-            f"swapped. Give one (the Identifiers file: a CSV with the columns {metadata}, label, value) to suppress "
-            "them"
+            f"before any swap, only each document's own {metadata} is suppressed: no identifiers file was given, so "
+            "the other names that tell a document (a company's name, its executives, its speakers) stay in the text "
+            f"wherever they are not swapped. Give one (the Identifiers file: a CSV with the columns {metadata}, label, "
+            "value) to suppress them"
         )
     n = sum(len(values) for labels in listed.values() for values in labels.values())
-    return f"each document's own {metadata}, and {n:,} names of {len(listed):,} documents from {path.name}"
+    return (
+        f"before any swap, each document's own {metadata} and {n:,} names of {len(listed):,} documents from "
+        f"{path.name} are suppressed"
+    )
 
 
 class EntitySwap(Protector):
