@@ -781,9 +781,12 @@ def _area_script() -> None:
         st.markdown(st.session_state.get("text", "first"))
 
 
-def test_an_area_moves_to_its_other_place_when_fresh_and_stays_otherwise():
+def test_an_area_moves_to_its_other_place_when_fresh_and_stays_otherwise(monkeypatch):
     """What the last run drew goes at once only if the area moves: Streamlit's browser keeps a container's
     children when a container takes its place, so a fresh area must be drawn in the place left empty."""
+    # AppTest runs the function's script as __main__ and leaves it there; a process spawned later (the Dask
+    # test's workers) would run that script again, so __main__ is put back afterwards.
+    monkeypatch.setitem(sys.modules, "__main__", sys.modules["__main__"])
     at = AppTest.from_function(_area_script)
     at.run()
 
