@@ -10,9 +10,9 @@ responsibility on the pre-swap embeddings) and f the fitted component densities,
 
 DU is 1 when nothing was swapped and falls as swapped chunks read less like their cluster. As the paper
 assumes (Section 2.4), DU is held to [0, 1]: a release whose swapped chunks fit their clusters better on net (a
-positive Eq. 2.17) gets DU = 1. The ratio needs a positive pre-swap log-likelihood — clusters more concentrated than the uniform distribution,
-which the densities of Eqs. 2.1–2.2 (relative to the uniform distribution) give; otherwise DU is undefined and
-an error says so.
+positive Eq. 2.17) gets DU = 1. The ratio needs a positive pre-swap log-likelihood — clusters more concentrated
+than the uniform distribution, which the densities of Eqs. 2.1–2.2 (relative to the uniform distribution)
+give; otherwise DU is undefined and an error says so.
 """
 
 from __future__ import annotations

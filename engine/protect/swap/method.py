@@ -135,9 +135,16 @@ class FittedSwap(Fitted):
     released_as_is: tuple[str, ...] = ()  # columns the bundle would carry in clear (not pseudonymized)
     suppressed: str = ""  # what is suppressed before any swap, in the steward's words
 
+    _withheld: tuple[tuple[str, ...], str] | None = field(default=None, init=False, repr=False)
+
     def withheld(self) -> tuple[tuple[str, ...], str]:
         """The columns the bundle leaves out: the protected field, and every column released in clear that spells
-        out its value (`identifiers.spelling_out`); and why, in words."""
+        out its value (`identifiers.spelling_out`); and why, in words. Worked out once: every release shares it."""
+        if self._withheld is None:
+            self._withheld = self._find_withheld()
+        return self._withheld
+
+    def _find_withheld(self) -> tuple[tuple[str, ...], str]:
         spelled = spelling_out(self.frame, self.metadata, self.released_as_is)
         named = [f"{self.metadata} (the protected field)"] + [
             f"{c} (it spells out {self.metadata} in {n:,} of {len(self.frame):,} records)" for c, n in spelled.items()
