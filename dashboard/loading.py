@@ -27,6 +27,9 @@ from engine.paths import cache_dir
 
 DROP = "drop"
 """The role in the Data page's field table that leaves a column out of the dataset."""
+DIRECT = "direct identifier"
+"""The role in the Data page's field table of a column naming each record's people or organization
+(`Schema.direct_identifiers`)."""
 
 
 @st.cache_resource(show_spinner=False, ttl=600)
@@ -203,7 +206,9 @@ def field_table(table: pd.DataFrame, schema: Schema, exclude: set[str]) -> pd.Da
         if col in exclude:
             continue
         spec = next((f for f in schema.fields if f.name == col), None)
-        if spec is not None:
+        if col in schema.direct_identifiers:
+            rows.append({"column": col, "kind": inferred.get(col, "categorical"), "role": DIRECT, "note": ""})
+        elif spec is not None:
             rows.append({"column": col, "kind": spec.kind, "role": spec.role, "note": ""})
         else:
             why = reasons.get(col, "not a field of the schema the data came with")
@@ -234,17 +239,20 @@ def build_schema(
     fields: pd.DataFrame,
     external: ExternalSpec | None,
 ) -> Schema:
-    """The Schema of the Data page's mapping; rows with role "drop" are left out. ConfigError if inconsistent."""
+    """The Schema of the Data page's mapping; rows with role "drop" are left out, rows with role "direct
+    identifier" name the direct-identifier columns. ConfigError if inconsistent."""
+    rows = [r for r in fields.to_dict(orient="records") if str(r["column"]) not in (text, author, document)]
     specs = [
-        FieldSpec(str(r["column"]), str(r["kind"]), str(r["role"]))
-        for r in fields.to_dict(orient="records")
-        if str(r.get("role")) != DROP and str(r["column"]) not in (text, author, document)
+        FieldSpec(str(r["column"]), str(r["kind"]), str(r["role"])) for r in rows if r.get("role") not in (DROP, DIRECT)
     ]
+    named = tuple(str(r["column"]) for r in rows if r.get("role") == DIRECT)
     if author is not None and author == text:
         raise ConfigError(f"column '{text}' cannot be both the text and the author column")
     if document is not None and document in (text, author):
         raise ConfigError(f"column '{document}' cannot be the document column and another role column")
-    return Schema(text=text, author=author, document=document, fields=tuple(specs), external=external)
+    return Schema(
+        text=text, author=author, document=document, fields=tuple(specs), external=external, direct_identifiers=named
+    )
 
 
 def dataset_counts(dataset: Dataset) -> dict[str, int | None]:

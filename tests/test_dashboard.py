@@ -288,21 +288,28 @@ def test_an_upload_whose_text_column_is_unclear_is_mapped_by_the_steward_and_nam
 
 def test_an_upload_of_calls_kept_as_lists_of_turns_is_read_as_text_and_says_so():
     """JSON Lines whose documents are lists of speakers' turns (as the 2021 Q3 calls are kept): the page names
-    the columns read as text, and the turns become the text of the dataset."""
+    the columns read as text, and the turns become the text of the dataset; the list of participants is a
+    direct-identifier column, which the dataset keeps for the methods and no bundle releases."""
     turns = [
         [{"speaker": "Operator", "speech": f"Good morning and welcome to call {i}."}, {"speaker": "CEO", "speech": t}]
         for i, t in enumerate(["Revenue grew in every region this quarter", "Margins held despite costs"] * 3)
     ]
-    lines = "".join(json.dumps({"ticker": f"T{i % 3}", "remarks": r}) + "\n" for i, r in enumerate(turns))
+    people = ["Ann Lee--Chief Executive Officer", "Bo Chen--Bank -- Analyst"]
+    lines = "".join(
+        json.dumps({"ticker": f"T{i % 3}", "remarks": r, "participants": people}) + "\n" for i, r in enumerate(turns)
+    )
     at = start()
     at.radio(key="data_source").set_value("Upload a file").run()
     at.file_uploader(key="data_upload").set_value(("calls.jsonl", lines.encode(), "application/json")).run()
     assert not at.exception and not at.error, [e.value for e in at.error]
-    assert "1 column held lists or records, read as text: remarks" in caption_starting(at, "1 column held lists")
+    assert "2 columns held lists or records, read as text: remarks, participants" in caption_starting(
+        at, "2 columns held lists"
+    )
     by_label(at.button, "Use this data").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     dataset = at.session_state[session.DATASET]
-    assert dataset.schema.text == "remarks"
+    assert dataset.schema.text == "remarks" and dataset.schema.direct_identifiers == ("participants",)
+    assert dataset.schema.identifiers["participants"] == "drop"
     assert (
         dataset.texts.iloc[0]
         == "Operator: Good morning and welcome to call 0.\n\nCEO: Revenue grew in every region this quarter"

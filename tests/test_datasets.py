@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib.util
 import io
+import json
 import os
 import sys
+import tomllib
 from pathlib import Path
 
 import numpy as np
@@ -596,6 +598,41 @@ def test_inference_leaves_out_file_paths_and_columns_with_a_value_per_record():
     assert "file paths" in why["source_path"] and "40 different" in why["ticker"]
     few = frame.iloc[:12]  # below twenty records a value per record is no sign of an identifier
     assert set(left_out_columns(few)) == {"source_path"}
+
+
+def test_a_participants_column_is_a_direct_identifier_column_read_as_names(tmp_path):
+    """The 2021 Q3 calls keep their people as a list of "Name--title": inference makes the column a direct
+    identifier (not a field, not left out), the schema writes and reads it, loading keeps it as text, a bundle
+    drops it, and each line gives one name."""
+    from engine.data.identifiers_file import column_identifiers, names_in
+
+    n = 24
+    calls = [
+        {
+            "call_id": f"C{i}_q3",
+            "participants": ["Douglas A. Lindsay--Chief Executive Officer", "Kyle Joseph--Jefferies -- Analyst"],
+            "remarks": f"Douglas Lindsay opens call {i} with revenue, margins and the outlook for the year",
+        }
+        for i in range(n)
+    ]
+    path = tmp_path / "calls.jsonl"
+    path.write_text("\n".join(json.dumps(c) for c in calls), encoding="utf-8")
+    ds = load_dataset(path)
+    assert ds.schema.direct_identifiers == ("participants",) and ds.schema.field_names == []
+    assert ds.schema.identifiers == {"call_id": "pseudonymize", "participants": "drop"}
+    assert (
+        ds.frame["participants"].iloc[0]
+        == "Douglas A. Lindsay--Chief Executive Officer\nKyle Joseph--Jefferies -- Analyst"
+    )
+    assert Schema.from_dict(tomllib.loads(ds.schema.to_toml())) == ds.schema
+    assert names_in(ds.frame["participants"].iloc[0]) == ["Douglas A. Lindsay", "Kyle Joseph"]
+    assert names_in("Ann Lee; Bo Chen | CFO\n  \nX") == ["Ann Lee", "Bo Chen"]
+    by_call = column_identifiers(ds.frame, ("participants",), ds.frame["call_id"])
+    assert by_call["C3_q3"] == {"participants": ["Douglas A. Lindsay", "Kyle Joseph"]} and len(by_call) == n
+    with pytest.raises(ConfigError, match="cannot be both a direct-identifier column and a role column"):
+        Schema(text="remarks", document="call_id", direct_identifiers=("call_id",))
+    with pytest.raises(DataError, match="no column 'people' \\(the schema's direct-identifier column\\)"):
+        load_dataset(path, Schema(text="remarks", direct_identifiers=("people",)))
 
 
 def test_infer_schema_without_preferred_names_takes_the_longest_strings():

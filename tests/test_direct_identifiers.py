@@ -41,6 +41,8 @@ def test_variants_drop_legal_suffixes_and_a_leading_the():
 
 def test_middle_initials_are_optional():
     assert name_variants("Douglas A. Lindsay") == ["Douglas A. Lindsay", "Douglas Lindsay"]
+    assert name_variants("C. Kelly Wall") == ["C. Kelly Wall", "Kelly Wall"]  # goes by the second name
+    assert name_variants("J. M. Smucker Company")[-1] == "J. M. Smucker"  # initials of a company stay
     text, found = suppress_identifiers("Douglas Lindsay, our CEO.", {"Executive": ["Douglas A. Lindsay"]})
     assert text == "[Executive 1], our CEO." and found == [("[Executive 1]", "Douglas Lindsay")]
 

@@ -258,6 +258,25 @@ def test_an_identifiers_file_names_organizations_tickers_and_people(tiny_dataset
         get_protector("redact", identifiers="nowhere.csv").check(dataset)
 
 
+def test_names_in_a_direct_identifier_column_are_redacted_wherever_they_appear(tiny_dataset):
+    """A participants column ("Name--title" per line) names people: each is replaced at level 2 in every record
+    (not only its own), middle initial or not, and the column itself is dropped from any bundle."""
+    frame = tiny_dataset.frame.copy()
+    frame.loc[0, "text"] = "Douglas Lindsay and Kelly Wall thank you."
+    frame.loc[1, "text"] = "As Douglas A. Lindsay said, margins held."
+    frame["participants"] = ""
+    frame.loc[0, "participants"] = "Douglas A. Lindsay--Chief Executive Officer\nC. Kelly Wall--Chief Financial Officer"
+    schema = dataclasses.replace(tiny_dataset.schema, direct_identifiers=("participants",))
+    dataset = dataclasses.replace(tiny_dataset, frame=frame, schema=schema)
+    assert schema.identifiers["participants"] == "drop"
+    fitted = get_protector("redact", use_ner=False).fit(dataset)
+    at_two = fitted.release(2, np.random.default_rng(0)).data
+    assert at_two.loc[0, "text"] == "[PERSON_1] and [PERSON_2] thank you.", at_two.loc[0, "text"]
+    assert "Lindsay" not in at_two.loc[1, "text"] and "Douglas" not in at_two.loc[1, "text"]
+    at_one = fitted.release(1, np.random.default_rng(0)).data
+    assert at_one.loc[0, "text"] == frame.loc[0, "text"]  # people are level 2
+
+
 def test_a_name_found_inside_a_longer_span_of_a_higher_tier_is_replaced_at_the_lower_level():
     """spaCy calls "United" a person in one tweet and reads "United Flight Booking Problems" as one entity of a
     higher tier in another: at the person's level the name must go there too, and at the entity's level the

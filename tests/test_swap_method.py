@@ -16,6 +16,7 @@ from scipy.stats import spearmanr
 
 from engine.cli import main
 from engine.data.dataset import Dataset
+from engine.data.demos import DEMOS_DIR
 from engine.data.identifiers_file import read_identifiers
 from engine.data.load import load_dataset
 from engine.errors import ConfigError, DataError
@@ -27,8 +28,10 @@ from engine.protect.swap.method import text_changes
 from engine.sweep import make_release, run_sweep
 from engine.text.embeddings import embed_texts
 from engine.text.kept import KeptByText, text_key
+from engine.text.names import identifier_pattern, name_variants
 
 SWAP_METRICS = ["swap_dr", "swap_du", "swap_attack_accuracy", "swap_mcnemar_p"]
+DEMO = DEMOS_DIR / "earnings-calls"
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +245,7 @@ def test_a_column_that_spells_out_the_protected_field_is_withheld_too(fitted):
     assert release.withheld == ("ticker", "source_path")
     assert release.info["direct_identifiers"].startswith("before any swap, each document's own ticker and ")
     assert release.info["direct_identifiers"].endswith(" documents from identifiers.csv are suppressed")
-    without = dataclasses.replace(fitted, suppressed=swap_method._suppressed_text("ticker", None, {}))
+    without = dataclasses.replace(fitted, suppressed=swap_method._suppressed_text("ticker", None, (), {}))
     said = without.release(fitted.knob.grid[1], np.random.default_rng(0)).info["direct_identifiers"]
     assert "no identifiers file was given" in said and "columns ticker, label, value" in said
     n, named = len(frame), int((frame["ticker"].str.len() >= 2).sum())  # a one-letter ticker is never matched
@@ -252,6 +255,40 @@ def test_a_column_that_spells_out_the_protected_field_is_withheld_too(fitted):
     )
     alone = fitted.release(fitted.knob.grid[1], np.random.default_rng(0)).info["columns_withheld"]
     assert alone == "ticker (the protected field) is withheld from the bundle"
+
+
+def test_names_in_a_direct_identifier_column_are_suppressed_and_never_released(demo, tmp_path):
+    """The data's own columns can name what identifies a call (Section 3.1): a company column, one name per line
+    as a list is read, is a direct-identifier column; its names leave the chunks before any swap, with no
+    identifiers file, and neither the column nor the names reach the bundle."""
+    companies = {t: ids["Company Name"] for t, ids in read_identifiers(DEMO / "identifiers.csv", "ticker").items()}
+    frame = demo.frame.assign(company=["\n".join(companies.get(t, [])) for t in demo.frame["ticker"]])
+    named = [
+        (k, variant)
+        for k, (text, t) in enumerate(zip(frame["text"], frame["ticker"]))
+        for name in companies.get(t, [])
+        for variant in name_variants(name)
+        if len(variant) > 3 and identifier_pattern(variant).search(text)
+    ]
+    assert len(named) >= 20  # the calls name their companies: a suppression that did nothing would fail below
+    data = tmp_path / "calls.csv"
+    frame.to_csv(data, index=False)
+    schema = dataclasses.replace(demo.schema, direct_identifiers=("company",))
+    (tmp_path / "calls.schema.toml").write_text(schema.to_toml(), encoding="utf-8")
+    dataset = load_dataset(data)
+    assert dataset.schema.direct_identifiers == ("company",) and dataset.schema.identifiers["company"] == "drop"
+    fitted = get_protector("swap", embedding="tfidf-svd").fit(dataset)
+    assert fitted.suppressed.endswith("documents from the column company are suppressed"), fitted.suppressed
+    for k, variant in named:
+        assert not identifier_pattern(variant).search(fitted.prepared.chunks[k]), (k, variant)
+    assert sum("[company]" in chunk for chunk in fitted.prepared.chunks) >= len({k for k, _ in named})
+    out = tmp_path / "bundle"
+    argv = ["release", "--data", str(data), "--method", "swap", "--embedding", "tfidf-svd", "--knob", "0", "--out"]
+    assert main([*argv, str(out)]) == 0
+    released = pd.read_csv(out / "release.csv", dtype=str, keep_default_na=False)
+    assert "company" not in released.columns
+    for k, variant in named:
+        assert not identifier_pattern(variant).search(released["text"].iloc[k]), (k, variant)
 
 
 def test_bad_settings_and_data_are_config_or_data_errors(demo, tmp_path):

@@ -192,7 +192,9 @@ def _mapping(source: Source) -> None:
     base = loading.field_table(source.table, fields_from, {text, author, document})
     st.caption(
         "The other columns: their kind, and their role — sensitive (to be protected), key (an intruder "
-        "may know it), other, or drop (left out of the dataset)."
+        "may know it), other, direct identifier (names the record's people or organization, as a call's "
+        "participants: never released, and its names are taken out of the text), or drop (left out of the "
+        "dataset)."
     )
     table_key = (
         f"map_fields::{source.id}::" + hashlib.sha1("\x1f".join([text, *base["column"]]).encode()).hexdigest()[:10]
@@ -207,7 +209,9 @@ def _mapping(source: Source) -> None:
             "column": st.column_config.TextColumn("Column"),
             "note": st.column_config.TextColumn("Left out by default because", width="large"),
             "kind": st.column_config.SelectboxColumn("Kind", options=list(FIELD_KINDS), required=True),
-            "role": st.column_config.SelectboxColumn("Role", options=[*FIELD_ROLES, loading.DROP], required=True),
+            "role": st.column_config.SelectboxColumn(
+                "Role", options=[*FIELD_ROLES, loading.DIRECT, loading.DROP], required=True
+            ),
         },
     )
     external, ok = _external_rule(source, author_col)

@@ -3,11 +3,16 @@ that identify it under a label (a CSV with the columns <key column>, label, valu
 "Automatic Data Processing, Inc."``). By default ``identifiers.csv`` in a demo's folder, or
 ``<stem>.identifiers.csv`` beside a data file, when there is one. The swap suppresses them before swapping;
 redaction replaces them wherever they appear.
+
+The data's own columns can name them too: the schema's direct-identifier columns (`Schema.direct_identifiers`,
+e.g. a call's participants), read by `column_identifiers`.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -69,3 +74,45 @@ def identifiers_path(dataset: Dataset, given: str | None) -> Path | None:
     else:
         return None
     return path if path.is_file() else None
+
+
+_ITEM_SEPARATOR = re.compile(r"[\n;]+")
+_DESCRIPTION = re.compile(r"\s*(?:--|—|–|\s-\s|\|)")
+
+
+def names_in(value: str) -> list[str]:
+    """The names a direct-identifier cell holds: one per line (a list read as text gives one item per line) or
+    between semicolons, each up to a description after "--", a dash or "|" ("Douglas A. Lindsay--Chief
+    Executive Officer" names Douglas A. Lindsay); one character names nobody."""
+    out = []
+    for item in _ITEM_SEPARATOR.split(str(value)):
+        name = _DESCRIPTION.split(item, maxsplit=1)[0].strip().strip("\"'")
+        if len(name) >= 2 and name not in out:
+            out.append(name)
+    return out
+
+
+def column_identifiers(
+    frame: pd.DataFrame, columns: Sequence[str], key: Sequence[object]
+) -> dict[str, dict[str, list[str]]]:
+    """The direct identifiers the data's own ``columns`` name, as an identifiers file gives them: key → label
+    (the column's name) → names (`names_in`), the records of one ``key`` (a document, a ticker) together."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for column in columns:
+        for k, value in zip(key, frame[column].tolist()):
+            names = out.setdefault(str(k), {}).setdefault(str(column), [])
+            names += [n for n in names_in(value) if n not in names]
+    return {k: {label: v for label, v in by_label.items() if v} for k, by_label in out.items()}
+
+
+def merged(
+    *sources: Mapping[str, Mapping[str, Sequence[str]]],
+) -> dict[str, dict[str, list[str]]]:
+    """Identifiers of several sources (a file, the data's columns) as one: key → label → strings, in order."""
+    out: dict[str, dict[str, list[str]]] = {}
+    for source in sources:
+        for k, by_label in source.items():
+            for label, strings in by_label.items():
+                kept = out.setdefault(k, {}).setdefault(label, [])
+                kept += [s for s in strings if s not in kept]
+    return out

@@ -37,14 +37,16 @@ def infer_schema(frame: pd.DataFrame) -> Schema:
     case, spaces as underscores) whose mean length is at least 20 characters, else the one with the largest
     mean length; a `DataError` asks for a schema when none qualifies or a column named like the text does
     not. Author: a column named author / user / user_id / name / username / user_name / screen_name /
-    reviewer_id / auteur / autor whose values repeat (names compared by their words: reviewerID is reviewer_id). Document: a column named document / doc_id / call_id. Other columns become
-    fields with role "other": categorical for strings, booleans and integers with at most 20 distinct values;
-    count for other non-negative integers; continuous for other numbers. Left out (`left_out_columns` says
-    why): direct identifiers — columns named like an identifier, a personal name or a contact detail (user_id,
-    reviewerName, email, phone, ...) and columns of e-mail addresses or links, which a release would otherwise
-    carry in clear —, free text besides the text column (no method protects it), columns with a single
-    distinct value, and numeric columns with gaps and more than 20 distinct values (a count or continuous
-    field may not have missing values).
+    reviewer_id / auteur / autor whose values repeat (names compared by their words: reviewerID is reviewer_id).
+    Document: a column named document / doc_id / call_id. A column of text named like the people of a record
+    (participants, executives, speakers) is a direct-identifier column (`Schema.direct_identifiers`). Other
+    columns become fields with role "other": categorical for strings, booleans and integers with at most 20
+    distinct values; count for other non-negative integers; continuous for other numbers. Left out
+    (`left_out_columns` says why): direct identifiers — columns named like an identifier, a personal name or a
+    contact detail (user_id, reviewerName, email, phone, ...) and columns of e-mail addresses or links, which a
+    release would otherwise carry in clear —, free text besides the text column (no method protects it),
+    columns with a single distinct value, and numeric columns with gaps and more than 20 distinct values (a
+    count or continuous field may not have missing values).
     """
     return infer_with_reasons(frame)[0]
 
@@ -74,9 +76,12 @@ def infer_with_reasons(frame: pd.DataFrame, text: str | None = None) -> tuple[Sc
     text = _infer_text_column(frame, numeric) if text is None else text
     author = _named_column(frame, _AUTHOR_NAMES, exclude={text}, repeating=True)
     document = _named_column(frame, _DOCUMENT_NAMES, exclude={text, author}, repeating=False)
-    fields, reasons = [], {}
+    fields, reasons, named = [], {}, []
     for c in frame.columns:
         if c in (text, author, document):
+            continue
+        if numeric[c] is None and set(_name_parts(c)) & set(_NAMED_PEOPLE):
+            named.append(str(c))
             continue
         reason = _why_left_out(c, frame[c], numeric[c])
         kind = _infer_kind(frame[c], numeric[c]) if reason is None else None
@@ -84,7 +89,18 @@ def infer_with_reasons(frame: pd.DataFrame, text: str | None = None) -> tuple[Sc
             fields.append(FieldSpec(str(c), kind, "other"))
         else:
             reasons[str(c)] = reason or "numbers with gaps: a count or an amount may not have missing values"
-    return Schema(text=str(text), author=author, document=document, fields=tuple(fields)), reasons
+    schema = Schema(
+        text=str(text), author=author, document=document, fields=tuple(fields), direct_identifiers=tuple(named)
+    )
+    return schema, reasons
+
+
+_NAMED_PEOPLE = (
+    "participant", "participants", "executive", "executives", "speaker", "speakers", "attendee", "attendees",
+    "officers", "panelists",
+)  # fmt: skip
+"""Words of a column name that make it a direct-identifier column: it names the people of a record (a call's
+participants), whom the text may name too."""
 
 
 _DIRECT_IDENTIFIER_PARTS = (

@@ -5,6 +5,7 @@ A schema is written as TOML::
     text = "text"                 # required: the free-text column
     author = "name"               # optional: one person, several records
     document = "call_id"          # optional: records that are chunks of one document
+    direct_identifiers = ["participants"]  # optional: columns naming each record's people or organization
 
     [fields.airline]              # one table per structured field
     kind = "categorical"          # categorical | count | continuous
@@ -101,6 +102,10 @@ class Schema:
     external: ExternalSpec | None = None
     author_release: Treatment = "pseudonymize"
     document_release: Treatment = "pseudonymize"
+    direct_identifiers: tuple[str, ...] = ()
+    """Columns that name each record's direct identifiers (the people of a call, its company): never released
+    (dropped from every bundle), and the names they hold are found in the text by redaction and suppressed by
+    the swap (`engine.data.identifiers_file.column_identifiers`)."""
     methods: tuple[tuple[str, tuple[tuple[str, Any], ...]], ...] = ()
     """Settings of methods for this data ([methods.NAME] tables: parameter = value), the defaults the CLI's
     flags and the dashboard's widgets start from; checked against the method's parameters when it is built
@@ -138,6 +143,15 @@ class Schema:
         for special in (self.text, self.author, self.document):
             if special is not None and special in names:
                 raise ConfigError(f"column '{special}' cannot be both a role column and a structured field")
+        for column in self.direct_identifiers:
+            if not isinstance(column, str) or not column:
+                raise ConfigError(f"schema: 'direct_identifiers' must list column names in quotes, got {column!r}")
+            if column in (self.text, self.author, self.document) or column in names:
+                raise ConfigError(
+                    f"column '{column}' cannot be both a direct-identifier column and a role column or field"
+                )
+        if len(set(self.direct_identifiers)) < len(self.direct_identifiers):
+            raise ConfigError("schema: 'direct_identifiers' lists a column more than once")
 
     @property
     def columns(self) -> list[str]:
@@ -145,6 +159,7 @@ class Schema:
         cols = [self.text]
         cols += [c for c in (self.author, self.document) if c is not None]
         cols += [f.name for f in self.fields]
+        cols += list(self.direct_identifiers)
         return cols
 
     def field(self, name: str) -> FieldSpec:
@@ -155,12 +170,14 @@ class Schema:
 
     @property
     def identifiers(self) -> dict[str, Treatment]:
-        """The identifier columns (author, document) and how each leaves in a bundle."""
+        """The identifier columns (author, document, the direct identifiers) and how each leaves in a bundle: a
+        direct-identifier column is always dropped."""
         out: dict[str, Treatment] = {}
         if self.author is not None:
             out[self.author] = self.author_release
         if self.document is not None and self.document not in out:
             out[self.document] = self.document_release
+        out.update(dict.fromkeys(self.direct_identifiers, "drop"))
         return out
 
     @property
@@ -193,6 +210,8 @@ class Schema:
             d["author"] = self.author
         if self.document:
             d["document"] = self.document
+        if self.direct_identifiers:
+            d["direct_identifiers"] = list(self.direct_identifiers)
         d["fields"] = {f.name: {"kind": f.kind, "role": f.role} for f in self.fields}
         release = {
             role: treatment
@@ -222,7 +241,7 @@ class Schema:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], source: str = "schema") -> Schema:
-        known = {"text", "author", "document", "fields", "external", "release", "methods"}
+        known = {"text", "author", "document", "direct_identifiers", "fields", "external", "release", "methods"}
         unknown = sorted(set(d) - known)
         if unknown:
             raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; accepted: {', '.join(sorted(known))}")
@@ -273,8 +292,12 @@ class Schema:
                 raise ConfigError(
                     f"{source}: [release] {role} must be one of {', '.join(TREATMENTS)} in quotes, got {value!r}"
                 )
+        named = d.get("direct_identifiers", [])
+        if not isinstance(named, list):
+            raise ConfigError(f"{source}: 'direct_identifiers' must be a list of column names, got {named!r}")
         return cls(
             text=d["text"],
+            direct_identifiers=tuple(named),
             methods=_method_settings(d.get("methods", {}), source),
             author=d.get("author") or None,
             document=d.get("document") or None,

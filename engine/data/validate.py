@@ -52,6 +52,9 @@ def conformed(frame: pd.DataFrame, schema: Schema, source: str, *, release: bool
             out[spec.name] = _field_column(data[spec.name], spec, source)
             if release and len(data) > 1:
                 _check_not_constant(out[spec.name], spec.name, source)
+    for col in schema.direct_identifiers:
+        if col in data.columns:  # names as text; a missing value names nobody
+            out[col] = data[col].astype(object).where(data[col].notna(), "").astype(str)
     return pd.DataFrame(out, columns=columns)
 
 
@@ -65,6 +68,7 @@ def _check_unique_columns(frame: pd.DataFrame, source: str) -> None:
 
 def _check_columns_present(frame: pd.DataFrame, schema: Schema, required: list[str | None], source: str) -> None:
     roles = {schema.text: "text column", schema.author: "author column", schema.document: "document column"}
+    roles.update(dict.fromkeys(schema.direct_identifiers, "direct-identifier column"))
     have = [str(c) for c in frame.columns]
     for col in required:
         if col is None or col in frame.columns:

@@ -7,7 +7,8 @@ nationalities/religious/political groups, products and events. Entities come fro
 identifiers with a format from validated recognizers (`engine.text.recognizers`), each type kept above its own
 confidence threshold (the ``thresholds`` parameter). Redaction is consistent (`engine.text.recurrence`): the
 author column's names are identifiers in the text too, and so are the strings of an identifiers file beside
-the data (company names, tickers, executives); an original replaced once is replaced at every whole-word
+the data (company names, tickers, executives) and the names in the data's direct-identifier columns (a call's
+participants); an original replaced once is replaced at every whole-word
 occurrence, and each becomes a placeholder numbered within its document, ``[PERSON_1]``, the same original
 always the same placeholder there.
 
@@ -25,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.data.identifiers_file import identifiers_digest, identifiers_path, read_identifiers
+from engine.data.identifiers_file import column_identifiers, identifiers_digest, identifiers_path, read_identifiers
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector, Release
@@ -241,6 +242,9 @@ class Redaction(Protector):
         path = identifiers_path(dataset, self.identifiers)
         if path is not None:
             spans = listed_spans(texts, read_identifiers(path), spans)
+        if schema.direct_identifiers:
+            named = column_identifiers(dataset.frame, schema.direct_identifiers, range(len(texts)))
+            spans = listed_spans(texts, named, spans, keys=False)
         spans = propagate(texts, spans)
         documents = dataset.frame[schema.document].tolist() if schema.document is not None else None
         spans = spans.assign(replacement=number_placeholders(spans, documents))

@@ -1,8 +1,9 @@
 """Names of organizations and people as they recur in text: their variants and how they match.
 
-A name also appears without a legal suffix (Inc., Corporation, plc, …), without a leading "The" and without
-middle initials; a short all-capital string (a ticker or an acronym, up to five letters) matches only in
-capitals, so the ticker "ON" does not take the word "on"; any other string matches in any case. A one-character
+A name also appears without a legal suffix (Inc., Corporation, plc, …), without a leading "The", without
+middle initials and without the one initial before a first and a last name ("C. Kelly Wall"); a short
+all-capital string (a ticker or an acronym, up to five letters) matches only in capitals, so the ticker "ON"
+does not take the word "on"; any other string matches in any case. A one-character
 name (the tickers A, C, F and T) is no variant at all: it cannot be told from the article "A" or from "Q&A".
 """
 
@@ -31,17 +32,20 @@ LEGAL_SUFFIXES = (
 )
 _SUFFIX = re.compile(r"[\s,]+(?:" + "|".join(LEGAL_SUFFIXES) + r")\.?$", re.IGNORECASE)
 _INITIAL = re.compile(r"(?<=\w) (?:[A-Z]\. )+(?=\w)")  # middle initials between two names
+_LEADING_INITIAL = re.compile(r"^[A-Z]\. (?=[A-Z][\w'-]+ [A-Z][\w'-]+$)")  # "C. Kelly Wall" goes by Kelly Wall
 
 
 def name_variants(name: str) -> list[str]:
     """``name``, and the same without trailing legal suffixes, without a leading "The" and without middle
-    initials ("Douglas A. Lindsay" is also "Douglas Lindsay"); none of one character (module docstring)."""
+    initials ("Douglas A. Lindsay" is also "Douglas Lindsay"), or the one initial before a first and a last
+    name ("C. Kelly Wall" is also "Kelly Wall"); none of one character (module docstring)."""
     out, current = [name.strip()], name.strip()
     while (shorter := _SUFFIX.sub("", current)) != current and shorter:
         current = shorter.strip(" ,")
         out.append(current)
     out += [v[4:] for v in list(out) if v.lower().startswith("the ") and len(v) > 4]
     out += [_INITIAL.sub(" ", v) for v in list(out) if _INITIAL.search(v)]
+    out += [_LEADING_INITIAL.sub("", v) for v in list(out) if _LEADING_INITIAL.search(v)]
     return list(dict.fromkeys(v for v in out if len(v) > 1))
 
 
@@ -49,3 +53,12 @@ def identifier_pattern(value: str) -> re.Pattern[str]:
     """Whole-word matches of ``value``; exact case for a short all-capital string (a ticker), else any case."""
     exact = len(value) <= 5 and value.isupper()
     return re.compile(r"(?<!\w)" + re.escape(value) + r"(?!\w)", 0 if exact else re.IGNORECASE)
+
+
+PERSON_LABELS = ("executive", "person", "participant", "speaker", "author", "employee", "host")
+"""Words that make a label of identifiers ("Executive", "participants") one whose strings name people."""
+
+
+def names_people(label: str) -> bool:
+    """Whether the identifiers under ``label`` name people (any label holding a word of `PERSON_LABELS`)."""
+    return any(word in label.lower() for word in PERSON_LABELS)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from engine.text.entities import SPAN_COLUMNS, TIERS
-from engine.text.names import name_variants
+from engine.text.names import name_variants, names_people
 
 _TOKEN = re.compile(r"[@#]?\w+|[^\w\s]")
 MIN_LENGTH = 2  # a one-character "original" is noise, not an identifier to chase through the corpus
@@ -122,22 +122,18 @@ def author_name_spans(texts: Sequence[str], authors: Sequence[str], spans: pd.Da
     return _sorted(pd.concat([spans, _table(extra)], ignore_index=True))
 
 
-PERSON_LABELS = ("executive", "person", "participant", "speaker", "author", "employee", "host")
-"""Labels of an identifiers file whose strings name people (any label containing one of these words)."""
-
-
 def listed_spans(
-    texts: Sequence[str], listed: Mapping[str, Mapping[str, Sequence[str]]], spans: pd.DataFrame
+    texts: Sequence[str], listed: Mapping[str, Mapping[str, Sequence[str]]], spans: pd.DataFrame, keys: bool = True
 ) -> pd.DataFrame:
     """``spans`` plus a span wherever a string of an identifiers file (`engine.data.identifiers_file`: key →
     label → strings) or one of its variants (`engine.text.names.name_variants`: without "Inc.", "The" or
     middle initials) appears as a whole word, in the case written, outside the spans already found: PERSON
-    (tier 2) for a label naming people ("Executive"), else ORG (tier 3), and the keys themselves (tickers) as
-    ORG."""
+    (tier 2) for a label naming people (`engine.text.names.names_people`), else ORG (tier 3), and with ``keys``
+    the keys themselves (tickers) as ORG."""
     needles: dict[str, tuple[str, int]] = {}
     for key, by_label in listed.items():
-        for label, strings in [("ticker", [key]), *by_label.items()]:
-            kind = "PERSON" if any(w in label.lower() for w in PERSON_LABELS) else "ORG"
+        for label, strings in [*([("ticker", [key])] if keys else []), *by_label.items()]:
+            kind = "PERSON" if names_people(label) else "ORG"
             for string in strings:
                 for variant in name_variants(string):
                     if len(variant) >= MIN_LENGTH and variant not in needles:

@@ -7,7 +7,8 @@ Data Processing, Inc.", "ADP"], "Executive": ["Carlos Rodriguez"]}); they can co
 Each name also matches without a legal suffix (Inc., Corporation, plc, …) and without a leading "The". Matches
 are whole words; a short all-capital string (a ticker or an acronym, up to five letters) matches only in
 capitals, so the ticker "ON" does not take the word "on"; any other string matches in any case. Longer strings
-are replaced first. Labels whose strings should be told apart (executives) are numbered in the order given.
+are replaced first. Labels that name people (`engine.text.names.names_people`: "Executive", "participants") are
+numbered in the order given, so that each person stays one.
 """
 
 from __future__ import annotations
@@ -17,11 +18,9 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
-from engine.text.names import identifier_pattern, name_variants
+from engine.text.names import identifier_pattern, name_variants, names_people
 from engine.text.recognizers import URL_PATTERN
 
-NUMBERED = ("Executive",)
-"""Labels whose strings are numbered ("[Executive 1]", "[Executive 2]"): each executive stays one person."""
 _URL = URL_PATTERN
 
 
@@ -39,7 +38,7 @@ def suppress_identifiers(text: str, identifiers: Mapping[str, Sequence[str]]) ->
     targets: list[tuple[str, str]] = []
     for label, values in identifiers.items():
         for k, value in enumerate(values, start=1):
-            tag = f"[{label} {k}]" if label in NUMBERED else f"[{label}]"
+            tag = f"[{label} {k}]" if names_people(label) else f"[{label}]"
             targets += [(variant, tag) for variant in name_variants(value)]
     targets.sort(key=lambda t: -len(t[0]))
     found: list[tuple[int, int, str]] = [(m.start(), _url_end(text, m), "[URL]") for m in _URL.finditer(text)]

@@ -29,7 +29,13 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.data.identifiers_file import identifiers_digest, identifiers_path, read_identifiers
+from engine.data.identifiers_file import (
+    column_identifiers,
+    identifiers_digest,
+    identifiers_path,
+    merged,
+    read_identifiers,
+)
 from engine.errors import ConfigError, DataError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release
@@ -237,20 +243,25 @@ class FittedSwap(Fitted):
         )
 
 
-def _suppressed_text(metadata: str, path: Path | None, listed: dict[str, dict[str, list[str]]]) -> str:
+def _suppressed_text(
+    metadata: str, path: Path | None, columns: Sequence[str], listed: dict[str, dict[str, list[str]]]
+) -> str:
     """What the swap suppresses before swapping: each document's own value of the protected field, and the
-    strings of the identifiers file, if any; without one, says what stays."""
-    if path is None:
+    names of the identifiers file and of the data's direct-identifier columns, if any; without either, says
+    what stays."""
+    if path is None and not columns:
         return (
-            f"before any swap, only each document's own {metadata} is suppressed: no identifiers file was given, so "
-            "the other names that tell a document (a company's name, its executives, its speakers) stay in the text "
-            f"wherever they are not swapped. Give one (the Identifiers file: a CSV with the columns {metadata}, label, "
-            "value) to suppress them"
+            f"before any swap, only each document's own {metadata} is suppressed: no identifiers file was given and "
+            "no column of the data is a direct identifier, so the other names that tell a document (a company's "
+            "name, its executives, its speakers) stay in the text wherever they are not swapped. Give the column "
+            "that names them the role direct identifier on the Data page, or an Identifiers file (a CSV with the "
+            f"columns {metadata}, label, value), to suppress them"
         )
     n = sum(len(values) for labels in listed.values() for values in labels.values())
+    sources = [*([path.name] if path is not None else []), *(f"the column {c}" for c in columns)]
     return (
         f"before any swap, each document's own {metadata} and {n:,} names of {len(listed):,} documents from "
-        f"{path.name} are suppressed"
+        f"{' and '.join(sources)} are suppressed"
     )
 
 
@@ -480,7 +491,10 @@ class EntitySwap(Protector):
         chunk_docs = documents[spans["record"].to_numpy()]
         labels = frame[metadata].astype(str).to_numpy()[spans["record"].to_numpy()]
         path = identifiers_path(dataset, self.identifiers)
-        listed = read_identifiers(path, metadata) if path is not None else {}
+        listed = merged(
+            read_identifiers(path, metadata) if path is not None else {},
+            column_identifiers(frame, schema.direct_identifiers, frame[metadata].astype(str)),
+        )
         ids = {
             doc: {"Ticker" if metadata.lower() == "ticker" else metadata: [label], **listed.get(label, {})}
             for doc, label in zip(chunk_docs, labels)
@@ -529,7 +543,7 @@ class EntitySwap(Protector):
                 for c in frame.columns
                 if c not in (schema.text, metadata) and schema.identifiers.get(str(c), "keep") == "keep"
             ),
-            suppressed=_suppressed_text(metadata, path, listed),
+            suppressed=_suppressed_text(metadata, path, schema.direct_identifiers, listed),
         )
 
 
