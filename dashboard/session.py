@@ -128,7 +128,12 @@ def current_origin() -> Origin | None:
 
 
 def use_dataset(dataset: Dataset, origin: Origin) -> None:
-    """Make ``dataset`` the one in use. A choice made on another dataset stays but no longer applies."""
+    """Make ``dataset`` the one in use. A choice made on another dataset stays but no longer applies, and the
+    Protect page starts again from the default method: a long method chosen for the last data (the swap) does
+    not start on this one before the steward chooses it."""
+    previous = st.session_state.get(DATASET)
+    if previous is not None and previous.fingerprint != dataset.fingerprint:
+        st.session_state.pop(METHOD_KEY, None)
     st.session_state[DATASET] = dataset
     st.session_state[ORIGIN] = origin
     st.session_state.pop(STARTUP_ERROR, None)

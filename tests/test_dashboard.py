@@ -208,6 +208,19 @@ def test_unknown_startup_data_is_a_message_and_a_demo_can_still_be_loaded():
     assert any("Loaded airline-tweets" in s.value for s in at.success)
 
 
+def test_another_dataset_starts_the_protect_page_from_the_default_method():
+    """A steward who swapped on the calls and then loads other data does not see the swap start on it: the
+    method returns to the default. Loading the same data again keeps the choice."""
+    at = start()
+    at.session_state[session.METHOD_KEY] = "swap"
+    by_label(at.button, "Use this data").click().run()  # the same demo again
+    assert at.session_state[session.METHOD_KEY] == "swap"
+    at.selectbox(key="data_demo").set_value("clothing-reviews").run()
+    by_label(at.button, "Use this data").click().run()
+    assert not at.exception and at.session_state[session.DATASET].name == "clothing-reviews"
+    assert session.METHOD_KEY not in at.session_state
+
+
 GOOD_CSV = "text,user,rating\n" + "".join(
     f"Review number {j} by person {i}: the hotel room was clean and the staff friendly,u{i},{(i + j) % 5 + 1}\n"
     for i in range(8)
