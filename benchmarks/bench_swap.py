@@ -199,11 +199,13 @@ def run_case(source: str, replicates: int) -> dict:
         "fit_seconds": round(t_fit, 1),
         "peak_rss_mb_after_fit": round(rss_fit),
         "fit_peak_rss_mb_all_processes": round(fit_tree.peak_mb),
+        "fit_peak_pss_mb_all_processes": round(fit_tree.peak_pss_mb),
         "release_seconds": round(t_release, 2),
         "measures_prepare_seconds": round(t_prepare, 1),
         "measures_one_release_seconds": round(t_evaluate, 1),
         "sweep_seconds": round(t_sweep, 1),
         "sweep_peak_rss_mb_all_processes": round(tree.peak_mb),
+        "sweep_peak_pss_mb_all_processes": round(tree.peak_pss_mb),
         "replicates": replicates,
         "table": {
             "sample_uniques": int(risk0["sample_uniques"]),

@@ -32,7 +32,7 @@ from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult, summarize
 from engine.text.kept import sharing
-from engine.workers import Report, Shipped, map_reporting, shipped_once
+from engine.workers import Report, Shipped, map_reporting, return_free_memory, shipped_once
 
 T = TypeVar("T")
 
@@ -197,6 +197,8 @@ def run_sweep(
         if backend == "local":  # every measure moves the bar, from the workers too
             processes = min(effective_n_jobs(n_jobs), len(items))
             objects = stack.enter_context(shipped_once((fitted, evaluator))) if processes > 1 else (fitted, evaluator)
+            if processes > 1:
+                return_free_memory()  # this process waits while the workers run: what the fit freed goes back
             folder = (
                 stack.enter_context(tempfile.TemporaryDirectory(prefix="textsdc-shared-")) if processes > 1 else None
             )

@@ -12,6 +12,8 @@ does not depend on how many processes computed it (sums are taken in the same or
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import os
 import pickle
 import tempfile
@@ -73,6 +75,18 @@ def model_threads() -> int:
     return 1 if in_worker() else MACHINE_THREADS
 
 
+def return_free_memory() -> None:
+    """Give the memory this process has freed back to the system (glibc's ``malloc_trim``; nothing elsewhere).
+    The heap keeps what a task freed (a batch of embeddings, a release's texts) for reuse, so a process's
+    resident memory is the sum of its tasks' leftovers, not what it holds: embedding 1,200 earnings-call chunks
+    left 195 MB of freed memory behind, and a sweep's worker carries on to its next task with it."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _run_piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) -> R:
     global _in_worker
     _in_worker = True
@@ -82,8 +96,11 @@ def _run_piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) 
     def report(done: int) -> None:
         counts[index] = done
 
-    with threadpool_limits(limits=1):
-        return func(item, report)
+    try:
+        with threadpool_limits(limits=1):
+            return func(item, report)
+    finally:
+        return_free_memory()
 
 
 def map_reporting(

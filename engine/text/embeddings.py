@@ -62,6 +62,7 @@ def _session(threads: int) -> tuple[Any, Any, list[str]]:
     options.intra_op_num_threads = threads  # the embeddings are the same whatever the number (int8 products)
     options.inter_op_num_threads = 1
     options.enable_cpu_mem_arena = False  # memory bounded by the batch in flight, not by the largest batch seen
+    options.enable_mem_pattern = False  # no buffer planned per input shape: +7 MB over 100 windows, not +96 MB
     options.log_severity_level = 3
     session = ort.InferenceSession(str(_file("model")), options, providers=["CPUExecutionProvider"])
     tokenizer = Tokenizer.from_file(str(_file("tokenizer")))
