@@ -8,9 +8,8 @@ identifiers with a format from validated recognizers (`engine.text.recognizers`)
 confidence threshold (the ``thresholds`` parameter). Redaction is consistent (`engine.text.recurrence`): the
 author column's names are identifiers in the text too, and so are the strings of an identifiers file beside
 the data (company names, tickers, executives) and the names in the data's direct-identifier columns (a call's
-participants); an original replaced once is replaced at every whole-word
-occurrence, and each becomes a placeholder numbered within its document, ``[PERSON_1]``, the same original
-always the same placeholder there.
+participants); an original replaced once is replaced at every whole-word occurrence, and each becomes a
+placeholder numbered within its document, ``[PERSON_1]``, the same original always the same placeholder there.
 
 `fit` finds every span once (the expensive step); `release(level)` only substitutes the spans whose tier is at
 most the level, so moving the slider costs a string rebuild.

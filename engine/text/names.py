@@ -3,8 +3,8 @@
 A name also appears without a legal suffix (Inc., Corporation, plc, …), without a leading "The", without
 middle initials and without the one initial before a first and a last name ("C. Kelly Wall"); a short
 all-capital string (a ticker or an acronym, up to five letters) matches only in capitals, so the ticker "ON"
-does not take the word "on"; any other string matches in any case. A one-character
-name (the tickers A, C, F and T) is no variant at all: it cannot be told from the article "A" or from "Q&A".
+does not take the word "on"; any other string matches in any case. A one-character name (the tickers A, C, F
+and T) is no variant at all: it cannot be told from the article "A" or from "Q&A".
 """
 
 from __future__ import annotations
