@@ -271,6 +271,7 @@ def _preview() -> None:
     schema = dataset.schema
     roles = [f"text: {schema.text}", f"author: {schema.author or '—'}", f"document: {schema.document or '—'}"]
     roles += [f"{f.name}: {f.kind}, {f.role}" for f in schema.fields]
+    roles += [f"{c}: direct identifier (never released)" for c in schema.direct_identifiers]
     st.caption(f"{display.md_escape(dataset.name)} · " + " · ".join(display.md_escape(r) for r in roles))
     st.dataframe(dataset.frame.head(50), hide_index=True, key="data_preview")
     st.download_button(
