@@ -342,9 +342,10 @@ class EntitySwap(Protector):
         Param(
             "mixture",
             str,
-            "cauchy",
-            "component density of the spherical mixture: spherical Cauchy or Poisson-kernel-based",
-            choices=("cauchy", "pkb"),
+            "pkb",
+            "component density of the spherical mixture: Poisson-kernel-based (the paper's Figure 3) or spherical "
+            "Cauchy",
+            choices=("pkb", "cauchy"),
             expert=True,
             label="Mixture density",
         ),
