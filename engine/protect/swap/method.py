@@ -342,10 +342,9 @@ class EntitySwap(Protector):
         Param(
             "mixture",
             str,
-            "pkb",
-            "component density of the spherical mixture: Poisson-kernel-based (the paper's Figure 3) or spherical "
-            "Cauchy",
-            choices=("pkb", "cauchy"),
+            "cauchy",
+            "component density of the spherical mixture: spherical Cauchy or Poisson-kernel-based",
+            choices=("cauchy", "pkb"),
             expert=True,
             label="Mixture density",
         ),
