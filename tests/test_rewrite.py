@@ -3,20 +3,19 @@ placeholders, other text and categories stay, and the new offsets point at the n
 
 from __future__ import annotations
 
-import pandas as pd
-
-from engine.protect.swap.rewrite import rewrite_chunk
+from engine.protect.swap.edits import apply
+from engine.protect.swap.rewrite import rewritten
 
 TEXT = "Acme Corp met Jane Doe in Boston. Acme Corp said Boston grew; Jane Doe agreed in May."
 
 
-def mentions_of(text: str, found: list[tuple[str, str]]) -> pd.DataFrame:
+def mentions_of(text: str, found: list[tuple[str, str]]) -> list[tuple[int, int, str, str]]:
     rows, at = [], 0
     for category, entity in found:
         start = text.index(entity, at)
         rows.append((start, start + len(entity), category, entity))
         at = start + len(entity)
-    return pd.DataFrame(rows, columns=["start", "end", "category", "text"])
+    return rows
 
 
 def test_every_mention_takes_the_partners_entity_and_offsets_follow():
@@ -32,18 +31,20 @@ def test_every_mention_takes_the_partners_entity_and_offsets_follow():
     mentions = mentions_of(TEXT, found)
     before = {"organization": ("Acme Corp",), "person": ("Jane Doe",), "location": ("Boston",), "date": ("May",)}
     after = {"organization": ("Globex Incorporated",), "location": ("Austin",), "person": ()}
-    text, new = rewrite_chunk(TEXT, mentions, before, after)
+    text, edits, new = rewritten(TEXT, mentions, before, after, source="B")
     assert text == (
         "Globex Incorporated met [Person] in Austin. Globex Incorporated said Austin grew; [Person] agreed in May."
     )
-    for _, m in new.iterrows():
-        assert text[m["start"] : m["end"]] == m["text"]
-    assert new["original"].tolist() == [e for _, e in found]
+    for start, end, _, entity, _ in new:
+        assert text[start:end] == entity
+    assert [m[4] for m in new] == [e for _, e in found]
+    assert apply(TEXT, edits) == text and len(edits) == 6  # May (F) stays
+    assert [label for *_, label in edits][:2] == ["organization swapped in from document B", "suppressed [Person]"]
     assert "Acme" not in text and "Jane" not in text and "Boston" not in text
 
 
 def test_unchanged_values_leave_the_text_as_it_was():
     mentions = mentions_of(TEXT, [("organization", "Acme Corp"), ("person", "Jane Doe")])
     before = {"organization": ("Acme Corp",), "person": ("Jane Doe",)}
-    text, new = rewrite_chunk(TEXT, mentions, before, before)
-    assert text == TEXT and (new["text"] == new["original"]).all()
+    text, edits, new = rewritten(TEXT, mentions, before, before)
+    assert text == TEXT and edits == [] and all(m[3] == m[4] for m in new)

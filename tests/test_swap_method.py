@@ -24,7 +24,7 @@ from engine.frontier import frontier, select_by_tradeoff
 from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
 from engine.protect.swap import method as swap_method
-from engine.protect.swap.method import text_changes
+from engine.protect.swap.edits import apply
 from engine.sweep import make_release, run_sweep
 from engine.text.embeddings import embed_texts
 from engine.text.kept import KeptByText, text_key
@@ -62,11 +62,29 @@ def _chunks(fitted, release) -> list[str]:
     return release.data[fitted.text_column].tolist()
 
 
-def test_text_changes_finds_the_replaced_words():
-    assert text_changes("We met Acme Corp in Paris today.", "We met Bolt Inc in Paris today.") == [
-        (7, 16, "Acme Corp", "Bolt Inc", 7)
-    ]
-    assert text_changes("same", "same") == []
+def test_a_releases_changes_rebuild_every_record_and_say_where_each_entity_came_from(demo, fitted):
+    release = make_release(fitted, fitted.knob.grid[-2], seed=3)
+    originals = demo.frame[fitted.text_column].astype(str).tolist()
+    partner = {i: j for a, b in release.info["swap"].pairs for i, j in ((a, b), (b, a))}
+    sources = {str(fitted.prepared.documents[j]) for j in partner.values()}
+    for record, original in enumerate(originals):
+        mine = release.changes[release.changes["record"] == record].sort_values("start")
+        edits = list(mine[["start", "end", "replacement", "label"]].itertuples(index=False, name=None))
+        assert apply(original, edits) == release.data[fitted.text_column].iloc[record]
+        assert (mine["original"] == [original[s:e] for s, e in zip(mine["start"], mine["end"])]).all()
+    labels = release.changes["label"]
+    swapped = labels[labels.str.contains(" swapped in from document ")]
+    assert len(swapped) > 20 and {label.rsplit(" ", 1)[1] for label in swapped} <= sources
+    assert labels.str.startswith("suppressed [").sum() + len(swapped) == len(labels)
+    # a chunk that was not swapped reads as in D_pre: its changes are the suppressions every release shares
+    still = [k for k in range(len(originals)) if k not in partner]
+    at_zero = make_release(fitted, 0.0, seed=3).changes
+    for changes in (release.changes, at_zero):
+        assert not changes[changes["record"].isin(still)]["label"].str.contains("swapped").any()
+    pd.testing.assert_frame_equal(
+        release.changes[release.changes["record"].isin(still)].reset_index(drop=True),
+        at_zero[at_zero["record"].isin(still)].reset_index(drop=True),
+    )
 
 
 def test_embeddings_are_unit_vectors_and_long_texts_are_windowed():

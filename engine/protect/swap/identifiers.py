@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 
 import pandas as pd
 
+from engine.protect.swap.edits import apply
 from engine.text.names import identifier_pattern, name_variants, names_people
 from engine.text.recognizers import URL_PATTERN
 
@@ -32,9 +33,9 @@ def _url_end(text: str, match: re.Match[str]) -> int:
     return end
 
 
-def suppress_identifiers(text: str, identifiers: Mapping[str, Sequence[str]]) -> tuple[str, list[tuple[str, str]]]:
-    """``text`` with every direct identifier replaced (module docstring); also the (label, original) of each
-    replacement, in order of appearance."""
+def identifier_edits(text: str, identifiers: Mapping[str, Sequence[str]]) -> list[tuple[int, int, str, str]]:
+    """Where ``text`` names a direct identifier (module docstring), as edits (start, end, placeholder, label
+    "suppressed <placeholder>"), in order of appearance."""
     targets: list[tuple[str, str]] = []
     for label, values in identifiers.items():
         for k, value in enumerate(values, start=1):
@@ -46,13 +47,14 @@ def suppress_identifiers(text: str, identifiers: Mapping[str, Sequence[str]]) ->
         for m in identifier_pattern(value).finditer(text):
             if not any(m.start() < end and start < m.end() for start, end, _ in found):
                 found.append((m.start(), m.end(), tag))
-    found.sort()
-    pieces, replaced, last = [], [], 0
-    for start, end, tag in found:
-        pieces += [text[last:start], tag]
-        replaced.append((tag, text[start:end]))
-        last = end
-    return "".join(pieces) + text[last:], replaced
+    return [(start, end, tag, f"suppressed {tag}") for start, end, tag in sorted(found)]
+
+
+def suppress_identifiers(text: str, identifiers: Mapping[str, Sequence[str]]) -> tuple[str, list[tuple[str, str]]]:
+    """``text`` with every direct identifier replaced (module docstring); also the (label, original) of each
+    replacement, in order of appearance."""
+    edits = identifier_edits(text, identifiers)
+    return apply(text, edits), [(tag, text[start:end]) for start, end, tag, _ in edits]
 
 
 SPELLED_OUT_SHARE = 0.5

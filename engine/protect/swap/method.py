@@ -19,8 +19,6 @@ beside a data file, when there is one. Labels "Executive" are numbered ("[Execut
 
 from __future__ import annotations
 
-import difflib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,11 +41,11 @@ from engine.protect.params import Param
 from engine.protect.redact import CHANGE_COLUMNS
 from engine.protect.swap import pipeline
 from engine.protect.swap.chunking import DEFAULT_PERCENTILE, TfidfSvdEmbedder, chunk_documents
+from engine.protect.swap.edits import Edit, compose
 from engine.protect.swap.entities import CATEGORIES
 from engine.protect.swap.identifiers import spelling_out
 from engine.protect.swap.swapping import check_roles, swap_entities, valid_pairs
 from engine.text.embeddings import MiniLMEmbedder, model_version
-from engine.text.kept import text_key
 from engine.text.names import name_variants
 
 SWAP_KNOB = Knob(
@@ -76,48 +74,6 @@ class SwapDetail:
     moved: dict[int, str]
 
 
-def _tokens(text: str) -> list[str]:
-    return re.findall(r"\w+|\s+|[^\w\s]", text)
-
-
-def text_changes(original: str, released: str) -> list[tuple[int, int, str, str, int]]:
-    """The spans of ``original`` that differ in ``released``: (start, end, original text, replacement, start of
-    the replacement in ``released``), from a word-level alignment of the two; differences only white space
-    apart are one span ("Acme Corp" → "Bolt Inc")."""
-    a, b = _tokens(original), _tokens(released)
-    sa = np.concatenate([[0], np.cumsum([len(t) for t in a])]).astype(int)
-    sb = np.concatenate([[0], np.cumsum([len(t) for t in b])]).astype(int)
-    spans: list[list[int]] = []
-    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if op == "equal":
-            continue
-        if spans and "".join(a[spans[-1][1] : i1]).isspace() and "".join(b[spans[-1][3] : j1]).isspace():
-            spans[-1][1], spans[-1][3] = i2, j2
-        else:
-            spans.append([i1, i2, j1, j2])
-    return [
-        (int(sa[i1]), int(sa[i2]), original[sa[i1] : sa[i2]], released[sb[j1] : sb[j2]], int(sb[j1]))
-        for i1, i2, j1, j2 in spans
-    ]
-
-
-def _change_label(replacement: str, at: int, mentions: pd.DataFrame, partner: str | None) -> str:
-    """What a change is, for the internal review: a suppression, or a category swapped in from the partner's
-    document (the rewritten mention that covers the replacement's place in the released chunk)."""
-    if replacement.startswith("[") and replacement.endswith("]"):
-        return f"suppressed {replacement}"
-    end = at + len(replacement)
-    hit = mentions[(mentions["start"] < end) & (mentions["end"] > at)] if len(mentions) else mentions
-    moved = hit[hit["text"] != hit["original"]] if "original" in hit.columns else hit.iloc[0:0]
-    if len(moved) and partner is not None:
-        return f"{moved['category'].iloc[0]} swapped in from document {partner}"
-    return "rewritten"
-
-
-MAX_KEPT_CHANGES = 20_000
-"""Swapped chunks whose changes a fitted swap keeps (`FittedSwap._swapped`)."""
-
-
 @dataclass
 class FittedSwap(Fitted):
     """The prepared swap of one dataset; `release` swaps at a rate."""
@@ -134,10 +90,7 @@ class FittedSwap(Fitted):
     candidates: np.ndarray  # the valid pairs (chunk positions), listed once: a release only draws from them
     method: str = "swap"
     knob: Knob = SWAP_KNOB
-    _pre_changes: dict[int, list[tuple[int, int, str, str, str]]] | None = field(default=None, repr=False)
-    _swap_changes: dict[tuple[int, str, bytes], list[tuple[int, int, str, str, str]]] = field(
-        default_factory=dict, repr=False
-    )
+    _pre_changes: dict[int, list[Edit]] | None = field(default=None, repr=False)
     released_as_is: tuple[str, ...] = ()  # columns the bundle would carry in clear (not pseudonymized)
     suppressed: str = ""  # what is suppressed before any swap, in the steward's words
 
@@ -161,59 +114,33 @@ class FittedSwap(Fitted):
             *spelled,
         ), f"{', '.join(named[:-1])}{' and ' if len(named) > 1 else ''}{named[-1]} {verb} withheld from the bundle"
 
-    def _swapped(
-        self, k: int, original: str, released: str, mentions: pd.DataFrame, source: str
-    ) -> list[tuple[int, int, str, str, str]]:
-        """The changes from chunk ``k``'s original text to ``released``, swapped in from document ``source``.
-        Worked out once per process for each (chunk, source, text): the pairs are drawn in one order at every
-        rate, so a chunk a lower rate swapped is swapped alike at the higher ones (a word-level diff of a chunk
-        took ~4 ms)."""
-        key = (k, source, text_key(released))
-        if key not in self._swap_changes:
-            if len(self._swap_changes) >= MAX_KEPT_CHANGES:
-                self._swap_changes.clear()
-            self._swap_changes[key] = [
-                (s, e, before, after, _change_label(after, at, mentions, source))
-                for s, e, before, after, at in text_changes(original, released)
-            ]
-        return self._swap_changes[key]
-
-    def _suppressions(self, records: list[str]) -> dict[int, list[tuple[int, int, str, str, str]]]:
-        """Per chunk, the changes from its original text to D_pre (the suppressions), worked out once per fit:
-        a release diffs only the chunks it swapped."""
+    def _pre_swap(self) -> dict[int, list[Edit]]:
+        """Per chunk, the edits of its original text that give D_pre (its direct identifiers and C categories
+        suppressed), worked out once per fit: the chunks a release does not swap read as in D_pre."""
         if self._pre_changes is None:
-            changes: dict[int, list[tuple[int, int, str, str, str]]] = {}
-            spans = self.spans[["record", "start", "end"]].itertuples(index=False)
-            for k, (record, start, end) in enumerate(spans):
-                original, pre = records[record][start:end], self.prepared.reference[k]
-                if pre != original:
-                    changes[k] = [
-                        (s, e, before, after, _change_label(after, at, pipeline.EMPTY_MENTIONS, None))
-                        for s, e, before, after, at in text_changes(original, pre)
-                    ]
-            self._pre_changes = changes
+            self._pre_changes = pipeline.pre_swap_edits(self.prepared)
         return self._pre_changes
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         rate = float(self.knob.validate(value))
         p = self.prepared
         result = swap_entities(p.entities.values, p.documents, p.clusters, p.roles, rate, rng, self.candidates)
-        texts, rewritten = pipeline.rewrite(p, result)
         partner = {i: j for a, b in result.pairs for i, j in ((a, b), (b, a))}
+        texts, swapped = pipeline.rewrite(p, result, {k: p.documents[j] for k, j in partner.items()})
         records = self.frame[self.text_column].astype(str).tolist()
+        pre = self._pre_swap()
         by_record: dict[int, list[tuple[int, int, str]]] = {}
         rows = []
-        suppressed = self._suppressions(records)
         for k, (record, start, end) in enumerate(self.spans[["record", "start", "end"]].itertuples(index=False)):
-            original = records[record][start:end]
-            if texts[k] == original:
+            # a swapped chunk was rewritten from its clean text (direct identifiers suppressed); others are D_pre's
+            edits = compose(p.suppressions[k], swapped[k][0], p.chunks[k]) if k in swapped else pre.get(k, [])
+            if not edits:
                 continue
             by_record.setdefault(record, []).append((start, end, texts[k]))
-            if k not in partner:  # as in D_pre: the suppressions every release shares
-                changes = suppressed[k]
-            else:
-                changes = self._swapped(k, original, texts[k], rewritten[k], str(p.documents[partner[k]]))
-            rows += [(record, self.text_column, start + s, start + e, b, a, lab) for s, e, b, a, lab in changes]
+            rows += [
+                (record, self.text_column, start + s, start + e, records[record][start + s : start + e], new, lab)
+                for s, e, new, lab in edits
+            ]
         released = list(records)
         for record, pieces in by_record.items():
             out, last = [], 0
@@ -555,4 +482,4 @@ def data_knob(limit: float) -> Knob:
     return Knob(**{**SWAP_KNOB.__dict__, "grid": grid, "default": grid[len(grid) // 2]})
 
 
-__all__: Sequence[str] = ("EntitySwap", "FittedSwap", "SwapDetail", "text_changes")
+__all__: Sequence[str] = ("EntitySwap", "FittedSwap", "SwapDetail")

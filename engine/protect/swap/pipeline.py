@@ -25,10 +25,11 @@ from engine.measures.risk.pitman import SwapRisk, swap_disclosure_risk
 from engine.measures.utility.embedding_fit import EmbeddingFit, swap_utility
 from engine.progress import Progress, no_progress
 from engine.protect.swap.chunking import Embed, TfidfSvdEmbedder
+from engine.protect.swap.edits import Edit, apply, compose
 from engine.protect.swap.entities import CATEGORIES, ChunkEntities, chunk_entities
-from engine.protect.swap.identifiers import suppress_identifiers
+from engine.protect.swap.identifiers import identifier_edits
 from engine.protect.swap.mixtures import Kind, SphericalMixture, fit_mixture
-from engine.protect.swap.rewrite import rewrite_chunk
+from engine.protect.swap.rewrite import MENTION_COLUMNS, Mention, rewritten
 from engine.protect.swap.swapping import SwapResult, check_roles, swap_entities
 
 
@@ -45,6 +46,7 @@ class Prepared:
     embeddings: np.ndarray  # of the reference chunks
     mixture: SphericalMixture
     clusters: np.ndarray
+    suppressions: list[list[Edit]]  # per chunk: the edits of its original text that give ``chunks``
 
 
 PLACEHOLDER = re.compile(r"\[[^\[\]\n]{1,40}\]")
@@ -52,8 +54,43 @@ PLACEHOLDER = re.compile(r"\[[^\[\]\n]{1,40}\]")
 EMPTY_MENTIONS = pd.DataFrame(columns=["start", "end", "category", "text"])
 
 
-def _mentions_of(entities: ChunkEntities) -> dict[int, pd.DataFrame]:
-    return {int(k): m for k, m in entities.mentions.groupby("chunk")}
+def tagged_mentions(entities: ChunkEntities) -> dict[int, list[Mention]]:
+    """Each chunk's mentions (start, end, category, text), by chunk position."""
+    out: dict[int, list[Mention]] = {}
+    columns = ["chunk", "start", "end", "category", "text"]
+    for k, start, end, category, text in entities.mentions[columns].itertuples(index=False, name=None):
+        out.setdefault(int(k), []).append((int(start), int(end), str(category), str(text)))
+    return out
+
+
+def _must_change_suppressed(
+    clean: Sequence[str], entities: ChunkEntities, roles: Mapping[str, str]
+) -> list[tuple[str, list[Edit]]]:
+    """Each clean chunk with its C categories suppressed (D_pre), and the edits that did it."""
+    _, change, _ = check_roles(entities.values, roles)
+    if not change:
+        return [(text, []) for text in clean]
+    tagged = tagged_mentions(entities)
+    rows = entities.values.loc[list(tagged)].to_dict("index")
+    out = []
+    for k, text in enumerate(clean):
+        new, edits, _ = (
+            rewritten(text, tagged[k], rows[k], dict.fromkeys(change, ())) if k in tagged else (text, [], [])
+        )
+        out.append((new, edits))
+    return out
+
+
+def pre_swap_edits(prepared: Prepared) -> dict[int, list[Edit]]:
+    """The edits of each chunk's original text that give D_pre (direct identifiers and C categories
+    suppressed), for the chunks that have any."""
+    out = {}
+    for k, (first, (_, second)) in enumerate(
+        zip(prepared.suppressions, _must_change_suppressed(prepared.chunks, prepared.entities, prepared.roles))
+    ):
+        if first or second:
+            out[k] = compose(first, second, prepared.chunks[k])
+    return out
 
 
 def prepare(
@@ -70,28 +107,24 @@ def prepare(
     progress: Progress = no_progress,
 ) -> Prepared:
     """The steps before any swap (module docstring). ``identifiers`` maps a document to its direct identifiers
-    by label (`suppress_identifiers`); ``roles`` gives each category S, F, C or U (unnamed: U)."""
+    by label (`identifier_edits`); ``roles`` gives each category S, F, C or U (unnamed: U)."""
     docs = np.asarray(list(documents), dtype=object)
     if len(docs) != len(chunks):
         raise ValueError(f"{len(chunks)} chunks but {len(docs)} document labels")
     identifiers = identifiers or {}
-    clean = [suppress_identifiers(text, identifiers.get(doc, {}))[0] for text, doc in zip(chunks, docs)]
+    suppressions = [identifier_edits(text, identifiers.get(doc, {})) for text, doc in zip(chunks, docs)]
+    clean = [apply(text, edits) for text, edits in zip(chunks, suppressions)]
     found = chunk_entities(clean, categories, progress, skip=PLACEHOLDER)
-    _, change, _ = check_roles(found.values, roles)
-    mentions = _mentions_of(found)
-    reference = [
-        rewrite_chunk(text, mentions[k], found.values.loc[k].to_dict(), dict.fromkeys(change, ()))[0]
-        if change and k in mentions
-        else text
-        for k, text in enumerate(clean)
-    ]
+    reference = [text for text, _ in _must_change_suppressed(clean, found, roles)]
     progress(0, 1, "embedding the chunks")
     embedder = embed if embed is not None else TfidfSvdEmbedder(seed=seed).fit(reference)
     vectors = embedder(reference)
     mixture = fit_mixture(
         vectors, clusters, kind=kind, min_weight=min_weight, rng=np.random.default_rng(seed), progress=progress
     )
-    return Prepared(clean, reference, docs, dict(roles), found, embedder, vectors, mixture, mixture.predict(vectors))
+    return Prepared(
+        clean, reference, docs, dict(roles), found, embedder, vectors, mixture, mixture.predict(vectors), suppressions
+    )
 
 
 @dataclass
@@ -105,22 +138,25 @@ class SwapRelease:
     utility: EmbeddingFit
 
 
-def rewrite(prepared: Prepared, result: SwapResult) -> tuple[list[str], list[pd.DataFrame]]:
+def rewrite(
+    prepared: Prepared, result: SwapResult, sources: Mapping[int, object] | None = None
+) -> tuple[list[str], dict[int, tuple[list[Edit], list[tuple[int, int, str, str, str]]]]]:
     """The chunks' texts after ``result`` (a swap of ``prepared``'s entities): the chunks of the pairs rewritten
-    from the clean chunks with their new S and C values, every other chunk as in D_pre; and per chunk its
-    mentions after the rewrite."""
+    from the clean chunks with their new S and C values, every other chunk as in D_pre. Also, for each chunk of
+    a pair, the edits of its clean text (labelled with the document its entities came from, ``sources[k]``) and
+    its mentions after the rewrite (`rewritten`)."""
     values, roles = prepared.entities.values, prepared.roles
-    mentions = _mentions_of(prepared.entities)
     exchanged = [c for c in values.columns if roles.get(c, "U") in ("S", "C")]
-    texts, rewritten = list(prepared.reference), [mentions.get(k, EMPTY_MENTIONS) for k in range(len(values))]
-    for k in np.flatnonzero(result.swapped):
-        texts[k], rewritten[k] = rewrite_chunk(
-            prepared.chunks[k],
-            mentions.get(int(k), EMPTY_MENTIONS),
-            values.loc[k].to_dict(),
-            result.values.loc[k, exchanged].to_dict(),
-        )
-    return texts, rewritten
+    swapped = [int(k) for k in np.flatnonzero(result.swapped)]
+    tagged = tagged_mentions(prepared.entities)
+    before = values.loc[swapped].to_dict("index")
+    after = result.values.loc[swapped, exchanged].to_dict("index")
+    texts, changed = list(prepared.reference), {}
+    for k in swapped:
+        source = None if sources is None else str(sources[k])
+        texts[k], edits, mentions = rewritten(prepared.chunks[k], tagged.get(k, []), before[k], after[k], source)
+        changed[k] = (edits, mentions)
+    return texts, changed
 
 
 def risk_cells(prepared: Prepared) -> list[tuple]:
@@ -134,10 +170,15 @@ def release(prepared: Prepared, rate: float, rng: np.random.Generator, populatio
     """Swap at rate ``rate`` (module docstring); ``population`` is the N of Eq. 2.14."""
     values, roles = prepared.entities.values, prepared.roles
     result = swap_entities(values, prepared.documents, prepared.clusters, roles, rate, rng)
-    texts, rewritten = rewrite(prepared, result)
+    texts, changed = rewrite(prepared, result)
+    groups = {int(k): m for k, m in prepared.entities.mentions.groupby("chunk")}
+    mentions = [
+        pd.DataFrame(changed[k][1], columns=MENTION_COLUMNS) if k in changed else groups.get(k, EMPTY_MENTIONS)
+        for k in range(len(texts))
+    ]
     after = prepared.embeddings.copy()
     moved = [k for k in range(len(texts)) if texts[k] != prepared.reference[k]]
     if moved:
         after[moved] = prepared.embed([texts[k] for k in moved])
     risk = swap_disclosure_risk(risk_cells(prepared), result.swapped, population)
-    return SwapRelease(texts, result, rewritten, risk, swap_utility(prepared.mixture, prepared.embeddings, after))
+    return SwapRelease(texts, result, mentions, risk, swap_utility(prepared.mixture, prepared.embeddings, after))

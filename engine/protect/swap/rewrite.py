@@ -6,16 +6,16 @@ values (cycling when the partner brought fewer); an entity with no new value (th
 the placeholder "[Category]". An entity replaced once is replaced at every whole-word occurrence in the chunk,
 tagged by the recognizer there or not, and whichever category it gave it there (spaCy may tag "Plum Creek" an
 organization in one sentence and a location in the next, or miss it), so no chunk keeps a name it was meant
-to lose. Mentions are rewritten from the last to the first, so the offsets of those not
-yet rewritten hold; the new mentions' offsets are returned for showing where each swapped entity now stands.
+to lose. The rewrite is made as edits of the chunk (`engine.protect.swap.edits`), which are also the release's
+record of what changed; the new mentions' offsets are returned for showing where each swapped entity now stands.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-import pandas as pd
+from engine.protect.swap.edits import Edit, apply
 
 MENTION_COLUMNS = ["start", "end", "category", "text", "original"]
 
@@ -45,35 +45,47 @@ def _occurrences(text: str, maps: Mapping[str, Mapping[str, str]]) -> list[tuple
     return found
 
 
-def rewrite_chunk(
+Mention = tuple[int, int, str, str]
+"""(start, end, category, text) of one entity mention, offsets in its chunk."""
+
+
+def rewritten(
     text: str,
-    mentions: pd.DataFrame,
+    tagged: Sequence[Mention],
     before: Mapping[str, tuple[str, ...]],
     after: Mapping[str, tuple[str, ...]],
-) -> tuple[str, pd.DataFrame]:
-    """``text`` with its ``mentions`` (start, end, category, text; offsets in ``text``) rewritten from the
-    ``before`` values per category to the ``after`` values; returns the new text and the rewritten mentions
-    (start, end, category, text, original) in the new text. Categories absent from ``after`` are kept."""
+    source: str | None = None,
+) -> tuple[str, list[Edit], list[tuple[int, int, str, str, str]]]:
+    """``text`` with its ``tagged`` mentions rewritten from the ``before`` values per category to the ``after``
+    values (categories absent from ``after`` are kept); also the edits that made it (`engine.protect.swap.edits`;
+    labelled "suppressed [Category]", or "<category> swapped in from document <source>") and the mentions after
+    the rewrite (start, end, category, text, original), offsets in the new text."""
     maps = {c: replacements(tuple(before.get(c, ())), tuple(after[c]), c) for c in after}
-    tagged = [tuple(m) for m in mentions[["start", "end", "category", "text"]].itertuples(index=False)]
     found = _occurrences(text, maps)
     # an entity that changes is rewritten wherever it stands, also where the recognizer put it in another category
     kept = [m for m in tagged if not any(m[0] < e and s < m[1] for s, e, _, _ in found)]
     rows = sorted(kept + found, key=lambda m: -m[0])
-    pieces, out, last = [], [], len(text)
+    out: list[tuple[int, str, str, str]] = []
+    last = len(text)
     for start, end, category, original in rows:
         if end > last:  # overlapping mentions: the later one was rewritten already
             continue
-        new = maps.get(category, {}).get(original, original)
-        pieces.append(text[end:last])
-        pieces.append(new)
-        out.append((start, category, new, original))
+        out.append((start, category, maps.get(category, {}).get(original, original), original))
         last = start
-    pieces.append(text[:last])
-    new_text = "".join(reversed(pieces))
+    out.reverse()
+    edits: list[Edit] = [
+        (
+            start,
+            start + len(original),
+            new,
+            f"suppressed {new}" if new == placeholder(category) else f"{category} swapped in from document {source}",
+        )
+        for start, category, new, original in out
+        if new != original
+    ]
     # offsets in the new text: shift each rewritten mention by the growth of the mentions before it
     shifted, growth = [], 0
-    for start, category, new, original in reversed(out):
+    for start, category, new, original in out:
         shifted.append((start + growth, start + growth + len(new), category, new, original))
         growth += len(new) - len(original)
-    return new_text, pd.DataFrame(shifted, columns=MENTION_COLUMNS)
+    return apply(text, edits), edits, shifted
