@@ -267,7 +267,8 @@ def main() -> None:
         if out.returncode:
             print(out.stderr[-3000:])
             raise SystemExit(f"case {case} failed")
-        row = json.loads(out.stdout.strip().splitlines()[-1])
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
+        row = {"commit": commit.stdout.strip(), **json.loads(out.stdout.strip().splitlines()[-1])}
         row["wall_seconds"] = round(time.perf_counter() - t, 1)
         print(json.dumps(row))
         results.append(row)
