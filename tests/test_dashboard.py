@@ -459,6 +459,20 @@ def test_export_writes_the_bundle(tmp_path):
     assert manifest["decision"]["by"] == "A. Steward" and manifest["decision"]["alternatives"] == []
 
 
+def test_an_exported_pins_warnings_are_shown_once(tmp_path):
+    at = go(start(), "protect")
+    move_knob(at, session.knob_key("redact"), 0.0)  # nothing redacted: the release is not protected
+    at = go(pin(at, "redact", "level zero"), "export")
+    pinned = [w.value for w in at.warning]
+    assert any("not protected" in w for w in pinned), pinned
+    by_label(at.text_input, "Output folder").set_value(str(tmp_path / "bundle")).run()
+    decide(at, "to show the warnings")
+    at.button(key="export_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    warned = [w.value for w in at.warning]
+    assert len(warned) == len(set(warned)) and set(pinned) <= set(warned), warned
+
+
 def test_pins_compare_side_by_side_diff_and_export_with_the_others_as_alternatives(tmp_path):
     at = pin(go(start(), "protect"), "redact")
     move_knob(at, session.knob_key("redact"), 2.0)

@@ -84,11 +84,13 @@ def _offer_last_shown(dataset: Dataset, pinned: Sequence[Pin]) -> None:
             st.rerun()
 
 
-def _show_result(exported: dict) -> None:
+def _show_result(exported: dict, shown: Sequence[str]) -> None:
+    """What the export wrote; of its warnings, those not ``shown`` above it already (the pin's)."""
     result = exported["result"]
     st.success(f"Wrote {len(result.files)} files to {result.out_dir.resolve()}")
     for warning in result.warnings:
-        st.warning(f"Warning: {display.md_escape(warning)}.")
+        if warning not in shown:
+            st.warning(f"Warning: {display.md_escape(warning)}.")
     if result.internal_report is not None:
         st.info(
             f"The internal review report, with the before/after samples and confidential excerpts, is at "
@@ -221,7 +223,7 @@ def render() -> None:
             }
     exported = st.session_state.get(session.EXPORTED)
     if exported is not None and exported["tag"] == tag:
-        _show_result(exported)
+        _show_result(exported, pin.warnings)
 
 
 if __name__ == "__main__":
