@@ -36,6 +36,7 @@ from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseV
 from engine.measures.risk.paired import mcnemar_exact
 from engine.measures.shared import preset_of
 from engine.measures.swapped import fitted_swap, original_chunks, released_chunks, swap_detail, swapped_flags
+from engine.text.alternation import longest_first
 from engine.text.names import identifier_pattern
 
 WORD_FEATURES = 2**15
@@ -47,7 +48,8 @@ release of a dataset is attacked on the same targets)."""
 
 class Gazetteer:
     """Every document's identifying strings, matched as `identifier_pattern` matches one (whole words; exact
-    case for a short all-capital string, else any case), all at once: two alternations, longest first."""
+    case for a short all-capital string, else any case), all at once: two alternations, longest first
+    (`longest_first`; the strings matched in any case are casefolded)."""
 
     def __init__(self, identifiers: dict[str, list[str]]) -> None:
         self.exact: dict[str, set[str]] = {}
@@ -63,9 +65,7 @@ class Gazetteer:
         self.patterns = [
             (
                 table,
-                re.compile(
-                    r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(table, key=len, reverse=True))) + r")(?!\w)", flags
-                ),
+                re.compile(r"(?<!\w)(?:" + longest_first(table) + r")(?!\w)", flags),
             )
             for table, flags in ((self.exact, 0), (self.folded, re.IGNORECASE))
             if table
@@ -111,8 +111,8 @@ class EntityTokens:
     """An analyzer for scikit-learn's vectorizers: the known entity strings a text holds, as whole words."""
 
     def __init__(self, entities: list[str]) -> None:
-        known = sorted({e for e in entities if len(e) > 1}, key=len, reverse=True)
-        self.pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, known)) + r")(?!\w)") if known else None
+        known = {e for e in entities if len(e) > 1}
+        self.pattern = re.compile(r"(?<!\w)(?:" + longest_first(known) + r")(?!\w)") if known else None
 
     def __call__(self, text: str) -> list[str]:
         return self.pattern.findall(text) if self.pattern is not None else []
