@@ -198,12 +198,13 @@ def run_sweep(
             processes = min(effective_n_jobs(n_jobs), len(items))
             objects = stack.enter_context(shipped_once((fitted, evaluator))) if processes > 1 else (fitted, evaluator)
             if processes > 1:
-                return_free_memory()  # this process waits while the workers run: what the fit freed goes back
+                return_free_memory()  # what the fit freed goes back before the workers load their copies
             folder = (
                 stack.enter_context(tempfile.TemporaryDirectory(prefix="textsdc-shared-")) if processes > 1 else None
             )
             pieces = [(objects, seed, replicates, *item, folder) for item in items]
-            results = iter(map_reporting(_sweep_piece, pieces, steps, progress, what, processes))
+            # This process, which holds the originals, takes a share too, beside one worker fewer.
+            results = iter(map_reporting(_sweep_piece, pieces, steps, progress, what, processes, here=True))
         else:  # Dask scatters the shared objects (given as arguments of their own) itself; the bar moves per release
             calls = (delayed(_dask_piece)(fitted, evaluator, seed, replicates, *item) for item in items)
             results = _counted(

@@ -3,7 +3,8 @@
 `map_reporting` runs independent pieces of a fit with a progress bar that keeps moving: each piece writes how
 far it has got into its slot of a small shared file that the calling process reads while it waits (a file, not a
 multiprocessing queue: that needs a manager process started by re-importing ``__main__``, which under Streamlit
-is the page being run). `shipped_once` sends the large objects every task of a sweep takes (the fitted model,
+is the page being run). With ``here``, the calling process, which would only wait, takes a share of the pieces
+in a thread of its own beside one worker fewer. `shipped_once` sends the large objects every task of a sweep takes (the fitted model,
 the Evaluator) to each worker once instead of with every task.
 
 The pieces run with BLAS and OpenMP held to one thread, in the workers and in this process alike, so a result
@@ -17,6 +18,7 @@ import gc
 import os
 import pickle
 import tempfile
+import threading
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
@@ -57,14 +59,16 @@ def keep_what_workers_load() -> None:
 
 MACHINE_THREADS = max(1, min(os.cpu_count() or 1, 4))
 _in_worker = False
+_here = threading.local()
+"""``working``: this thread runs the calling process's share of `map_reporting`'s pieces (``here``)."""
 
 
 def in_worker() -> bool:
     """Whether this process is a worker (of `map_reporting`, or any child process of multiprocessing's, such as a
-    Dask worker), where work is not spread over more processes."""
+    Dask worker), or this thread runs a worker's share in the calling process: work is not spread further."""
     import multiprocessing
 
-    return _in_worker or multiprocessing.parent_process() is not None
+    return _in_worker or getattr(_here, "working", False) or multiprocessing.parent_process() is not None
 
 
 def model_threads() -> int:
@@ -88,9 +92,23 @@ def return_free_memory() -> None:
 
 
 def _run_piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) -> R:
+    """A piece in a worker process."""
     global _in_worker
     _in_worker = True
     keep_what_workers_load()
+    return _piece(func, item, index, slots)
+
+
+def _run_here(func: Callable[[T, Report], R], item: T, index: int, slots: str) -> R:
+    """A piece in the calling process's thread, which then counts as a worker (`in_worker`)."""
+    _here.working = True
+    try:
+        return _piece(func, item, index, slots)
+    finally:
+        _here.working = False
+
+
+def _piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) -> R:
     counts = np.memmap(slots, dtype=np.int64, mode="r+")
 
     def report(done: int) -> None:
@@ -110,6 +128,7 @@ def map_reporting(
     progress: Progress,
     what: str,
     processes: int = 1,
+    here: bool = False,
 ) -> list[R]:
     """``[func(item, report) for item in items]``, in up to ``processes`` worker processes when more than one.
 
@@ -117,6 +136,13 @@ def map_reporting(
     of its item done so far, of ``units`` per item (one number for every item, or one each); ``progress`` is
     told the sum over the items, every `POLL_SECONDS`, labelled ``what``. Workers are joblib's reusable
     processes (`joblib_workers`): a sweep's `Parallel` that follows runs on the same ones, with what they loaded.
+    Each worker is given its next item when it finishes one.
+
+    With ``here`` this process takes items too, in a thread of its own, and the workers are one fewer (ended
+    rather than left idle): a sweep's waiting process already holds the fitted model and the measures that every
+    worker loads a copy of. A piece run here counts as a worker's (`in_worker`) and must leave this process as it
+    found it apart from what it keeps on purpose (a model loaded once).
+
     A piece's error is raised here once the pieces already running have stopped.
     """
     sizes = [int(units)] * len(items) if isinstance(units, int) else [int(u) for u in units]
@@ -139,12 +165,41 @@ def map_reporting(
         return out
 
     results: dict[int, R] = {}
+    failed: list[BaseException] = []
+    taken = iter(range(len(items)))
+    lock, stop = threading.Lock(), threading.Event()
+
+    def take() -> int | None:
+        with lock:
+            return None if stop.is_set() or failed else next(taken, None)
+
+    def share_here(slots: str) -> None:
+        while (k := take()) is not None:
+            try:
+                results[k] = _run_here(func, items[k], k, slots)
+            except BaseException as error:  # raised by the waiting loop below
+                failed.append(error)
+
+    workers = processes - 1 if here else processes
     with tempfile.TemporaryDirectory(prefix="textsdc-progress-") as tmp, joblib_workers(processes) as pool:
+        if workers < processes:
+            fewer_workers(pool, workers)
         slots = Path(tmp) / "slots"
         np.zeros(len(items), dtype=np.int64).tofile(slots)
-        futures = {pool.submit(_run_piece, func, item, k, str(slots)): k for k, item in enumerate(items)}
+        futures: dict[Any, int] = {}
+
+        def give_next() -> None:
+            k = take()
+            if k is not None:
+                futures[pool.submit(_run_piece, func, items[k], k, str(slots))] = k
+
+        thread = threading.Thread(target=share_here, args=(str(slots),), daemon=True) if here else None
         try:
-            while futures:
+            for _ in range(workers):
+                give_next()
+            if thread is not None:
+                thread.start()
+            while futures or (thread is not None and thread.is_alive()):
                 finished, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
                 for k, d in enumerate(np.fromfile(slots, dtype=np.int64)):
                     done[k] = max(done[k], min(int(d), sizes[k]))
@@ -152,12 +207,35 @@ def map_reporting(
                     k = futures.pop(f)
                     results[k] = f.result()
                     done[k] = sizes[k]
+                    give_next()
+                if failed:
+                    raise failed[0]
+                for k in list(results):  # the pieces done here
+                    done[k] = sizes[k]
                 progress(sum(done), total, what)
         finally:
+            stop.set()
             for f in futures:
                 f.cancel()
             wait(futures)
+            if thread is not None and thread.is_alive():
+                thread.join()
+    if failed:
+        raise failed[0]
     return [results[k] for k in range(len(items))]
+
+
+def fewer_workers(pool: Any, workers: int) -> None:
+    """End all but ``workers`` of joblib's reusable worker processes (loky's private ``_resize``; the next
+    `Parallel` that asks for more starts them again). Asking joblib for fewer workers would not do: the workers'
+    settings carry the thread limits for their number, so joblib would end every warm worker and start new ones.
+    """
+    resize = getattr(pool, "_resize", None)
+    if resize is None:
+        raise RuntimeError(
+            f"joblib's process pool {type(pool).__name__} cannot be resized; this joblib is not supported"
+        )
+    resize(workers)
 
 
 @contextmanager
@@ -180,7 +258,7 @@ def joblib_workers(processes: int) -> Iterator[Any]:
 
 _LOADED: dict[str, Any] = {}
 """What this process loaded from the latest `Shipped` handle it was given (one at a time: a worker's memory
-holds one sweep's objects, not every sweep's)."""
+holds one sweep's objects, not every sweep's); in the process that shipped them, the objects themselves."""
 
 
 @dataclass(frozen=True)
@@ -204,9 +282,16 @@ class Shipped:
 def shipped_once(objects: Any) -> Iterator[Shipped]:
     """``objects`` written once to a file only this user can read, removed on leaving. A task given the handle
     calls `Shipped.load` in its worker: joblib would otherwise pickle, send and unpickle them with every task
-    (34 MB and about 0.5 s a task for the Evaluator of 6,555 tweets)."""
+    (34 MB and about 0.5 s a task for the Evaluator of 6,555 tweets). A task run in this process (`map_reporting`'s
+    ``here``) is given ``objects`` themselves, not a copy read back."""
     with tempfile.TemporaryDirectory(prefix="textsdc-shipped-") as tmp:
         path = Path(tmp) / "objects.pickle"
         with path.open("wb") as f:
             pickle.dump(objects, f, protocol=pickle.HIGHEST_PROTOCOL)
-        yield Shipped(str(path), uuid.uuid4().hex)
+        token = uuid.uuid4().hex
+        _LOADED.clear()
+        _LOADED[token] = objects
+        try:
+            yield Shipped(str(path), token)
+        finally:
+            _LOADED.pop(token, None)

@@ -179,3 +179,62 @@ def test_a_claim_withdrawn_on_an_error_is_worked_out_by_a_waiting_process(tmp_pa
             raise RuntimeError("the model failed")
         got = shared.wait([b"x"], lambda ks: {k: np.full(2, 3.0) for k in ks})  # not the 300 s wait
         assert got[b"x"].tolist() == [3.0, 3.0] and shared.collect([b"x"])[b"x"].tolist() == [3.0, 3.0]
+
+
+def _where(_: object, report: Report) -> tuple[int, bool, int]:
+    import time
+
+    from engine.workers import in_worker, model_threads
+
+    time.sleep(0.1)  # long enough for this process and the worker to take items each
+    report(1)
+    return os.getpid(), in_worker(), model_threads()
+
+
+def test_pieces_shared_with_this_process_run_beside_one_worker_fewer():
+    """A sweep's waiting process holds what the workers load copies of: with ``here`` it takes items itself,
+    counting as a worker there (one model thread), and the pool keeps one worker instead of two."""
+    from engine.workers import in_worker
+
+    reports: list[tuple[int, int, str]] = []
+    map_reporting(_slow_pid, list(range(4)), 1, lambda *r: None, "two workers first", 2)
+    out = map_reporting(_where, list(range(10)), 1, lambda *r: reports.append(r), "sharing", 2, here=True)
+    pids = {pid for pid, _, _ in out}
+    assert os.getpid() in pids and len(pids) == 2  # this process and one worker
+    assert all(worker and threads == 1 for _, worker, threads in out)
+    assert not in_worker()  # only the thread that ran the share counted as a worker
+    assert reports[0] == (0, 10, "sharing") and reports[-1][:2] == (10, 10)
+    assert [r[0] for r in reports] == sorted(r[0] for r in reports)
+    again = set(map_reporting(_slow_pid, list(range(6)), 1, lambda *r: None, "two again", 2))
+    assert len(again) == 2 and os.getpid() not in again  # the next fit's pieces find two workers again
+
+
+def _fails_here(n: int, report: Report) -> int:
+    import multiprocessing
+    import time
+
+    if multiprocessing.parent_process() is None:  # run in this process, not a worker
+        raise ValueError("the piece run here failed")
+    time.sleep(0.2)
+    return n
+
+
+def test_an_error_in_a_piece_run_here_or_in_the_worker_is_raised_to_the_caller():
+    with pytest.raises(ValueError, match="no squares up to -1"):
+        map_reporting(_squares_up_to, [2, -1, 3, 2, -1], 3, lambda *r: None, "squaring", 2, here=True)
+    with pytest.raises(ValueError, match="the piece run here failed"):
+        map_reporting(_fails_here, list(range(6)), 1, lambda *r: None, "failing here", 2, here=True)
+
+
+def _objects_id(shipped: Shipped, report: Report) -> tuple[int, int]:
+    return os.getpid(), id(shipped.load())
+
+
+def test_a_piece_run_here_is_given_the_shipped_objects_themselves():
+    objects = {"values": np.arange(5)}
+    with shipped_once(objects) as shipped:
+        seen = map_reporting(_objects_id, [shipped] * 6, 1, lambda *r: None, "loading", 2, here=True)
+    assert {ident for pid, ident in seen if pid == os.getpid()} == {id(objects)}
+    from engine.workers import _LOADED
+
+    assert not _LOADED  # this process does not keep them past the block

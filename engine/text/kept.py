@@ -10,6 +10,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -55,8 +56,9 @@ class KeptByText(Generic[V]):
                 break
 
 
-_shared: Path | None = None
-"""The folder the worker processes of one sweep share values in (`sharing`), None outside one."""
+_shared: ContextVar[Path | None] = ContextVar("shared", default=None)
+"""The folder the worker processes of one sweep share values in (`sharing`), None outside one; per thread, as a
+sweep's share run in the calling process (`engine.workers.map_reporting`'s ``here``) sets it in a thread."""
 WAIT_SECONDS = 300.0
 """How long a process waits for values another process claimed before working them out itself."""
 POLL_SECONDS = 0.05
@@ -66,12 +68,11 @@ POLL_SECONDS = 0.05
 def sharing(folder: str | Path | None) -> Iterator[None]:
     """Within the block, `SharedByText` stores in ``folder`` (a private temporary folder that the worker processes
     of one sweep are given; None: nothing shared)."""
-    global _shared
-    before, _shared = _shared, None if folder is None else Path(folder)
+    token = _shared.set(None if folder is None else Path(folder))
     try:
         yield
     finally:
-        _shared = before
+        _shared.reset(token)
 
 
 class SharedByText:
@@ -82,7 +83,8 @@ class SharedByText:
     Unusable (``active`` false) outside a `sharing` block."""
 
     def __init__(self, kind: str) -> None:
-        self.folder = None if _shared is None else _shared / kind
+        folder = _shared.get()
+        self.folder = None if folder is None else folder / kind
         if self.folder is not None:
             self.folder.mkdir(exist_ok=True)
 
