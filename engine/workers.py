@@ -4,8 +4,8 @@
 far it has got into its slot of a small shared file that the calling process reads while it waits (a file, not a
 multiprocessing queue: that needs a manager process started by re-importing ``__main__``, which under Streamlit
 is the page being run). With ``here``, the calling process, which would only wait, takes a share of the pieces
-in a thread of its own beside one worker fewer. `shipped_once` sends the large objects every task of a sweep takes (the fitted model,
-the Evaluator) to each worker once instead of with every task.
+in a thread of its own beside one worker fewer. `shipped_once` sends the large objects every task of a sweep
+takes (the fitted model, the Evaluator) to each worker once instead of with every task.
 
 The pieces run with BLAS and OpenMP held to one thread, in the workers and in this process alike, so a result
 does not depend on how many processes computed it (sums are taken in the same order).
@@ -200,7 +200,12 @@ def map_reporting(
             if thread is not None:
                 thread.start()
             while futures or (thread is not None and thread.is_alive()):
-                finished, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                if futures:
+                    finished, _ = wait(futures, timeout=POLL_SECONDS, return_when=FIRST_COMPLETED)
+                else:  # only this process's share is left
+                    finished = set()
+                    assert thread is not None
+                    thread.join(POLL_SECONDS)
                 for k, d in enumerate(np.fromfile(slots, dtype=np.int64)):
                     done[k] = max(done[k], min(int(d), sizes[k]))
                 for f in finished:
