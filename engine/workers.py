@@ -143,6 +143,8 @@ def map_reporting(
     worker loads a copy of. A piece run here counts as a worker's (`in_worker`) and must leave this process as it
     found it apart from what it keeps on purpose (a model loaded once).
 
+    In a worker (`in_worker`) the items run one after the other.
+
     A piece's error is raised here once the pieces already running have stopped.
     """
     sizes = [int(units)] * len(items) if isinstance(units, int) else [int(u) for u in units]
@@ -151,7 +153,7 @@ def map_reporting(
     total = sum(sizes)
     done = [0] * len(items)
     progress(0, total, what)
-    processes = max(1, min(int(processes), len(items)))
+    processes = 1 if in_worker() else max(1, min(int(processes), len(items)))
     if processes == 1:
         out = []
         for k, item in enumerate(items):

@@ -238,3 +238,18 @@ def test_a_piece_run_here_is_given_the_shipped_objects_themselves():
     from engine.workers import _LOADED
 
     assert not _LOADED  # this process does not keep them past the block
+
+
+def _nested(_: object, report: Report) -> tuple[int, set[int]]:
+    import time
+
+    time.sleep(0.1)
+    report(1)
+    return os.getpid(), set(map_reporting(_pid, [0, 1, 2], 1, lambda *r: None, "nested", 2))
+
+
+def test_a_piece_that_asks_for_workers_runs_its_items_where_it_runs():
+    """A piece run here or in a worker is a worker's share: it does not start processes of its own."""
+    out = map_reporting(_nested, list(range(4)), 1, lambda *r: None, "nesting", 2, here=True)
+    assert all(inner == {pid} for pid, inner in out)
+    assert os.getpid() in {pid for pid, _ in out}
