@@ -47,6 +47,9 @@ class KeptByText(Generic[V]):
                 pass
         return value
 
+    def clear(self) -> None:
+        self._values.clear()
+
     def put(self, key: bytes, value: V) -> None:
         self._values[key] = value
         while len(self._values) > self.limit:
