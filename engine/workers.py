@@ -296,8 +296,7 @@ def shipped_once(objects: Any) -> Iterator[Shipped]:
         with path.open("wb") as f:
             pickle.dump(objects, f, protocol=pickle.HIGHEST_PROTOCOL)
         token = uuid.uuid4().hex
-        _LOADED.clear()
-        _LOADED[token] = objects
+        _LOADED[token] = objects  # beside another sweep's, which a second dashboard session may be running
         try:
             yield Shipped(str(path), token)
         finally:
