@@ -275,6 +275,7 @@ class Shipped:
 
     path: str
     token: str
+    size: int  # bytes of the file: what each worker reads and holds a copy of
 
     def load(self) -> Any:
         """The objects, read from the file the first time this process asks, kept for its next tasks."""
@@ -298,6 +299,6 @@ def shipped_once(objects: Any) -> Iterator[Shipped]:
         token = uuid.uuid4().hex
         _LOADED[token] = objects  # beside another sweep's, which a second dashboard session may be running
         try:
-            yield Shipped(str(path), token)
+            yield Shipped(str(path), token, path.stat().st_size)
         finally:
             _LOADED.pop(token, None)

@@ -202,6 +202,20 @@ def test_risk_utility_and_the_intruder_fall_along_r(sweep):
     assert sweep.metric_at(chosen, "swap_mcnemar_p").value == pytest.approx(swapped["p_value"].mean())
 
 
+def test_a_sweep_shared_with_this_process_equals_one_run_here(demo, fitted, evaluator, monkeypatch):
+    """With a large fit (the 306 calls) this process takes a share of the sweep beside one worker, with the
+    originals and the embeddings the worker publishes; the measures are those of one process."""
+    import engine.sweep
+    from engine.text import embeddings
+
+    grid = fitted.knob.grid[1:4]
+    one = run_sweep(demo, get_protector("swap"), grid, 2, 0, jobs=1, fitted=fitted, evaluator=evaluator)
+    embeddings._kept.clear()  # what the run in this process embedded is worked out again, here or in the worker
+    monkeypatch.setattr(engine.sweep, "SHARE_HERE_BYTES", 0)
+    shared = run_sweep(demo, get_protector("swap"), grid, 2, 0, jobs=2, fitted=fitted, evaluator=evaluator)
+    pd.testing.assert_frame_equal(one.rows, shared.rows, check_exact=True)
+
+
 def test_swaps_pair_different_documents_keep_f_and_change_c(fitted):
     release = make_release(fitted, fitted.knob.high, seed=1)
     detail = release.info["swap"]

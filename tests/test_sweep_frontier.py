@@ -88,9 +88,14 @@ def test_sweep_refuses_bad_grids_and_replicates(tiny_dataset):
         run_sweep(tiny_dataset, protector, grid=[])
 
 
-def test_parallel_sweep_equals_serial(tiny_dataset):
+@pytest.mark.parametrize("share_here", [False, True])
+def test_parallel_sweep_equals_serial(tiny_dataset, monkeypatch, share_here):
     """A stochastic method (CART draws from its leaves), so the seeding of parallel replicates is exercised:
-    workers must draw the same releases as the serial loop, and replicates must differ from each other."""
+    workers must draw the same releases as the serial loop, and replicates must differ from each other. With
+    ``share_here`` this process takes a share of the tasks beside one worker, as it does with large fits."""
+    import engine.sweep
+
+    monkeypatch.setattr(engine.sweep, "SHARE_HERE_BYTES", 0 if share_here else 2**62)
     protector = get_protector("cart", fields=["mood"])
     grid = [1e-3, 5e-2]
     serial = run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1, jobs=1)
