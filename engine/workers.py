@@ -91,6 +91,11 @@ def return_free_memory() -> None:
         pass
 
 
+AHEAD = 2
+"""Items each worker has queued while this process takes a share (`map_reporting`'s ``here``): one to work on and
+the next, so that a worker never waits for this process to send it one."""
+
+
 def _run_piece(func: Callable[[T, Report], R], item: T, index: int, slots: str) -> R:
     """A piece in a worker process."""
     global _in_worker
@@ -136,10 +141,9 @@ def map_reporting(
     of its item done so far, of ``units`` per item (one number for every item, or one each); ``progress`` is
     told the sum over the items, every `POLL_SECONDS`, labelled ``what``. Workers are joblib's reusable
     processes (`joblib_workers`): a sweep's `Parallel` that follows runs on the same ones, with what they loaded.
-    Each worker is given its next item when it finishes one.
 
     With ``here`` this process takes items too, in a thread of its own, and the workers are one fewer (ended
-    rather than left idle): a sweep's waiting process already holds the fitted model and the measures that every
+    rather than left idle), given items `AHEAD` at a time as they finish them: a sweep's waiting process already holds the fitted model and the measures that every
     worker loads a copy of. A piece run here counts as a worker's (`in_worker`) and must leave this process as it
     found it apart from what it keeps on purpose (a model loaded once).
 
@@ -197,7 +201,7 @@ def map_reporting(
 
         thread = threading.Thread(target=share_here, args=(str(slots),), daemon=True) if here else None
         try:
-            for _ in range(workers):
+            for _ in range(workers * AHEAD if here else len(items)):  # alone, the workers have every item at once
                 give_next()
             if thread is not None:
                 thread.start()
