@@ -43,8 +43,8 @@ takes a share of the tasks beside one worker fewer (`map_reporting`'s ``here``),
 holding a copy. The swap of the 306 earnings calls of 2021 Q3 ships 129 MB (178 MB with its intruder's
 coefficients in double precision): two workers grew to 840–890 MB each while this process waited with the
 originals; sharing, the sweep's peak fell from 2,610 to 1,892 MB. Below it the fit's warm workers do all the
-work, as this process would first load what they already hold (spaCy and the word lists: the k-anonymity
-page's first view took 17.8 s instead of 10.7)."""
+work, as this process would first load what they already hold (a k-anonymity worker loading spaCy and the word
+lists again cost its page 6.6 s: `engine.workers.WORKER_GROWTH_BYTES`)."""
 RELEASE_THREADS = 1  # BLAS/OpenMP threads while releasing and measuring, whatever --jobs and the machine
 
 
