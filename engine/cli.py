@@ -197,9 +197,11 @@ def check_arguments(args) -> None:
 
 
 def _load(args):
+    """The command's dataset; kept on ``args`` so that an error naming a column it left out can say why (`main`)."""
     from engine.data.load import load_dataset
 
-    return load_dataset(args.data, args.schema, encoding=args.encoding)
+    args.loaded = load_dataset(args.data, args.schema, encoding=args.encoding)
+    return args.loaded
 
 
 def cmd_datasets(args) -> int:
@@ -807,8 +809,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except TextsdcError as exc:
+        from engine.data.load import left_out_hint
+
         _close_bars()
-        print(f"textsdc: error: {exc}", file=sys.stderr)
+        print(f"textsdc: error: {exc}{left_out_hint(getattr(args, 'loaded', None), str(exc))}", file=sys.stderr)
         return 2
     except OSError as exc:  # the machine, not the input: a full disk, a folder that cannot be written
         _close_bars()

@@ -600,6 +600,43 @@ def test_inference_leaves_out_file_paths_and_columns_with_a_value_per_record():
     assert set(left_out_columns(few)) == {"source_path"}
 
 
+def test_a_column_the_inference_left_out_is_explained_where_a_command_names_it(tmp_path, capsys):
+    """`textsdc sweep --method swap --metadata ticker` on a file whose ticker the inference left out (one per
+    call): the error says why, and the schema it prints, saved beside the file, keeps the column."""
+    from engine.cli import main
+    from engine.data.load import left_out_hint
+
+    n = 24
+    frame = pd.DataFrame(
+        {
+            "text": [
+                f"Prepared remarks of call {i}. Revenue grew and margins held. We thank our teams." for i in range(n)
+            ],
+            "call_id": [f"c{i}" for i in range(n)],
+            "ticker": [f"T{i:02d}X" for i in range(n)],
+            "sector": ["Energy", "Retail", "Banks", "Tech"] * (n // 4),
+        }
+    )
+    data = tmp_path / "calls.csv"
+    frame.to_csv(data, index=False)
+    loaded = load_dataset(data)
+    assert "ticker" not in loaded.frame.columns
+    assert [c.column for c in loaded.left_out] == ["ticker"]
+    assert left_out_hint(loaded, "no field named 'sector'") == ""  # only a left-out column gets the hint
+
+    out = tmp_path / "results.json"
+    assert main(["sweep", "--data", str(data), "--method", "swap", "--metadata", "ticker", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "metadata field 'ticker' is not a column" in err
+    assert "'ticker' is a column of the file that calls leaves out: one value per record (24 different)" in err
+    assert f"save this schema as {tmp_path / 'calls.schema.toml'}" in err
+    assert not out.exists()
+    (tmp_path / "calls.schema.toml").write_text(err[err.index('text = "text"') :])
+    kept = load_dataset(data)
+    assert kept.schema.field("ticker").role == "sensitive" and kept.schema.field("ticker").kind == "categorical"
+    assert kept.frame["ticker"].tolist() == frame["ticker"].tolist() and kept.left_out == ()
+
+
 def test_a_participants_column_is_a_direct_identifier_column_read_as_names(tmp_path):
     """The 2021 Q3 calls keep their people as a list of "Name--title": inference makes the column a direct
     identifier (not a field, not left out), the schema writes and reads it, loading keeps it as text, a bundle

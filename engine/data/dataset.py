@@ -8,7 +8,17 @@ from functools import cached_property
 
 import pandas as pd
 
-from engine.data.schema import Schema
+from engine.data.schema import FieldKind, Schema
+
+
+@dataclass(frozen=True)
+class LeftOut:
+    """A column of the data file that the dataset leaves out: why (in the steward's words), and the kind it would
+    have as a field."""
+
+    column: str
+    why: str
+    kind: FieldKind
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,6 +39,8 @@ class Dataset:
     schema: Schema
     external: pd.DataFrame | None = None
     source: str = ""
+    left_out: tuple[LeftOut, ...] = ()
+    """The file's columns that ``frame`` leaves out (not part of the `fingerprint`: the data is what it holds)."""
 
     def __post_init__(self) -> None:
         _ = self.fingerprint  # computed now, from the data as it is when the Dataset is made

@@ -59,6 +59,12 @@ def left_out_columns(frame: pd.DataFrame) -> dict[str, str]:
         return {}
 
 
+def kind_of(col: pd.Series) -> FieldKind:
+    """The kind a column would have as a field: the inferred one, or categorical where none is (numbers with
+    gaps, text)."""
+    return _infer_kind(col, _numeric_view(col)) or "categorical"
+
+
 def likely_text_column(frame: pd.DataFrame) -> str:
     """The column most likely to be the text when inference cannot tell (`infer_schema` raised): of the columns
     that do not hold numbers, the one with the longest values; else the first column."""

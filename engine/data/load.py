@@ -9,14 +9,17 @@ demo registry).
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
-from engine.data.dataset import Dataset
+import pandas as pd
+
+from engine.data.dataset import Dataset, LeftOut
 from engine.data.demos import DEMOS_DIR, demo_names, is_demo
 from engine.data.external import load_external_file, split_external
-from engine.data.infer import infer_schema
+from engine.data.infer import infer_with_reasons, kind_of
 from engine.data.readers import read_table
-from engine.data.schema import Schema
+from engine.data.schema import FieldSpec, Schema
 from engine.data.validate import conformed
 from engine.errors import DataError
 
@@ -36,7 +39,7 @@ def load_dataset(
         A demo name (see `demo_names`) or a path to a .csv, .tsv, .parquet, .jsonl or .ndjson file.
     schema
         A `Schema`, or a path to a schema TOML file. When None: the demo's ``schema.toml``; for a file, a
-        ``<stem>.schema.toml`` beside it; otherwise one inferred with `infer_schema`.
+        ``<stem>.schema.toml`` beside it; otherwise one inferred with `infer_with_reasons`.
     encoding
         Text encoding of CSV / TSV / JSON Lines files; default strict UTF-8 (a byte-order mark is accepted).
     name
@@ -51,7 +54,9 @@ def load_dataset(
     resolved, base_dir = _resolve_schema(schema, path, demo)
     raw = read_table(path, encoding=encoding)
     if resolved is None:
-        resolved = infer_schema(raw)
+        resolved, reasons = infer_with_reasons(raw)
+    else:
+        reasons = {str(c): "the schema does not name it" for c in raw.columns if c not in resolved.columns}
     frame = conformed(raw, resolved, str(path), release=True)
     external = None
     if resolved.external is not None:
@@ -65,7 +70,43 @@ def load_dataset(
         schema=resolved,
         external=external,
         source=demo or str(path.resolve()),
+        left_out=_left_out(raw, reasons),
     )
+
+
+def _left_out(raw: pd.DataFrame, reasons: dict[str, str]) -> tuple[LeftOut, ...]:
+    by_name = {str(c): c for c in raw.columns}
+    return tuple(LeftOut(name, why, kind_of(raw[by_name[name]])) for name, why in reasons.items())
+
+
+def left_out_hint(dataset: Dataset | None, message: str) -> str:
+    """For a message that names (in quotes) a column the dataset left out of the file, why it was left out and
+    the schema that keeps it, ready to save; "" when the message names none.
+
+    A steward who names such a column on the command line (``--metadata ticker``) is otherwise told only that the
+    dataset has no column of that name, while the file plainly has one."""
+    if dataset is None:
+        return ""
+    named = [c for c in dataset.left_out if f"'{c.column}'" in message or f'"{c.column}"' in message]
+    if not named:
+        return ""
+    kept = replace(
+        dataset.schema, fields=dataset.schema.fields + tuple(FieldSpec(c.column, c.kind, "sensitive") for c in named)
+    )
+    source = Path(dataset.source)
+    where = f" as {schema_beside(source)} (read with the data) or" if source.is_file() else " and"
+    lines = [f"'{c.column}' is a column of the file that {dataset.name} leaves out: {c.why}." for c in named]
+    lines.append(
+        f"To keep it, save this schema{where} give it with --schema: the schema in use, with "
+        + ", ".join(f"'{c.column}'" for c in named)
+        + " as sensitive (what a method protects; or key: what an intruder may know; or other):"
+    )
+    return "\n" + "\n".join(lines) + "\n\n" + kept.to_toml()
+
+
+def schema_beside(path: Path) -> Path:
+    """The schema file read beside a data file: ``<stem>.schema.toml``."""
+    return path.with_name(f"{path.stem}.schema.toml")
 
 
 def _resolve_source(source: str | Path) -> tuple[Path, str | None]:
@@ -88,7 +129,7 @@ def _resolve_schema(schema: Schema | str | Path | None, path: Path, demo: str | 
     if schema is not None:
         schema_path = Path(schema)
         return Schema.from_toml(schema_path), schema_path.parent
-    beside = DEMOS_DIR / demo / "schema.toml" if demo else path.with_name(f"{path.stem}.schema.toml")
+    beside = DEMOS_DIR / demo / "schema.toml" if demo else schema_beside(path)
     if beside.is_file():
         return Schema.from_toml(beside), beside.parent
     return None, path.parent
