@@ -3,6 +3,8 @@ unchanged texts' distances, the presets, and the same intruder for text and fiel
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,6 +17,7 @@ from engine.measures.intruders import INTRUDERS, intruder
 from engine.measures.options import MeasureOptions
 from engine.measures.risk.identification import standardized_l1_distances
 from engine.measures.risk.release_intruder import METRIC_ID, ReleaseIntruder
+from engine.protect.base import Release
 from engine.text.features import stylometric_features
 from tests.conftest import make_tiny_dataset
 
@@ -54,6 +57,19 @@ def test_exact_preset_matches_only_equal_numbers():
     result = _measure(d, d.frame, "posts_and_keys")
     assert result.detail.set_index("record")["probability"].tolist() == pytest.approx([1 / 3, 1 / 3, 1 / 3, 1.0])
     assert "links on field values alone" in Evaluator(d, [METRIC_ID]).notes[METRIC_ID]
+
+
+def test_a_field_the_release_withholds_cannot_be_linked_on():
+    """The swap leaves the field it protects out of the bundle: an intruder who knows only that field then has
+    nothing to link with on the release (a blind guess, 1/n), while the data as it is stays the baseline."""
+    d = _fields_only([100, 105, 130, 100], ["a", "a", "a", "b"])
+    ev = Evaluator(d, [METRIC_ID], options=MeasureOptions(intruder="posts_and_keys"))  # knows city only
+    shown = Release(data=d.frame, method="test", knob=0.0, protected_columns=("text",))
+    withheld = dataclasses.replace(shown, withheld=("city",))
+    assert ev.evaluate(shown)[METRIC_ID].value == pytest.approx((1 / 3 * 3 + 1) / 4)
+    assert ev.evaluate(withheld)[METRIC_ID].detail["probability"].tolist() == pytest.approx([0.25] * 4)
+    both = Evaluator(d, [METRIC_ID], options=MeasureOptions(intruder="rough_fields"))  # and price within 10%
+    assert both.evaluate(withheld)[METRIC_ID].detail["probability"].tolist() == pytest.approx([1 / 3, 1 / 3, 1, 1 / 3])
 
 
 def test_an_intruder_with_nothing_to_link_with_is_not_applicable():

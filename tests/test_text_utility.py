@@ -13,6 +13,7 @@ import pytest
 from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError
+from engine.measures.base import NotApplicable
 from engine.measures.evaluate import Evaluator
 from engine.measures.options import MeasureOptions
 from engine.measures.utility.classifier import classifier_target
@@ -155,6 +156,25 @@ def test_the_default_hashtag_is_the_one_the_most_authors_use():
     bare = Dataset("tags", pd.DataFrame({"text": texts, "who": authors}), Schema(text="text", author="who"))
     assert classifier_target(bare, texts, None, authors) == "#shared"
     assert classifier_target(bare, texts, "#Solo", authors) == "#solo"
+
+
+def test_a_field_the_releases_withhold_is_no_target():
+    """The swap withholds the field it protects (which company a chunk came from): predicting it from the text
+    is the attack, not a use of the release, and no one who receives the release has its labels."""
+    texts = ["quarterly revenue up"] * 12 + ["guidance for the year"] * 12
+    frame = pd.DataFrame({"text": texts, "ticker": ["AAA", "BBB"] * 12, "sector": ["Energy"] * 12 + ["Tech"] * 12})
+    schema = Schema(
+        text="text",
+        fields=(FieldSpec("ticker", "categorical", "sensitive"), FieldSpec("sector", "categorical", "other")),
+    )
+    data = Dataset("calls", frame, schema)
+    assert classifier_target(data, texts, None) == "ticker"
+    assert classifier_target(data, texts, None, withheld=("ticker",)) == "sector"
+    with pytest.raises(NotApplicable, match="ticker is withheld from the release"):
+        classifier_target(data, texts, "ticker", withheld=("ticker",))
+    only = Dataset("calls", frame[["text", "ticker"]], dataclasses.replace(schema, fields=schema.fields[:1]))
+    with pytest.raises(NotApplicable, match="; ticker is withheld from the release, which protects it"):
+        classifier_target(only, texts, None, withheld=("ticker",))
 
 
 def test_a_release_that_leaves_the_training_records_as_they_are_scores_one_without_training(monkeypatch):

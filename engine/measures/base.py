@@ -181,6 +181,11 @@ class PrepareContext:
         """``factory()`` computed once for all the measures that ask for ``key``."""
         return self._memo.get(key, factory)
 
+    @property
+    def withheld(self) -> tuple[str, ...]:
+        """The fields every release of the fitted method leaves out of the bundle (none without a fit)."""
+        return () if self.fitted is None else tuple(self.fitted.withheld_columns())
+
     def not_applicable(self, target: Target, methods: Sequence[str] = ()) -> str | None:
         """Why a measure of ``target`` (and of ``methods`` only, when given) does not apply to this method, or
         None when it does."""

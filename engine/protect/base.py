@@ -195,6 +195,11 @@ class Fitted(ABC):
         """The structured fields a release replaces (none for methods that change only the text)."""
         return []
 
+    def withheld_columns(self) -> tuple[str, ...]:
+        """The columns every release leaves out of the bundle (`Release.withheld`); none by default. Measures
+        that read released field values do not use them (no one who receives a release sees them)."""
+        return ()
+
     def path_grid(self) -> list[float]:
         """Every knob value the fit prepared (the whole λ or α path); by default the knob's grid."""
         return self.knob.default_grid()

@@ -206,37 +206,42 @@ class ReleaseIntruder:
             self.seen.update(dict(list(fresh.items())[:room]))
         return out
 
-    def first_stage(self, data: pd.DataFrame) -> sparse.csr_matrix | None:
+    def first_stage(self, data: pd.DataFrame, withheld: tuple[str, ...] = ()) -> sparse.csr_matrix | None:
         """Eq. 7 generalized: for every target record (rows, `records`' order) the released records whose values
-        agree with what the intruder knows of it; None when she knows no field (every record is kept).
+        agree with what the intruder knows of it; None when she knows no field the release shows (every record
+        is kept). A ``withheld`` field (one the method leaves out of the bundle) cannot be matched, whatever she
+        knows of it.
 
         A category agrees when it is equal, a number when it is `close` by the preset's closeness, a missing
         number with a missing one only. Found without a targets × records table: the records with the target's
         categories (and missing numbers) are searched by value (`engine.measures.risk.matching.close_pairs`).
         """
-        if not self.categorical and not self.numeric:
+        categorical = {f: v for f, v in self.categorical.items() if f not in withheld}
+        numeric = {f: v for f, v in self.numeric.items() if f not in withheld}
+        if not categorical and not numeric:
             return None
-        numbers = {f: pd.to_numeric(data[f], errors="coerce").to_numpy(dtype=float) for f in self.numeric}
+        numbers = {f: pd.to_numeric(data[f], errors="coerce").to_numpy(dtype=float) for f in numeric}
         known = pd.DataFrame(
             {
-                **{f"is {f}": v for f, v in self.categorical.items()},
-                **{f"missing {f}": np.isnan(v) for f, v in self.numeric.items()},
+                **{f"is {f}": v for f, v in categorical.items()},
+                **{f"missing {f}": np.isnan(v) for f, v in numeric.items()},
             }
         )
         released = pd.DataFrame(
             {
-                **{f"is {f}": data[f].astype(str).to_numpy(dtype=object) for f in self.categorical},
+                **{f"is {f}": data[f].astype(str).to_numpy(dtype=object) for f in categorical},
                 **{f"missing {f}": np.isnan(v) for f, v in numbers.items()},
             }
         )
         group_t, group_r = key_groups(known, released, list(known.columns))
         i, j = close_pairs(
-            group_t, group_r, [(values, numbers[f], *self.closeness[f]) for f, values in self.numeric.items()]
+            group_t, group_r, [(values, numbers[f], *self.closeness[f]) for f, values in numeric.items()]
         )
         return sparse.csr_matrix((np.ones(len(i), dtype=bool), (i, j)), shape=(len(self.records), len(data)))
 
-    def evaluate(self, released: pd.DataFrame, text_column: str) -> MetricResult:
-        """The whole-release identification probability of one release (laid out like the dataset).
+    def evaluate(self, released: pd.DataFrame, text_column: str, withheld: tuple[str, ...] = ()) -> MetricResult:
+        """The whole-release identification probability of one release (laid out like the dataset; ``withheld``
+        names the fields it leaves out of the bundle, which she cannot link on).
 
         With S the similarities (intruder texts × released records, all 1 without texts) and M the first stage
         (target records × released records, all 1 when no field is known), a pair (z, i) gets
@@ -250,7 +255,7 @@ class ReleaseIntruder:
         data = released.reset_index(drop=True)
         n = len(data)
         similarity = self.release_similarity(data[text_column].astype(str).to_numpy(dtype=object))
-        match = self.first_stage(data)
+        match = self.first_stage(data, withheld)
         ext = self.pairs["external"].to_numpy()
         rec = self.pairs["record"].to_numpy()
         row = np.searchsorted(self.records, rec)  # each pair's target record among `records`
@@ -327,6 +332,13 @@ class ReleaseIdentificationProbability(Measure):
                 lambda texts: shared_style_similarity(context, texts),
             ),
         )
+        hidden = [f for f in known_fields(context.dataset, preset) if f in context.withheld]
+        if hidden:
+            self.note += (
+                f" The releases withhold {', '.join(hidden)} from the bundle, so she cannot link on "
+                f"{'it' if len(hidden) == 1 else 'them'} (the data as it is, with every field, is the baseline)."
+            )
 
     def compute(self, view: ReleaseView) -> MetricResult:
-        return self.intruder.evaluate(view.data, self.text_column)
+        withheld = () if isinstance(view.release, pd.DataFrame) else view.release.withheld
+        return self.intruder.evaluate(view.data, self.text_column, withheld)

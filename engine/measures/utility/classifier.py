@@ -67,12 +67,21 @@ def hashtags(text: str) -> set[str]:
     return {t for t in tokenize(text) if t.startswith("#") and len(t) > 1}
 
 
-def classifier_target(dataset: Dataset, texts: list[str], spec: str | None, authors: list[str] | None = None) -> str:
+def classifier_target(
+    dataset: Dataset,
+    texts: list[str],
+    spec: str | None,
+    authors: list[str] | None = None,
+    withheld: tuple[str, ...] = (),
+) -> str:
     """The target: ``spec`` checked (a categorical field, or ``#tag``), else the first categorical field with
     two values or more, sensitive fields first (what an analyst studies, and what field methods synthesize by
-    default, so one target serves text and field methods alike), else the hashtag used by the most authors (in at least 10 records, not in all, and by
-    two authors or more: a hashtag only one author uses is a task of telling that author apart); NotApplicable
-    when there is none. ``authors`` (None: every record its own author) says who wrote each text."""
+    default, so one target serves text and field methods alike), else the hashtag used by the most authors (in
+    at least 10 records, not in all, and by two authors or more: a hashtag only one author uses is a task of
+    telling that author apart); NotApplicable when there is none. ``authors`` (None: every record its own
+    author) says who wrote each text. A field the releases leave out of the bundle (``withheld``, the swap's
+    protected field) is no target: no one who receives a release has its labels to train on, and predicting it
+    from the text is the attack the method defends against."""
     categorical = [f.name for f in dataset.schema.fields if f.kind == "categorical"]
     if spec is not None:
         if spec.startswith("#") and len(spec) > 1:
@@ -82,9 +91,14 @@ def classifier_target(dataset: Dataset, texts: list[str], spec: str | None, auth
                 f"classifier target '{spec}' is neither a categorical field nor a #hashtag; categorical fields: "
                 f"{', '.join(categorical) or 'none'}"
             )
+        if spec in withheld:
+            raise NotApplicable(
+                f"the target {spec} is withheld from the release (the method protects it), so no one who receives "
+                "it can train on it; choose another target (classifier_target)"
+            )
         return spec
     sensitive = [f.name for f in dataset.schema.fields if f.kind == "categorical" and f.role == "sensitive"]
-    for name in dict.fromkeys([*sensitive, *categorical]):
+    for name in [n for n in dict.fromkeys([*sensitive, *categorical]) if n not in withheld]:
         if dataset.frame[name].nunique(dropna=True) >= 2:
             return name
     who = authors if authors is not None else [str(i) for i in range(len(texts))]
@@ -97,9 +111,11 @@ def classifier_target(dataset: Dataset, texts: list[str], spec: str | None, auth
     candidates = [t for t, n in records.items() if MIN_HASHTAG_RECORDS <= n < len(texts) and len(users[t]) >= 2]
     if candidates:
         return max(candidates, key=lambda t: (len(users[t]), records[t], t))
+    hidden = [n for n in categorical if n in withheld]
     raise NotApplicable(
         "needs a target to predict: a categorical field, or a hashtag used in at least "
         f"{MIN_HASHTAG_RECORDS} texts by two authors or more (set it with classifier_target)"
+        + (f"; {', '.join(hidden)} is withheld from the release, which protects it" if hidden else "")
     )
 
 
@@ -193,7 +209,7 @@ class ClassifierF1Ratio(Measure):
         texts = original_texts(context)
         author = dataset.schema.author
         authors = None if author is None else dataset.frame[author].astype(str).tolist()
-        self.target = classifier_target(dataset, texts, context.options.classifier_target, authors)
+        self.target = classifier_target(dataset, texts, context.options.classifier_target, authors, context.withheld)
         self.hashtag = self.target.startswith("#")
         if self.hashtag:
             labels = np.array([int(self.target in hashtags(t)) for t in texts])

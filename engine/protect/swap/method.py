@@ -103,6 +103,9 @@ class FittedSwap(Fitted):
             self._withheld = self._find_withheld()
         return self._withheld
 
+    def withheld_columns(self) -> tuple[str, ...]:
+        return self.withheld()[0]
+
     def _find_withheld(self) -> tuple[tuple[str, ...], str]:
         spelled = spelling_out(self.frame, self.metadata, self.released_as_is)
         named = [f"{self.metadata} (the protected field)"] + [
