@@ -75,9 +75,9 @@ def get_evaluator(
 ) -> Evaluator:
     """The Evaluator of a dataset for a method that changes the text (no ``fields``) or synthesizes ``fields``,
     with every metric that applies (the intruder's classifiers, distances and topics prepared once). Methods
-    without measures of their own share one; a method with its own (`Measure.methods`) gets its own, keyed by
-    fit (the method and its ``params``)."""
-    own = fitted is not None and any(fitted.method in m.methods for m in MEASURES)
+    without measures of their own share one; a method with its own (`Measure.methods`), or whose releases
+    withhold fields (`Measure.reads_withheld`), gets its own, keyed by fit (the method and its ``params``)."""
+    own = fitted is not None and (any(fitted.method in m.methods for m in MEASURES) or bool(fitted.withheld_columns()))
     if own and fitted is not None:  # the measures every method has come from the shared Evaluator
         shared = get_evaluator(dataset, progress, fields, options)
         slot = evaluator_slot(

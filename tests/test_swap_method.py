@@ -178,6 +178,22 @@ def test_rate_zero_releases_the_pre_swap_data_with_dr_and_du_one(demo, fitted, e
         assert not any(f" {name} " in f" {text} " for name in fitted.gazetteer[label] if len(name) > 3), k
 
 
+def test_measures_of_every_method_do_not_use_the_withheld_company(demo, fitted):
+    """The bundle leaves the ticker out: the whole-release intruder cannot link on it and a classifier of the
+    release has no ticker to learn (predicting it from the text is the swap's attack, not a use of the release)
+    — also where the dashboard takes the measures of every method from an Evaluator prepared without the fit."""
+    metrics = ["release_identification_probability", "classifier_f1_ratio"]
+    shared = Evaluator(demo, metrics)
+    assert set(shared.available) == set(metrics)  # the data as it is: the ticker links and is a target
+    release = make_release(fitted, 0.0, seed=0)
+    confidential = shared.evaluate(demo.frame)["release_identification_probability"].value
+    for own in (Evaluator(demo, metrics, fitted=fitted), Evaluator(demo, metrics, fitted=fitted, shared=shared)):
+        assert "ticker is withheld from the release" in own.skipped["classifier_f1_ratio"]
+        assert "withhold ticker from the bundle" in own.notes["release_identification_probability"]
+        risk = own.evaluate(release)["release_identification_probability"].value
+        assert risk == pytest.approx(1 / demo.n_records) and confidential > 10 * risk  # nothing left to link on
+
+
 @pytest.mark.slow
 def test_risk_utility_and_the_intruder_fall_along_r(sweep):
     """The acceptance of issue 13 on the demo: Spearman ≤ −0.8 over the grid for DR, DU and the intruder's

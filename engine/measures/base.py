@@ -243,6 +243,9 @@ class Measure(ABC):
     """The methods whose releases the measure applies to (it reads what their fit prepared); empty: every method
     of its target."""
     integer: ClassVar[bool] = False  # the value is a count (shown without decimals)
+    reads_withheld: ClassVar[bool] = False
+    """Whether `prepare` depends on the fields the fitted method's releases withhold (`PrepareContext.withheld`):
+    an Evaluator given a ``shared`` one prepares such a measure again when its fit withholds any."""
     intruder_use: ClassVar[str] = ""
     """For a risk measure, how it reads the attacker preset (`engine.measures.intruders`), in one or two
     sentences; appended to its meaning wherever the meaning is shown."""

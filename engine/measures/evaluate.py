@@ -98,7 +98,8 @@ class Evaluator:
         apply only with it, and are left out of the default list for other methods.
     shared : an Evaluator of the same dataset, fields and options without a fitted method; the measures of
         every method it prepared (or found not to apply) are taken from it as they are, so only the measures of
-        ``fitted``'s own method are prepared here (the dashboard's pages share one).
+        ``fitted``'s own method, and those that read what its releases withhold (`Measure.reads_withheld`), are
+        prepared here (the dashboard's pages share one).
     """
 
     def __init__(
@@ -138,7 +139,8 @@ class Evaluator:
         self._measures: list[Measure] = []
         reused = {m.id: m for m in shared._measures} if shared is not None else {}
         for metric_id in requested:
-            if shared is not None and not measure_class(metric_id).methods:
+            cls = measure_class(metric_id)
+            if shared is not None and not cls.methods and not (cls.reads_withheld and context.withheld):
                 if metric_id in reused:
                     self._measures.append(reused[metric_id])
                 elif metric_id in shared.skipped:
@@ -146,7 +148,7 @@ class Evaluator:
                 else:
                     raise ValueError(f"the shared Evaluator did not consider {metric_id!r}")
                 continue
-            prepared = _prepare(measure_class(metric_id), context)
+            prepared = _prepare(cls, context)
             if isinstance(prepared, str):
                 self.skipped[metric_id] = prepared
             else:

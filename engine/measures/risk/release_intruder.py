@@ -313,6 +313,7 @@ class ReleaseIdentificationProbability(Measure):
         "on the released texts"
     )
     applies_to = "release"
+    reads_withheld = True  # its note says what she cannot link on
     intruder_use = (
         "follows every part of the preset: with her texts she weighs the released texts (without them she links "
         "on field values alone), on the fields she knows she keeps the records that agree, numbers within the "

@@ -203,6 +203,7 @@ class ClassifierF1Ratio(Measure):
     source = "Ororbia, Linder & Snoke, Section 4; applied to every method by training on the released labels too"
     applies_to = "release"
     high = float("inf")
+    reads_withheld = True  # a withheld field is no target
 
     def prepare(self, context: PrepareContext) -> None:
         dataset = context.dataset
