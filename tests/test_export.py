@@ -292,3 +292,37 @@ def test_report_without_sweep_has_no_plotly():
     page = _report(sweep=None)
     assert "plotly-js" not in page and "fig-frontier" not in page
     assert METRICS[RISK].label in page
+
+
+def test_fields_released_as_they_are_that_single_out_records_are_warned_of():
+    """A date and a count left as "other" beside each record name it, though no risk measure assumes an
+    intruder knows them: the warning counts the records they single out; key fields and protected or withheld
+    ones are not counted, and a field shared by every pair of records singles none out."""
+    from engine.data.schema import FieldSpec
+    from engine.export.checks import release_warnings, singled_out_by_other_fields
+
+    frame = pd.DataFrame(
+        {
+            "text": ["a", "b", "c", "d", "e"],
+            "created": ["1/1", "1/1", "1/2", "1/3", "1/4"],
+            "tweets": [5, 5, 7, 7, 9],
+            "city": ["x", "y", "z", "w", "v"],
+            "pair": ["p", "p", "q", "q", "q"],
+        }
+    )
+    fields = (
+        FieldSpec("created", "categorical", "other"),
+        FieldSpec("tweets", "count", "other"),
+        FieldSpec("city", "categorical", "key"),
+        FieldSpec("pair", "categorical", "other"),
+    )
+    data = Dataset("d", frame, Schema(text="text", fields=fields))
+    release = Release(data=frame, method="test", knob=0.0, protected_columns=("text",))
+    # (1/1, 5, p) twice; (1/2, 7, q), (1/3, 7, q), (1/4, 9, q) once each
+    assert singled_out_by_other_fields(data, release) == (["created", "tweets", "pair"], 3)
+    [warning] = [w for w in release_warnings(data, release, {}) if "single out" in w]
+    assert warning.startswith("the field(s) created, tweets, pair, released as they are with the role other, single ")
+    assert "3 of 5 records" in warning and "the role key" in warning
+    protected = dataclasses.replace(release, protected_columns=("text", "created"), withheld=("tweets",))
+    assert singled_out_by_other_fields(data, protected) == (["pair"], 0)
+    assert not [w for w in release_warnings(data, protected, {}) if "single out" in w]

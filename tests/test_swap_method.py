@@ -7,6 +7,7 @@ were swapped."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import json
 
 import numpy as np
@@ -25,6 +26,8 @@ from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
 from engine.protect.swap import method as swap_method
 from engine.protect.swap.edits import apply
+from engine.protect.swap.identifiers import names_of_one
+from engine.protect.swap.method import OWN_NAMES
 from engine.sweep import make_release, run_sweep
 from engine.text.embeddings import embed_texts
 from engine.text.kept import KeptByText, text_key
@@ -281,6 +284,37 @@ def test_the_bundle_withholds_the_company_and_the_changes(demo, tmp_path, fitted
         for name in fitted.gazetteer[label]:
             if len(name) > 3:
                 assert f" {name} " not in text, (record, name)
+    # names the identifiers file did not list, held by one company's chunks only: the bundle says how many, the
+    # internal review (beside it) which, as rows of an identifiers file
+    own = fitted.own_names
+    assert len(own) and list(own.columns) == ["ticker", "label", "value", "chunks"]
+    [warning] = [w for w in manifest["warnings"] if "held by the chunks of one ticker only" in w]
+    assert warning.startswith(f"{len(own):,} names") and "give the file (Identifiers file)" in warning
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "held by the chunks of one ticker only" in report and OWN_NAMES not in report
+    review = (tmp_path / "bundle.internal-review.html").read_text(encoding="utf-8")
+    assert html.escape(OWN_NAMES) in review and f"<td>{html.escape(own['value'].iloc[0])}</td>" in review
+
+
+def test_names_of_one_company_are_those_only_its_chunks_hold_often_enough():
+    """Hand-built mentions: "Ameren" in three of AEE's chunks is listed; "Missouri" in two is not (a place named
+    in passing); "Microsoft", held by two companies' chunks, is not; dates are never names."""
+    mentions = pd.DataFrame(
+        [
+            (0, "organization", "Ameren"), (1, "organization", "Ameren"), (2, "organization", "Ameren"),
+            (2, "organization", "Ameren"), (0, "location", "Missouri"), (1, "location", "Missouri"),
+            (1, "organization", "Microsoft"), (3, "organization", "Microsoft"), (4, "organization", "Microsoft"),
+            (3, "person", "Greg"), (4, "person", "Greg"), (5, "person", "Greg"), (3, "date", "2021"),
+            (4, "date", "2021"), (5, "date", "2021"),
+        ],
+        columns=["chunk", "category", "text"],
+    )  # fmt: skip
+    labels = np.array(["AEE", "AEE", "AEE", "AON", "AON", "AON"])
+    own = names_of_one(mentions, labels, "ticker")
+    assert own.to_dict("records") == [
+        {"ticker": "AEE", "label": "Company Name", "value": "Ameren", "chunks": 3},
+        {"ticker": "AON", "label": "Executive", "value": "Greg", "chunks": 3},
+    ]
 
 
 def test_a_column_that_spells_out_the_protected_field_is_withheld_too(fitted):

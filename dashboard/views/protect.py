@@ -433,6 +433,25 @@ def _at_knob(
             session.live_knob(dataset, method, params, options, seed, sweep, payload, state_key, default, risk, utility)
 
 
+def _review_tables(sweep: SweepResult, dataset: Dataset) -> None:
+    """The method's tables for the steward's eyes only (`Release.review_tables`, as the sweep's first kept release
+    has them), each in an expander with its CSV: the swap's names that no identifiers file listed, ready to
+    review and give as one."""
+    kept = next((r for releases in sweep.releases.values() for r in releases), None)
+    for k, (title, table) in enumerate(({} if kept is None else kept.review_tables).items()):
+        with st.expander(f"{title}: {len(table):,}"):
+            st.caption("Internal review: shown here and in the internal review report, never in the bundle.")
+            st.dataframe(table, hide_index=True, key=f"review_table_{k}")
+            st.download_button(
+                "Download as CSV",
+                table.to_csv(index=False),
+                file_name=f"{dataset.name}.{sweep.method}.review-{k + 1}.csv",
+                mime="text/csv",
+                on_click="ignore",
+                key=f"review_table_download_{k}",
+            )
+
+
 def render() -> None:
     """The Protect page."""
     st.title("Protect")
@@ -498,6 +517,7 @@ def render() -> None:
         risk, utility = _measure_pickers(sweep, c_risk, c_utility)
         for line in display.not_measured_lines(sweep.skipped):
             st.caption(line)
+        _review_tables(sweep, dataset)
 
         _at_knob(dataset, method, params, options, seed, sweep, risk, utility)
         _compare_methods(dataset, method, params, replicates, seed, options, risk, utility)

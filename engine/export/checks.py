@@ -42,9 +42,28 @@ def risk_at_unprotected_level(metrics: Mapping[str, MetricResult]) -> list[str]:
     return out
 
 
+def singled_out_by_other_fields(dataset: Dataset, release: Release) -> tuple[list[str], int]:
+    """The fields of role "other" the release carries as they are (neither protected nor withheld), and how many
+    records their values together single out (no other record has the same). No risk measure assumes an intruder
+    knows such a field (she knows key fields, and sensitive ones for some presets), so a release can read as
+    safe while a date and a count released beside each record name it."""
+    data = release.data
+    columns = [
+        f.name
+        for f in dataset.schema.fields
+        if f.role == "other"
+        and f.name in data.columns
+        and f.name not in release.protected_columns
+        and f.name not in release.withheld
+    ]
+    if not columns or len(data) < 2:
+        return columns, 0
+    return columns, int((~data[columns].astype(str).duplicated(keep=False)).sum())
+
+
 def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
     """Every warning about this release, in plain words (empty when there is nothing to warn about)."""
-    out = []
+    out = [w.rstrip(".") for w in release.warnings]
     unchanged = unchanged_protected_columns(dataset, release)
     if unchanged:
         out.append(
@@ -58,6 +77,14 @@ def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, M
     verbatim = verbatim_warning(dataset)
     if verbatim:
         out.append(verbatim.rstrip("."))
+    others, unique = singled_out_by_other_fields(dataset, release)
+    if unique:
+        named = ", ".join(others[:6]) + (f" and {len(others) - 6:,} more" if len(others) > 6 else "")
+        out.append(
+            f"the field(s) {named}, released as they are with the role other, single out {unique:,} of "
+            f"{len(release.data):,} records: no risk measure assumes an intruder knows them; give the ones an "
+            "intruder may know the role key (the risk measures then use them), or leave them out of the data"
+        )
     kept = [c for c, t in dataset.schema.identifiers.items() if t == "keep"]
     if kept:
         out.append(

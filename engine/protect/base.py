@@ -126,6 +126,9 @@ class Release:
     ``withheld`` names columns the method protects by leaving them out of the bundle (the swap's document
     metadata: which company a chunk came from); the measures still see them. ``tables`` are further public
     tables the bundle writes as ``<name>.csv`` (the k-anonymity method's released quasi-identifier table).
+    ``warnings`` are what the method must tell before the release leaves (the bundle's manifest and report carry
+    them, so they name no confidential value); ``review_tables`` go to the internal review only, titled by
+    their keys (the swap's names that no identifiers file listed).
     """
 
     data: pd.DataFrame
@@ -139,6 +142,8 @@ class Release:
     changes_ship: bool = True
     withheld: tuple[str, ...] = ()
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+    review_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def compact(self) -> Release:
         """The release with only its protected columns (what a sweep keeps to show a release again without

@@ -210,6 +210,18 @@ def _samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
     )
 
 
+def _review_tables(release: Release) -> list[str]:
+    """The method's tables for the internal review only (`Release.review_tables`), each under its title."""
+    out = []
+    for title, table in release.review_tables.items():
+        head = "".join(f"<th>{_e(c)}</th>" for c in table.columns)
+        rows = "".join(
+            "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row) + "</tr>" for row in table.itertuples(index=False)
+        )
+        out += [f"<h2>{_e(title)}</h2>", f"<table><tr>{head}</tr>{rows}</table>"]
+    return out
+
+
 def _source_name(source: str | None) -> str:
     """Where the data came from, by file name only: a path can name people or places of the organization."""
     if not source:
@@ -415,6 +427,7 @@ def render_report(
             _metrics_table(metrics, measure_notes or {}),
             _not_measured(not_measured or {}),
             *samples,
+            *(_review_tables(release) if internal else []),
             "<h2>Reproduce this release</h2>",
             f"<pre>{_e(replay_command)}</pre>",
             "<h2>How to read this report</h2>",

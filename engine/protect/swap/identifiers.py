@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from engine.protect.swap.edits import apply
@@ -82,3 +83,36 @@ def spelling_out(frame: pd.DataFrame, field: str, columns: Sequence[str]) -> dic
         if hits >= SPELLED_OUT_SHARE * usable.sum():
             out[str(column)] = int(hits)
     return out
+
+
+OWN_NAME_CATEGORIES = ("organization", "person", "product")
+"""Entity categories whose names, held by one document's chunks only, name what the swap protects."""
+OWN_NAME_CHUNKS = 3
+"""Chunks of one document a name must appear in to be listed by `names_of_one` (a name seen once or twice may be
+a customer or a place mentioned in passing)."""
+
+
+def names_of_one(mentions: pd.DataFrame, labels: np.ndarray, field: str) -> pd.DataFrame:
+    """Names the suppression left that only the chunks of one ``field`` value hold, in `OWN_NAME_CHUNKS` chunks or
+    more, in the `OWN_NAME_CATEGORIES`: the company's own name where no identifiers file lists it ("Ameren",
+    "AmerisourceBergen"), its executives' first names, its subsidiaries and products. A chunk the swap leaves
+    keeps them, and they point to its value as a ticker would. ``mentions`` are the fit's entity mentions (chunk,
+    category, text) and ``labels`` each chunk's value. Returns the rows of an identifiers file (``field``,
+    label, value) with the chunks that hold each name, most first."""
+    kept = mentions[mentions["category"].isin(OWN_NAME_CATEGORIES)]
+    rows = kept.assign(label=np.asarray(labels, dtype=object)[kept["chunk"].to_numpy()])
+    per_name = rows.groupby("text").agg(
+        values=("label", "nunique"), value=("label", "first"), chunks=("chunk", "nunique")
+    )
+    category = rows.groupby("text")["category"].agg(lambda c: c.value_counts().index[0])
+    own = per_name[(per_name["values"] == 1) & (per_name["chunks"] >= OWN_NAME_CHUNKS)].join(category)
+    own = own.reset_index().sort_values(["chunks", "text"], ascending=[False, True], kind="stable")
+    labels_of = {"organization": "Company Name", "person": "Executive", "product": "Product"}
+    return pd.DataFrame(
+        {
+            field: own["value"].astype(str).to_numpy(),
+            "label": own["category"].map(labels_of).to_numpy(),
+            "value": own["text"].astype(str).to_numpy(),
+            "chunks": own["chunks"].astype(int).to_numpy(),
+        }
+    )

@@ -43,7 +43,7 @@ from engine.protect.swap import pipeline
 from engine.protect.swap.chunking import DEFAULT_PERCENTILE, TfidfSvdEmbedder, chunk_documents
 from engine.protect.swap.edits import Edit, compose
 from engine.protect.swap.entities import CATEGORIES
-from engine.protect.swap.identifiers import spelling_out
+from engine.protect.swap.identifiers import OWN_NAME_CHUNKS, names_of_one, spelling_out
 from engine.protect.swap.swapping import check_roles, swap_entities, valid_pairs
 from engine.text.embeddings import MiniLMEmbedder, model_version
 from engine.text.names import name_variants
@@ -93,6 +93,7 @@ class FittedSwap(Fitted):
     _pre_changes: dict[int, list[Edit]] | None = field(default=None, repr=False)
     released_as_is: tuple[str, ...] = ()  # columns the bundle would carry in clear (not pseudonymized)
     suppressed: str = ""  # what is suppressed before any swap, in the steward's words
+    own_names: pd.DataFrame | None = None  # `identifiers.names_of_one`: names left that one value's chunks hold
 
     _withheld: tuple[tuple[str, ...], str] | None = field(default=None, init=False, repr=False)
 
@@ -170,6 +171,22 @@ class FittedSwap(Fitted):
             },
             changes_ship=False,
             withheld=withheld,
+            warnings=self.own_names_warning(),
+            review_tables={} if self.own_names is None or not len(self.own_names) else {OWN_NAMES: self.own_names},
+        )
+
+    def own_names_warning(self) -> tuple[str, ...]:
+        """What the bundle must say of `own_names` (how many, not which: the names would tell the companies)."""
+        own = self.own_names
+        if own is None or not len(own):
+            return ()
+        values = own[self.metadata].nunique()
+        return (
+            f"{len(own):,} names (organizations, people, products) are held by the chunks of one {self.metadata} "
+            f"only ({values:,} of {len(np.unique(self.labels)):,} values), in {OWN_NAME_CHUNKS} chunks or more, and "
+            "were not suppressed: the chunks a release does not swap keep them, and they point to their "
+            f"{self.metadata}. The internal review lists them as rows of an identifiers file (columns "
+            f"{self.metadata}, label, value): give the file (Identifiers file) to suppress them before any swap",
         )
 
 
@@ -474,7 +491,12 @@ class EntitySwap(Protector):
                 if c not in (schema.text, metadata) and schema.identifiers.get(str(c), "keep") == "keep"
             ),
             suppressed=_suppressed_text(metadata, path, schema.direct_identifiers, listed),
+            own_names=names_of_one(prepared.entities.mentions, labels, metadata),
         )
+
+
+OWN_NAMES = "Names held by one document's chunks only, not suppressed"
+"""The internal review's table of `FittedSwap.own_names`."""
 
 
 def data_knob(limit: float) -> Knob:
