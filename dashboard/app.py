@@ -25,19 +25,21 @@ import streamlit as st  # noqa: E402
 from dashboard import display, loading, pages, session  # noqa: E402
 
 
-def data_argument(argv: list[str]) -> str:
-    """``--data NAME_OR_PATH`` from the arguments after ``--`` (default: the airline-tweets demo)."""
+def data_argument(argv: list[str]) -> tuple[str, str | None]:
+    """``--data NAME_OR_PATH`` (default: the airline-tweets demo) and ``--encoding`` (of that file) from the
+    arguments after ``--``."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--data", default=session.DEFAULT_SOURCE)
+    parser.add_argument("--encoding")
     args, _ = parser.parse_known_args(argv)
-    return args.data or session.DEFAULT_SOURCE
+    return args.data or session.DEFAULT_SOURCE, args.encoding or None
 
 
 def main() -> None:
     # An emoji tab icon (drawn by the browser): without one Streamlit shows the open page's ":material/...:"
     # icon, which its frontend fetches from fonts.gstatic.com; the dashboard asks no outside host anything.
     st.set_page_config(page_title="textsdc", page_icon="🔒", layout="wide")
-    session.init_session(data_argument(sys.argv[1:]))
+    session.init_session(*data_argument(sys.argv[1:]))
     page = st.navigation(pages.all_pages())
     dataset = session.current_dataset()
     with st.sidebar:

@@ -19,7 +19,7 @@ from dashboard.caching import demo_slot
 from engine.data.dataset import Dataset
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
 from engine.data.infer import TEXT_COLUMN_ADVICE, infer_with_reasons, likely_text_column
-from engine.data.load import load_dataset
+from engine.data.load import load_dataset, schema_beside
 from engine.data.readers import ENCODING_ADVICE, UTF16_ADVICE, read_table, read_table_noting_nested
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
 from engine.errors import ConfigError, DataError, TextsdcError
@@ -57,11 +57,34 @@ def load_demo(name: str) -> Dataset:
     return demo_slot(name).get(lambda: load_dataset(name))
 
 
-def load_source(source: str) -> tuple[Dataset, Origin]:
-    """The dataset named on the command line: a demo name or a file path."""
+def load_source(source: str, encoding: str | None = None) -> tuple[Dataset, Origin]:
+    """The dataset named on the command line: a demo name or a file path (read with ``encoding``)."""
     if is_demo(source):
         return load_demo(source), Origin("demo", source)
-    return load_dataset(source), Origin("file", str(source))
+    return load_dataset(source, encoding=encoding), Origin("file", str(source), encoding)
+
+
+def file_table(path: str, encoding: str | None) -> tuple[pd.DataFrame, list[str]]:
+    """Every column of the file given at start, as read (for the role mapping), and the columns whose lists or
+    records were read as text; read again when the file changes."""
+    stat = Path(path).stat()
+    return _file_table(str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size, encoding or "")
+
+
+@st.cache_data(show_spinner=False, max_entries=2)
+def _file_table(path: str, _mtime: int, _size: int, encoding: str) -> tuple[pd.DataFrame, list[str]]:
+    return read_table_noting_nested(path, encoding=encoding or None)
+
+
+def file_schema(path: str) -> Schema | None:
+    """The schema saved beside a data file (``<stem>.schema.toml``), which loading it uses; None if there is none."""
+    beside = schema_beside(Path(path))
+    return Schema.from_toml(beside) if beside.is_file() else None
+
+
+def load_file_with_schema(path: str, schema: Schema, encoding: str | None) -> Dataset:
+    """The file given at start under a schema chosen on the Data page."""
+    return load_dataset(path, schema, encoding=encoding)
 
 
 def demo_table(name: str) -> pd.DataFrame:

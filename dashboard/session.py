@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TypeVar
 
 import streamlit as st
@@ -14,6 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 from dashboard import display, knob_view, pages
 from dashboard.loading import Origin, load_source
 from engine.data.dataset import Dataset
+from engine.data.demos import is_demo
 from engine.errors import TextsdcError, os_error_message
 from engine.measures.evaluate import MeasureOptions
 from engine.results import SweepResult
@@ -43,6 +45,11 @@ STARTUP_ERROR = "startup_error"
 
 
 STARTUP_DONE = "startup_done"
+
+
+STARTUP_FILE = "startup_file"
+"""The data file given to `textsdc dashboard --data` and its encoding, offered on the Data page to map its
+columns again (also when it could not be opened as it is)."""
 
 
 CHOICE = "choice"
@@ -97,14 +104,17 @@ def guarded(fn: Callable[[], T], prefix: str = "") -> T | None:
     return None
 
 
-def init_session(default_source: str) -> None:
-    """On the first run of a session, load the default dataset; a failure is kept to show on the Data page."""
+def init_session(default_source: str, encoding: str | None = None) -> None:
+    """On the first run of a session, load the default dataset (a demo, or a file read with ``encoding``); a
+    failure is kept to show on the Data page."""
     ss = st.session_state
     if ss.get(STARTUP_DONE):
         return
     ss[STARTUP_DONE] = True
+    if not is_demo(default_source) and Path(default_source).is_file():
+        ss[STARTUP_FILE] = (default_source, encoding)
     try:
-        ss[DATASET], ss[ORIGIN] = load_source(default_source)
+        ss[DATASET], ss[ORIGIN] = load_source(default_source, encoding)
     except TextsdcError as exc:
         ss[STARTUP_ERROR] = f"Could not open '{default_source}': {exc}"
 

@@ -646,6 +646,7 @@ def cmd_dashboard(args) -> int:
         *streamlit_flags(args.address, args.port),
         "--",
         *(["--data", args.data] if args.data else []),
+        *(["--encoding", args.encoding] if args.encoding else []),
     ]
     host = f"[{args.address}]" if ":" in args.address else args.address
     print(f"textsdc dashboard on http://{host}:{args.port}  (Ctrl+C stops it)", flush=True)
@@ -791,6 +792,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("dashboard", help="start the dashboard on this machine")
     b.add_argument("--data", help="demo or file to open first")
+    b.add_argument("--encoding", help="text encoding of that file (default UTF-8), e.g. latin-1")
     b.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     b.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
     b.add_argument(

@@ -177,9 +177,53 @@ def by_label(widgets, label: str):
 
 
 def test_data_argument_reads_data_after_the_double_dash():
-    assert data_argument([]) == "airline-tweets"
-    assert data_argument(["--data", "nyc-airbnb"]) == "nyc-airbnb"
-    assert data_argument(["-q", "tests", "--data", "x.csv", "--other"]) == "x.csv"
+    assert data_argument([]) == ("airline-tweets", None)
+    assert data_argument(["--data", "nyc-airbnb"]) == ("nyc-airbnb", None)
+    assert data_argument(["-q", "tests", "--data", "x.csv", "--other", "--encoding", "latin-1"]) == ("x.csv", "latin-1")
+
+
+def test_a_file_given_at_start_is_mapped_on_the_data_page(tmp_path):
+    """`textsdc dashboard --data calls.csv --encoding latin-1`: the Data page shows that file, not a demo, with
+    its columns' roles (the ticker left out, and why); loading it as mapped keeps it a file the CLI reads alone,
+    another text column makes the replay need a schema file."""
+    n = 24
+    frame = pd.DataFrame(
+        {
+            "text": [f"Prepared remarks of call {i}: revenue grew, margins held, café sales rose." for i in range(n)],
+            "call_id": [f"c{i}" for i in range(n)],
+            "ticker": [f"T{i:02d}X" for i in range(n)],
+            "notes": [f"analyst note number {i} on the café business and its outlook" for i in range(n)],
+        }
+    )
+    path = tmp_path / "calls.csv"
+    path.write_bytes(frame.to_csv(index=False).encode("latin-1"))
+    at = start(["--data", str(path), "--encoding", "latin-1"])
+    assert not at.error, [e.value for e in at.error]
+    assert at.radio(key="data_source").value == "File given at start"
+    assert at.session_state[session.DATASET].name == "calls"
+    assert any("calls.csv, given to `textsdc dashboard --data` (encoding latin-1)" in c for c in captions(at))
+    assert by_label(at.selectbox, "Text column").value == "text"
+    assert by_label(at.selectbox, "Document column").value == "call_id"
+    from dashboard import loading
+
+    schema, _ = loading.default_schema_for(frame, None)
+    fields = loading.field_table(frame, schema, {"text", "call_id"}).set_index("column")
+    assert fields.loc["ticker", "role"] == "drop" and "one value per record" in fields.loc["ticker", "note"]
+    why = caption_starting(at, "Why they start as drop:")  # in full: the table's cells cut long notes
+    assert "**ticker**: one value per record (24 different)" in why and "(sensitive, for the swap to protect it)" in why
+
+    by_label(at.button, "Use this data").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    origin = at.session_state[session.ORIGIN]
+    assert (origin.kind, origin.data, origin.encoding, origin.custom_schema) == ("file", str(path), "latin-1", False)
+    by_label(at.selectbox, "Text column").set_value("notes").run()
+    by_label(at.button, "Use this data").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert at.session_state[session.DATASET].schema.text == "notes"
+    assert at.session_state[session.ORIGIN].custom_schema
+    # the demos and uploads stay one choice away
+    at.radio(key="data_source").set_value("Demo dataset").run()
+    assert not at.exception and at.selectbox(key="data_demo").value == "airline-tweets"
 
 
 def test_app_starts_on_the_default_demo_and_previews_it():

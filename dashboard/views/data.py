@@ -15,6 +15,7 @@ from engine.measures.risk.duplicates import verbatim_warning
 
 DEMO = "Demo dataset"
 UPLOAD = "Upload a file"
+FILE = "File given at start"
 NONE = "(none)"
 FLASH = "data_flash"
 
@@ -27,6 +28,7 @@ class Source:
     table: pd.DataFrame
     schema: Schema
     demo: str | None = None
+    path: str | None = None  # the file given to `textsdc dashboard --data`
     filename: str = ""
     data: bytes = b""
     encoding: str | None = None
@@ -65,6 +67,36 @@ def _demo_source() -> Source | None:
     if table is None:
         return None
     return Source(id=f"demo:{name}", table=table, schema=loading.demo_schema(name), demo=name)
+
+
+def _file_source(path: str, encoding: str | None) -> Source | None:
+    """The file given to `textsdc dashboard --data`, with the schema saved beside it or one inferred."""
+    st.caption(
+        f"{display.md_escape(path)}, given to `textsdc dashboard --data`"
+        + (f" (encoding {display.md_escape(encoding)})" if encoding else "")
+        + "."
+    )
+    read = session.guarded(lambda: loading.file_table(path, encoding))
+    if read is None:
+        return None
+    table, nested = read
+    beside = session.guarded(lambda: loading.file_schema(path))
+    if beside is not None:
+        schema, why = beside, None
+    else:
+        start = session.guarded(lambda: loading.default_schema_for(table, None))
+        if start is None:
+            return None
+        schema, why = start
+    return Source(
+        id=f"file:{path}",
+        table=table,
+        schema=schema,
+        path=path,
+        encoding=encoding,
+        unclear=why,
+        nested=tuple(nested),
+    )
 
 
 def _upload_source() -> Source | None:
@@ -214,6 +246,14 @@ def _mapping(source: Source) -> None:
             ),
         },
     )
+    noted = base[base["note"] != ""]
+    if len(noted):  # the table's cells cut long notes, and the steward needs their last words (how to keep one)
+        st.caption(
+            "Why they start as drop: "
+            + " · ".join(
+                f"**{display.md_escape(c)}**: {display.md_escape(n)}" for c, n in zip(noted["column"], noted["note"])
+            )
+        )
     external, ok = _external_rule(source, author_col)
     if st.button("Use this data", type="primary", key=f"use::{source.id}", disabled=not ok):
         loaded = session.guarded(lambda: _load(source, text, author_col, document_col, fields, external))
@@ -249,6 +289,11 @@ def _load(
         dataset = loading.load_demo_with_schema(source.demo, schema)
         custom = schema != loading.demo_schema(source.demo)
         return dataset, loading.Origin("demo", source.demo, None, custom)
+    if source.path is not None:
+        dataset = loading.load_file_with_schema(source.path, schema, source.encoding)
+        # the CLI reads the file with the schema beside it, or infers one: any other needs a schema file
+        custom = schema != source.schema or source.unclear is not None
+        return dataset, loading.Origin("file", source.path, source.encoding, custom)
     dataset = loading.load_upload(
         source.filename, source.data, schema, source.encoding, source.external if author else None
     )
@@ -291,9 +336,14 @@ def render() -> None:
         st.error(error)
     if flash := st.session_state.pop(FLASH, None):
         st.success(flash)
-    st.session_state.setdefault("data_source", DEMO)
-    kind = st.radio("Source", [DEMO, UPLOAD], key="data_source", horizontal=True, persist_state="session")
-    source = _demo_source() if kind == DEMO else _upload_source()
+    started = st.session_state.get(session.STARTUP_FILE)
+    kinds = [FILE, DEMO, UPLOAD] if started else [DEMO, UPLOAD]
+    st.session_state.setdefault("data_source", kinds[0])
+    kind = st.radio("Source", kinds, key="data_source", horizontal=True, persist_state="session")
+    if kind == FILE and started:
+        source = _file_source(*started)
+    else:
+        source = _demo_source() if kind == DEMO else _upload_source()
     if source is not None:
         _mapping(source)
     _preview()

@@ -34,7 +34,9 @@ def _facts(dataset, candidate) -> None:
         ("Replicates", str(candidate.replicates)),
         ("Intruder assumed", intruder(candidate.options.get("intruder")).label),
     ]
-    st.dataframe(pd.DataFrame(rows, columns=["", "Candidate"]), hide_index=True, width="content", key="export_facts")
+    # A Markdown table wraps long values (an intruder's description, a method's settings); a data frame cut them.
+    lines = ["| | Candidate |", "|---|---|"] + [f"| {name} | {display.md_escape(value)} |" for name, value in rows]
+    st.markdown("\n".join(lines))
 
 
 def _measures(pin) -> None:
