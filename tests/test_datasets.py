@@ -672,6 +672,21 @@ def test_a_participants_column_is_a_direct_identifier_column_read_as_names(tmp_p
         load_dataset(path, Schema(text="remarks", direct_identifiers=("people",)))
 
 
+def test_the_text_column_is_chosen_by_the_order_of_preferred_names_not_the_files():
+    """Tweets with their author's profile: the profile "description" comes first in the file and is longer, but
+    "text" is the tweet (the Kaggle gender-classification file)."""
+    n = 30
+    frame = pd.DataFrame(
+        {
+            "description": [
+                f"Writer, runner and coffee lover from the city number {i}, views my own" for i in range(n)
+            ],
+            "text": [f"@united my flight {i} was late again today" for i in range(n)],
+        }
+    )
+    assert infer_schema(frame).text == "text"
+
+
 def test_infer_schema_without_preferred_names_takes_the_longest_strings():
     frame = pd.DataFrame(
         {

@@ -219,7 +219,10 @@ def _infer_text_column(frame: pd.DataFrame, numeric: dict[Any, pd.Series | None]
     text that fails this is never passed over silently for another column: the steward is asked instead."""
     strings = [c for c in frame.columns if numeric[c] is None and is_str(frame[c]).mean() >= 0.5]
     candidates = [c for c in strings if not _identifier_name(c) and _reads_like_prose(frame[c])]
-    named = [c for c in frame.columns if _normalized(c) in _TEXT_NAMES]
+    # in the order of `_TEXT_NAMES` (a tweet's "text" before its author's profile "description"), not the file's
+    named = sorted(
+        (c for c in frame.columns if _normalized(c) in _TEXT_NAMES), key=lambda c: _TEXT_NAMES.index(_normalized(c))
+    )
     lengths = {c: _mean_length(frame[c]) for c in candidates}
     for c in named:
         if c in candidates and lengths[c] >= _MIN_PREFERRED_TEXT_LENGTH:

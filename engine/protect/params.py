@@ -167,7 +167,11 @@ class Param:
 
 
 def _fmt(v: float) -> str:
-    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+    """A bound in words: a whole number exactly, with thousands separators (a seed's 9,223,372,036,854,775,807);
+    a float as ``%g`` gives it beyond a million (1e+40, not its 41 digits)."""
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e6 else f"{v:g}"
 
 
 def _text(v: Any) -> str:
