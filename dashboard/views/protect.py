@@ -454,7 +454,7 @@ def _review_tables(sweep: SweepResult, dataset: Dataset) -> None:
 
 def render() -> None:
     """The Protect page."""
-    st.title("Protect")
+    st.title("Protect text")
     dataset = session.page_dataset()
     if dataset is None:
         return
