@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from engine.protect.swap.identifiers import suppress_identifiers
-from engine.text.names import name_variants
+from engine.text.names import name_variants, person_variants
 
 IDENTIFIERS = {
     "Company Name": ["Automatic Data Processing, Inc.", "ADP"],
@@ -45,6 +45,19 @@ def test_middle_initials_are_optional():
     assert name_variants("J. M. Smucker Company")[-1] == "J. M. Smucker"  # initials of a company stay
     text, found = suppress_identifiers("Douglas Lindsay, our CEO.", {"Executive": ["Douglas A. Lindsay"]})
     assert text == "[Executive 1], our CEO." and found == [("[Executive 1]", "Douglas Lindsay")]
+
+
+def test_a_person_is_also_suppressed_by_honorific_and_surname():
+    """Transcripts address executives by surname ("Thank you, Mr. Kirk"); the surname alone stays a word."""
+    assert person_variants("C. Kelly Wall")[:4] == ["C. Kelly Wall", "Kelly Wall", "Mr. Wall", "Mr Wall"]
+    assert "Ms. Lindsay" in person_variants("Douglas A. Lindsay, Jr.") and person_variants("Madonna") == ["Madonna"]
+    text, found = suppress_identifiers(
+        "Thank you, Mr. Wall. Ms Wall agreed; the wall stands.", {"Executive": ["C. Kelly Wall"]}
+    )
+    assert text == "Thank you, [Executive 1]. [Executive 1] agreed; the wall stands."
+    assert found == [("[Executive 1]", "Mr. Wall"), ("[Executive 1]", "Ms Wall")]
+    company, _ = suppress_identifiers("Mr. Apple spoke.", {"Company Name": ["Apple Computer"]})
+    assert company == "Mr. Apple spoke."  # a company's name has no honorific form
 
 
 def test_a_one_letter_ticker_is_not_matched_where_it_is_an_article_or_q_and_a():

@@ -49,6 +49,29 @@ def name_variants(name: str) -> list[str]:
     return list(dict.fromkeys(v for v in out if len(v) > 1))
 
 
+HONORIFICS = ("Mr.", "Mr", "Mrs.", "Mrs", "Ms.", "Ms", "Dr.", "Dr")
+"""How a transcript addresses a person by surname ("Thank you, Mr. Kirk")."""
+_NAME_SUFFIX = re.compile(r"^(?:jr|sr|ii|iii|iv|cpa|phd|ph\.d|md|esq)\.?$", re.IGNORECASE)
+
+
+def person_variants(name: str) -> list[str]:
+    """`name_variants` of a person's name, and the surname after each honorific ("Douglas A. Lindsay, Jr." is
+    also "Mr. Lindsay", "Ms. Lindsay", …): the surname alone is not a variant, as it may be a word ("Wall")."""
+    out = name_variants(name)
+    words = [w for w in name.replace(",", " ").split() if w]
+    while len(words) > 2 and _NAME_SUFFIX.match(words[-1]):
+        words.pop()
+    if len(words) >= 2 and len(words[-1]) > 1 and words[-1][0].isalpha():
+        out += [f"{honorific} {words[-1]}" for honorific in HONORIFICS]
+    return list(dict.fromkeys(out))
+
+
+def variants_under(label: str, name: str) -> list[str]:
+    """The variants of an identifier listed under ``label``: a person's (`person_variants`) where the label names
+    people (`names_people`), else `name_variants`."""
+    return person_variants(name) if names_people(label) else name_variants(name)
+
+
 def identifier_pattern(value: str) -> re.Pattern[str]:
     """Whole-word matches of ``value``; exact case for a short all-capital string (a ticker), else any case."""
     exact = len(value) <= 5 and value.isupper()

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from engine.text.entities import SPAN_COLUMNS, TIERS
-from engine.text.names import name_variants, names_people
+from engine.text.names import names_people, variants_under
 
 _TOKEN = re.compile(r"[@#]?\w+|[^\w\s]")
 MIN_LENGTH = 2  # a one-character "original" is noise, not an identifier to chase through the corpus
@@ -126,16 +126,17 @@ def listed_spans(
     texts: Sequence[str], listed: Mapping[str, Mapping[str, Sequence[str]]], spans: pd.DataFrame, keys: bool = True
 ) -> pd.DataFrame:
     """``spans`` plus a span wherever a string of an identifiers file (`engine.data.identifiers_file`: key →
-    label → strings) or one of its variants (`engine.text.names.name_variants`: without "Inc.", "The" or
-    middle initials) appears as a whole word, in the case written, outside the spans already found: PERSON
-    (tier 2) for a label naming people (`engine.text.names.names_people`), else ORG (tier 3), and with ``keys``
-    the keys themselves (tickers) as ORG."""
+    label → strings) or one of its variants (`engine.text.names.variants_under`: without "Inc.", "The" or
+    middle initials; a person's surname after Mr., Ms., Mrs. or Dr.) appears as a whole word, in the case
+    written, outside the spans already found: PERSON (tier 2) for a label naming people
+    (`engine.text.names.names_people`), else ORG (tier 3), and with ``keys`` the keys themselves (tickers) as
+    ORG."""
     needles: dict[str, tuple[str, int]] = {}
     for key, by_label in listed.items():
         for label, strings in [*([("ticker", [key])] if keys else []), *by_label.items()]:
             kind = "PERSON" if names_people(label) else "ORG"
             for string in strings:
-                for variant in name_variants(string):
+                for variant in variants_under(label, string):
                     if len(variant) >= MIN_LENGTH and variant not in needles:
                         needles[variant] = (kind, TIERS[kind])
     extra = _find_all(texts, needles, _taken(spans))

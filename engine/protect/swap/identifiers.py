@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.protect.swap.edits import apply
-from engine.text.names import identifier_pattern, name_variants, names_people
+from engine.text.names import identifier_pattern, names_people, variants_under
 from engine.text.recognizers import URL_PATTERN
 
 _URL = URL_PATTERN
@@ -41,7 +41,7 @@ def identifier_edits(text: str, identifiers: Mapping[str, Sequence[str]]) -> lis
     for label, values in identifiers.items():
         for k, value in enumerate(values, start=1):
             tag = f"[{label} {k}]" if names_people(label) else f"[{label}]"
-            targets += [(variant, tag) for variant in name_variants(value)]
+            targets += [(variant, tag) for variant in variants_under(label, value)]
     targets.sort(key=lambda t: -len(t[0]))
     found: list[tuple[int, int, str]] = [(m.start(), _url_end(text, m), "[URL]") for m in _URL.finditer(text)]
     for value, tag in targets:

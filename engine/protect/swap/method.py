@@ -46,7 +46,7 @@ from engine.protect.swap.entities import CATEGORIES
 from engine.protect.swap.identifiers import OWN_NAME_CHUNKS, names_of_one, spelling_out
 from engine.protect.swap.swapping import check_roles, swap_entities, valid_pairs
 from engine.text.embeddings import MiniLMEmbedder, model_version
-from engine.text.names import name_variants
+from engine.text.names import variants_under
 
 SWAP_KNOB = Knob(
     name="rate",
@@ -481,7 +481,11 @@ class EntitySwap(Protector):
             rate_limit=limit,
             candidates=candidates,
             gazetteer={
-                label: list(dict.fromkeys(v for values in by_label.values() for s in values for v in name_variants(s)))
+                label: list(
+                    dict.fromkeys(
+                        v for kind, values in by_label.items() for s in values for v in variants_under(kind, s)
+                    )
+                )
                 for label, by_label in {str(lab): ids[doc] for doc, lab in zip(chunk_docs, labels)}.items()
             },
             knob=data_knob(limit),
