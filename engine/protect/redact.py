@@ -193,7 +193,8 @@ class Redaction(Protector):
             str,
             None,
             "CSV of known identifiers (columns: <key field>, label, value, e.g. ADP,Company Name,Automatic Data "
-            "Processing): each value, its variants without Inc. or The, and each key (a ticker) is replaced "
+            "Processing): each value, its variants without Inc. or The (a person's also as Mr., Ms., Mrs. or Dr. "
+            "and the surname), and each key (a ticker) is replaced "
             "wherever it appears, as a person for labels naming people (Executive), else as an organization; "
             "default identifiers.csv beside the data when there is one",
             expert=True,
