@@ -2,7 +2,7 @@
 long run — the fit alone takes about ten minutes on 2 cores — so it runs only with TEXTSDC_LONG_TESTS=1; the
 numbers of its last run are in benchmarks/results_swap.json and the README). The demo's acceptance checks
 (test_swap_method.py) at M = 1 per rate, except DU: on this corpus the swapped chunks fit their clusters no worse
-on net, so DU stays at 1 at all rates but one (Eq. 2.19 holds it there) — the issue's DU criterion is open, and
+on net, so DU stays at 1 at all rates but two (Eq. 2.19 holds it there) — the issue's DU criterion is open, and
 this test only holds DU to its definition."""
 
 from __future__ import annotations
