@@ -69,7 +69,7 @@ def test_dm_and_lm_rise_with_k_and_risk_falls(posts, fitted):
     from engine.measures.equivalence_classes import SmallestClass
 
     figure = SmallestClass.detail_figure(sweep, 5)
-    sizes = [int(x) for x in figure.data[0].x]
+    sizes = [int(x.replace(",", "")) for x in figure.data[0].x]
     assert min(sizes) >= 5 and "k = 5" in figure.layout.title.text
     histogram = sweep.detail(5.0, "smallest_class")
     kept = int((histogram["records"]).sum())
@@ -211,3 +211,15 @@ def test_an_evaluator_of_the_method_takes_the_shared_measures_as_they_were_prepa
     release = make_release(fitted, 5, seed=0)
     a, b = own.evaluate(release), alone.evaluate(release)
     assert {k: v.value for k, v in a.items()} == {k: v.value for k, v in b.items()}
+
+
+def test_the_group_size_axis_has_ticks_to_read_whatever_its_range():
+    """Powers of ten alone gave a range of 30 to 900 a single tick ("100"); 1-2-5 ticks give it several, a wide
+    range keeps the powers of ten, every label with thousands separators."""
+    from engine.figures.kanon import log_ticks
+
+    narrow = log_ticks(30, 900)
+    assert narrow["tickvals"] == [20, 50, 100, 200, 500, 1000] and narrow["ticktext"][-1] == "1,000"
+    assert len([v for v in narrow["tickvals"] if 30 <= v <= 900]) >= 3
+    assert log_ticks(5, 6000)["tickvals"] == [1, 10, 100, 1000, 10000]
+    assert log_ticks(1, 1)["tickvals"] == [1]

@@ -30,7 +30,7 @@ def class_size_figure(sweep: SweepResult, current: float | None = None) -> go.Fi
     title += f"; {gone:,} suppressed, not shown)" if gone else ")"
     fig = go.Figure(
         go.Bar(
-            x=d["class_size"].astype(str),
+            x=[f"{int(v):,}" for v in d["class_size"]],
             y=d["records"],
             marker_color=COLOURS["point"],
             hovertemplate="groups of %{x}: %{y:,} records<extra></extra>",
@@ -43,10 +43,26 @@ def class_size_figure(sweep: SweepResult, current: float | None = None) -> go.Fi
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=title, font=dict(size=15)),
         xaxis=dict(title="Records sharing the released attributes (group size)", type="category"),
-        yaxis=dict(title="Records (log scale)", type="log", dtick=1),  # powers of ten only, no minor labels
+        yaxis=dict(
+            title="Records (log scale)", type="log", **log_ticks(int(d["records"].min()), int(d["records"].max()))
+        ),
         showlegend=False,
     )
     return fig
+
+
+def log_ticks(low: int, high: int) -> dict:
+    """Tick values and labels of a log axis from ``low`` to ``high`` (counts ≥ 1): 1, 2 and 5 of each power of
+    ten when the range spans under three of them (with powers of ten only, Plotly labelled a range of 30 to 900
+    with one tick, "100"), else the powers of ten; labelled with thousands separators."""
+    low, high = max(1, low), max(1, high)
+    first, last = len(str(low)) - 1, len(str(high))
+    steps = (1, 2, 5) if last - first <= 3 else (1,)
+    values = [m * 10**e for e in range(first, last + 1) for m in steps]
+    below = [v for v in values if v <= low][-1:]  # one tick at or below the lowest bar, one at or above the highest
+    above = [v for v in values if v >= high][:1]
+    values = list(dict.fromkeys(below + [v for v in values if low < v < high] + above))
+    return {"tickvals": values, "ticktext": [f"{v:,}" for v in values]}
 
 
 PAPER_MACRO_F1 = 0.74
