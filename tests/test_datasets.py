@@ -7,6 +7,7 @@ skips when that folder is absent.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import io
 import json
@@ -635,6 +636,10 @@ def test_a_column_the_inference_left_out_is_explained_where_a_command_names_it(t
     kept = load_dataset(data)
     assert kept.schema.field("ticker").role == "sensitive" and kept.schema.field("ticker").kind == "categorical"
     assert kept.frame["ticker"].tolist() == frame["ticker"].tolist() and kept.left_out == ()
+    # with a schema the steward gave, the hint does not send the column to a file that would not be read
+    given = load_dataset(data, dataclasses.replace(kept.schema, fields=kept.schema.fields[:-1]))
+    hint = left_out_hint(given, "metadata field 'ticker' is not a column")
+    assert "the schema does not name it" in hint and "save this schema and give it with --schema" in hint
 
 
 def test_a_participants_column_is_a_direct_identifier_column_read_as_names(tmp_path):

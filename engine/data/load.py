@@ -56,7 +56,7 @@ def load_dataset(
     if resolved is None:
         resolved, reasons = infer_with_reasons(raw)
     else:
-        reasons = {str(c): "the schema does not name it" for c in raw.columns if c not in resolved.columns}
+        reasons = {str(c): NOT_IN_SCHEMA for c in raw.columns if c not in resolved.columns}
     frame = conformed(raw, resolved, str(path), release=True)
     external = None
     if resolved.external is not None:
@@ -72,6 +72,10 @@ def load_dataset(
         source=demo or str(path.resolve()),
         left_out=_left_out(raw, reasons),
     )
+
+
+NOT_IN_SCHEMA = "the schema does not name it"
+"""Why a column is left out when the data came with a schema."""
 
 
 def _left_out(raw: pd.DataFrame, reasons: dict[str, str]) -> tuple[LeftOut, ...]:
@@ -94,7 +98,9 @@ def left_out_hint(dataset: Dataset | None, message: str) -> str:
         dataset.schema, fields=dataset.schema.fields + tuple(FieldSpec(c.column, c.kind, "sensitive") for c in named)
     )
     source = Path(dataset.source)
-    where = f" as {schema_beside(source)} (read with the data) or" if source.is_file() else " and"
+    # a schema the steward gave (beside the file or with --schema) is edited where it is; an inferred one saved
+    given = any(c.why == NOT_IN_SCHEMA for c in named)
+    where = f" as {schema_beside(source)} (read with the data) or" if source.is_file() and not given else " and"
     lines = [f"'{c.column}' is a column of the file that {dataset.name} leaves out: {c.why}." for c in named]
     lines.append(
         f"To keep it, save this schema{where} give it with --schema: the schema in use, with "
