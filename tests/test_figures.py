@@ -152,6 +152,22 @@ def test_attack_bars_respects_targets_and_limit():
     assert [a.text for a in fig.layout.annotations] == ["bob: missed"]
 
 
+def test_attack_bars_name_every_user_and_say_when_others_tie_or_nobody_is_guessed():
+    """Sixteen wrong guesses tied at 1 are all named (plotly's own ticks named every other one), the title
+    says the target was missed among a tie, and a target whose records nobody's resemble reads "no guess"."""
+    tied = [f"user{i:02d}" for i in range(16)]
+    detail = pd.DataFrame(
+        [("ann", u, 1.0, False, True) for u in tied]
+        + [("ann", "ann", 0.0, True, False), ("zoe", "zoe", 0.0, True, False)],
+        columns=["target", "candidate", "score", "is_true", "is_guess"],
+    )
+    fig = attack_bars_figure(detail, ["ann", "zoe"])
+    assert [a.text for a in fig.layout.annotations] == ["ann: missed, 16 others tie", "zoe: no guess"]
+    assert list(fig.layout.xaxis.tickvals) == sorted([*tied, "ann"]) == list(fig.layout.xaxis.ticktext)
+    assert fig.layout.xaxis.tickfont.size == 10 and fig.layout.xaxis2.tickfont.size == 12
+    assert list(fig.layout.xaxis2.tickvals) == ["zoe"]
+
+
 def test_cosine_histogram():
     fig = cosine_by_author_figure(pd.DataFrame({"author": ["a", "b"], "cosine": [0.5, 0.9]}), "Word similarity")
     assert fig.data[0].type == "histogram"

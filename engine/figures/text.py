@@ -536,6 +536,8 @@ def _attack_category(is_true: bool, is_guess: bool) -> str:
 
 
 MAX_ATTACK_USERS = 30
+MAX_NAMED_USERS = 20
+"""A panel of more users draws their bars without their names."""
 
 
 def _panel_users(d: pd.DataFrame, max_users: int) -> pd.DataFrame:
@@ -562,7 +564,9 @@ def attack_bars_figure(
     (Eq. 4); the tallest bar is the attacker's guess. Green: the target picked out correctly; red: a wrong
     person picked; orange: the missed target; grey: everyone else, with zero-score users as dots on the floor.
     With more than ``max_users`` released users a panel shows the target, the guesses and the highest other
-    scores, and its x-axis title says how many users are not drawn (the paper's figure has 50 users).
+    scores, and its x-axis title says how many users are not drawn (the paper's figure has 50 users). A panel's
+    title says whether the target was identified, lost in a tie, missed (and for how many others that tie), or
+    met no guess at all (no released record classified as theirs).
     """
     if targets is None:
         targets = list(dict.fromkeys(detail["target"]))[:max_targets] if len(detail) else []
@@ -580,8 +584,10 @@ def attack_bars_figure(
     for t, d in zip(targets, everyone):
         hit = d[d["is_true"].astype(bool) & d["is_guess"].astype(bool)]
         n_guess = int(d["is_guess"].astype(bool).sum())
-        if hit.empty:
-            status = "missed"
+        if n_guess == 0:  # no released record is classified as the target's: the attacker names nobody
+            status = "no guess"
+        elif hit.empty:
+            status = "missed" if n_guess == 1 else f"missed, {n_guess:,} others tie"
         elif n_guess == 1:
             status = "identified"
         else:  # the attacker cannot tell the target from the others that score as high: a 1-in-n guess
@@ -654,11 +660,17 @@ def attack_bars_figure(
                     col=col,
                 )
                 shown.add("zero")
+        # Every name is written (plotly's automatic ticks skip every other one where names crowd), smaller
+        # where a panel holds more than ten.
         fig.update_xaxes(
             type="category",
             categoryorder="array",
             categoryarray=order,
-            showticklabels=len(order) <= 20,
+            showticklabels=len(order) <= MAX_NAMED_USERS,
+            tickmode="array",
+            tickvals=order,
+            ticktext=order,
+            tickfont_size=12 if len(order) <= 10 else 10,
             tickangle=-45,
             row=row,
             col=col,
