@@ -20,7 +20,13 @@ from engine.data.dataset import Dataset
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
 from engine.data.infer import TEXT_COLUMN_ADVICE, infer_with_reasons, likely_text_column
 from engine.data.load import load_dataset, schema_beside
-from engine.data.readers import ENCODING_ADVICE, UTF16_ADVICE, read_table, read_table_noting_nested
+from engine.data.readers import (
+    SUGGESTED_ENCODINGS,
+    UTF16_ADVICE,
+    encoding_advice,
+    read_table,
+    read_table_noting_nested,
+)
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
 from engine.errors import ConfigError, DataError, TextsdcError
 from engine.paths import cache_dir
@@ -140,10 +146,14 @@ def _upload_table(
             return read_table_noting_nested(path, encoding=encoding or None)
 
 
-UPLOAD_ENCODING_ADVICE = (
-    "If it was saved by Excel or an older program, type its encoding in the Text encoding box (latin-1 or "
-    "cp1252): the file is read again with it"
-)
+def upload_encoding_advice(name: str) -> str:
+    """`engine.data.readers.encoding_advice` pointing to the page's box, not to the command line."""
+    return (
+        f"It reads as {name} (as Excel or an older program saves): type {name} in the Text encoding box, and "
+        "the file is read again with it"
+    )
+
+
 UPLOAD_UTF16_ADVICE = (
     "Type its encoding in the Text encoding box: utf-16-le or utf-16-be (UTF-16 without a byte-order mark)"
 )
@@ -157,7 +167,9 @@ def _as_uploaded(names: dict[Path, str]) -> Iterator[None]:
     try:
         yield
     except TextsdcError as exc:
-        message = str(exc).replace(ENCODING_ADVICE, UPLOAD_ENCODING_ADVICE).replace(UTF16_ADVICE, UPLOAD_UTF16_ADVICE)
+        message = str(exc).replace(UTF16_ADVICE, UPLOAD_UTF16_ADVICE)
+        for name in SUGGESTED_ENCODINGS:
+            message = message.replace(encoding_advice(name), upload_encoding_advice(name))
         for path, name in names.items():
             message = message.replace(str(path), f"'{name}'")
         raise type(exc)(message) from None

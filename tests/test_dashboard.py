@@ -282,7 +282,7 @@ def test_bad_upload_shows_the_error_in_place_and_keeps_the_dataset():
     ).run()
     assert not at.exception
     errors = [e.value for e in at.error]
-    assert any("is not valid UTF-8 text" in e and "latin-1" in e for e in errors), errors
+    assert any("is not valid UTF-8 text" in e and "type cp1252 in the Text encoding box" in e for e in errors), errors
     assert at.session_state[session.DATASET].name == "airline-tweets"
 
     # A readable file, but a numeric column chosen as the text: the load fails at "Use this data".

@@ -143,9 +143,27 @@ def test_wrong_encoding_names_byte_and_line_and_latin1_loads(tmp_path):
     msg = str(err.value)
     assert "latin.csv is not valid UTF-8" in msg
     assert "byte 0xE9 at line 3, column 7 (byte offset 35 from the start)" in msg
-    assert "--encoding latin-1 (or cp1252)" in msg
+    assert "It reads as cp1252" in msg and "--encoding cp1252" in msg
     ds = load_dataset(path, encoding="latin-1")
     assert ds.frame["text"].tolist() == ["plain words here", "un café très bon"]
+
+
+def test_the_encoding_suggested_is_the_one_that_reads_the_file(tmp_path):
+    """Excel's curly quotes (bytes 0x93, 0x94) read as cp1252, which is suggested, and then load as quotes (latin-1
+    would read them as invisible control characters); a byte cp1252 lacks (0x81) gets latin-1; a UTF-8 file with
+    one damaged line is told so, not sent to another encoding."""
+    quoted = write(tmp_path, "quoted.csv", "text,kind\n\x93fine\x94 service,a\n".encode("latin-1"))
+    with pytest.raises(DataError, match=r"It reads as cp1252 .*--encoding cp1252"):
+        load_dataset(quoted)
+    assert read_table(quoted, encoding="cp1252")["text"][0] == "\u201cfine\u201d service"
+    odd = write(tmp_path, "odd.csv", b"text,kind\nab\x81c,a\n")
+    with pytest.raises(DataError, match=r"It reads as latin-1 .*--encoding latin-1"):
+        load_dataset(odd)
+    damaged = write(tmp_path, "damaged.csv", "text,kind\ncafé crème,a\n".encode() + b"bad \xff here,b\n")
+    with pytest.raises(DataError) as err:
+        load_dataset(damaged)
+    assert "likely UTF-8 with a damaged line: correct or remove that line" in str(err.value)
+    assert "byte 0xFF at line 3" in str(err.value) and "--encoding" not in str(err.value)
 
 
 def test_wrong_encoding_in_jsonl(tmp_path):

@@ -113,7 +113,10 @@ def _upload_source() -> Source | None:
         persist_state="session",
         help="Of CSV, TSV and JSON Lines files. Parquet files carry their own.",
     )
-    st.caption("If the file was saved by Excel or an older program and does not load, try **latin-1** (or cp1252).")
+    st.caption(
+        "If the file was saved by Excel or an older program and does not load, the message says which encoding "
+        "reads it (usually **cp1252**)."
+    )
     external = st.file_uploader(
         "Intruder's external texts (optional)",
         type=list(loading.UPLOAD_TYPES),

@@ -192,14 +192,49 @@ def _decode_error_message(path: Path, encoding: str, exc: UnicodeDecodeError) ->
     else:
         offset, line, column, bad = where
         detail = f"byte {bad} at line {line}, column {column} (byte offset {offset} from the start) cannot be decoded"
-    return f"{path} is not valid {label} text: {detail}. {ENCODING_ADVICE}"
+        if label == "UTF-8" and _utf8_before(path, offset):
+            return (
+                f"{path} is not valid {label} text: {detail}. The text before it holds characters written in UTF-8, "
+                "so the file is likely UTF-8 with a damaged line: correct or remove that line"
+            )
+    return f"{path} is not valid {label} text: {detail}. {encoding_advice(encoding_that_reads(path))}"
 
 
-ENCODING_ADVICE = (
-    "If it was saved by Excel or an older program, give its encoding: --encoding latin-1 (or cp1252); in Python, "
-    "load_dataset(..., encoding='latin-1')"
-)
-"""How to name a file's encoding, on the command line and in Python (the dashboard says it in its own words)."""
+def encoding_that_reads(path: Path) -> str:
+    """The encoding to suggest for a file that is not UTF-8: cp1252 (what Excel and other Windows programs save)
+    if the whole file decodes in it, else latin-1, which decodes any byte. cp1252 comes first because the bytes
+    0x80–0x9F are its curly quotes, dashes and euro sign, which latin-1 would read as invisible control
+    characters without an error."""
+    decoder = codecs.getincrementaldecoder("cp1252")(errors="strict")
+    try:
+        with path.open("rb") as f:
+            while chunk := f.read(1 << 20):
+                decoder.decode(chunk)
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        return "latin-1"
+    return "cp1252"
+
+
+def _utf8_before(path: Path, offset: int, limit: int = 1 << 20) -> bool:
+    """Whether the (up to ``limit``) bytes before ``offset`` hold a multi-byte UTF-8 character."""
+    with path.open("rb") as f:
+        f.seek(max(0, offset - limit))
+        before = f.read(min(offset, limit))
+    return any(b >= 0x80 for b in before)  # they decoded as UTF-8, so a byte ≥ 0x80 is part of a character
+
+
+def encoding_advice(name: str) -> str:
+    """How to read a file in the encoding ``name``, on the command line and in Python (the dashboard says it in its
+    own words, `dashboard.loading`)."""
+    return (
+        f"It reads as {name} (as Excel or an older program saves): give --encoding {name}; in Python, "
+        f"load_dataset(..., encoding='{name}')"
+    )
+
+
+SUGGESTED_ENCODINGS = ("cp1252", "latin-1")
+"""What `encoding_that_reads` may suggest."""
 UTF16_ADVICE = (
     "Give the encoding the file was saved in, e.g. --encoding utf-16-le or utf-16-be for UTF-16 without a "
     "byte-order mark"
