@@ -326,3 +326,53 @@ def test_fields_released_as_they_are_that_single_out_records_are_warned_of():
     protected = dataclasses.replace(release, protected_columns=("text", "created"), withheld=("tweets",))
     assert singled_out_by_other_fields(data, protected) == (["pair"], 0)
     assert not [w for w in release_warnings(data, protected, {}) if "single out" in w]
+
+
+def test_the_release_writes_fields_as_the_stewards_file_did():
+    """A categorical field's missing value (the models' category "(missing)") is an empty cell again, and a
+    number field of whole values is written "109", not "109.0"; other values are untouched."""
+    from engine.data.schema import FieldSpec
+    from engine.export.identifiers import public_frame
+
+    frame = pd.DataFrame(
+        {
+            "text": ["a", "b", "c"],
+            "last_review": ["2019-04-07", "(missing)", "2019-05-01"],
+            "price": [109.0, 172.0, 80.0],
+            "rate": [1.5, 2.0, 3.0],
+        }
+    )
+    fields = (
+        FieldSpec("last_review", "categorical", "other"),
+        FieldSpec("price", "continuous", "sensitive"),
+        FieldSpec("rate", "continuous", "other"),
+    )
+    out = public_frame(frame, Schema(text="text", fields=fields))
+    assert out["last_review"].tolist() == ["2019-04-07", None, "2019-05-01"]
+    assert out.to_csv(index=False).splitlines()[1:] == ["a,2019-04-07,109,1.5", "b,,172,2.0", "c,2019-05-01,80,3.0"]
+    assert frame["last_review"][1] == "(missing)"  # the release itself is not changed
+
+
+def test_a_text_that_names_its_own_pseudonymized_author_is_warned_of():
+    """A tweet that mentions its own author's handle undoes the pseudonym: the warning counts such records (not
+    another author's handle, not a name of two letters); a text that no longer names them, or an author kept in
+    clear, is not warned of."""
+    from engine.export.checks import own_identifiers_in_text, release_warnings
+
+    frame = pd.DataFrame(
+        {
+            "text": ["@vegandogs50 and peter", "thanks @vegandogs50", "VEGANDOGS50 rules", "hi al", "plain"],
+            "user": ["vegandogs50", "bob_k", "vegandogs50", "al", "carol"],
+        }
+    )
+    data = Dataset("d", frame, Schema(text="text", author="user"))
+    release = Release(data=frame, method="test", knob=0.0, protected_columns=("user",))
+    assert own_identifiers_in_text(data, release) == {"user": 2}
+    [warning] = [w for w in release_warnings(data, release, {}) if "own identifier" in w]
+    assert "(user in 2 of 5 records)" in warning and "vegandogs50" not in warning
+    redacted = dataclasses.replace(
+        release, data=frame.assign(text=frame["text"].str.replace("vegandogs50", "[HANDLE]", case=False))
+    )
+    assert own_identifiers_in_text(data, redacted) == {}
+    kept = Dataset("d", frame, Schema(text="text", author="user", author_release="keep"))
+    assert own_identifiers_in_text(kept, release) == {}

@@ -6,11 +6,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
+import pandas as pd
 
 from engine.data.dataset import Dataset
+from engine.data.identifiers_file import names_in
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.measures.risk.duplicates import verbatim_warning
 from engine.protect.base import Release
+from engine.text.names import identifier_pattern
 
 
 def unchanged_protected_columns(dataset: Dataset, release: Release) -> list[str]:
@@ -61,6 +64,36 @@ def singled_out_by_other_fields(dataset: Dataset, release: Release) -> tuple[lis
     return columns, int((~data[columns].astype(str).duplicated(keep=False)).sum())
 
 
+OWN_NAME_MIN_CHARS = 3
+"""Shortest identifier value looked for in a record's text (shorter ones are initials or words)."""
+
+
+def own_identifiers_in_text(dataset: Dataset, release: Release) -> dict[str, int]:
+    """Identifier columns that the bundle does not carry in clear (pseudonymized or dropped: the author, the
+    document, the direct identifiers), each with how many records' released text names the record's own value
+    (a name of the cell, `names_in`, of `OWN_NAME_MIN_CHARS` characters or more, as a whole word). A method that
+    leaves the text as it is (the field synthesizers) releases them with the text: a tweet that mentions its
+    author's handle undoes the author's pseudonym, a listing's title its host's name."""
+    schema = dataset.schema
+    text = schema.text
+    if text not in release.data.columns or len(release.data) != len(dataset.frame):
+        return {}
+    released = release.data[text].astype(str).tolist()
+    out: dict[str, int] = {}
+    for column, treatment in schema.identifiers.items():
+        if treatment == "keep" or column not in dataset.frame.columns:
+            continue
+        hits = 0
+        for value, body in zip(dataset.frame[column].tolist(), released):
+            if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
+                continue
+            names = [n for n in names_in(str(value)) if len(n) >= OWN_NAME_MIN_CHARS]
+            hits += any(identifier_pattern(n).search(body) for n in names)
+        if hits:
+            out[str(column)] = hits
+    return out
+
+
 def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
     """Every warning about this release, in plain words (empty when there is nothing to warn about)."""
     out = [w.rstrip(".") for w in release.warnings]
@@ -84,6 +117,15 @@ def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, M
             f"the field(s) {named}, released as they are with the role other, single out {unique:,} of "
             f"{len(release.data):,} records: no risk measure assumes an intruder knows them; give the ones an "
             "intruder may know the role key (the risk measures then use them), or leave them out of the data"
+        )
+    named = own_identifiers_in_text(dataset, release)
+    if named:
+        counts = ", ".join(f"{c} in {n:,}" for c, n in named.items())
+        out.append(
+            f"the released text names the record's own identifier, which the bundle pseudonymizes or drops "
+            f"({counts} of {len(release.data):,} records): a recipient can link those records to it; protect "
+            "the text too (redaction takes out handles and the direct identifiers the schema names) or leave "
+            "the text out of the data"
         )
     kept = [c for c, t in dataset.schema.identifiers.items() if t == "keep"]
     if kept:

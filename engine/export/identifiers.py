@@ -18,10 +18,12 @@ import os
 import secrets
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from engine.atomic import atomic_write_bytes
 from engine.data.schema import Schema
+from engine.data.validate import MISSING_CATEGORY
 from engine.errors import ConfigError
 from engine.paths import cache_dir
 
@@ -73,9 +75,9 @@ def pseudonym(key: bytes, column: str, value: object) -> str:
 def public_frame(
     frame: pd.DataFrame, schema: Schema, key: bytes | None = None, withheld: tuple[str, ...] = ()
 ) -> pd.DataFrame:
-    """``frame`` (a release's data) with its identifier columns treated as the schema declares and the columns
-    the method ``withheld`` left out."""
-    out = frame.drop(columns=[c for c in withheld if c in frame.columns])
+    """``frame`` (a release's data) with its identifier columns treated as the schema declares, the columns the
+    method ``withheld`` left out, and its fields as the steward's file wrote them (`as_written`)."""
+    out = as_written(frame.drop(columns=[c for c in withheld if c in frame.columns]), schema)
     for column, treatment in schema.identifiers.items():
         if column not in out.columns or treatment == "keep":
             continue
@@ -86,6 +88,25 @@ def public_frame(
         values = out[column]
         codes = {v: pseudonym(k, column, v) for v in pd.unique(values.dropna())}
         out[column] = values.map(codes).astype(object).where(values.notna(), None)
+    return out
+
+
+def as_written(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    """``frame`` with a categorical field's missing value empty again (the models read it as the category
+    `MISSING_CATEGORY`, which is no value of the steward's) and a number field whose every value is whole written
+    as whole numbers ("109", not "109.0")."""
+    out = frame.copy()
+    for spec in schema.fields:
+        if spec.name not in out.columns:
+            continue
+        col = out[spec.name]
+        if spec.kind == "categorical":
+            out[spec.name] = col.astype(object).where(col.astype(object) != MISSING_CATEGORY, None)
+        elif pd.api.types.is_float_dtype(col.dtype):
+            values = col.dropna().to_numpy()
+            whole = np.all(np.isfinite(values)) and np.all(values == np.round(values))
+            if len(values) and whole and np.abs(values).max() < 2**53:
+                out[spec.name] = col.round().astype("Int64")
     return out
 
 
