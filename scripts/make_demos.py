@@ -188,6 +188,7 @@ def nyc_airbnb(data_dir: Path) -> Demo:
             FieldSpec("availability_365", "count", "sensitive"),
             FieldSpec("price", "continuous", "sensitive"),
         ),
+        methods=(("count-bayes", (("upper", 365),)),),  # days of a year: a public bound (Guo & Hu's 0–365)
     )
     data = draw_rows(eligible.reset_index(drop=True), 10_000)[schema.columns]
     return Demo(

@@ -293,3 +293,23 @@ def test_bad_data_is_named():
     )
     with pytest.raises(ConfigError, match="no sensitive count or continuous field"):
         get_protector("count-bayes").check(none)
+
+
+def test_a_bound_taken_from_the_data_that_synthetic_counts_repeat_is_warned_of_by_count_only():
+    """Without an upper bound the count's largest confidential value is the bound, and a rate past it puts
+    synthetic counts on it: the release warns with how many (never the value); a public bound given is not."""
+    d = listings(n=300, seed=1)
+    largest = int(d.frame["days"].max())
+    fitted = get_protector("count-bayes", lambdas=[1.0], warmup=20, draws=40).fit(d)
+    assert fitted.upper == largest and fitted.upper_from_data
+    release = make_release(fitted, 1.0, seed=0)
+    at = int((release.data["days"] == largest).sum())
+    held = int((d.frame["days"] == largest).sum())
+    assert at > 0
+    assert release.warnings == (
+        f"{at:,} synthetic values of days equal its largest confidential value ({held:,} record(s) hold it in the "
+        "data), which is the upper bound because none was given: give a public upper bound (upper, e.g. 365 for "
+        "days of a year) so that the release does not repeat it",
+    )
+    public = get_protector("count-bayes", lambdas=[1.0], warmup=20, draws=40, upper=400).fit(d)
+    assert not public.upper_from_data and make_release(public, 1.0, seed=0).warnings == ()

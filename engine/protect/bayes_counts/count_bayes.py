@@ -157,6 +157,7 @@ class FittedCountBayes(Fitted):
     settings: dict
     posteriors: dict[float, Posterior] = field(default_factory=dict)
     method: str = "count-bayes"
+    upper_from_data: bool = False  # no upper bound was given: it is the count's largest confidential value
 
     @property
     def synthesized_fields(self) -> list[str]:
@@ -198,6 +199,7 @@ class FittedCountBayes(Fitted):
             slots = post.count.values["log_rate"].shape[1]
         c, slot = replicate % chains.n_chains, (replicate // chains.n_chains) % max(slots, 1)
         i = slot * SYNTHESIS_THIN
+        warnings: list[str] = []
         if self.count_field is not None and post.count is not None:
             ch = post.count.values
             X = design_matrix(self.count_columns, values, n)
@@ -211,6 +213,7 @@ class FittedCountBayes(Fitted):
                 y = np.where(structural, 0, y)
             data[self.count_field] = pd.Series(y, index=data.index).astype(self.frame[self.count_field].dtype)
             values[self.count_field] = y
+            warnings += self._at_the_largest(y)
         if self.continuous_field is not None and post.continuous is not None:
             ch = post.continuous.values
             W = design_matrix(self.continuous_columns, values, n)
@@ -226,7 +229,24 @@ class FittedCountBayes(Fitted):
             protected_columns=tuple(self.synthesized_fields),
             changes=None,
             info={"posterior_draw": {"chain": int(c), "draw": int(i)}, "mcmc_diagnostics": post.diagnostics},
+            warnings=tuple(warnings),
         )
+
+    def _at_the_largest(self, y: np.ndarray) -> list[str]:
+        """A warning when the upper bound is the count's largest confidential value and synthetic counts equal it:
+        they repeat that record's value (and a rate the model puts past the bound piles up there). Counts only,
+        never the value."""
+        if not self.upper_from_data or self.count_field is None:
+            return []
+        released = int((y == self.upper).sum())
+        if not released:
+            return []
+        held = int((self.frame[self.count_field].to_numpy() == self.upper).sum())
+        return [
+            f"{released:,} synthetic values of {self.count_field} equal its largest confidential value ({held:,} "
+            "record(s) hold it in the data), which is the upper bound because none was given: give a public "
+            "upper bound (upper, e.g. 365 for days of a year) so that the release does not repeat it"
+        ]
 
     def complexity(self) -> pd.DataFrame:
         """Size of each model along λ: the sum of the absolute posterior means of its slopes (Σ|slope|, on
@@ -415,7 +435,15 @@ class CountBayesSynthesizer(Protector):
             label="Predictor fields (released unchanged)",
         ),
         Param("lower", int, 0, "lower bound of the count", low=0, high=10**9),
-        Param("upper", int, None, "upper bound of the count (default: its largest value)", low=1, high=10**9),
+        Param(
+            "upper",
+            int,
+            None,
+            "upper bound of the count, a public one such as 365 days (default: its largest value in the data, which "
+            "synthetic counts may then repeat)",
+            low=1,
+            high=10**9,
+        ),
         Param("chains", int, 2, "MCMC chains per λ", low=1, high=8, expert=True),
         Param("warmup", int, 300, "MCMC warm-up iterations per chain", low=0, high=100_000, expert=True),
         Param("draws", int, 500, "MCMC draws per chain after warm-up", low=10, high=100_000, expert=True),
@@ -525,6 +553,7 @@ class CountBayesSynthesizer(Protector):
             continuous_field=amount,
             lower=self.lower,
             upper=upper,
+            upper_from_data=self.upper is None and count is not None,
             count_columns=count_cols,
             continuous_columns=amount_cols,
             knob=replace(
