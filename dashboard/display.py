@@ -64,6 +64,11 @@ def change_text(change: float, integer: bool = False) -> str:
     )
 
 
+def measure_text(metric_id: str, value: float | None) -> str:
+    """A measure's value as every page, the report and the CLI show it (`MetricInfo.format`); "—" for none."""
+    return "—" if value is None else metric_info(metric_id).format(value)
+
+
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless one: "1 record", "6,555 records"."""
     return f"{n:,} {noun}" + ("" if n == 1 else "s")

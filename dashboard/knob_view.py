@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly
 import plotly.graph_objects as go
@@ -107,19 +108,18 @@ def _cell(v: Any) -> Any:
 
 def table(frame: pd.DataFrame, bars: Sequence[str] = (), long: Sequence[str] = (), digits: int = 4) -> Block:
     """The first `MAX_TABLE_ROWS` rows of ``frame``; columns in ``bars`` (values in [0, 1]) drawn as bars,
-    those in ``long`` given room for text; other numbers rounded to ``digits`` significant digits."""
+    those in ``long`` given room for text; other numbers written as `column_numbers` writes them."""
     head = frame.head(MAX_TABLE_ROWS)
     cols = [str(c) for c in head.columns]
     numeric = [i for i, c in enumerate(head.columns) if pd.api.types.is_numeric_dtype(head[c])]
+    written = {
+        i: column_numbers(head.iloc[:, i], digits)
+        for i in numeric
+        if cols[i] not in bars and not pd.api.types.is_bool_dtype(head.iloc[:, i])
+    }
     rows = []
-    for rec in head.itertuples(index=False):
-        out = []
-        for i, v in enumerate(rec):
-            v = _cell(v)
-            if isinstance(v, float) and i in numeric and cols[i] not in bars:
-                v = float(f"{v:.{digits}g}")
-            out.append(v)
-        rows.append(out)
+    for r, rec in enumerate(head.itertuples(index=False)):
+        rows.append([written[i][r] if i in written else _cell(v) for i, v in enumerate(rec)])
     return {
         "t": "table",
         "columns": cols,
@@ -128,6 +128,31 @@ def table(frame: pd.DataFrame, bars: Sequence[str] = (), long: Sequence[str] = (
         "numeric": numeric,
         "long": [cols.index(c) for c in long if c in cols],
     }
+
+
+MAX_DECIMALS = 6
+
+
+def column_numbers(values: pd.Series, digits: int = 4) -> list[str | None]:
+    """A table column's numbers as text in one notation: whole numbers with thousands separators (1,234), others
+    with the decimals that give the column's largest value ``digits`` significant digits (at most
+    `MAX_DECIMALS`), so a column of posterior means reads 5.214, 0.031, 0.000 rather than 5.214, 3.1e-2, 6.3e-7;
+    a missing value None."""
+    x = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    finite = x[np.isfinite(x)]
+    if not len(finite) or np.all(finite == np.round(finite)):
+        decimals = 0
+    else:
+        top = float(np.abs(finite).max())
+        decimals = int(min(max(digits - 1 - math.floor(math.log10(top)), 0), MAX_DECIMALS))
+    out: list[str | None] = []
+    for v in x:
+        if not np.isfinite(v):
+            out.append(None)
+            continue
+        text = f"{v:,.{decimals}f}"
+        out.append(text[1:] if text.startswith("-") and float(text.replace(",", "")) == 0 else text)
+    return out
 
 
 # The payload ---------------------------------------------------------------------------------------------------

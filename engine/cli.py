@@ -75,6 +75,16 @@ def _parse_grid(text: str | None) -> list[float] | str | None:
         ) from None
 
 
+def _knob_number(text: str) -> float:
+    """--knob as the dashboard and the tables write it ("1,000,000", "6.21e-5")."""
+    from engine.protect.base import knob_number
+
+    try:
+        return knob_number(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def method_parameters() -> dict[str, tuple[Param, list[str]]]:
     """Every registered method's parameters by name, with the methods that declare each. A name means one
     thing everywhere: the same type, whichever method declares it (TypeError otherwise)."""
@@ -730,7 +740,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("release", help="protect at one knob value and export the release with manifest and report")
     data_args(r)
-    r.add_argument("--knob", type=float, help="knob value, e.g. the λ* a sweep printed (default: the method's default)")
+    r.add_argument(
+        "--knob", type=_knob_number, help="knob value, e.g. the λ* a sweep printed (default: the method's default)"
+    )
     r.add_argument("--replicate", type=int, default=0, help="which replicate to export (default 0)")
     r.add_argument(
         "--with-frontier", action="store_true", help="also sweep the grid to draw the frontier in the report"

@@ -637,6 +637,7 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
         "count_field": "availability_365",
         "continuous_field": "price",
         "predictors": ["neighbourhood_group", "room_type", "number_of_reviews"],
+        "upper": 365,  # the demo's schema gives the public bound
         "draws": 100,
     }
     sweep = chosen.sweep

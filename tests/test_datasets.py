@@ -393,6 +393,13 @@ def test_bad_count_values(tmp_path, value, problem):
         load_dataset(path, schema)
 
 
+def test_a_bad_value_in_many_rows_is_named_once_with_how_many_rows_share_it(tmp_path):
+    rows = "".join(f"text {i},{-i if i % 2 else i}\n" for i in range(1, 42))
+    path = write(tmp_path, "d.csv", "text,stars\n" + rows)
+    with pytest.raises(DataError, match=r"column 'stars' \(a count field\), row 1 and 20 other rows: '-1' is negative"):
+        load_dataset(path, Schema(text="text", fields=(FieldSpec("stars", "count"),)))
+
+
 def test_whole_floats_are_accepted_as_counts(tmp_path):
     path = write(tmp_path, "d.csv", "text,stars\na,1.0\nb,2\n")
     assert load_dataset(path, Schema(text="text", fields=(FieldSpec("stars", "count"),))).frame["stars"].tolist() == [

@@ -306,3 +306,35 @@ def test_every_figure_is_drawn_on_the_white_template():
     sweep = make_sweep()
     for figure in (frontier_figure(sweep, RISK, UTILITY), metric_along_knob_figure(sweep, RISK)):
         assert figure.layout.template.to_plotly_json() == white
+
+
+def test_a_long_tailed_count_gets_bins_one_can_see_and_its_tail_in_the_last():
+    """0–365 days keep the paper's bins of 25; favourites up to 296,007 (99% under ~5,000) get about 40 round
+    bins up to the 99th percentile and a last bin for the rest: every record is counted once."""
+    from engine.figures.bayes_counts import count_bins, count_histogram_figure
+
+    rng = np.random.default_rng(0)
+    days = rng.integers(0, 366, 500).astype(float)
+    edges, tail = count_bins(days, [days[::-1]], 25.0)
+    assert not tail and edges[1] - edges[0] == 25 and len(edges) <= 17
+    favourites = np.append(rng.geometric(1 / 800, 999).astype(float), 296007.0)
+    edges, tail = count_bins(favourites, [favourites], 25.0)
+    assert tail and len(edges) - 1 <= 45 and edges[-2] >= np.quantile(favourites, 0.99)
+    fig = count_histogram_figure(favourites, [favourites], "fav_number")
+    assert sum(fig.data[0].y) == 1000 and sum(fig.data[1].y) == 1000
+    assert fig.data[0].customdata[-1] == f"{edges[-2]:,.0f} or more"
+    assert "the last holds every value from" in fig.layout.title.text
+
+
+def test_one_wide_interval_does_not_set_the_frontier_axis():
+    """A knob value whose replicates disagree wildly (utility −12 … 2) keeps its error bar, but the axis spans
+    the points and at most half their span more, not the whole bar; intervals inside that room are drawn whole."""
+    sweep = make_sweep()
+    wide = sweep.summary["metric"].eq(RISK) & sweep.summary["knob"].eq(0.5)
+    sweep.summary.loc[wide, ["lo", "hi"]] = [-12.0, 2.0]
+    y_low, y_high = sorted(frontier_figure(sweep, RISK, UTILITY).layout.yaxis.range)
+    points = [0.1, 0.4, 0.8, 0.9]  # the risks and the unprotected star
+    span = max(points) - min(points)
+    assert y_low == pytest.approx(min(points) - 0.5 * span - 0.05 * 2 * span)
+    assert y_high == pytest.approx(max(points) + 0.5 * span + 0.05 * 2 * span)
+    assert frontier_figure(make_sweep(), RISK, UTILITY).layout.yaxis.range is None

@@ -50,9 +50,13 @@ def test_table_block_rounds_numbers_keeps_text_as_text_and_marks_bars():
     )
     block = knob_view.table(frame, bars=["p"], long=["text"], digits=3)
     assert block["columns"] == ["text", "p", "n", "flag"]
-    assert block["rows"][0] == ["<b>not html</b>", 0.123456, 1230.0, "True"]
-    assert block["rows"][1][1] is None
+    assert block["rows"][0] == ["<b>not html</b>", 0.123456, "1,235", "True"]
+    assert block["rows"][1][1] is None and block["rows"][1][2] == "2"
     assert block["bars"] == [1] and block["long"] == [0] and 2 in block["numeric"]
+    # One notation a column: posterior means at a large λ read in fixed decimals, not 6.336e-7 beside 0.031.
+    means = knob_view.table(pd.DataFrame({"mean": [5.2138, 0.0312, -8.14e-6, 6.336e-7, math.nan]}))
+    assert [r[0] for r in means["rows"]] == ["5.214", "0.031", "0.000", "0.000", None]
+    assert knob_view.column_numbers(pd.Series([3.377e-6, -8.14e-6])) == ["0.000003", "-0.000008"]
     many = knob_view.table(pd.DataFrame({"x": range(knob_view.MAX_TABLE_ROWS + 50)}))
     assert len(many["rows"]) == knob_view.MAX_TABLE_ROWS
 

@@ -26,6 +26,7 @@ from engine.measures.base import (
     MetricResult,
     NotApplicable,
     PrepareContext,
+    measured_number,
     metric_info,
 )
 from engine.measures.evaluate import FIELD_METRICS, NUMERIC_METRICS, TEXT_METRICS, Evaluator, MeasureOptions
@@ -355,12 +356,23 @@ def test_a_lower_is_better_risk_keeps_its_frontier():
 
 
 def test_a_value_that_rounds_to_zero_is_not_shown_as_zero():
+    """A p-value below 0.001 reads "< 0.001", as p-values are reported; another measure's small value keeps three
+    significant digits (propensity scores differ there); from 1 to 1,000 four, never "221.400"."""
     p = metric_info("swap_mcnemar_p")
     assert [p.format(v) for v in (5.9e-05, 0.0, 0.0006, 0.25, float("nan"))] == [
         "<\u00a00.001",
         "0.000",
-        "0.001",
+        "<\u00a00.001",
         "0.250",
         "—",
     ]
-    assert metric_info("cell_difference_1way").format(-0.0002) == ">\u00a0-0.001"
+    assert metric_info("cell_difference_1way").format(-0.0002) == "-0.0002"
+    assert [measured_number(v) for v in (0.000545, 5.14e-05, 0.0085077, 9.8114, 221.4, 999.96, 296007.0)] == [
+        "0.000545",
+        "0.0000514",
+        "0.009",
+        "9.811",
+        "221.4",
+        "1,000",
+        "296,007",
+    ]

@@ -192,16 +192,23 @@ def test_rules_pass_over_the_unprotected_point_unless_asked():
 
 
 def test_knob_values_are_shown_with_three_significant_digits_and_snap_back():
-    from engine.protect.base import Knob, three_significant
+    from engine.protect.base import Knob, knob_number, three_significant
 
-    assert [three_significant(v) for v in (0.0085077321, 1.0, 0.5, 1234.5, 1e-8, 0.001234)] == [
+    assert [three_significant(v) for v in (0.0085077321, 1.0, 0.5, 1234.5, 1e-8, 0.001234, 1e5, 1e6, 6.21e-5, 2e9)] == [
         "0.00851",
         "1",
         "0.5",
-        "1234",
-        "1e-08",
+        "1,234",
+        "1e-8",
         "0.00123",
+        "100,000",  # a λ path reads 100,000 then 1,000,000, not 100000 then 1e+06
+        "1,000,000",
+        "6.21e-5",
+        "2e9",
     ]
+    assert [knob_number(t) for t in ("1,000,000", "6.21e-5", " 0.5 ")] == [1e6, 6.21e-5, 0.5]
+    with pytest.raises(ValueError, match="'1.2.3' is not a number; e.g. 0.5, 1,000,000 or 6.21e-5"):
+        knob_number("1.2.3")
     from engine.protect.base import Fitted
 
     knob = Knob("lam", "λ", "Shrinkage", 1e-4, 1.0, 0.01, scale="log")

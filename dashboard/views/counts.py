@@ -47,13 +47,6 @@ CARDS = {
 PREFIX = "counts_"
 
 
-def _fmt(v: float | None) -> str:
-    """Three significant digits; whole numbers with thousands separators from 1,000 (no exponents)."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "—"
-    return f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}"
-
-
 def _settings(dataset: Dataset) -> compute.Settings | None:
     schema = dataset.schema
     if not any(f.kind in ("count", "continuous") for f in schema.fields):
@@ -122,16 +115,18 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
         base = metrics.get(mid + "_confidential")
         delta, tone = None, "off"
         if base is not None and not math.isnan(base.value):
-            delta = f"unprotected: {_fmt(base.value)}"
+            delta = f"unprotected: {display.measure_text(mid, base.value)}"
             tone = "off" if math.isnan(m.value) else display.delta_tone(info.better, m.value, base.value)
         interval = (
-            f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
+            f"95% range over {replicates} synthetic datasets: {display.measure_text(mid, m.lo)} to {display.measure_text(mid, m.hi)}"
             if replicates > 1
             else "One synthetic dataset per setting"
         )
         help_text = f"{info.label}: {info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
         note = f"{info.kind.capitalize()} · {info.better_text}"
-        items.append(knob_view.card(CARDS[mid], _fmt(m.value), delta, tone, note=note, help=help_text))
+        items.append(
+            knob_view.card(CARDS[mid], display.measure_text(mid, m.value), delta, tone, note=note, help=help_text)
+        )
     return knob_view.cards(items)
 
 

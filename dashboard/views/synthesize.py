@@ -10,8 +10,6 @@ runs once per setting; every grid value's view is built from it once and a slide
 
 from __future__ import annotations
 
-import math
-
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -49,10 +47,6 @@ CARDS = [
 
 def knob_key(method: str, fingerprint: str) -> str:
     return f"synth_knob::{method}::{fingerprint[:12]}"
-
-
-def _fmt(v: float | None) -> str:
-    return "—" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:.3f}"
 
 
 def _settings(dataset: Dataset) -> compute.Settings | None:
@@ -146,12 +140,12 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
             delta = display.change_text(m.value - base.value)
             tone = display.delta_tone(info.better, m.value, base.value)
         interval = (
-            f"95% range over {replicates} synthetic datasets: {_fmt(m.lo)} to {_fmt(m.hi)}"
+            f"95% range over {replicates} synthetic datasets: {display.measure_text(mid, m.lo)} to {display.measure_text(mid, m.hi)}"
             if replicates > 1
             else "One synthetic dataset per setting"
         )
         help_text = f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
-        items.append(knob_view.card(info.label, _fmt(m.value), delta, tone, help=help_text))
+        items.append(knob_view.card(info.label, display.measure_text(mid, m.value), delta, tone, help=help_text))
     return knob_view.cards(items, per_row=3)  # six cards side by side would cut their labels short
 
 
@@ -245,7 +239,7 @@ def _view_at(
         m = metrics["topic_prevalence_ratio"]
         out.append(
             knob_view.text(
-                f"Average ratio of the synthetic to the confidential prevalence coefficient: {_fmt(m.value)} "
+                f"Average ratio of the synthetic to the confidential prevalence coefficient: {display.measure_text('topic_prevalence_ratio', m.value)} "
                 "(Table 5; 1 = kept, below 1 = shrunk).",
                 "caption",
             )

@@ -294,15 +294,34 @@ def _named_column(frame: pd.DataFrame, names: tuple[str, ...], exclude: set[Any]
     return None
 
 
+_AMOUNT_WORDS = frozenset(
+    "price prices amount amounts cost costs fee fees salary income revenue revenues spend spending payment "
+    "payments wage wages rent rate usd eur gbp dollars euros".split()
+)
+"""Words of a column name that make whole numbers an amount ("nightly_rate": 109, 172, …), not a count."""
+_COUNT_WORDS = frozenset(
+    "count counts number num total days nights times followers friends likes favourites favorites retweets "
+    "reviews listings visits views clicks orders".split()
+)
+"""Words of a column name that make a few whole numbers a count ("retweet_count": 0, 1, 2), not categories."""
+
+
 def _infer_kind(col: pd.Series, nums: pd.Series | None) -> FieldKind | None:
+    """The kind of a field: text is categorical; whole numbers with at most `_MAX_CATEGORICAL_INTEGERS` values
+    (ratings) too, unless the name says they count or cost something; numbers with gaps none (they cannot be
+    modelled as counts or amounts); a name of `_AMOUNT_WORDS` continuous; whole numbers ≥ 0 a count."""
     if nums is None:
         return "categorical"
     present = nums.dropna()
     integral = bool((present == np.floor(present)).all())
-    if integral and present.nunique() <= _MAX_CATEGORICAL_INTEGERS:
+    words = set(_name_parts(col.name))
+    named = bool(words & (_COUNT_WORDS | _AMOUNT_WORDS))
+    if integral and present.nunique() <= _MAX_CATEGORICAL_INTEGERS and (not named or nums.isna().any()):
         return "categorical"
     if nums.isna().any():
         return None
+    if words & _AMOUNT_WORDS:
+        return "continuous"
     if integral and present.min() >= 0:
         return "count"
     return "continuous"

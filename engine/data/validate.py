@@ -7,6 +7,7 @@ header line not counted) and what would be accepted. Nothing is dropped silently
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -165,32 +166,63 @@ def _first_bad(mask: np.ndarray) -> int | None:
     return int(hits[0]) if len(hits) else None
 
 
-def _field_problem(source: str, name: str, kind: str, i: int, problem: str, accepted: str) -> DataError:
-    return DataError(f"{source}: column '{name}' (a {kind} field), {_row(i)}: {problem}; {accepted} ({ROW_CONVENTION})")
+def _field_problem(
+    source: str, name: str, kind: str, mask: np.ndarray, problem: Callable[[int], str], accepted: str
+) -> DataError | None:
+    """The error for the rows ``mask`` marks (None if none): the first named, with ``problem`` of it, and how
+    many others have the same problem."""
+    hits = np.flatnonzero(mask)
+    if not len(hits):
+        return None
+    i, others = int(hits[0]), len(hits) - 1
+    where = _row(i) + (f" and {others:,} other row{'s' if others > 1 else ''}" if others else "")
+    return DataError(
+        f"{source}: column '{name}' (a {kind} field), {where}: {problem(i)}; {accepted} ({ROW_CONVENTION})"
+    )
+
+
+def _raise_first(*problems: DataError | None) -> None:
+    for problem in problems:
+        if problem is not None:
+            raise problem
 
 
 def _check_numbers(col: pd.Series, nums: pd.Series, name: str, kind: str, accepted: str, source: str) -> None:
-    i = _first_bad(col.isna().to_numpy())
-    if i is not None:
-        raise _field_problem(source, name, kind, i, "the value is missing", accepted)
-    i = _first_bad(nums.isna().to_numpy())
-    if i is not None:
-        raise _field_problem(source, name, kind, i, f"{_show(col.iloc[i])} is not a number", accepted)
-    i = _first_bad(~np.isfinite(nums.to_numpy()))
-    if i is not None:
-        raise _field_problem(source, name, kind, i, f"{_show(col.iloc[i])} is not a finite number", accepted)
+    _raise_first(_field_problem(source, name, kind, col.isna().to_numpy(), lambda i: "the value is missing", accepted))
+    _raise_first(
+        _field_problem(
+            source, name, kind, nums.isna().to_numpy(), lambda i: f"{_show(col.iloc[i])} is not a number", accepted
+        )
+    )
+    _raise_first(
+        _field_problem(
+            source,
+            name,
+            kind,
+            ~np.isfinite(nums.to_numpy()),
+            lambda i: f"{_show(col.iloc[i])} is not a finite number",
+            accepted,
+        )
+    )
 
 
 def _count_column(col: pd.Series, name: str, source: str) -> pd.Series:
     nums = numbers(col)
     _check_numbers(col, nums, name, "count", _COUNT_ACCEPTED, source)
     values = nums.to_numpy()
-    i = _first_bad(values != np.floor(values))
-    if i is not None:
-        raise _field_problem(source, name, "count", i, f"{_show(col.iloc[i])} is not a whole number", _COUNT_ACCEPTED)
-    i = _first_bad(values < 0)
-    if i is not None:
-        raise _field_problem(source, name, "count", i, f"{_show(col.iloc[i])} is negative", _COUNT_ACCEPTED)
+    _raise_first(
+        _field_problem(
+            source,
+            name,
+            "count",
+            values != np.floor(values),
+            lambda i: f"{_show(col.iloc[i])} is not a whole number",
+            _COUNT_ACCEPTED,
+        ),
+        _field_problem(
+            source, name, "count", values < 0, lambda i: f"{_show(col.iloc[i])} is negative", _COUNT_ACCEPTED
+        ),
+    )
     if pd.api.types.is_integer_dtype(col):
         return col.astype("int64")
     exact = pd.to_numeric(col, errors="coerce") if not pd.api.types.is_numeric_dtype(col) else col

@@ -23,45 +23,81 @@ from engine.figures.text import COLOURS, UIREVISION, _plain
 CONFIDENTIAL = "#222222"
 
 
+MAX_BINS = 60
+"""Most bins a count's histogram draws at the paper's width before it widens them and gathers the long tail."""
+
+
+def _nice_width(raw: float) -> float:
+    """The smallest of 1, 2, 5 × 10^k that is at least ``raw``."""
+    power = 10.0 ** np.floor(np.log10(raw))
+    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= raw))
+
+
+def count_bins(confidential: np.ndarray, synthetic: Sequence[np.ndarray], bin_width: float) -> tuple[np.ndarray, bool]:
+    """The bin edges of `count_histogram_figure`, and whether the last bin gathers a long tail. The paper's width
+    (25 days of 0–365) where it gives at most `MAX_BINS` bins; a long-tailed count (favourites 0–296,007: 11,841
+    bins, every bar too thin to see) gets about 40 bins of a round width up to the confidential 99th
+    percentile, and one last bin for every value beyond."""
+    lo = float(min([confidential.min(), *[np.min(s) for s in synthetic]]))
+    hi = float(max([confidential.max(), *[np.max(s) for s in synthetic]]))
+    if (hi - lo) / bin_width <= MAX_BINS:
+        edges = np.arange(lo, hi + bin_width, bin_width)
+        return (edges if len(edges) >= 2 else np.array([lo, lo + bin_width])), False
+    top = max(float(np.quantile(confidential, 0.99)), lo + 1.0)
+    width = _nice_width((top - lo) / 40)
+    edges = np.arange(lo, top + width, width)
+    if edges[-1] < top:
+        edges = np.append(edges, edges[-1] + width)
+    return np.append(edges, edges[-1] + width), bool(hi >= edges[-1])
+
+
 def count_histogram_figure(
     confidential: np.ndarray, synthetic: Sequence[np.ndarray], field: str, bin_width: float = 25.0
 ) -> go.Figure:
     """Histogram outlines of a count field: confidential (filled) and each synthetic dataset (lines), the
-    paper's bin width of 25 (Fig. 1, left)."""
+    paper's bin width of 25 (Fig. 1, left), wider bins with the tail gathered in the last for a long-tailed
+    count (`count_bins`)."""
     conf = np.asarray(confidential, dtype=float)
-    lo = float(min([conf.min(), *[np.min(s) for s in synthetic]]))
-    hi = float(max([conf.max(), *[np.max(s) for s in synthetic]]))
-    edges = np.arange(lo, hi + bin_width, bin_width)
-    if len(edges) < 2:
-        edges = np.array([lo, lo + bin_width])
+    edges, tail = count_bins(conf, synthetic, bin_width)
+    width = float(edges[1] - edges[0])
+    counted = edges.copy()
+    if tail:
+        counted[-1] = np.inf  # the last bin holds every value from its left edge on
     mids = (edges[:-1] + edges[1:]) / 2
+    names = [f"{a:,.0f}–{b:,.0f}" for a, b in zip(edges[:-1], edges[1:])]
+    if tail:
+        names[-1] = f"{edges[-2]:,.0f} or more"
     fig = go.Figure(
         go.Bar(
             x=mids,
-            y=np.histogram(conf, edges)[0],
-            width=bin_width,
+            y=np.histogram(conf, counted)[0],
+            width=width,
             name="Confidential",
             marker_color="#cccccc",
-            hovertemplate="%{x}: %{y} records<extra>confidential</extra>",
+            customdata=names,
+            hovertemplate="%{customdata}: %{y} records<extra>confidential</extra>",
         )
     )
     for i, s in enumerate(synthetic):
         fig.add_trace(
             go.Scatter(
                 x=mids,
-                y=np.histogram(np.asarray(s, float), edges)[0],
+                y=np.histogram(np.asarray(s, float), counted)[0],
                 mode="lines+markers",
                 line=dict(color=PALETTE[i % len(PALETTE)], width=2, shape="hvh"),
                 name=f"Synthetic dataset {i + 1}",
-                hovertemplate="%{x}: %{y} records<extra>synthetic " + str(i + 1) + "</extra>",
+                customdata=names,
+                hovertemplate="%{customdata}: %{y} records<extra>synthetic " + str(i + 1) + "</extra>",
             )
         )
+    title = f"{_plain(field)}: confidential and synthetic (bins of {width:,g}"
+    title += f"; the last holds every value from {edges[-2]:,.0f})" if tail else ")"
     fig.update_layout(
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text=f"{_plain(field)}: confidential and synthetic (bins of {bin_width:g})", font=dict(size=15)),
-        xaxis_title=_plain(field),
+        title=dict(text=title, font=dict(size=15)),
+        xaxis=dict(title=_plain(field), tickformat=",~g"),
         yaxis_title="Records",
         bargap=0.05,
         legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),

@@ -196,8 +196,8 @@ def frontier_figure(
     t = frontier(sweep.summary, risk, utility).sort_values("knob").reset_index(drop=True)
     labels = [knob.format(k) for k in t["knob"]]
     r0, u0 = sweep.baseline_value(risk), sweep.baseline_value(utility)
-    xs = [*t["utility"], *t["utility_lo"].dropna(), *t["utility_hi"].dropna(), u0]  # what the axes span
-    ys = [*t["risk"], *t["risk_lo"].dropna(), *t["risk_hi"].dropna(), r0]
+    xs, x_cut = _spanned([*t["utility"], u0], [*t["utility_lo"].dropna(), *t["utility_hi"].dropna()])
+    ys, y_cut = _spanned([*t["risk"], r0], [*t["risk_lo"].dropna(), *t["risk_hi"].dropna()])
     ex_up, ex_down = _err(t["utility"], t["utility_lo"], t["utility_hi"])
     ey_up, ey_down = _err(t["risk"], t["risk_lo"], t["risk_hi"])
     hover = (
@@ -291,11 +291,11 @@ def frontier_figure(
         ),
         xaxis=dict(
             title=_axis_title(u_info.label, u_info.better, x_rev),
-            **_axis_range(xs, x_rev, LABEL_ROOM, (u_info.low, u_info.high)),
+            **_axis_range(xs, x_rev, LABEL_ROOM, (u_info.low, u_info.high), fixed=x_cut),
         ),
         yaxis=dict(
             title=_axis_title(r_info.label, r_info.better, y_rev),
-            **_axis_range(ys, y_rev, bounds=(r_info.low, r_info.high)),
+            **_axis_range(ys, y_rev, bounds=(r_info.low, r_info.high), fixed=y_cut),
         ),
         legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
     )
@@ -312,13 +312,37 @@ LABEL_ROOM = 0.1
 right of the rightmost point (it was cut by the figure's edge)."""
 
 
+INTERVAL_ROOM = 0.5
+"""How far past the points' own span (as a share of it) intervals may widen a frontier's axis."""
+
+
+def _spanned(points: Sequence[float | None], bounds: Sequence[float]) -> tuple[list[float], bool]:
+    """What an axis spans: the ``points`` and their intervals' ``bounds``, a bound no further than
+    `INTERVAL_ROOM` of the points' span beyond them (one wide interval running from −12 to 2 would otherwise
+    crowd six points into a tenth of the axis; its bar runs on past the edge); also whether a bound was cut so
+    (then the axis needs a range of its own: Plotly's would span the whole bar)."""
+    finite = [float(v) for v in points if v is not None and math.isfinite(float(v))]
+    ends = [float(b) for b in bounds if math.isfinite(float(b))]
+    if not finite:
+        return ends, False
+    low, high = min(finite), max(finite)
+    room = INTERVAL_ROOM * max(high - low, MIN_AXIS_SPAN)
+    kept = [min(max(b, low - room), high + room) for b in ends]
+    return finite + kept, kept != ends
+
+
 def _axis_range(
-    values: Sequence[float], reversed_: bool, room: float = 0.0, bounds: tuple[float, float] | None = None
+    values: Sequence[float],
+    reversed_: bool,
+    room: float = 0.0,
+    bounds: tuple[float, float] | None = None,
+    fixed: bool = False,
 ) -> dict:
     """An axis's range settings: Plotly's own (reversed where better is lower) unless ``values`` span less than
     `MIN_AXIS_SPAN` — then that span around their middle, moved inside the measure's ``bounds`` where the values
-    sit at one (a utility of 1.000 is not drawn on an axis running to 1.004) — or ``room`` is asked for: then
-    their span with 5% at the left and ``room`` at the right, as drawn."""
+    sit at one (a utility of 1.000 is not drawn on an axis running to 1.004) — or ``room`` is asked for, or the
+    range is to be ``fixed`` to ``values``: then their span with 5% at the left and ``room`` (or 5%) at the right,
+    as drawn."""
     finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     if not finite:
         return {"autorange": "reversed" if reversed_ else True}
@@ -330,9 +354,9 @@ def _axis_range(
             shift = max(bounds[0] - low, 0.0) - max(high - bounds[1], 0.0)
             pad = 0.03 * MIN_AXIS_SPAN  # so that a marker at the bound is drawn whole
             low, high = low + shift - pad, high + shift + pad
-    elif room:
+    elif room or fixed:
         span = high - low
-        left, right = 0.05 * span, room * span
+        left, right = 0.05 * span, (room or 0.05) * span
         low, high = (low - right, high + left) if reversed_ else (low - left, high + right)
     else:
         return {"autorange": "reversed" if reversed_ else True}

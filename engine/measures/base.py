@@ -12,6 +12,7 @@ suffix ``_confidential``.
 
 from __future__ import annotations
 
+import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -60,14 +61,17 @@ class MetricInfo:
     source: str = ""
     applies_to: Target | None = None
     integer: bool = False  # a count: shown without decimals
+    p_value: bool = False  # a p-value: below 0.001 shown as "< 0.001", as p-values are reported
 
     def format(self, value: float) -> str:
-        """``value`` as a card or table shows it: a count whole, a share or ratio with 3 decimals; a value that
-        is not 0 but rounds to it as "< 0.001" (a McNemar p of 6e-05 is not "0.000")."""
+        """``value`` as a card, a table and the report show it (`measured_number`): a count whole, a p-value
+        below 0.001 as "< 0.001" (a McNemar p of 6e-05 is not "0.000")."""
         if value != value:  # NaN
             return "—"
         if self.integer:
             return f"{value:,.0f}"
+        if self.p_value and 0 < value < 0.001:
+            return "<\u00a00.001"  # a no-break space: one line on a card
         return measured_number(value)
 
     @property
@@ -84,10 +88,20 @@ class MetricInfo:
 
 
 def measured_number(value: float) -> str:
-    """A measured value in 3 decimals (whole above 1,000); one that is not 0 but rounds to it as "< 0.001"."""
-    if value != 0 and abs(value) < 0.0005:
-        return "<\u00a00.001" if value > 0 else ">\u00a0-0.001"  # a no-break space: one line on a card
-    return f"{value:.3f}" if abs(value) < 1000 else f"{value:,.0f}"
+    """A measured value as a person reads it: 3 decimals between 0.001 and 1 (0.250, 0.008), 4 significant digits
+    from 1 to 1,000 (9.811, 221.4), whole with thousands separators above; below 0.001, where 3 decimals would
+    read 0.000, 3 significant digits (0.000545: a propensity score's values differ there), an exponent only
+    below 1e-9."""
+    size = abs(float(f"{value:.4g}"))  # as rounded, so 999.96 is "1,000", not "1000.0"
+    if size >= 1000:
+        return f"{value:,.0f}"
+    if size >= 1:
+        return f"{value:.{3 - math.floor(math.log10(size))}f}"
+    if size >= 0.001 or value == 0:
+        return f"{value:.3f}"
+    if size < 1e-9:
+        return f"{value:.2e}"
+    return f"{value:.{2 - math.floor(math.log10(abs(value)))}f}".rstrip("0")
 
 
 def oriented(better: Better, value: float) -> float:
@@ -243,6 +257,7 @@ class Measure(ABC):
     """The methods whose releases the measure applies to (it reads what their fit prepared); empty: every method
     of its target."""
     integer: ClassVar[bool] = False  # the value is a count (shown without decimals)
+    p_value: ClassVar[bool] = False  # the value is a p-value (shown "< 0.001" below 0.001)
     reads_withheld: ClassVar[bool] = False
     """Whether `prepare` depends on the fields the fitted method's releases withhold (`PrepareContext.withheld`):
     an Evaluator given a ``shared`` one prepares such a measure again when its fit withholds any."""
@@ -280,6 +295,7 @@ class Measure(ABC):
             cls.source,
             cls.applies_to,
             cls.integer,
+            cls.p_value,
         )
 
 

@@ -23,17 +23,29 @@ from engine.protect.params import RESERVED_NAMES, Param, coerce_all
 
 
 def three_significant(value: float) -> str:
-    """``value`` with three significant digits, as a person reads a knob: 0.00851, 12.3, 1, 1500; an
-    exponent only outside 0.0001 … 999,999. Knob values on a grid are at least a few per cent apart, so three
-    digits tell them apart, and a value typed back snaps to the same grid point."""
+    """``value`` with three significant digits, as a person reads a knob: 0.00851, 12.3, 1, 1,500, 10,000,000; an
+    exponent only outside 0.0001 … 999,999,999, written as typed (6.21e-5). Knob values on a grid are at least a
+    few per cent apart, so three digits tell them apart, and a value typed back (`knob_number`) snaps to the same
+    grid point."""
     if not math.isfinite(value) or value == 0:
         return f"{value:g}"
     magnitude = math.floor(math.log10(abs(value)))
-    if not -4 <= magnitude < 6:
+    if not -4 <= magnitude < 9:
         mantissa, exponent = f"{value:.2e}".split("e")
-        return f"{mantissa.rstrip('0').rstrip('.')}e{exponent}"
+        return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
+    if magnitude >= 3:
+        return f"{value:,.0f}"
     text = f"{value:.{max(2 - magnitude, 0)}f}"
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def knob_number(text: str) -> float:
+    """A knob value as a person types it, the way `three_significant` writes it: "0.5", "1,000,000", "6.21e-5"
+    (thousands separators are dropped); ValueError naming what is accepted otherwise."""
+    try:
+        return float(str(text).replace(",", "").strip())
+    except ValueError:
+        raise ValueError(f"'{text}' is not a number; e.g. 0.5, 1,000,000 or 6.21e-5") from None
 
 
 @dataclass(frozen=True)

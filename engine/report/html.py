@@ -42,8 +42,10 @@ CONFIDENTIAL_NOTICE = (
     "never part of the release bundle. Do not publish."
 )
 PUBLIC_NOTICE = (
-    "This report travels with the release. It shows aggregate measures of risk and utility only: no "
-    "confidential value, no record-level comparison with the original data, no identifier."
+    "This report travels with the release. It shows aggregates only: measures of risk and utility, and "
+    "estimates over many records of the original and the released data (means, quantiles, model coefficients, "
+    "histograms) that the utility measures compare; no record's value or text, no record-level comparison with "
+    "the original data, no identifier."
 )
 
 _CSS = """

@@ -260,6 +260,7 @@ class SwapMcNemarP(_SwapAttack):
     kind = "risk"
     better = "lower"
     label = "McNemar p-value of the swap"
+    p_value = True
     meaning = (
         "McNemar's exact test of 'the swap changed nothing the intruder gets right' on the swapped chunks, before "
         "and after: a small p-value says the swap made the intruder measurably worse. 1 when nothing was swapped."

@@ -530,8 +530,9 @@ class CountBayesSynthesizer(Protector):
             bad = int((y <= 0).sum())
             if bad:
                 raise DataError(
-                    f"continuous field '{amount}' has {bad} value(s) ≤ 0; the log-linear model "
-                    "(Guo & Hu, Eq. 6) needs positive amounts"
+                    f"continuous field '{amount}' (the amount) has {bad:,} value(s) ≤ 0; the log-linear model "
+                    "(Guo & Hu, Eq. 6) needs positive amounts: correct or leave out those records, choose another "
+                    "amount, or synthesize with cart, which takes any number"
                 )
             if np.unique(y).size < 2:
                 raise DataError(f"continuous field '{amount}' takes a single value; there is nothing to synthesize")
