@@ -579,6 +579,30 @@ def test_infer_schema_picks_text_author_and_kinds():
     assert set(left_out_columns(frame)) == {"id", "source"}  # a record id would leave in clear
 
 
+def test_a_columns_name_tells_a_price_from_a_count_and_a_few_counts_from_categories():
+    """Whole-number prices (109, 172) are an amount, not a count; retweets 0–2 and nights 1–30 are counts,
+    not categories; a rating of 1–5 stays categorical, and a count with gaps stays categorical as before."""
+    n = 40
+    frame = pd.DataFrame(
+        {
+            "text": [f"a listing in the city, number {i}" for i in range(n)],
+            "nightly_rate": [100 + 7 * i for i in range(n)],
+            "retweet_count": [i % 3 for i in range(n)],
+            "minimum_nights": [1 + i % 30 for i in range(n)],
+            "rating": [1 + i % 5 for i in range(n)],
+            "reviews_total": [None if i == 3 else i % 4 for i in range(n)],
+        }
+    )
+    kinds = {f.name: f.kind for f in infer_schema(frame).fields}
+    assert kinds == {
+        "nightly_rate": "continuous",
+        "retweet_count": "count",
+        "minimum_nights": "count",
+        "rating": "categorical",
+        "reviews_total": "categorical",
+    }
+
+
 def test_inference_leaves_out_direct_identifiers_and_a_second_free_text():
     """Columns a release would carry in clear are left out, each with its reason; look-alikes are kept."""
     n = 60
