@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.measures.base import METRICS, MetricResult, metric_info
+from engine.measures.base import METRICS, MetricResult, measured_number, metric_info
 from engine.protect.base import Knob, Release
 
 
@@ -18,9 +18,10 @@ def knob_text(knob: Knob, value: float) -> str:
 
 def delta_tone(better: str, value: float, base: float) -> str:
     """Whether ``value`` is better (good), worse (bad) or no different (off) than ``base``, for a measure where
-    ``better`` is "lower", "higher" or "one" (closest to 1)."""
+    ``better`` is "lower", "higher" or "one" (closest to 1); no different when the two read the same on a card
+    (`measured_number`), so that two values a card shows apart are never coloured alike for being close."""
     d = value - base
-    if abs(d) < 5e-4:
+    if measured_number(value) == measured_number(base):
         return "off"
     if better == "one":
         return "good" if abs(value - 1) < abs(base - 1) else "bad"
