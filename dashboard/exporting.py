@@ -24,7 +24,8 @@ from engine.replay import replay_command as engine_replay_command
 
 def default_export_dir(dataset: Dataset, candidate: Candidate) -> str:
     knob = METHODS[candidate.method].knob
-    return f"./exports/{dataset.name}-{candidate.method}-{knob.format(candidate.knob)}"
+    setting = knob.format(candidate.knob).replace(",", "")  # a folder name: 10000, not 10,000
+    return f"./exports/{dataset.name}-{candidate.method}-{setting}"
 
 
 def schema_file_name(dataset: Dataset, origin: Origin | None) -> str | None:
