@@ -611,7 +611,7 @@ def test_inference_leaves_out_direct_identifiers_and_a_second_free_text():
         {
             "reviewText": [f"review {i}: " + " ".join(words[(i + j) % 10] for j in range(8)) for i in range(n)],
             "reviewerID": [f"A{i % 20}" for i in range(n)],
-            "reviewerName": [f"Person {i % 25}" for i in range(n)],  # a person's word: left out at any size
+            "reviewerName": [f"Person {i % 25}" for i in range(n)],  # a person's name: a direct identifier
             "product_name": [f"Product {i}" for i in range(n)],  # names of many things
             "Class Name": ["Dresses", "Knits", "Blouses"] * (n // 3),  # a category of three levels: kept
             "contact": [f"p{i}@example.org" for i in range(n)],  # e-mail addresses under another name
@@ -623,10 +623,28 @@ def test_inference_leaves_out_direct_identifiers_and_a_second_free_text():
     schema = infer_schema(frame)
     assert (schema.text, schema.author) == ("reviewText", "reviewerID")
     assert {f.name for f in schema.fields} == {"Class Name", "reviewTime"}
+    assert schema.direct_identifiers == ("reviewerName",)  # never released; its names are sought in the text
     why = left_out_columns(frame)
-    assert set(why) == {"reviewerName", "product_name", "contact", "summary", "IPAddress"}
-    assert "direct identifier ('name')" in why["reviewerName"] and "('ip')" in why["IPAddress"]
+    assert set(why) == {"product_name", "contact", "summary", "IPAddress"}
+    assert "direct identifier ('name')" in why["product_name"] and "('ip')" in why["IPAddress"]
     assert "e-mail addresses or links" in why["contact"] and "free text besides the text column" in why["summary"]
+
+
+def test_a_hosts_name_is_a_direct_identifier_and_a_title_that_names_its_host_is_warned_of(tmp_path):
+    """Listings whose title names their own host ("Hillside Hotel"): inference makes host_name a direct identifier
+    (the bundle drops it), and a release that keeps the titles as they are is warned of at export."""
+    from engine.export.checks import own_identifiers_in_text
+    from engine.protect.base import Release
+
+    hosts = ["Hillside Hotel", "Antonio", "Mishay", "Lucio", "Ana Li"] * 8
+    titles = [f"{h}'s cozy room near the park, number {i}" if i % 5 < 2 else f"Sunny loft {i} by the river"
+              for i, h in enumerate(hosts)]  # fmt: skip
+    path = write(tmp_path, "listings.csv", pd.DataFrame({"name": titles, "host_name": hosts}).to_csv(index=False))
+    ds = load_dataset(path)
+    assert ds.schema.text == "name" and ds.schema.direct_identifiers == ("host_name",)
+    assert ds.schema.identifiers == {"host_name": "drop"}
+    release = Release(data=ds.frame, method="test", knob=0.0, protected_columns=())
+    assert own_identifiers_in_text(ds, release) == {"host_name": 16}
 
 
 def test_inference_leaves_out_file_paths_and_columns_with_a_value_per_record():

@@ -39,12 +39,14 @@ def infer_schema(frame: pd.DataFrame) -> Schema:
     not. Author: a column named author / user / user_id / name / username / user_name / screen_name /
     reviewer_id / auteur / autor whose values repeat (names compared by their words: reviewerID is reviewer_id).
     Document: a column named document / doc_id / call_id. A column of text named like the people of a record
-    (participants, executives, speakers) is a direct-identifier column (`Schema.direct_identifiers`). Other
-    columns become fields with role "other": categorical for strings, booleans and integers with at most 20
-    distinct values; count for other non-negative integers; continuous for other numbers. Left out
-    (`left_out_columns` says why): direct identifiers — columns named like an identifier, a personal name or a
-    contact detail (user_id, reviewerName, email, phone, ...) and columns of e-mail addresses or links, which a
-    release would otherwise carry in clear —, free text besides the text column (no method protects it),
+    (participants, executives, speakers) or a person's name (host_name, lastname, screen_name) is a
+    direct-identifier column (`Schema.direct_identifiers`). Other columns become fields with role "other":
+    categorical for strings, booleans and integers with at most 20 distinct values (unless named as counts or
+    amounts, `_infer_kind`); count for other non-negative integers; continuous for other numbers and for whole
+    numbers named as amounts (price, rate). Left out (`left_out_columns` says why): direct identifiers — columns
+    named like an identifier or a contact detail (user_id, email, phone, ...), numbers named like a name, and
+    columns of e-mail addresses or links, which a release would otherwise carry in clear —, free text besides the
+    text column (no method protects it),
     columns with a single distinct value, and numeric columns with gaps and more than 20 distinct values (a
     count or continuous field may not have missing values).
     """
@@ -86,7 +88,7 @@ def infer_with_reasons(frame: pd.DataFrame, text: str | None = None) -> tuple[Sc
     for c in frame.columns:
         if c in (text, author, document):
             continue
-        if numeric[c] is None and set(_name_parts(c)) & set(_NAMED_PEOPLE):
+        if numeric[c] is None and _names_people(c):
             named.append(str(c))
             continue
         reason = _why_left_out(c, frame[c], numeric[c])
@@ -99,6 +101,19 @@ def infer_with_reasons(frame: pd.DataFrame, text: str | None = None) -> tuple[Sc
         text=str(text), author=author, document=document, fields=tuple(fields), direct_identifiers=tuple(named)
     )
     return schema, reasons
+
+
+def _names_people(name: Any) -> bool:
+    """Whether a column's name says its values name people: participants, executives, speakers (`_NAMED_PEOPLE`),
+    or a person's name ("host_name", "user name", "screen_name", "lastname"). Such a column is a direct identifier
+    (`Schema.direct_identifiers`): never released, and its names are taken out of the text by the methods that
+    suppress identifiers, and looked for in the released text at export."""
+    parts = set(_name_parts(name))
+    person_name = bool(parts & {"name", "names"}) and bool(parts & set(_PERSON_PARTS))
+    return bool(parts & set(_NAMED_PEOPLE)) or person_name or bool(parts & set(_PERSON_NAME_PARTS))
+
+
+_PERSON_NAME_PARTS = ("username", "screenname", "nickname", "firstname", "lastname", "fullname", "surname")
 
 
 _NAMED_PEOPLE = (
