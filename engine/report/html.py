@@ -44,7 +44,7 @@ CONFIDENTIAL_NOTICE = (
 PUBLIC_NOTICE = (
     "This report travels with the release. It shows aggregates only: measures of risk and utility, and "
     "estimates over many records of the original and the released data (means, quantiles, model coefficients, "
-    "histograms) that the utility measures compare; no record's value or text, no record-level comparison with "
+    "histograms) that the utility measures compare; no value or text of a record, no record-level comparison with "
     "the original data, no identifier."
 )
 
