@@ -118,7 +118,8 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
             delta = f"unprotected: {display.measure_text(mid, base.value)}"
             tone = "off" if math.isnan(m.value) else display.delta_tone(info.better, m.value, base.value)
         interval = (
-            f"95% range over {replicates} synthetic datasets: {display.measure_text(mid, m.lo)} to {display.measure_text(mid, m.hi)}"
+            f"95% range over {replicates} synthetic datasets: "
+            f"{display.measure_text(mid, m.lo)} to {display.measure_text(mid, m.hi)}"
             if replicates > 1
             else "One synthetic dataset per setting"
         )

@@ -188,13 +188,11 @@ def _raise_first(*problems: DataError | None) -> None:
 
 
 def _check_numbers(col: pd.Series, nums: pd.Series, name: str, kind: str, accepted: str, source: str) -> None:
-    _raise_first(_field_problem(source, name, kind, col.isna().to_numpy(), lambda i: "the value is missing", accepted))
     _raise_first(
+        _field_problem(source, name, kind, col.isna().to_numpy(), lambda i: "the value is missing", accepted),
         _field_problem(
             source, name, kind, nums.isna().to_numpy(), lambda i: f"{_show(col.iloc[i])} is not a number", accepted
-        )
-    )
-    _raise_first(
+        ),
         _field_problem(
             source,
             name,
@@ -202,7 +200,7 @@ def _check_numbers(col: pd.Series, nums: pd.Series, name: str, kind: str, accept
             ~np.isfinite(nums.to_numpy()),
             lambda i: f"{_show(col.iloc[i])} is not a finite number",
             accepted,
-        )
+        ),
     )
 
 
