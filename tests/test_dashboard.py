@@ -308,7 +308,8 @@ def test_bad_upload_shows_the_error_in_place_and_keeps_the_dataset():
 
 def test_an_upload_whose_text_column_is_unclear_is_mapped_by_the_steward_and_names_are_dropped():
     """A column named like the text but empty: the page says why it cannot tell the text, still shows the
-    mapping, and the reviewers' names start as "drop" with the reason; the steward picks the text and loads."""
+    mapping, and the reviewers' names start as a direct identifier (never released, sought in the text); the
+    steward picks the text and loads."""
     rows = "".join(
         f",u{i % 4},Reviewer Number{i},the coat is warm and the zip is sturdy {i},{1 + i % 5}\n" for i in range(12)
     )
@@ -326,7 +327,7 @@ def test_an_upload_whose_text_column_is_unclear_is_mapped_by_the_steward_and_nam
     frame = pd.read_csv(io.StringIO("reviewText,reviewerID,reviewerName,notes,overall\n" + rows))
     schema, _ = loading.default_schema_for(frame, None)
     fields = loading.field_table(frame, schema, {schema.text, "reviewerID"}).set_index("column")
-    assert fields.loc["reviewerName", "role"] == "drop" and "direct identifier" in fields.loc["reviewerName", "note"]
+    assert fields.loc["reviewerName", "role"] == "direct identifier"
     assert fields.loc["overall", "role"] == "other" and fields.loc["overall", "note"] == ""
     assert schema.text == "notes"  # the first guess: the longest values that are not numbers
     # The steward chooses another text column: the guess comes back with its own reason, the fields stay fields.
@@ -339,7 +340,8 @@ def test_an_upload_whose_text_column_is_unclear_is_mapped_by_the_steward_and_nam
     assert not at.exception and not at.error, [e.value for e in at.error]
     dataset = at.session_state[session.DATASET]
     assert dataset.schema.text == "notes" and dataset.schema.author == "reviewerID"
-    assert "reviewerName" not in dataset.frame.columns and "overall" in dataset.frame.columns
+    assert dataset.schema.direct_identifiers == ("reviewerName",) and "overall" in dataset.frame.columns
+    assert dataset.schema.identifiers["reviewerName"] == "drop"  # no bundle carries it
     assert not any("No column surely holds" in w.value for w in at.warning)  # chosen and loaded: settled
 
 

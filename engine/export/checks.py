@@ -118,9 +118,9 @@ def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, M
             f"{len(release.data):,} records: no risk measure assumes an intruder knows them; give the ones an "
             "intruder may know the role key (the risk measures then use them), or leave them out of the data"
         )
-    named = own_identifiers_in_text(dataset, release)
-    if named:
-        counts = ", ".join(f"{c} in {n:,}" for c, n in named.items())
+    in_text = own_identifiers_in_text(dataset, release)
+    if in_text:
+        counts = ", ".join(f"{c} in {n:,}" for c, n in in_text.items())
         out.append(
             f"the released text names the record's own identifier, which the bundle pseudonymizes or drops "
             f"({counts} of {len(release.data):,} records): a recipient can link those records to it; protect "
