@@ -90,14 +90,13 @@ def count_histogram_figure(
                 hovertemplate="%{customdata}: %{y} records<extra>synthetic " + str(i + 1) + "</extra>",
             )
         )
-    title = f"{_plain(field)}: confidential and synthetic (bins of {width:,g}"
-    title += f"; the last holds every value from {edges[-2]:,.0f})" if tail else ")"
+    bins = f"bins of {width:,g}" + (f"; the last holds {edges[-2]:,.0f} and more" if tail else "")
     fig.update_layout(
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text=title, font=dict(size=15)),
-        xaxis=dict(title=_plain(field), tickformat=",~g"),
+        title=dict(text=f"{_plain(field)}: confidential and synthetic", font=dict(size=15)),
+        xaxis=dict(title=f"{_plain(field)} ({bins})", tickformat=",~g"),  # the title of a half-width chart is short
         yaxis_title="Records",
         bargap=0.05,
         legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),

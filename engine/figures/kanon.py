@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.text import COLOURS, UIREVISION, _plain
+from engine.figures.text import COLOURS, UIREVISION, _plain, log_tick_values
 from engine.results import SweepResult
 
 SMALLEST = "smallest_class"
@@ -52,16 +52,9 @@ def class_size_figure(sweep: SweepResult, current: float | None = None) -> go.Fi
 
 
 def log_ticks(low: int, high: int) -> dict:
-    """Tick values and labels of a log axis from ``low`` to ``high`` (counts ≥ 1): 1, 2 and 5 of each power of
-    ten when the range spans under three of them (with powers of ten only, Plotly labelled a range of 30 to 900
-    with one tick, "100"), else the powers of ten; labelled with thousands separators."""
-    low, high = max(1, low), max(1, high)
-    first, last = len(str(low)) - 1, len(str(high))
-    steps = (1, 2, 5) if last - first <= 3 else (1,)
-    values = [m * 10**e for e in range(first, last + 1) for m in steps]
-    below = [v for v in values if v <= low][-1:]  # one tick at or below the lowest bar, one at or above the highest
-    above = [v for v in values if v >= high][:1]
-    values = list(dict.fromkeys(below + [v for v in values if low < v < high] + above))
+    """Tick values and labels of a log axis of counts from ``low`` to ``high`` (`log_tick_values`), labelled with
+    thousands separators."""
+    values = [int(v) for v in log_tick_values(max(1, low), max(1, high))]
     return {"tickvals": values, "ticktext": [f"{v:,}" for v in values]}
 
 

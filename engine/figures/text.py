@@ -65,14 +65,31 @@ def _plain(value: object) -> str:
 
 
 def knob_axis(knob: Knob) -> dict:
-    """The x axis of a figure along a knob: its label, symbol, which way is more private, and its scale, its
-    small values written as the slider writes them (1e−8, not Plotly's SI "10n")."""
+    """The x axis of a figure along a knob: its label, symbol, which way is more private, and its scale; a log
+    axis ticked at `log_tick_values` and labelled as the slider writes them (1,000,000 and 1e-8, not Plotly's
+    "1e+6" or SI "10n")."""
     more = "higher" if knob.more_privacy == "higher" else "lower"
-    return dict(
+    axis = dict(
         title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
         type="log" if knob.scale == "log" else "linear",
         exponentformat="e",
     )
+    if knob.scale == "log" and 0 < knob.low < knob.high:
+        values = log_tick_values(knob.low, knob.high)
+        axis.update(tickvals=values, ticktext=[knob.format(v) for v in values])
+    return axis
+
+
+def log_tick_values(low: float, high: float) -> list[float]:
+    """Ticks of a log axis from ``low`` to ``high`` (> 0): 1, 2 and 5 of each power of ten when the range spans
+    under three of them (with powers of ten only, a range of 30 to 900 had one tick, "100"), else the powers of
+    ten; one at or below ``low`` and one at or above ``high``."""
+    first, last = math.floor(math.log10(low)), math.floor(math.log10(high)) + 1
+    steps = (1, 2, 5) if last - first <= 3 else (1,)
+    values = [float(f"{m * 10.0**e:.12g}") for e in range(first, last + 1) for m in steps]
+    below = [v for v in values if v <= low][-1:]
+    above = [v for v in values if v >= high][:1]
+    return list(dict.fromkeys(below + [v for v in values if low < v < high] + above))
 
 
 def vertical(
