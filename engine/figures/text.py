@@ -76,7 +76,7 @@ def knob_axis(knob: Knob) -> dict:
     )
     if knob.scale == "log" and 0 < knob.low < knob.high:
         values = log_tick_values(knob.low, knob.high)
-        axis.update(tickvals=values, ticktext=[knob.format(v) for v in values])
+        axis.update(tickvals=values, ticktext=[knob.format(v) for v in values], automargin=True)  # the last label too
     return axis
 
 
