@@ -9,7 +9,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -69,7 +69,7 @@ def knob_axis(knob: Knob) -> dict:
     axis ticked at `log_tick_values` and labelled as the slider writes them (1,000,000 and 1e-8, not Plotly's
     "1e+6" or SI "10n")."""
     more = "higher" if knob.more_privacy == "higher" else "lower"
-    axis = dict(
+    axis: dict[str, Any] = dict(
         title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
         type="log" if knob.scale == "log" else "linear",
         exponentformat="e",
