@@ -353,3 +353,17 @@ def test_a_log_knob_axis_is_labelled_as_the_slider_writes_its_values():
     tau = knob_axis(Knob("temperature", "τ", "Sampling temperature", 0.1, 5.0, 1.5, scale="log"))
     assert tau["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5"]
     assert "tickvals" not in knob_axis(Knob("level", "level", "Redaction level", 0, 4, 2, integer=True))
+
+
+def test_the_amount_density_does_not_draw_the_extreme_confidential_amounts():
+    """The report that leaves with a release draws this figure: its curves run between the confidential 0.5% and
+    99.5% quantiles, so neither the largest price (one listing at 10,000) nor the smallest is written in it."""
+    from engine.figures.bayes_counts import amount_density_figure
+
+    rng = np.random.default_rng(0)
+    prices = np.append(np.round(np.exp(rng.normal(4.5, 0.5, 999))), 10_000.0)
+    fig = amount_density_figure(prices, [prices[::-1]], "price")
+    xs = np.concatenate([np.asarray(t.x, float) for t in fig.data])
+    low, high = np.exp(np.quantile(np.log(prices), [0.005, 0.995]))
+    assert xs.min() == pytest.approx(low) and xs.max() == pytest.approx(high)
+    assert not np.isin([prices.min(), prices.max()], xs).any() and high < 1_000

@@ -104,11 +104,18 @@ def count_histogram_figure(
     return fig
 
 
+DENSITY_RANGE = (0.005, 0.995)
+"""The quantiles of the confidential amounts between which `amount_density_figure` draws its curves."""
+
+
 def amount_density_figure(confidential: np.ndarray, synthetic: Sequence[np.ndarray], field: str) -> go.Figure:
     """Kernel densities of a positive amount on a log axis: confidential and each synthetic dataset (Fig. 1,
-    right). Densities are of log values, so the right tail is visible."""
+    right). Densities are of log values, so the right tail is visible. They are drawn between the confidential
+    `DENSITY_RANGE` quantiles, not from its smallest to its largest value: the curve's ends would otherwise give
+    the exact amounts of two records (the report that leaves with the release draws this figure)."""
     conf = np.log(np.asarray(confidential, dtype=float))
-    grid = np.linspace(conf.min(), conf.max(), 300)
+    low, high = (float(q) for q in np.quantile(conf, DENSITY_RANGE))
+    grid = np.linspace(low, high, 300)
     fig = go.Figure()
     for i, (name, values) in enumerate(
         [("Confidential", conf)]
@@ -134,7 +141,7 @@ def amount_density_figure(confidential: np.ndarray, synthetic: Sequence[np.ndarr
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=f"{_plain(field)}: density of the logarithm", font=dict(size=15)),
-        xaxis=dict(title=f"{_plain(field)} (log scale)", type="log"),
+        xaxis=dict(title=f"{_plain(field)} (log scale; 0.5% to 99.5% of the confidential values)", type="log"),
         yaxis_title=f"Density of log {_plain(field)}",
         legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
     )
