@@ -8,7 +8,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from engine.data.dataset import Dataset
-from engine.measures.base import METRICS, MetricResult, measured_number, metric_info
+from engine.measures.base import METRICS, MetricInfo, MetricResult, metric_info
 from engine.protect.base import Knob, Release
 
 
@@ -16,16 +16,15 @@ def knob_text(knob: Knob, value: float) -> str:
     return f"{knob.symbol} = {knob.format(value)}"
 
 
-def delta_tone(better: str, value: float, base: float) -> str:
-    """Whether ``value`` is better (good), worse (bad) or no different (off) than ``base``, for a measure where
-    ``better`` is "lower", "higher" or "one" (closest to 1); no different when the two read the same on a card
-    (`measured_number`), so that two values a card shows apart are never coloured alike for being close."""
-    d = value - base
-    if measured_number(value) == measured_number(base):
+def delta_tone(info: MetricInfo, value: float, base: float) -> str:
+    """Whether ``value`` of the measure ``info`` is better (good), worse (bad) or no different (off) than
+    ``base``; no different when the two read the same on a card (`MetricInfo.format`), so that two values a card
+    shows apart are never coloured alike for being close."""
+    if info.format(value) == info.format(base):
         return "off"
-    if better == "one":
+    if info.better == "one":
         return "good" if abs(value - 1) < abs(base - 1) else "bad"
-    return "good" if (d < 0) == (better == "lower") else "bad"
+    return "good" if (value < base) == (info.better == "lower") else "bad"
 
 
 def as_sentence(message: object) -> str:

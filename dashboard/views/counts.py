@@ -116,7 +116,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
         delta, tone = None, "off"
         if base is not None and not math.isnan(base.value):
             delta = f"unprotected: {display.measure_text(mid, base.value)}"
-            tone = "off" if math.isnan(m.value) else display.delta_tone(info.better, m.value, base.value)
+            tone = "off" if math.isnan(m.value) else display.delta_tone(info, m.value, base.value)
         interval = (
             f"95% range over {replicates} synthetic datasets: "
             f"{display.measure_text(mid, m.lo)} to {display.measure_text(mid, m.hi)}"

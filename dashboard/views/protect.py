@@ -71,7 +71,7 @@ def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResu
     delta, tone = None, "off"
     if display.compares_with_unprotected(mid, base, m):
         delta = display.change_text(m.value - base.value, info.integer)
-        tone = display.delta_tone(info.better, m.value, base.value)
+        tone = display.delta_tone(info, m.value, base.value)
     ranged = sweep.replicates > 1 and m.lo is not None and m.hi is not None
     if ranged:
         interval = f"95% interval over {sweep.replicates} replicates: {info.format(m.lo)} to {info.format(m.hi)}"

@@ -138,7 +138,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
         delta, tone = None, "off"
         if display.compares_with_unprotected(mid, base, m):
             delta = display.change_text(m.value - base.value)
-            tone = display.delta_tone(info.better, m.value, base.value)
+            tone = display.delta_tone(info, m.value, base.value)
         interval = (
             f"95% range over {replicates} synthetic datasets: "
             f"{display.measure_text(mid, m.lo)} to {display.measure_text(mid, m.hi)}"

@@ -225,6 +225,7 @@ def export_release(
         else point.uncertainty_curves([min(point.grid, key=lambda g: abs(g - release.knob))]),
         options=options,
         decision=decision,
+        warnings=warnings,  # worked out once (the text checks read every record), not again for each report
     )
     options = options or MeasureOptions()
     contents: dict[str, bytes] = {RELEASE_CSV: _csv(data)}

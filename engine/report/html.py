@@ -350,17 +350,18 @@ def render_report(
     internal: bool = False,
     options: MeasureOptions | None = None,
     decision: Decision | None = None,
+    warnings: Sequence[str] | None = None,
 ) -> str:
     """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes).
 
-    The report in the bundle (``internal`` False) shows aggregate measures only: no sample records, no
-    per-target attack, no confidential value, the source by file name. The internal review report
+    The report in the bundle (``internal`` False) shows aggregates only (`PUBLIC_NOTICE`): no sample records, no
+    per-target attack, no value of a record, the source by file name. The internal review report
     (``internal`` True, written outside the bundle) adds the before/after samples the steward looked at and
     the per-target detail.
 
     ``complexity`` is the model size along the knob of a synthesizer (non-zero coefficients, splits);
     ``curves`` the identification risks along the intruder's uncertainty S at this knob
-    (`SweepResult.uncertainty_curves`)."""
+    (`SweepResult.uncertainty_curves`); ``warnings`` those of `release_warnings`, when the caller has them."""
     knob = knob or (sweep.knob if sweep is not None else None)
     facts = [
         ("Dataset", dataset.name),
@@ -383,9 +384,9 @@ def render_report(
         ("textsdc", __version__),
     ]
     facts_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
-    warning = "".join(
-        f'<div class="warning">Warning: {_e(w)}.</div>' for w in release_warnings(dataset, release, metrics)
-    )
+    if warnings is None:
+        warnings = release_warnings(dataset, release, metrics)
+    warning = "".join(f'<div class="warning">Warning: {_e(w)}.</div>' for w in warnings)
     figures = _figures(release, metrics, sweep, risk_metric, utility_metric, per_target=internal)
     if "field_detail" in release.info or complexity is not None:
         figures += synthesis_sections(
