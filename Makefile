@@ -38,15 +38,17 @@ run: install
 test: install-test browser
 	$(PY) -m pytest -q
 
-# Both checks run and report even when the first fails; settings in pyproject.toml ([tool.ruff], [tool.mypy]).
+# Every check runs and reports even when an earlier one fails; settings in pyproject.toml ([tool.ruff],
+# [tool.importlinter]: the layers, no Streamlit in the engine, no private name imported; [tool.mypy]).
 lint: install-test
 	@status=0; \
 	$(VENV)/bin/ruff check $(LINTED) || status=1; \
 	$(VENV)/bin/ruff format --check $(LINTED) || status=1; \
+	$(VENV)/bin/lint-imports || status=1; \
 	exit $$status
 
 typecheck: install-test
-	$(VENV)/bin/mypy engine
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache build dist

@@ -115,7 +115,7 @@ def table1(fitted) -> list[dict]:
     location, the Ewens–Pitman (θ, α) of the two-way table of their entities and its sample-unique ratio."""
     from itertools import combinations
 
-    from engine.measures.risk.pitman import fit_pitman, frequencies_of_frequencies
+    from engine.protect.swap.disclosure import fit_pitman, frequencies_of_frequencies
 
     values = fitted.prepared.entities.values
     out = []

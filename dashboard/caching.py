@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from engine.measures.evaluate import MeasureOptions
+from engine.measures.evaluate import MeasureSettings
 from engine.progress import Progress
 from engine.protect.base import Protector
 
@@ -107,5 +107,5 @@ def progress_reporter(placeholder: Any) -> Progress:
     return update
 
 
-def options_key(options: MeasureOptions | None) -> str:
-    return repr(options or MeasureOptions())
+def options_key(options: MeasureSettings | None) -> str:
+    return repr(options or MeasureSettings())

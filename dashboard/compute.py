@@ -34,7 +34,7 @@ from engine.compare import Comparison
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.measures.base import MetricResult, metric_info
-from engine.measures.evaluate import Evaluator, MeasureOptions
+from engine.measures.evaluate import Evaluator, MeasureSettings
 from engine.measures.registry import MEASURES
 from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector
@@ -69,7 +69,7 @@ def get_evaluator(
     dataset: Dataset,
     progress: Progress = no_progress,
     fields: tuple[str, ...] = (),
-    options: MeasureOptions | None = None,
+    options: MeasureSettings | None = None,
     fitted: Fitted | None = None,
     params: dict | None = None,
 ) -> Evaluator:
@@ -108,7 +108,7 @@ that a slider move shows a release without making it again."""
 
 
 def _sweep_slot_for(
-    dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None, options: MeasureOptions | None
+    dataset: Dataset, method: str, replicates: int, seed: int, params: dict | None, options: MeasureSettings | None
 ) -> tuple[Slot, Protector, int]:
     p = protector(method, params)
     reps = effective_replicates(method, replicates)
@@ -122,7 +122,7 @@ def get_sweep(
     seed: int,
     progress: Progress = no_progress,
     params: dict | None = None,
-    options: MeasureOptions | None = None,
+    options: MeasureSettings | None = None,
 ) -> SweepResult:
     """The sweep over the fitted knob's grid; computed once per (dataset, method and parameters, replicates,
     seed, measure options) and kept on disk, so a restarted dashboard finds it (`engine.cache.sweep_cached`)."""
@@ -164,7 +164,7 @@ def sweep_ready(
     replicates: int,
     seed: int,
     params: dict | None = None,
-    options: MeasureOptions | None = None,
+    options: MeasureSettings | None = None,
 ) -> bool:
     """Whether `get_sweep` with these settings would return at once (computed before in this process)."""
     return _sweep_slot_for(dataset, method, replicates, seed, params, options)[0].filled
@@ -177,7 +177,7 @@ def sweep_body(ready: bool) -> DeltaGenerator:
     return area("sweep", fresh=not ready)
 
 
-Settings = tuple[str, dict, MeasureOptions, int, int]  # method, its parameters, measure options, replicates, seed
+Settings = tuple[str, dict, MeasureSettings, int, int]  # method, its parameters, measure options, replicates, seed
 
 
 def page_sweep(
@@ -207,7 +207,7 @@ def sweep_with_progress(
     replicates: int,
     seed: int,
     params: dict | None = None,
-    options: MeasureOptions | None = None,
+    options: MeasureSettings | None = None,
 ) -> SweepResult | None:
     """`get_sweep` with a progress bar while it fills; an error is shown in place and gives None."""
     area = st.empty()
@@ -288,7 +288,7 @@ def _frontier(sweep: SweepResult, risk: str, utility: str) -> pd.DataFrame:
 
 
 def comparison(
-    dataset: Dataset, settings: list[tuple[str, dict]], replicates: int, seed: int, options: MeasureOptions
+    dataset: Dataset, settings: list[tuple[str, dict]], replicates: int, seed: int, options: MeasureSettings
 ) -> Comparison:
     """The sweeps of several (method, parameters) with one seed, M and measure settings, each with its progress
     bar (the pages' own sweeps, shared with them), as one `engine.compare.Comparison`; a method whose sweep

@@ -13,13 +13,14 @@ from engine.candidates import Candidate
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.export.bundle import ExportResult
+from engine.export.chosen import Prepared, Run
 from engine.export.chosen import export_chosen as engine_export_chosen
-from engine.export.decision import Decision, alternatives_of
 from engine.export.staging import check_target
 from engine.progress import Progress, no_progress
 from engine.project import Project
 from engine.protect import METHODS
-from engine.replay import replay_command as engine_replay_command
+from engine.record.decision import Decision, alternatives_of
+from engine.record.replay import ReplaySpec
 
 
 def default_export_dir(dataset: Dataset, candidate: Candidate) -> str:
@@ -36,15 +37,15 @@ def schema_file_name(dataset: Dataset, origin: Origin | None) -> str | None:
     return f"{stem}.schema.toml"
 
 
-def replay_command(
+def replay_spec(
     dataset: Dataset, origin: Origin | None, candidate: Candidate, out_dir: str, with_frontier: bool
-) -> str:
-    """The `textsdc release ...` command that writes the candidate's release (the engine's own formatting)."""
+) -> ReplaySpec:
+    """How `textsdc release` writes the candidate's release (`ReplaySpec.command` is the command)."""
     data = origin.data if origin is not None else dataset.name
     if origin is not None and origin.kind == "upload":
         data = Path(origin.data).name
     encoding = origin.encoding if origin is not None and origin.encoding not in (None, "", "utf-8") else None
-    return engine_replay_command(
+    return ReplaySpec(
         data=data,
         schema=schema_file_name(dataset, origin),
         encoding=encoding,
@@ -68,7 +69,7 @@ def decision_for(dataset: Dataset, origin: Origin | None, project: Project, chos
         why=why,
         chosen=chosen,
         alternatives=alternatives_of(
-            project.pins, chosen, lambda c: replay_command(dataset, origin, c, f"./{c.name}", False)
+            project.pins, chosen, lambda c: replay_spec(dataset, origin, c, f"./{c.name}", False).command()
         ),
     )
 
@@ -91,24 +92,15 @@ def export_pin(
     params = dict(candidate.params)
     options = candidate.measure_options()
     fitted = get_fitted(dataset, candidate.method, progress, params)
-    sweep = get_sweep(dataset, candidate.method, candidate.replicates, candidate.seed, progress, params, options)
-    return engine_export_chosen(
-        Path(out_dir).expanduser(),
-        dataset=dataset,
-        protector=protector(candidate.method, params),
-        fitted=fitted,
-        knob=candidate.knob,
-        seed=candidate.seed,
-        replicates=candidate.replicates,
-        replicate=candidate.replicate,
-        options=options,
-        evaluator=get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted, params),
-        sweep=sweep,
-        with_frontier=with_frontier,
-        replay_command=replay_command(dataset, origin, candidate, out_dir, with_frontier),
-        decision=decision,
-        progress=progress,
+    prepared = Prepared(
+        dataset,
+        protector(candidate.method, params),
+        fitted,
+        get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted, params),
+        get_sweep(dataset, candidate.method, candidate.replicates, candidate.seed, progress, params, options),
     )
+    spec = replay_spec(dataset, origin, candidate, out_dir, with_frontier)
+    return engine_export_chosen(Path(out_dir).expanduser(), spec, prepared, decision, Run(progress=progress))
 
 
 def zip_bundle(result: ExportResult) -> bytes:

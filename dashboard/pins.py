@@ -15,8 +15,8 @@ from engine.candidates import Candidate, diff_releases, measure_candidate, metri
 from engine.data.dataset import Dataset
 from engine.data.schema import Schema
 from engine.errors import ConfigError
-from engine.export.checks import release_warnings
-from engine.measures.options import MeasureOptions
+from engine.export.registry import release_warnings
+from engine.measures.settings import MeasureSettings
 from engine.project import Pin, Project, differences
 from engine.protect import METHODS
 from engine.sweep import metrics_with_intervals
@@ -47,7 +47,7 @@ def project(dataset: Dataset) -> Project:
 def candidate_of(chosen: session.Chosen, name: str = "") -> Candidate:
     """The candidate a page's choice names (its name by default "method at knob")."""
     knob = METHODS[chosen.method].knob
-    options = (chosen.options or MeasureOptions()).values()
+    options = (chosen.options or MeasureSettings()).values()
     return Candidate(
         name or f"{chosen.method} at {display.knob_text(knob, chosen.knob)}",
         chosen.method,

@@ -17,7 +17,7 @@ from dashboard.loading import Origin, load_source
 from engine.data.dataset import Dataset
 from engine.data.demos import is_demo
 from engine.errors import TextsdcError, os_error_message
-from engine.measures.evaluate import MeasureOptions
+from engine.measures.evaluate import MeasureSettings
 from engine.results import SweepResult
 
 T = TypeVar("T")
@@ -163,7 +163,7 @@ class Chosen:
     utility: str | None
     sweep: SweepResult
     params: dict = field(default_factory=dict)
-    options: MeasureOptions | None = None
+    options: MeasureSettings | None = None
 
 
 def set_choice(chosen: Chosen) -> None:
@@ -177,7 +177,7 @@ def choose(
     seed: int,
     sweep: SweepResult,
     params: dict,
-    options: MeasureOptions | None,
+    options: MeasureSettings | None,
     risk: str | None,
     utility: str | None,
 ) -> Chosen:
@@ -204,7 +204,7 @@ def live_knob(
     dataset: Dataset,
     method: str,
     params: dict,
-    options: MeasureOptions | None,
+    options: MeasureSettings | None,
     seed: int,
     sweep: SweepResult,
     views: str,
@@ -226,7 +226,7 @@ def _knob_fragment(
     dataset: Dataset,
     method: str,
     params: dict,
-    options: MeasureOptions | None,
+    options: MeasureSettings | None,
     seed: int,
     sweep: SweepResult,
     views: str,

@@ -1,9 +1,10 @@
-"""Widgets built from declarations: a method's parameters (`engine.protect.params.Param`), so a new method
-gets its settings on its page without a line of dashboard code."""
+"""Widgets built from declarations: a method's parameters and the measures' settings (`engine.protect.params.Param`),
+so a new method or measure gets its settings on its page without a line of dashboard code."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -11,8 +12,11 @@ import streamlit as st
 
 from dashboard import display
 from engine.data.dataset import Dataset
+from engine.data.levels import levels_by_frequency
 from engine.errors import TextsdcError
-from engine.measures.options import OPTION_PARAMETERS
+from engine.measures.base import Target
+from engine.measures.intruders import INTRUDER, intruder
+from engine.measures.registry import setting_parameters
 from engine.protect import METHODS, schema_parameters
 from engine.protect.params import Param
 
@@ -108,6 +112,18 @@ def _big_number(p: Param, key: str) -> Any:
         return p.default
 
 
+def _levels_widget(p: Param, dataset: Dataset, key: str, synthesized: list[str]) -> Any:
+    """FIELD=LEVEL of the fields a release synthesizes (each but its most frequent level, the reference)."""
+    fields = synthesized or [f.name for f in dataset.schema.fields if f.kind in p.fields and f.role == "sensitive"]
+    choices = [NONE] + [f"{f}={v}" for f in fields for v in levels_by_frequency(dataset.frame[f])[1:]]
+    if st.session_state.get(key) not in choices:
+        st.session_state[key] = NONE
+    value = st.selectbox(
+        p.title, choices, key=key, help=_help(p), format_func=lambda v: "(default)" if v == NONE else v
+    )
+    return None if value == NONE else value
+
+
 def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any:
     if p.fields:
         return _field_widget(p, dataset, key, kinds)
@@ -140,7 +156,7 @@ def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any
                 return None
         if p.type is float and max(abs(p.default), abs(p.high or 0.0)) > JS_SAFE:
             return _big_number(p, key)
-        st.session_state.setdefault(key, p.default)
+        st.session_state.setdefault(key, p.default if p.quick is None else p.quick)
         # The browser holds numbers as doubles: bounds beyond ±(2^53 − 1) (a 64-bit seed) are clipped to it.
         low = max(p.low, -JS_SAFE) if p.low is not None else None
         high = min(p.high, JS_SAFE) if p.high is not None else None
@@ -183,18 +199,24 @@ def parameter_widgets(method: str, dataset: Dataset, kinds: tuple[str, ...] = ()
     return {k: v for k, v in values.items() if v is not None and not _is_default(declared, k, v)}
 
 
-def option_widgets(names: tuple[str, ...], dataset: Dataset) -> dict[str, Any]:
-    """One widget per measure setting of `OPTION_PARAMETERS` named in ``names``; returns the values set (None
-    for "from the data"), for `MeasureOptions.from_values`."""
-    chosen = [p for p in OPTION_PARAMETERS if p.name in names]
-    return {p.name: _widget(p, dataset, _key("measures", p, dataset), ()) for p in chosen}
+def setting_widgets(targets: tuple[Target, ...], dataset: Dataset, synthesized: Sequence[str] = ()) -> dict[str, Any]:
+    """One widget per setting the measures of ``targets`` declare (`setting_parameters`), but the intruder
+    (`intruder_picker`, shown apart); returns the values set (None for "from the data"), for
+    `MeasureSettings.from_values`. A FIELD=LEVEL setting offers the levels of the ``synthesized`` fields."""
+    out: dict[str, Any] = {}
+    for p in setting_parameters(targets):
+        if p.name == INTRUDER.name:
+            continue
+        key = _key("measures", p, dataset)
+        out[p.name] = (
+            _levels_widget(p, dataset, key, list(synthesized)) if p.field_levels else _widget(p, dataset, key, ())
+        )
+    return out
 
 
 def intruder_picker(dataset: Dataset) -> str:
     """The attacker preset every page's measures assume (one setting shared by the pages), with what it means."""
-    from engine.measures.intruders import intruder
-
-    name = option_widgets(("intruder",), dataset)["intruder"]
+    name = str(_widget(INTRUDER, dataset, _key("measures", INTRUDER, dataset), ()))
     st.caption(
         intruder(name).describe() + " Every risk measure assumes this intruder; each says how in its meaning "
         "(an attack she cannot make, without texts or known fields, is listed as not measured)."

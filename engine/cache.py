@@ -10,14 +10,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-import joblib
-
 from engine import __version__
-from engine.atomic import atomic_path
 from engine.data.dataset import Dataset
-from engine.paths import cache_dir
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector
+from engine.store import stored
 
 T = TypeVar("T")
 
@@ -68,7 +65,7 @@ def fit_cached(
     """`protector.fit(dataset)`, loaded from the on-disk cache when the same fit was done before."""
     if not use_cache:
         return protector.fit(dataset, progress)
-    return _cached("fits", f"{protector.name}-{fit_key(protector, dataset)}", lambda: protector.fit(dataset, progress))
+    return stored("fits", f"{protector.name}-{fit_key(protector, dataset)}", lambda: protector.fit(dataset, progress))
 
 
 def sweep_name(protector: Protector, dataset: Dataset, settings: Mapping[str, Any]) -> str:
@@ -82,7 +79,7 @@ def sweep_cached(protector: Protector, dataset: Dataset, settings: Mapping[str, 
     """``compute()`` — a sweep of ``protector`` on ``dataset`` — loaded from the on-disk cache when a sweep with
     the same fit and the same ``settings`` (replicates, seed, measure settings) was computed before, so a restart
     or a second steward on the machine finds it ready."""
-    return _cached("sweeps", sweep_name(protector, dataset, settings), compute)
+    return stored("sweeps", sweep_name(protector, dataset, settings), compute)
 
 
 def derived_cached(sweep: str, key: Hashable, compute: Callable[[], T]) -> T:
@@ -90,29 +87,4 @@ def derived_cached(sweep: str, key: Hashable, compute: Callable[[], T]) -> T:
     (built of strings, numbers and tuples, such as the dashboard's views for the choices on its page) — kept on
     disk beside the sweep."""
     digest = hashlib.sha256(repr(key).encode()).hexdigest()[:24]
-    return _cached("derived", f"{sweep}-{digest}", compute)
-
-
-def model_cached(name: str, compute: Callable[[], T]) -> T:
-    """``compute()`` — a model trained on data the project ships (the privacy-attribute tagger), named for what
-    it was trained on — kept on disk across runs."""
-    return _cached("models", name, compute)
-
-
-def _cached(kind: str, name: str, compute: Callable[[], T]) -> T:
-    """The value stored as ``<cache>/<kind>/<name>.joblib``, or ``compute()`` stored there (atomically)."""
-    folder = cache_dir() / kind
-    folder.mkdir(parents=True, exist_ok=True)
-    path: Path = folder / f"{name}.joblib"
-    if path.exists():
-        try:
-            return joblib.load(path)
-        except Exception:  # a cache file from another library version: recompute and overwrite
-            path.unlink(missing_ok=True)
-    value = compute()
-    try:
-        with atomic_path(path) as tmp:
-            joblib.dump(value, tmp)
-    except OSError:
-        pass  # a full or read-only cache only costs the next run a recomputation; the value itself is good
-    return value
+    return stored("derived", f"{sweep}-{digest}", compute)

@@ -17,7 +17,7 @@ import pandas as pd
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.measures.base import MetricResult
-from engine.measures.options import MeasureOptions
+from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult
@@ -28,7 +28,7 @@ MAX_NAME = 60
 @dataclass(frozen=True)
 class Candidate:
     """A release kept aside under ``name``: what makes it again. ``params`` are the method's parameters that
-    differ from their defaults, ``options`` the measure settings (`MeasureOptions.values`, None = default)."""
+    differ from their defaults, ``options`` the measure settings (`MeasureSettings.values`, None = default)."""
 
     name: str
     method: str
@@ -56,9 +56,9 @@ class Candidate:
 
         return get_protector(self.method, **dict(self.params))
 
-    def measure_options(self) -> MeasureOptions:
+    def measure_options(self) -> MeasureSettings:
         """The measure settings; the vendor keywords left out of the topic model are the method's own."""
-        return MeasureOptions.from_values(self.options, tuple(self.params.get("vendor_keywords", ())))
+        return MeasureSettings.from_values(self.options, tuple(self.params.get("vendor_keywords", ())))
 
     def settings_text(self) -> str:
         """The method's parameters as a person reads them ("fields: overall; vendor keywords: acme"), "" for
@@ -147,7 +147,7 @@ def measure_candidate(
     warnings: the numbers `textsdc release` of the same candidate writes into the manifest. The knob is
     snapped to the value the fit makes (a λ of the path), which the returned candidate carries."""
     from engine.cache import fit_cached
-    from engine.export.checks import release_warnings
+    from engine.export.registry import release_warnings
     from engine.measures.evaluate import check_options
     from engine.sweep import metrics_with_intervals, run_sweep
 

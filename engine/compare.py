@@ -18,7 +18,7 @@ import pandas as pd
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, TextsdcError
 from engine.frontier import frontier, pareto_mask
-from engine.measures.options import MeasureOptions
+from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
 from engine.results import SweepResult
 
@@ -39,7 +39,7 @@ class Comparison:
     sweeps: dict[str, SweepResult]
     params: dict[str, dict[str, Any]]
     options: dict[str, Any] = field(default_factory=dict)
-    """The measure settings every method was measured with (`MeasureOptions.values`: the intruder preset, ...)."""
+    """The measure settings every method was measured with (`MeasureSettings.values`: the intruder preset, ...)."""
 
     def rows(self) -> pd.DataFrame:
         """One row per (method, knob value, measure): method, knob, metric, kind, mean, lo, hi."""
@@ -145,7 +145,7 @@ def compare_methods(
     replicates: int = 1,
     seed: int = 0,
     jobs: int = 1,
-    options: MeasureOptions | None = None,
+    options: MeasureSettings | None = None,
     progress: Progress = no_progress,
 ) -> Comparison:
     """Sweep each (method, parameters) of ``settings`` on ``dataset`` with the same seed, replicates and measure
@@ -177,5 +177,5 @@ def compare_methods(
         replicates=replicates,
         sweeps=sweeps,
         params={name: protector.params() for name, protector in protectors},
-        options=(options or MeasureOptions()).values(),
+        options=(options or MeasureSettings()).values(),
     )

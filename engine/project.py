@@ -26,6 +26,7 @@ from engine.data.schema import Schema
 from engine.errors import ConfigError, DataError
 from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
 from engine.measures.intruders import intruder
+from engine.record.replay import ReplaySpec
 
 FORMAT = "textsdc-session"
 VERSION = 1
@@ -134,12 +135,10 @@ class Project:
             rows.append(row)
         return pd.DataFrame(rows)
 
-    def replay(self, candidate: Candidate, out: str, with_frontier: bool = False) -> str:
-        """The `textsdc release` command that writes ``candidate``'s release into ``out`` (with the frontier
-        swept along the knob in its report when ``with_frontier``)."""
-        from engine.replay import replay_command
-
-        return replay_command(
+    def replay(self, candidate: Candidate, out: str, with_frontier: bool = False) -> ReplaySpec:
+        """How `textsdc release` writes ``candidate``'s release into ``out`` (with the frontier swept along the
+        knob in its report when ``with_frontier``); `ReplaySpec.command` is the command."""
+        return ReplaySpec(
             data=self.data,
             schema=self.schema,
             encoding=self.encoding,

@@ -27,7 +27,7 @@ from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.measures.base import MetricResult, metric_info
-from engine.measures.evaluate import Evaluator, MeasureOptions, check_options
+from engine.measures.evaluate import Evaluator, MeasureSettings, check_options
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult, summarize
@@ -148,7 +148,7 @@ def run_sweep(
     use_cache: bool = True,
     fitted: Fitted | None = None,
     evaluator: Evaluator | None = None,
-    options: MeasureOptions | None = None,
+    options: MeasureSettings | None = None,
     keep_releases: int = 0,
     backend: str = "local",
     scheduler: str | None = None,

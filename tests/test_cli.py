@@ -263,7 +263,7 @@ def test_the_dashboard_imports_the_engine_before_it_listens_and_no_page_module()
     for it; the dashboard's own modules bind Streamlit's caches on import and must wait for its runtime."""
     import importlib
 
-    from engine.cli import WARM_MODULES
+    from dashboard.launch import WARM_MODULES
 
     assert WARM_MODULES and not any(name.startswith("dashboard") for name in WARM_MODULES)
     for name in WARM_MODULES:

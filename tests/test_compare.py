@@ -8,7 +8,7 @@ import pytest
 from engine.cli import main
 from engine.compare import applicable_methods, compare_methods
 from engine.errors import ConfigError
-from engine.measures.options import MeasureOptions
+from engine.measures.settings import MeasureSettings
 from tests.conftest import make_tiny_dataset
 
 
@@ -29,7 +29,7 @@ def test_a_text_method_and_a_field_method_meet_on_the_whole_release_intruder():
     both = compare_methods(
         make_tiny_dataset(),
         [("redact", {"use_ner": False}), ("cart", {"fields": ("airline",)})],
-        options=MeasureOptions(classifier_target="airline"),  # the tiny texts tell the airline, not the mood
+        options=MeasureSettings(classifier_target="airline"),  # the tiny texts tell the airline, not the mood
     )
     assert both.common("risk") == ["release_identification_probability"]
     assert both.common("utility") == ["classifier_f1_ratio"]

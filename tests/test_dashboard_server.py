@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.cli import is_loopback, main, streamlit_flags
+from dashboard.launch import streamlit_flags
+from engine.cli import is_loopback, main
 
 ROOT = Path(__file__).resolve().parents[1]
 

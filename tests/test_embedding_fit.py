@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from engine.measures.utility.embedding_fit import cluster_log_likelihoods, swap_utility
+from engine.protect.swap.embedding_fit import cluster_log_likelihoods, swap_utility
 from engine.protect.swap.mixtures import fit_mixture, sample
 
 

@@ -299,7 +299,8 @@ def test_fields_released_as_they_are_that_single_out_records_are_warned_of():
     intruder knows them: the warning counts the records they single out; key fields and protected or withheld
     ones are not counted, and a field shared by every pair of records singles none out."""
     from engine.data.schema import FieldSpec
-    from engine.export.checks import release_warnings, singled_out_by_other_fields
+    from engine.export.checks import singled_out_by_other_fields
+    from engine.export.registry import release_warnings
 
     frame = pd.DataFrame(
         {
@@ -357,7 +358,8 @@ def test_a_text_that_names_its_own_pseudonymized_author_is_warned_of():
     """A tweet that mentions its own author's handle undoes the pseudonym: the warning counts such records (not
     another author's handle, not a name of two letters); a text that no longer names them, or an author kept in
     clear, is not warned of."""
-    from engine.export.checks import own_identifiers_in_text, release_warnings
+    from engine.export.checks import own_identifiers_in_text
+    from engine.export.registry import release_warnings
 
     frame = pd.DataFrame(
         {

@@ -11,7 +11,7 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 from engine.measures.evaluate import Evaluator
 from engine.measures.intruders import DEFAULT_INTRUDER, INTRUDERS
-from engine.measures.options import MeasureOptions
+from engine.measures.settings import MeasureSettings
 from engine.measures.registry import MEASURES
 from engine.measures.risk.release_intruder import METRIC_ID as WHOLE
 from tests.conftest import make_tiny_dataset
@@ -20,7 +20,7 @@ SCHNEIDER = "identification_probability"
 
 
 def _evaluator(dataset: Dataset, ids: list[str], preset: str, fields: tuple[str, ...] = ()) -> Evaluator:
-    return Evaluator(dataset, ids, fields=list(fields), options=MeasureOptions(intruder=preset))
+    return Evaluator(dataset, ids, fields=list(fields), options=MeasureSettings(intruder=preset))
 
 
 def _listings() -> Dataset:

@@ -29,7 +29,7 @@ from engine.measures.base import (
     measured_number,
     metric_info,
 )
-from engine.measures.evaluate import FIELD_METRICS, NUMERIC_METRICS, TEXT_METRICS, Evaluator, MeasureOptions
+from engine.measures.evaluate import FIELD_METRICS, NUMERIC_METRICS, TEXT_METRICS, Evaluator, MeasureSettings
 from engine.measures.registry import MEASURES, measure_class, measure_ids
 from engine.measures.utility.topics import TopicModel
 from engine.protect import get_protector
@@ -160,12 +160,12 @@ def test_a_sweep_on_few_words_runs_and_reports_the_topic_measures_as_skipped():
 def test_wrong_settings_given_by_the_user_are_still_errors():
     d = few_words_dataset()
     with pytest.raises(ConfigError, match="FIELD=LEVEL"):
-        Evaluator(d, fields=["colour"], options=MeasureOptions(prevalence_level="size=large"))
+        Evaluator(d, fields=["colour"], options=MeasureSettings(prevalence_level="size=large"))
     with pytest.raises(ConfigError, match="unknown metric"):
         Evaluator(d, metrics=["pmse", "no_such_metric"], fields=["colour"])
     n = numeric_dataset()
     with pytest.raises(ConfigError, match="intruder-uncertainty field 'price'"):
-        Evaluator(n, fields=["days", "price"], options=MeasureOptions(uncertainty_field="price"))
+        Evaluator(n, fields=["days", "price"], options=MeasureSettings(uncertainty_field="price"))
 
 
 def test_measures_of_what_a_method_leaves_alone_are_skipped_with_a_reason(tiny_dataset):
@@ -246,7 +246,7 @@ def test_the_topic_model_and_the_projections_are_prepared_once(tiny_dataset, mon
     projections = counting(monkeypatch, pmse, "random_projections")
     scores = counting(monkeypatch, pmse, "fit_logistic")
     tables = counting(monkeypatch, cells, "cell_differences")
-    options = MeasureOptions(projections=3, topics=2)
+    options = MeasureSettings(projections=3, topics=2)
     ev = Evaluator(tiny_dataset, fields=["mood"], options=options)
     assert {"topic_content_correlation", "topic_prevalence_ratio", "pmse", "pmse_ratio"} <= set(ev.available)
     assert len(fits) == 1 and len(projections) == 1
@@ -292,7 +292,7 @@ def test_a_prepared_evaluator_pickles_for_parallel_sweeps():
 
 
 def test_prepare_context_memo_computes_once_and_remembers_reasons(tiny_dataset):
-    context = PrepareContext(tiny_dataset, ["mood"], MeasureOptions(), lambda *a: None)
+    context = PrepareContext(tiny_dataset, ["mood"], MeasureSettings(), lambda *a: None)
     calls = []
     assert context.shared("k", lambda: calls.append(1) or 7) == 7
     assert context.shared("k", lambda: calls.append(1) or 8) == 7

@@ -193,7 +193,8 @@ def test_most_private_end_is_no_riskier_than_the_least_private(name):
 
 
 def test_flags_do_not_collide_and_mean_one_thing():
-    from engine.cli import build_parser, method_parameters
+    from engine.cli import build_parser
+    from engine.cli.args import method_parameters
 
     build_parser()  # argparse refuses two options with one flag
     params = method_parameters()

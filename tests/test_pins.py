@@ -1,4 +1,4 @@
-"""Pins, sessions, diffs and decisions: `engine.candidates`, `engine.project`, `engine.export.decision` and the
+"""Pins, sessions, diffs and decisions: `engine.candidates`, `engine.project`, `engine.record.decision` and the
 CLI's pin / session / diff / export commands; the reviewer PDF rendered to images."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import pytest
 from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table, release_of
 from engine.cli import main
 from engine.errors import ConfigError, DataError
-from engine.export.decision import Decision
+from engine.record.decision import Decision
 from engine.project import Project, differences, session_path
 from engine.report.pdf import fixed_dates, stable_node_ids
 from tests.conftest import make_tiny_dataset

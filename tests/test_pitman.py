@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from engine.measures.risk.pitman import (
+from engine.protect.swap.disclosure import (
     expected_population_uniques,
     expected_population_uniques_exact,
     fit_pitman,
@@ -62,7 +62,7 @@ def test_the_fit_is_the_maximum_of_equation_2_10():
 
 @pytest.mark.parametrize("theta, alpha", [(0.7, 0.05), (3.0, 0.4), (40.0, 0.8)])
 def test_the_gradient_and_hessian_are_those_of_the_log_likelihood(theta, alpha):
-    from engine.measures.risk.pitman import _sums
+    from engine.protect.swap.disclosure import _sums
 
     s = frequencies_of_frequencies([c for c, size in enumerate([1, 1, 1, 2, 2, 4, 7, 1, 3]) for _ in range(size)])
     _, grad, hess = _sums(theta, alpha, s)

@@ -167,7 +167,8 @@ def test_the_commands_own_flags_are_all_reserved():
     cannot silently collide with a method parameter declared later."""
     import argparse
 
-    from engine.cli import build_parser, method_parameters
+    from engine.cli import build_parser
+    from engine.cli.args import method_parameters
     from engine.measures.options import OPTION_PARAMETERS
     from engine.protect.params import RESERVED_NAMES
 

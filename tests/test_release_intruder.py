@@ -14,7 +14,7 @@ from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError
 from engine.measures.evaluate import Evaluator
 from engine.measures.intruders import INTRUDERS, intruder
-from engine.measures.options import MeasureOptions
+from engine.measures.settings import MeasureSettings
 from engine.measures.risk.identification import standardized_l1_distances
 from engine.measures.risk.release_intruder import METRIC_ID, ReleaseIntruder
 from engine.protect.base import Release
@@ -31,7 +31,7 @@ def _fields_only(values: list[float], kinds: list[str]) -> Dataset:
 
 
 def _measure(dataset: Dataset, release: pd.DataFrame, preset: str) -> pd.DataFrame:
-    ev = Evaluator(dataset, [METRIC_ID], options=MeasureOptions(intruder=preset))
+    ev = Evaluator(dataset, [METRIC_ID], options=MeasureSettings(intruder=preset))
     assert METRIC_ID in ev.available, ev.skipped
     return ev.evaluate(release)[METRIC_ID]
 
@@ -63,18 +63,18 @@ def test_a_field_the_release_withholds_cannot_be_linked_on():
     """The swap leaves the field it protects out of the bundle: an intruder who knows only that field then has
     nothing to link with on the release (a blind guess, 1/n), while the data as it is stays the baseline."""
     d = _fields_only([100, 105, 130, 100], ["a", "a", "a", "b"])
-    ev = Evaluator(d, [METRIC_ID], options=MeasureOptions(intruder="posts_and_keys"))  # knows city only
+    ev = Evaluator(d, [METRIC_ID], options=MeasureSettings(intruder="posts_and_keys"))  # knows city only
     shown = Release(data=d.frame, method="test", knob=0.0, protected_columns=("text",))
     withheld = dataclasses.replace(shown, withheld=("city",))
     assert ev.evaluate(shown)[METRIC_ID].value == pytest.approx((1 / 3 * 3 + 1) / 4)
     assert ev.evaluate(withheld)[METRIC_ID].detail["probability"].tolist() == pytest.approx([0.25] * 4)
-    both = Evaluator(d, [METRIC_ID], options=MeasureOptions(intruder="rough_fields"))  # and price within 10%
+    both = Evaluator(d, [METRIC_ID], options=MeasureSettings(intruder="rough_fields"))  # and price within 10%
     assert both.evaluate(withheld)[METRIC_ID].detail["probability"].tolist() == pytest.approx([1 / 3, 1 / 3, 1, 1 / 3])
 
 
 def test_an_intruder_with_nothing_to_link_with_is_not_applicable():
     d = _fields_only([1, 2], ["a", "b"])
-    ev = Evaluator(d, [METRIC_ID], options=MeasureOptions(intruder="posts"))
+    ev = Evaluator(d, [METRIC_ID], options=MeasureSettings(intruder="posts"))
     assert METRIC_ID not in ev.available
     assert "nothing to link with" in ev.skipped[METRIC_ID]
 
@@ -83,7 +83,7 @@ def test_unknown_preset_names_the_presets():
     with pytest.raises(ConfigError, match="posts_and_keys"):
         intruder("telepath")
     with pytest.raises(ConfigError, match="intruder"):
-        MeasureOptions(intruder="telepath")
+        MeasureSettings(intruder="telepath")
 
 
 def test_texts_carry_identity_and_shuffling_everything_gives_a_blind_guess():
@@ -204,7 +204,7 @@ def test_the_style_distances_of_the_confidential_texts_are_computed_once_per_eva
     evaluator = Evaluator(d, fields=["mood"])
     assert {METRIC_ID, identification.METRIC_ID} <= set(evaluator.available)
     assert len(calls) == 1
-    side, _ = ReleaseIntruder.prepare(d, INTRUDERS[MeasureOptions().intruder])
+    side, _ = ReleaseIntruder.prepare(d, INTRUDERS[MeasureSettings().intruder])
     assert side.similarity is not None
     measure = next(m for m in evaluator._measures if m.id == METRIC_ID)
     np.testing.assert_array_equal(measure.intruder.similarity, side.similarity)

@@ -15,7 +15,7 @@ from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError
 from engine.measures.base import NotApplicable
 from engine.measures.evaluate import Evaluator
-from engine.measures.options import MeasureOptions
+from engine.measures.settings import MeasureSettings
 from engine.measures.utility.classifier import classifier_target
 from engine.measures.utility.sentiment import _vader, class_shares, lexicon_classes
 
@@ -49,7 +49,7 @@ def reviews(n: int = 240, seed: int = 0, tag_share: float = 0.3) -> Dataset:
 
 
 def measure(dataset: Dataset, texts: list[str], **options) -> dict:
-    ev = Evaluator(dataset, METRICS, options=MeasureOptions(**options))
+    ev = Evaluator(dataset, METRICS, options=MeasureSettings(**options))
     frame = dataset.frame.copy()
     frame["text"] = texts
     return {**{k: v.value for k, v in ev.evaluate(frame).items()}, "notes": ev.notes, "skipped": ev.skipped}
@@ -136,9 +136,9 @@ def test_a_hashtag_target_redacted_from_the_release_scores_zero():
 def test_bad_settings_name_what_is_accepted():
     data = reviews()
     with pytest.raises(ConfigError, match="sentiment field 'feeling' is not a categorical field.*region, sentiment"):
-        Evaluator(data, METRICS, options=MeasureOptions(sentiment_field="feeling"))
+        Evaluator(data, METRICS, options=MeasureSettings(sentiment_field="feeling"))
     with pytest.raises(ConfigError, match="neither a categorical field nor a #hashtag.*region, sentiment"):
-        Evaluator(data, METRICS, options=MeasureOptions(classifier_target="airline"))
+        Evaluator(data, METRICS, options=MeasureSettings(classifier_target="airline"))
 
 
 def test_no_target_is_listed_as_not_measured():

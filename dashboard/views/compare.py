@@ -8,7 +8,7 @@ import streamlit as st
 from dashboard import compute, display, pins, session, widgets
 from engine.compare import Comparison, applicable_methods
 from engine.figures.text import comparison_figure
-from engine.measures.options import MeasureOptions
+from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 
 CHOSEN_KEY = "compare_methods"
@@ -61,7 +61,7 @@ def _methods_frontier(dataset) -> None:
     if len(chosen) < 2:
         st.info("Choose at least two methods to compare.")
         return
-    measures = MeasureOptions(intruder=widgets.intruder_picker(dataset))
+    measures = MeasureSettings(intruder=widgets.intruder_picker(dataset))
     ready = all(compute.sweep_ready(dataset, m, replicates, seed, {}, measures) for m in chosen)
     started = st.session_state.get(STARTED_KEY) == (dataset.fingerprint, tuple(chosen), replicates, seed)
     if not ready and not started:

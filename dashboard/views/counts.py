@@ -30,7 +30,7 @@ from engine.figures.bayes_counts import (
 from engine.figures.field_synthesis import complexity_figure
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS, UNCERTAINTY_LEVELS
-from engine.measures.evaluate import MeasureOptions
+from engine.measures.evaluate import MeasureSettings
 from engine.protect import METHODS
 from engine.report.bayes_counts import combined_intervals, confidential_intervals, risk_rows
 from engine.results import SweepResult
@@ -74,10 +74,9 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
     if not chosen:
         return None
     with st.expander("Synthetic datasets, measures and seed"):
-        a, b, c = st.columns(3)
+        a, b = st.columns(2)
         st.session_state.setdefault(PREFIX + "replicates", 5)
         st.session_state.setdefault(PREFIX + "seed", 0)
-        st.session_state.setdefault(PREFIX + "clusters", 20)
         replicates = int(
             a.number_input(
                 "Synthetic datasets m",
@@ -90,21 +89,12 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
             )
         )
         seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key=PREFIX + "seed", persist_state="session"))
-        clusters = int(
-            c.number_input("Clusters for Uc", 2, 200, step=1, key=PREFIX + "clusters", persist_state="session")
-        )
-        key_counts = [f.name for f in schema.fields if f.role == "key" and f.kind == "count" and f.name not in chosen]
-        uk = f"{PREFIX}uncertain::{dataset.fingerprint[:12]}"
-        if st.session_state.get(uk) not in key_counts:
-            st.session_state[uk] = key_counts[0] if key_counts else None
-        noisy = (
-            st.selectbox(
-                "Key count the intruder knows with noise (Eq. 11)", key_counts, key=uk, persist_state="session"
-            )
-            if key_counts
-            else None
-        )
-    options = MeasureOptions(clusters=clusters, uncertainty_field=noisy, intruder=widgets.intruder_picker(dataset))
+        values = widgets.setting_widgets(("numeric", "release"), dataset, chosen)
+    options = session.guarded(
+        lambda: MeasureSettings.from_values(values | {"intruder": widgets.intruder_picker(dataset)})
+    )
+    if options is None:
+        return None
     return method, params, options, replicates, seed
 
 
@@ -297,7 +287,7 @@ def _view_at(
 
 @st.fragment
 def _at_knob(
-    dataset: Dataset, method: str, params: dict, options: MeasureOptions, seed: int, sweep: SweepResult
+    dataset: Dataset, method: str, params: dict, options: MeasureSettings, seed: int, sweep: SweepResult
 ) -> None:
     """The intruder's uncertainty, the quantities compared, the knob and every view that follows it
     (`dashboard.knob_view`), rerun alone when a setting beside the views changes (a Streamlit fragment): the

@@ -99,7 +99,7 @@ def _show_result(exported: dict, shown: Sequence[str]) -> None:
             f"{display.md_escape(str(result.internal_report.resolve()))}. It is not part of the bundle or the zip: "
             "keep it for your own review."
         )
-    listed = result.manifest.get("files", {})
+    listed = result.record.files
     rows = []
     for name, path in sorted(result.files.items()):
         sha = listed.get(name) or file_sha256(path)
@@ -180,7 +180,9 @@ def render() -> None:
     )
     st.caption("The same release from the command line:")
     st.code(
-        exporting.replay_command(dataset, origin, candidate, out_dir, with_frontier), language="bash", wrap_lines=True
+        exporting.replay_spec(dataset, origin, candidate, out_dir, with_frontier).command(),
+        language="bash",
+        wrap_lines=True,
     )
     schema_file = exporting.schema_file_name(dataset, origin)
     if schema_file:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard import session
 from dashboard.caching import progress_reporter
+from engine.figures.detection import detection_figure
 from engine.protect import METHODS, get_protector
 
 RESULTS_KEY = "gold_check_results"
@@ -56,7 +57,7 @@ def _show(report, method: str) -> None:
     st.dataframe(table, hide_index=True, key=f"gold_check_table::{method}")
     for line in report.notes:
         st.caption(line)
-    names = list(report.figures)
+    names = list(report.scores)
     if names:
         chosen = st.selectbox(
             "Per type at",
@@ -64,4 +65,4 @@ def _show(report, method: str) -> None:
             index=names.index(report.default) if report.default in names else 0,
             key=f"gold_check_at::{method}",
         )
-        st.plotly_chart(report.figures[chosen], key=f"gold_check_figure::{method}")
+        st.plotly_chart(detection_figure(report.scores[chosen]), key=f"gold_check_figure::{method}")

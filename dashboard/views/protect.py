@@ -23,12 +23,13 @@ from engine.figures.text import (
     frontier_figure,
     metric_along_knob_figure,
 )
-from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
-from engine.measures.options import TEXT_OPTIONS, MeasureOptions
+from engine.measures.base import MetricResult, metric_info
 from engine.measures.registry import measure_class
+from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 from engine.protect.base import Knob, Release
 from engine.report import samples as sampling
+from engine.report.registry import page_figures
 from engine.results import SweepResult
 
 ATTACK = "attack_identification_rate"
@@ -227,15 +228,9 @@ def _attack_blocks(sweep: SweepResult, at: float, targets: list[str]) -> list[kn
 
 
 def _measure_figures(sweep: SweepResult, at: float) -> list[knob_view.Block]:
-    """The figures measures draw of their own detail along the knob (`Measure.detail_figure`)."""
-    out = []
-    for mid in sweep.metric_ids:
-        if mid.endswith(CONFIDENTIAL_SUFFIX):
-            continue
-        figure = measure_class(mid).detail_figure(sweep, at)
-        if figure is not None:
-            out.append(knob_view.plot(figure, f"detail::{mid}"))
-    return out
+    """The figures of the report sections whose measures the sweep measured (`page_figures`: the k-anonymity
+    groups and tagger, the swap's uniques and attack along r), drawn as the reviewer's report draws them."""
+    return [knob_view.plot(figure, f"detail::{key}") for key, figure in page_figures(sweep, at)]
 
 
 def _utility_blocks(sweep: SweepResult, utility: str | None, at: float, dataset: Dataset) -> list[knob_view.Block]:
@@ -252,8 +247,8 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     at = release.knob
     out = [knob_view.text("Sample protected records", "heading")]
     setting = display.knob_text(knob, at)
-    for info in release.info.values():
-        if isinstance(info, str) and info:  # "At ε = 1000: ε = 1000 split over ..." said the setting twice
+    for _, info in release.facts():
+        if info:  # "At ε = 1000: ε = 1000 split over ..." said the setting twice
             text = info if info.startswith(setting) else f"At {setting}: {info}"
             out.append(knob_view.text(display.as_sentence(text), "caption"))
     labels = METHODS[release.method].change_labels
@@ -306,7 +301,7 @@ def _compare_methods(
     params: dict,
     replicates: int,
     seed: int,
-    options: MeasureOptions,
+    options: MeasureSettings,
     risk: str | None,
     utility: str | None,
 ) -> None:
@@ -394,7 +389,7 @@ def _at_knob(
     dataset: Dataset,
     method: str,
     params: dict,
-    options: MeasureOptions,
+    options: MeasureSettings,
     seed: int,
     sweep: SweepResult,
     risk: str | None,
@@ -505,7 +500,9 @@ def render() -> None:
     intruder = widgets.intruder_picker(dataset)
     with st.expander("Measure settings"):
         options = session.guarded(
-            lambda: MeasureOptions.from_values(widgets.option_widgets(TEXT_OPTIONS, dataset) | {"intruder": intruder})
+            lambda: MeasureSettings.from_values(
+                widgets.setting_widgets(("text", "release"), dataset) | {"intruder": intruder}
+            )
         )
     if options is None:
         return

@@ -17,7 +17,6 @@ import streamlit as st
 from dashboard import compute, display, knob_view, session, widgets
 from dashboard.prepared import prepared
 from engine.data.dataset import Dataset
-from engine.data.levels import levels_by_frequency
 from engine.figures.field_synthesis import (
     cell_difference_figure,
     complexity_figure,
@@ -28,10 +27,11 @@ from engine.figures.field_synthesis import (
 )
 from engine.frontier import PmseChoice, select_by_pmse_ratio
 from engine.measures.base import MetricResult, metric_info
-from engine.measures.evaluate import MeasureOptions
+from engine.measures.evaluate import MeasureSettings
 from engine.measures.utility.topics import prevalence_intervals
 from engine.protect import METHODS
 from engine.protect.base import Release
+from engine.protect.field_synthesis.sequential import FieldDraws
 from engine.results import SweepResult
 
 METHOD_KEY = "synth_method"
@@ -72,11 +72,9 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
                 "modelled on the text alone; each later one on the text and the fields before it."
             )
     with st.expander("Replicates, measures and seed"):
-        a, b, c, d = st.columns(4)
+        a, b = st.columns(2)
         st.session_state.setdefault("synth_replicates", 3)
         st.session_state.setdefault("synth_seed", 0)
-        st.session_state.setdefault("synth_projections", 5)
-        st.session_state.setdefault("synth_topics", 5)
         replicates = int(
             a.number_input(
                 "Synthetic datasets M",
@@ -89,41 +87,15 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
             )
         )
         seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key="synth_seed", persist_state="session"))
-        projections = int(
-            c.number_input(
-                "pMSE projections",
-                1,
-                50,
-                step=1,
-                key="synth_projections",
-                persist_state="session",
-                help="Random projections of the text for the pMSE ratio; the paper uses 20.",
-            )
+        values = widgets.setting_widgets(("categorical", "release"), dataset, fields)
+    options = session.guarded(
+        lambda: MeasureSettings.from_values(
+            values | {"intruder": widgets.intruder_picker(dataset)}, tuple(params.get("vendor_keywords", ()))
         )
-        topics = int(d.number_input("Topics", 2, 20, step=1, key="synth_topics", persist_state="session"))
-        followed = fields or [
-            f.name for f in dataset.schema.fields if f.kind == "categorical" and f.role == "sensitive"
-        ]
-        level_options = ["(default)"] + [f"{f}={v}" for f in followed for v in _levels(dataset, f)[1:]]
-        level = st.selectbox(
-            "Field level whose topic prevalence is followed",
-            level_options,
-            key="synth_level",
-            help="The paper follows the low-rating coefficient. The most frequent level of each "
-            "field is the reference.",
-        )
-    options = MeasureOptions(
-        projections=projections,
-        topics=topics,
-        vendor_keywords=tuple(params.get("vendor_keywords", ())),
-        prevalence_level=None if level == "(default)" else level,
-        intruder=widgets.intruder_picker(dataset),
     )
+    if options is None:
+        return None
     return method, params, options, replicates, seed
-
-
-def _levels(dataset: Dataset, field: str) -> list[str]:
-    return levels_by_frequency(dataset.frame[field])
 
 
 def _use_best(method: str, fingerprint: str, value: float) -> None:
@@ -151,7 +123,10 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
 
 
 def _sample_blocks(dataset: Dataset, release: Release, only_changed: bool) -> list[knob_view.Block]:
-    d = release.info["field_detail"]
+    draws = release.detail(FieldDraws)
+    if draws is None:
+        return []
+    d = draws.table
     wide = d.pivot(index="record", columns="field")
     table = pd.DataFrame(
         {"row": wide.index + 1, "text": dataset.frame[dataset.schema.text].iloc[wide.index].astype(str).to_numpy()}
@@ -250,7 +225,7 @@ def _view_at(
 
 @st.fragment
 def _at_knob(
-    dataset: Dataset, method: str, params: dict, options: MeasureOptions, seed: int, sweep: SweepResult
+    dataset: Dataset, method: str, params: dict, options: MeasureSettings, seed: int, sweep: SweepResult
 ) -> None:
     """The recommendation, the knob and every view that follows it (`dashboard.knob_view`), rerun alone when
     the settings beside the views change (a Streamlit fragment): the sweep and the releases it kept are read,

@@ -16,34 +16,40 @@ from __future__ import annotations
 
 import hashlib
 import importlib.metadata
-import json
-import math
 import platform
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from engine import __version__
 from engine.atomic import atomic_write_text
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError, os_error_message
 from engine.export.audit import append_audit
-from engine.export.checks import release_warnings, unchanged_protected_columns
-from engine.export.decision import Decision
+from engine.export.checks import unchanged_protected_columns
 from engine.export.identifiers import column_treatments, public_frame
+from engine.export.registry import release_warnings
 from engine.export.staging import staged_folder
 from engine.measures.base import MetricResult, metric_info
-from engine.measures.intruders import intruder
-from engine.measures.options import MeasureOptions
+from engine.measures.intruders import INTRUDER, intruder
 from engine.paths import default_audit_log
-from engine.protect.base import Knob, Release
+from engine.protect.base import Release
+from engine.record.decision import Decision
+from engine.record.manifest import (
+    INTRUDER_DESCRIPTION,
+    MANIFEST_JSON,
+    DatasetIdentity,
+    Measured,
+    MethodStep,
+    ReleaseRecord,
+    SweepSpec,
+)
+from engine.record.replay import ReplaySpec
+from engine.report.context import ReleaseReport
 from engine.report.html import render_report
 from engine.report.pdf import ENV, find_browser, print_pdf
 from engine.results import SweepResult
@@ -53,7 +59,6 @@ RELEASE_PARQUET = "release.parquet"
 CHANGES_CSV = "changes.csv"
 REPORT_HTML = "report.html"
 REPORT_PDF = "report.pdf"
-MANIFEST_JSON = "manifest.json"
 
 LIBRARIES: tuple[str, ...] = (
     "numpy",
@@ -69,12 +74,12 @@ LIBRARIES: tuple[str, ...] = (
 
 @dataclass(frozen=True)
 class ExportResult:
-    """A written bundle: its folder, its files (manifest included), the manifest, the audit row, the warnings
-    and the internal review report written beside the bundle (never part of it)."""
+    """A written bundle: its folder, its files (manifest included), its record (what the manifest says), the
+    audit row, the warnings and the internal review report written beside the bundle (never part of it)."""
 
     out_dir: Path
     files: dict[str, Path]
-    manifest: dict[str, Any]
+    record: ReleaseRecord
     audit_row_id: int
     warnings: tuple[str, ...] = ()
     internal_report: Path | None = None
@@ -94,21 +99,6 @@ def library_versions() -> dict[str, str | None]:
         except importlib.metadata.PackageNotFoundError:
             out[name] = None
     return out
-
-
-def _jsonable(obj: Any) -> Any:
-    """Plain JSON values: numpy scalars unwrapped, NaN/inf as null, tuples as lists, anything else as text."""
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if obj is None or isinstance(obj, (bool, int, str)):
-        return obj
-    return str(obj)
 
 
 def file_sha256(path: Path) -> str:
@@ -159,75 +149,67 @@ def _write_parquet(path: Path, frame: pd.DataFrame) -> None:
     pq.write_table(table, path, compression="snappy")
 
 
-def _metrics_manifest(metrics: Mapping[str, MetricResult]) -> dict[str, Any]:
-    return {
-        mid: {"value": m.value, "lo": m.lo, "hi": m.hi, "kind": metric_info(mid).kind} for mid, m in metrics.items()
-    }
+def release_record(
+    dataset: Dataset,
+    release: Release,
+    metrics: Mapping[str, MetricResult],
+    method: MethodStep,
+    replicates: int,
+    spec: ReplaySpec,
+    decision: Decision | None = None,
+    sweep: SweepResult | None = None,
+) -> ReleaseRecord:
+    """The record of ``release`` as its bundle will say it (its files not yet written): the dataset's identity,
+    ``method`` with its knob, the measures with their intervals, ``replicates`` releases per knob value, the
+    measure settings and the replay command of ``spec``, the column treatments and every warning
+    (`release_warnings`, worked out once: the text checks read every record), the decision note and the grid of
+    ``sweep`` when the report draws the frontier."""
+    schema = dataset.schema
+    settings = spec.options
+    return ReleaseRecord(
+        dataset=DatasetIdentity(
+            dataset.name,
+            Path(dataset.source).name if dataset.source else None,
+            dataset.fingerprint,
+            dataset.n_records,
+            0 if dataset.external is None else len(dataset.external),
+            schema.to_dict(),
+        ),
+        method=method,
+        seed=release.seed,
+        replicate=release.replicate,
+        replicates=replicates,
+        metrics={mid: Measured(m.value, m.lo, m.hi, metric_info(mid).kind) for mid, m in metrics.items()},
+        measure_settings={
+            **{k: v for k, v in settings.values().items() if v is not None},
+            INTRUDER_DESCRIPTION: intruder(settings[INTRUDER.name]).describe(),
+        },
+        columns=column_treatments(release.data, schema, release.protected_columns, release.withheld),
+        protected_columns=tuple(release.protected_columns),
+        unchanged_protected_columns=tuple(unchanged_protected_columns(dataset, release)),
+        warnings=tuple(release_warnings(dataset, release, metrics)),
+        replay=spec.command(),
+        decision=decision,
+        sweep=None if sweep is None else SweepSpec(tuple(sweep.grid), sweep.replicates, sweep.seed),
+        libraries=library_versions(),
+    )
 
 
 def export_release(
-    out_dir: str | Path,
-    *,
-    dataset: Dataset,
-    release: Release,
-    metrics: dict[str, MetricResult],
-    method_params: dict,
-    replicates: int,
-    sweep: SweepResult | None = None,
-    risk_metric: str | None = None,
-    utility_metric: str | None = None,
-    replay_command: str,
-    audit_log: str | Path | None = None,
-    records: Sequence[int] = (),
-    knob: Knob | None = None,
-    method_title: str = "",
-    point: SweepResult | None = None,
-    options: MeasureOptions | None = None,
-    decision: Decision | None = None,
-    pdf: bool = True,
+    out_dir: str | Path, report: ReleaseReport, audit_log: str | Path | None = None, pdf: bool = True
 ) -> ExportResult:
-    """Write the release bundle into ``out_dir`` and log the export; see the module docstring.
+    """Write the bundle of ``report``'s release into ``out_dir`` and log the export; see the module docstring.
 
-    ``point`` is the measurement at the released knob (it carries the model size along the knob for the
-    report); ``sweep`` the optional measurement along the whole grid; ``records`` the sample records the
-    report shows (`engine.report.samples.sample_records`); ``options`` the measure settings (the intruder
-    preset among them); ``decision`` the steward's decision note with the alternatives weighed. With ``pdf``
-    the report is also printed to ``report.pdf`` by this machine's Chromium (`engine.report.pdf`); without a
-    Chromium the bundle has no PDF and the result says so in its warnings.
+    With ``pdf`` the report is also printed to ``report.pdf`` by this machine's Chromium (`engine.report.pdf`);
+    without a Chromium the bundle has no PDF and the result says so in its warnings.
 
     Returns
     -------
-    ExportResult with the folder, every file written (manifest included), the manifest and the audit row id.
+    ExportResult with the folder, every file written (manifest included), the record and the audit row id.
     """
     out = Path(out_dir)
-    knob = knob or (sweep.knob if sweep is not None else None)
-    schema = dataset.schema
-    data = public_frame(release.data, schema, withheld=release.withheld)
-    warnings = release_warnings(dataset, release, metrics)
-    report_args: dict[str, Any] = dict(
-        dataset=dataset,
-        release=release,
-        metrics=metrics,
-        method_params=method_params,
-        replicates=replicates,
-        sweep=sweep,
-        risk_metric=risk_metric,
-        utility_metric=utility_metric,
-        replay_command=replay_command,
-        records=records,
-        method_title=method_title,
-        knob=knob,
-        complexity=next((r.complexity for r in (point, sweep) if r is not None and r.complexity is not None), None),
-        not_measured=None if point is None else point.skipped,
-        measure_notes=None if point is None else point.notes,
-        curves=None
-        if point is None
-        else point.uncertainty_curves([min(point.grid, key=lambda g: abs(g - release.knob))]),
-        options=options,
-        decision=decision,
-        warnings=warnings,  # worked out once (the text checks read every record), not again for each report
-    )
-    options = options or MeasureOptions()
+    dataset, release = report.dataset, report.release
+    data = public_frame(release.data, dataset.schema, withheld=release.withheld)
     contents: dict[str, bytes] = {RELEASE_CSV: _csv(data)}
     if release.changes is not None and release.changes_ship:
         contents[CHANGES_CSV] = _csv(public_changes(release.changes))
@@ -235,7 +217,7 @@ def export_release(
         if f"{name}.csv" in contents:
             raise ValueError(f"the method's table {name!r} would overwrite the bundle's {name}.csv")
         contents[f"{name}.csv"] = _csv(table)
-    contents[REPORT_HTML] = render_report(**report_args).encode("utf-8")
+    contents[REPORT_HTML] = render_report(report).encode("utf-8")
     log = Path(audit_log) if audit_log is not None else default_audit_log()
 
     browser = find_browser() if pdf else None
@@ -253,45 +235,8 @@ def export_release(
             print_pdf(tmp / REPORT_HTML, tmp / REPORT_PDF, browser)
             written.append(REPORT_PDF)
         names = sorted(written)
-        manifest = _jsonable(
-            {
-                "textsdc_version": __version__,
-                "libraries": library_versions(),
-                "dataset": {
-                    "name": dataset.name,
-                    "source": Path(dataset.source).name if dataset.source else None,
-                    "fingerprint": dataset.fingerprint,
-                    "n_records": dataset.n_records,
-                    "n_external": 0 if dataset.external is None else len(dataset.external),
-                },
-                "schema": schema.to_dict(),
-                "method": {"name": release.method, "title": method_title or None, "params": dict(method_params)},
-                "knob": {
-                    "name": knob.name if knob else None,
-                    "symbol": knob.symbol if knob else None,
-                    "value": release.knob,
-                },
-                "seed": release.seed,
-                "replicate": release.replicate,
-                "replicates": replicates,
-                "metrics": _metrics_manifest(metrics),
-                "measure_settings": {
-                    **{k: v for k, v in options.values().items() if v is not None},
-                    "intruder_description": intruder(options.intruder).describe(),
-                },
-                "decision": None if decision is None else decision.to_dict(),
-                "columns": column_treatments(release.data, schema, release.protected_columns, release.withheld),
-                "protected_columns": list(release.protected_columns),
-                "unchanged_protected_columns": unchanged_protected_columns(dataset, release),
-                "warnings": warnings,
-                "sweep": None
-                if sweep is None
-                else {"grid": sweep.grid, "replicates": sweep.replicates, "seed": sweep.seed},
-                "replay": replay_command,
-                "files": {name: file_sha256(tmp / name) for name in names},
-            }
-        )
-        text = json.dumps(manifest, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+        record = report.record.with_files({name: file_sha256(tmp / name) for name in names})
+        text = record.manifest_text()
         (tmp / MANIFEST_JSON).write_text(text, encoding="utf-8")
         try:
             row_id = append_audit(
@@ -309,7 +254,7 @@ def export_release(
             raise ConfigError(f"the audit log {log} could not be updated, so nothing was exported: {exc}") from None
     internal = internal_report_path(out)
     try:
-        atomic_write_text(internal, render_report(**report_args, internal=True))
+        atomic_write_text(internal, render_report(report, internal=True))
     except OSError as exc:
         raise ConfigError(
             f"the bundle was written to {out}, but not the internal review report: {os_error_message(exc, out.parent)}"
@@ -318,8 +263,8 @@ def export_release(
     return ExportResult(
         out_dir=out,
         files=dict(sorted(files.items())),
-        manifest=manifest,
+        record=record,
         audit_row_id=row_id,
-        warnings=(*warnings, *notices),
+        warnings=(*record.warnings, *notices),
         internal_report=internal,
     )

@@ -1,9 +1,13 @@
-"""What a steward and a reviewer must be told before a release leaves: the warnings the CLI prints, the
-dashboard shows, the manifest lists and the report puts at its top. One home, so all four say the same."""
+"""What a steward and a reviewer must be told before a release leaves: the export checks. Each is an
+`ExportCheck` declared here (or beside what it checks) and listed once in `engine.export.registry.CHECKS`; their
+warnings are what the CLI prints, the dashboard shows, the manifest lists and the report puts at its top. One
+home, so all four say the same."""
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -94,43 +98,117 @@ def own_identifiers_in_text(dataset: Dataset, release: Release) -> dict[str, int
     return out
 
 
-def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
-    """Every warning about this release, in plain words (empty when there is nothing to warn about)."""
-    out = [w.rstrip(".") for w in release.warnings]
-    unchanged = unchanged_protected_columns(dataset, release)
-    if unchanged:
-        out.append(
+class ExportCheck(ABC):
+    """One check of a release before it leaves. ``id`` names it; `warnings` are its findings in plain words,
+    naming no confidential value (they travel in the manifest and the report): counts, column names, what to do."""
+
+    id: ClassVar[str]
+
+    @classmethod
+    @abstractmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        """The check's warnings about ``release`` of ``dataset`` measured as ``metrics`` (none: nothing to say)."""
+
+
+class MethodWarnings(ExportCheck):
+    """What the method itself must tell (`Release.warnings`)."""
+
+    id = "method"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        return [w.rstrip(".") for w in release.warnings]
+
+
+class UnchangedProtectedColumns(ExportCheck):
+    """A protected column released with the confidential values in every record."""
+
+    id = "unchanged-protected-columns"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        unchanged = unchanged_protected_columns(dataset, release)
+        if not unchanged:
+            return []
+        return [
             f"the protected column(s) {', '.join(unchanged)} carry the confidential values unchanged in every "
             "record: this setting protects nothing"
-        )
-    same = risk_at_unprotected_level(metrics)
-    if same:
+        ]
+
+
+class RiskAtUnprotectedLevel(ExportCheck):
+    """A risk measure that reads as on the unprotected data."""
+
+    id = "risk-at-unprotected-level"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        same = risk_at_unprotected_level(metrics)
+        if not same:
+            return []
         labels = ", ".join(metric_info(m).label for m in same)
-        out.append(f"the risk equals that of the unprotected data on {labels}: the release is not protected there")
-    verbatim = verbatim_warning(dataset)
-    if verbatim:
-        out.append(verbatim.rstrip("."))
-    others, unique = singled_out_by_other_fields(dataset, release)
-    if unique:
+        return [f"the risk equals that of the unprotected data on {labels}: the release is not protected there"]
+
+
+class VerbatimTexts(ExportCheck):
+    """Texts the data holds verbatim in several records (`verbatim_warning`)."""
+
+    id = "verbatim-texts"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        verbatim = verbatim_warning(dataset)
+        return [verbatim.rstrip(".")] if verbatim else []
+
+
+class SinglingOutByOtherFields(ExportCheck):
+    """Fields of role "other" released as they are that single records out (`singled_out_by_other_fields`)."""
+
+    id = "singled-out-by-other-fields"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        others, unique = singled_out_by_other_fields(dataset, release)
+        if not unique:
+            return []
         named = ", ".join(others[:6]) + (f" and {len(others) - 6:,} more" if len(others) > 6 else "")
-        out.append(
+        return [
             f"the field(s) {named}, released as they are with the role other, single out {unique:,} of "
             f"{len(release.data):,} records: no risk measure assumes an intruder knows them; give the ones an "
             "intruder may know the role key (the risk measures then use them), or leave them out of the data"
-        )
-    in_text = own_identifiers_in_text(dataset, release)
-    if in_text:
+        ]
+
+
+class OwnIdentifiersInText(ExportCheck):
+    """Released texts that name their record's own pseudonymized or dropped identifier."""
+
+    id = "own-identifiers-in-text"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        in_text = own_identifiers_in_text(dataset, release)
+        if not in_text:
+            return []
         counts = ", ".join(f"{c} in {n:,}" for c, n in in_text.items())
-        out.append(
+        return [
             f"the released text names the record's own identifier, which the bundle pseudonymizes or drops "
             f"({counts} of {len(release.data):,} records): a recipient can link those records to it; protect "
             "the text too (redaction takes out handles and the direct identifiers the schema names) or leave "
             "the text out of the data"
-        )
-    kept = [c for c, t in dataset.schema.identifiers.items() if t == "keep"]
-    if kept:
-        out.append(
+        ]
+
+
+class KeptIdentifiers(ExportCheck):
+    """Identifier columns the schema releases in clear."""
+
+    id = "kept-identifiers"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        kept = [c for c, t in dataset.schema.identifiers.items() if t == "keep"]
+        if not kept:
+            return []
+        return [
             f"identifier column(s) {', '.join(kept)} are released in clear (the schema's [release] section keeps "
             "them); pseudonymize or drop them unless the recipients may know who wrote each record"
-        )
-    return out
+        ]

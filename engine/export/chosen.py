@@ -1,22 +1,51 @@
-"""Exporting the release a steward chose: the one step the CLI's `release` and the dashboard's Export page
-both call, so the bundle is the same whichever wrote it."""
+"""Exporting the release a steward chose: the one step the CLI's `release` and `export`, `textsdc verify` and the
+dashboard's Export page all call, so the bundle is the same whichever wrote it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
 
+from engine.cache import fit_cached
 from engine.data.dataset import Dataset
-from engine.export.bundle import ExportResult, export_release
-from engine.export.decision import Decision
-from engine.measures.evaluate import Evaluator
-from engine.measures.options import MeasureOptions
+from engine.data.load import load_dataset
+from engine.export.bundle import ExportResult, export_release, release_record
+from engine.measures.evaluate import Evaluator, check_options
 from engine.progress import Progress, no_progress
+from engine.protect import get_protector
 from engine.protect.base import Fitted, Protector
+from engine.record.decision import Decision
+from engine.record.manifest import MethodStep
+from engine.record.replay import ReplaySpec
+from engine.report.context import ReleaseReport
 from engine.report.samples import SAMPLE_RECORDS, sample_records
 from engine.results import SweepResult
 from engine.sweep import make_release, metrics_with_intervals, run_sweep
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What the caller already holds for a release: the data, the protector and its fit, and — where it has them
+    — the measures' evaluator and a sweep of the knob's grid with the same seed and M (the dashboard's)."""
+
+    dataset: Dataset
+    protector: Protector
+    fitted: Fitted
+    evaluator: Evaluator | None = None
+    sweep: SweepResult | None = None
+
+
+@dataclass(frozen=True)
+class Run:
+    """How the work of an export runs: parallel workers, progress, the audit log (default: in the cache folder)
+    and whether the report is also printed to PDF."""
+
+    jobs: int = 1
+    progress: Progress = no_progress
+    audit_log: str | Path | None = None
+    pdf: bool = True
 
 
 def _on_grid(sweep: SweepResult | None, value: float, seed: int, replicates: int) -> bool:
@@ -36,84 +65,93 @@ def first_measure(sweep: SweepResult, kind: str) -> str | None:
 
 def export_chosen(
     out_dir: str | Path,
-    *,
-    dataset: Dataset,
-    protector: Protector,
-    fitted: Fitted,
-    knob: float,
-    seed: int,
-    replicates: int,
-    replay_command: str,
-    replicate: int = 0,
-    options: MeasureOptions | None = None,
-    evaluator: Evaluator | None = None,
-    sweep: SweepResult | None = None,
-    with_frontier: bool = False,
-    risk_metric: str | None = None,
-    utility_metric: str | None = None,
-    audit_log: str | Path | None = None,
-    jobs: int = 1,
-    progress: Progress = no_progress,
+    spec: ReplaySpec,
+    prepared: Prepared,
     decision: Decision | None = None,
+    run: Run = Run(),  # noqa: B008 - a frozen value
 ) -> ExportResult:
-    """Measure the release at ``knob`` (read from ``sweep`` when it measured that value with the same seed and
-    M, measured now otherwise), make replicate ``replicate`` and write its bundle with the sample records the
-    dashboard shows. With ``with_frontier`` the report draws the frontier of ``sweep`` (swept now if None);
-    ``decision`` is the steward's decision note the manifest and report carry.
-    """
-    value = fitted.snap(knob)
-    if with_frontier and sweep is None:
-        evaluator = evaluator or Evaluator(
-            dataset, None, progress, fields=fitted.synthesized_fields, options=options, fitted=fitted
+    """Measure the release ``spec`` names (read from ``prepared.sweep`` when it measured that knob value with the
+    same seed and M, measured now otherwise), make its replicate and write its bundle into ``out_dir`` with the
+    sample records the dashboard shows. With ``spec.with_frontier`` the report draws the frontier of the sweep
+    (swept now if there is none); ``decision`` is the steward's decision note the manifest and report carry.
+    The record names ``spec.out``, the folder the steward chose (a replay writes elsewhere and names it too)."""
+    dataset, protector, fitted = prepared.dataset, prepared.protector, prepared.fitted
+    value = fitted.snap(spec.knob)
+    sweep = prepared.sweep
+
+    def evaluator() -> Evaluator:
+        return prepared.evaluator or Evaluator(
+            dataset, None, run.progress, fields=fitted.synthesized_fields, options=spec.options, fitted=fitted
         )
+
+    if spec.with_frontier and sweep is None:
         sweep = run_sweep(
             dataset,
             protector,
-            replicates=replicates,
-            seed=seed,
-            jobs=jobs,
-            progress=progress,
+            replicates=spec.replicates,
+            seed=spec.seed,
+            jobs=run.jobs,
+            progress=run.progress,
             fitted=fitted,
-            evaluator=evaluator,
+            evaluator=evaluator(),
         )
-    if _on_grid(sweep, value, seed, replicates):
+    if _on_grid(sweep, value, spec.seed, spec.replicates):
         assert sweep is not None
         point, at = sweep, min(sweep.grid, key=lambda g: abs(g - value))
     else:
-        evaluator = evaluator or Evaluator(
-            dataset, None, progress, fields=fitted.synthesized_fields, options=options, fitted=fitted
-        )
         point = run_sweep(
             dataset,
             protector,
             grid=[value],
-            replicates=replicates,
-            seed=seed,
-            jobs=jobs,
-            progress=progress,
+            replicates=spec.replicates,
+            seed=spec.seed,
+            jobs=run.jobs,
+            progress=run.progress,
             fitted=fitted,
-            evaluator=evaluator,
+            evaluator=evaluator(),
         )
         at = point.grid[0]
-    replicate = min(replicate, point.replicates - 1)  # a deterministic method has one release per knob value
-    release = make_release(fitted, value, seed, point.replicates, replicate)
-    along = [make_release(fitted, v, seed, point.replicates, replicate) for v in fitted.knob.default_grid()]
-    return export_release(
-        out_dir,
+    replicate = min(spec.replicate, point.replicates - 1)  # a deterministic method has one release per knob value
+    release = make_release(fitted, value, spec.seed, point.replicates, replicate)
+    along = [make_release(fitted, v, spec.seed, point.replicates, replicate) for v in fitted.knob.default_grid()]
+    metrics = metrics_with_intervals(point, at)
+    knob = fitted.knob
+    method = MethodStep(
+        protector.name, protector.title or None, protector.params(), knob.name, knob.symbol, release.knob
+    )
+    drawn = sweep if spec.with_frontier else None
+    record = release_record(dataset, release, metrics, method, point.replicates, spec, decision, drawn)
+    report = ReleaseReport(
+        record=record,
         dataset=dataset,
         release=release,
-        metrics=metrics_with_intervals(point, at),
-        method_params=protector.params(),
-        replicates=point.replicates,
-        sweep=sweep if with_frontier else None,
+        metrics=metrics,
+        knob=knob,
         point=point,
-        risk_metric=risk_metric or first_measure(point, "risk"),
-        utility_metric=utility_metric or first_measure(point, "utility"),
-        replay_command=replay_command,
-        audit_log=audit_log,
-        knob=fitted.knob,
-        method_title=protector.title,
-        records=sample_records(dataset, along, SAMPLE_RECORDS),
-        options=options,
-        decision=decision,
+        sweep=drawn,
+        records=tuple(sample_records(dataset, along, SAMPLE_RECORDS)),
+        risk_metric=first_measure(point, "risk"),
+        utility_metric=first_measure(point, "utility"),
+    )
+    return export_release(out_dir, report, run.audit_log, run.pdf)
+
+
+def release_again(
+    spec: ReplaySpec,
+    out_dir: str | Path,
+    data: str | None = None,
+    decision: Decision | None = None,
+    use_cache: bool = True,
+    run: Run = Run(),  # noqa: B008 - a frozen value
+) -> ExportResult:
+    """What `textsdc release` does: load ``spec.data`` (or ``data``, where the data is now), check the method and
+    the measure settings against it, fit (from the cache where it holds the fit) and `export_chosen` into
+    ``out_dir``. The record keeps ``spec``'s data and folder, so the bundle names what the steward named."""
+    dataset = load_dataset(data or spec.data, spec.schema, encoding=spec.encoding)
+    protector = get_protector(spec.method, **spec.params)
+    protector.knob.validate(spec.knob)  # the method's general range, before the costly fit
+    check_options(dataset, protector.check(dataset), spec.options)
+    fitted = fit_cached(protector, dataset, run.progress, use_cache=use_cache)
+    return export_chosen(
+        out_dir, replace(spec, knob=fitted.snap(spec.knob)), Prepared(dataset, protector, fitted), decision, run
     )

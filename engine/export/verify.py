@@ -1,48 +1,31 @@
 """Check an exported bundle: every file against its checksum in the manifest, then the release made again.
 
-`verify_checksums` reads ``manifest.json`` and names every file that is missing, changed (its SHA-256 differs)
-or not listed. `verify_replay` runs the manifest's replay command (``textsdc release …``) into a temporary
-folder, with its own audit log, and names every listed file whose bytes the replay does not reproduce. The
-report is rebuilt from the same numbers, so it is compared too (the replay writes the bundle's recorded
-``--out`` where the reports print their replay command, HTML and PDF alike, and the manifest's decision note is
-given to the replay); a difference there means the measures moved.
+`verify_checksums` reads the bundle's record (`engine.record.manifest.read_record`) and names every file that is
+missing, changed (its SHA-256 differs) or not listed. `verify_replay` makes the release the record's replay
+command names again (`engine.export.chosen.release_again`) in a temporary folder, with its own audit log and the
+recorded decision note, and names every listed file whose bytes the replay does not reproduce. The replay's
+record names the bundle's folder and data as the bundle does, so the report is compared too (HTML and PDF
+alike); a difference there means the measures moved.
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-import shlex
 import tempfile
 from pathlib import Path
-from typing import Any
 
-from engine.errors import DataError
-from engine.export.bundle import MANIFEST_JSON, file_sha256
+from engine.export.bundle import file_sha256
+from engine.export.chosen import Run, release_again
+from engine.progress import Progress, no_progress
+from engine.record.manifest import MANIFEST_JSON, read_record
 
 REPLAY_PREFIX = "textsdc-verify-"
 """The name of the temporary folders replays are made in begins so."""
 
 
-def read_manifest(folder: Path) -> dict[str, Any]:
-    """The bundle's manifest; DataError when ``folder`` holds no readable one."""
-    path = Path(folder) / MANIFEST_JSON
-    if not path.is_file():
-        raise DataError(f"{folder} holds no {MANIFEST_JSON}: give the folder `textsdc release` wrote")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise DataError(f"{path} is not a readable manifest ({exc})") from None
-    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
-        raise DataError(f"{path} lists no files with their checksums")
-    return manifest
-
-
 def verify_checksums(folder: Path) -> list[str]:
     """One line per difference between the bundle's files and its manifest's checksums (none: all match)."""
     folder = Path(folder)
-    listed: dict[str, str] = read_manifest(folder)["files"]
+    listed = read_record(folder).files
     out = []
     for name, digest in sorted(listed.items()):
         path = folder / name
@@ -56,47 +39,16 @@ def verify_checksums(folder: Path) -> list[str]:
     return out
 
 
-def replay_arguments(manifest: dict[str, Any], out: Path, audit_log: Path, data: str | None = None) -> list[str]:
-    """The manifest's replay command as arguments of `textsdc`, writing into ``out`` with ``audit_log``, and
-    reading ``data`` instead of the recorded data when given. The files it writes name the recorded folder
-    (``--recorded-out``), as the bundle's do."""
-    words = shlex.split(str(manifest.get("replay") or ""))
-    if words[:2] != ["textsdc", "release"]:
-        raise DataError(f"the manifest's replay command is not a `textsdc release` command: {manifest.get('replay')!r}")
-    args = words[1:]
-    if "--out" in args:
-        args += ["--recorded-out", args[args.index("--out") + 1]]
-    for flag, value in (("--out", str(out)), ("--data", data)):
-        if value is None:
-            continue
-        if flag in args:
-            args[args.index(flag) + 1] = value
-        else:
-            args += [flag, value]
-    return [*args, "--audit-log", str(audit_log)]
-
-
-def verify_replay(folder: Path, data: str | None = None) -> list[str]:
+def verify_replay(folder: Path, data: str | None = None, progress: Progress = no_progress) -> list[str]:
     """One line per listed file the replay does not reproduce byte for byte (none: the release is made again
-    exactly); the replay's own error, if it fails, is the one line."""
-    from engine.cli import main
-
-    folder = Path(folder)
-    manifest = read_manifest(folder)
+    exactly). ``data`` is where the confidential data is now, when not where the record's replay reads it."""
+    record = read_record(Path(folder))
+    spec = record.replay_spec
     with tempfile.TemporaryDirectory(prefix=REPLAY_PREFIX) as tmp:
-        again = Path(tmp) / "bundle"
-        args = replay_arguments(manifest, again, Path(tmp) / "audit.sqlite", data)
-        if manifest.get("decision"):  # the steward's note, recorded, is written again with the release
-            note = Path(tmp) / "decision.json"
-            note.write_text(json.dumps(manifest["decision"]), encoding="utf-8")
-            args += ["--decision", str(note)]
-        with contextlib.redirect_stdout(io.StringIO()):  # the replay's "wrote …" lines are not verify's output
-            code = main(args)
-        if code != 0:
-            return [f"the replay `textsdc {shlex.join(args)}` failed (exit status {code}); see its message above"]
-        made = read_manifest(again)["files"]
+        run = Run(progress=progress, audit_log=Path(tmp) / "audit.sqlite")
+        made = release_again(spec, Path(tmp) / "bundle", data, record.decision, run=run).record.files
         out = []
-        for name, digest in sorted(manifest["files"].items()):
+        for name, digest in sorted(record.files.items()):
             if name not in made:
                 out.append(f"{name}: the replay does not write it")
             elif made[name] != digest:
@@ -105,6 +57,6 @@ def verify_replay(folder: Path, data: str | None = None) -> list[str]:
                 )
         out += [
             f"{name}: the replay writes it, the bundle does not have it"
-            for name in sorted(set(made) - set(manifest["files"]))
+            for name in sorted(set(made) - set(record.files))
         ]
     return out

@@ -18,7 +18,7 @@ from plotly.subplots import make_subplots
 from scipy import stats
 
 from engine.figures.field_synthesis import PALETTE
-from engine.figures.text import COLOURS, UIREVISION, _plain
+from engine.figures.text import COLOURS, UIREVISION, plain
 
 CONFIDENTIAL = "#222222"
 
@@ -95,8 +95,8 @@ def count_histogram_figure(
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text=f"{_plain(field)}: confidential and synthetic", font=dict(size=15)),
-        xaxis=dict(title=f"{_plain(field)} ({bins})", tickformat=",~g"),  # the title of a half-width chart is short
+        title=dict(text=f"{plain(field)}: confidential and synthetic", font=dict(size=15)),
+        xaxis=dict(title=f"{plain(field)} ({bins})", tickformat=",~g"),  # the title of a half-width chart is short
         yaxis_title="Records",
         bargap=0.05,
         legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
@@ -133,16 +133,16 @@ def amount_density_figure(confidential: np.ndarray, synthetic: Sequence[np.ndarr
                     width=3 if i == 0 else 2,
                     dash="solid" if i == 0 else "dot",
                 ),
-                hovertemplate="%{x:.4g}: %{y:.3f}<extra>" + _plain(name) + "</extra>",
+                hovertemplate="%{x:.4g}: %{y:.3f}<extra>" + plain(name) + "</extra>",
             )
         )
     fig.update_layout(
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text=f"{_plain(field)}: density of the logarithm", font=dict(size=15)),
-        xaxis=dict(title=f"{_plain(field)} (log scale; 0.5% to 99.5% of the confidential values)", type="log"),
-        yaxis_title=f"Density of log {_plain(field)}",
+        title=dict(text=f"{plain(field)}: density of the logarithm", font=dict(size=15)),
+        xaxis=dict(title=f"{plain(field)} (log scale; 0.5% to 99.5% of the confidential values)", type="log"),
+        yaxis_title=f"Density of log {plain(field)}",
         legend=dict(orientation="h", yanchor="top", y=-0.2, x=0),
     )
     return fig
@@ -168,7 +168,7 @@ def interval_overlap_figure(
     def z(v):
         return (np.asarray(v, dtype=float) - centre) / se
 
-    labels = [f"{_plain(q)}  (I = {o:.2f})" for q, o in zip(rows["quantity"], rows["overlap"])]
+    labels = [f"{plain(q)}  (I = {o:.2f})" for q, o in zip(rows["quantity"], rows["overlap"])]
     fig = go.Figure()
     fig.add_trace(
         go.Scatter(
@@ -230,7 +230,7 @@ def risk_against_confidential_figure(
     measure on the confidential data (stars) — Tables 3–4 as a picture. ``synthetic`` has metric, mean, lo, hi."""
     s = synthetic.set_index("metric")
     ids = [m for m in labels if m in s.index]
-    names = _short_names([_plain(labels[m]) for m in ids])
+    names = _short_names([plain(labels[m]) for m in ids])
     mean = s.loc[ids, "mean"].to_numpy()
     fig = go.Figure(
         go.Bar(
@@ -261,7 +261,7 @@ def risk_against_confidential_figure(
         uirevision=UIREVISION,
         height=340,
         margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text=_plain(title), font=dict(size=15)),
+        title=dict(text=plain(title), font=dict(size=15)),
         xaxis=dict(automargin=True, tickangle=0),
         yaxis=dict(rangemode="tozero"),
         legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),

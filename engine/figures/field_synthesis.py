@@ -17,10 +17,10 @@ from engine.figures.text import (
     METHOD_COLOURS,
     TOP_LEGEND,
     UIREVISION,
-    _plain,
     add_replicate_band,
     current_vertical,
     knob_axis,
+    plain,
     vertical,
 )
 from engine.frontier import PmseChoice
@@ -44,22 +44,22 @@ def complexity_figure(
                 x=g["knob"],
                 y=g["size"],
                 mode="lines",
-                name=f"{_plain(field)} model",
+                name=f"{plain(field)} model",
                 line=dict(color=PALETTE[i % len(PALETTE)], width=2),
-                hovertemplate=f"{_plain(knob.symbol)} = %{{x:.3g}}<br>{_plain(what)}: %{{y}}<extra>{_plain(field)}</extra>",
+                hovertemplate=f"{plain(knob.symbol)} = %{{x:.3g}}<br>{plain(what)}: %{{y}}<extra>{plain(field)}</extra>",
             )
         )
     ys = complexity["size"].tolist()
     if best is not None:
-        vertical(fig, best, ys, f"{_plain(knob.symbol)}* = {knob.format(best)}", COLOURS["chosen"], "dash", "best")
+        vertical(fig, best, ys, f"{plain(knob.symbol)}* = {knob.format(best)}", COLOURS["chosen"], "dash", "best")
     current_vertical(fig, knob, current, ys)
     fig.update_layout(
         uirevision=UIREVISION,
         height=340,
         margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text=f"Model size along {_plain(knob.symbol)}: {_plain(what)}", font=dict(size=15)),
+        title=dict(text=f"Model size along {plain(knob.symbol)}: {plain(what)}", font=dict(size=15)),
         xaxis=knob_axis(knob),
-        yaxis_title=_plain(what).capitalize(),
+        yaxis_title=plain(what).capitalize(),
         legend=dict(orientation="h", yanchor="top", y=-0.22, x=0),
     )
     return fig
@@ -78,7 +78,7 @@ def pmse_ratio_figure(sweep: SweepResult, choice: PmseChoice | None = None, curr
             mode="lines+markers",
             name="Mean pMSE ratio",
             line=dict(color=COLOURS["point"]),
-            hovertemplate=f"{_plain(knob.symbol)} = %{{x:.3g}}<br>pMSE ratio %{{y:.3f}}<extra></extra>",
+            hovertemplate=f"{plain(knob.symbol)} = %{{x:.3g}}<br>pMSE ratio %{{y:.3f}}<extra></extra>",
         )
     )
     if len(s):
@@ -98,7 +98,7 @@ def pmse_ratio_figure(sweep: SweepResult, choice: PmseChoice | None = None, curr
             fig,
             choice.best,
             ys,
-            f"{_plain(knob.symbol)}* = {knob.format(choice.best)} (closest to 1)",
+            f"{plain(knob.symbol)}* = {knob.format(choice.best)} (closest to 1)",
             COLOURS["chosen"],
             "dash",
             "best",
@@ -124,7 +124,7 @@ def identification_bars_figure(
     syn = by_target(synthetic)
     conf = by_target(confidential) if confidential is not None and len(confidential) else pd.Series(dtype=float)
     order = (conf.reindex(syn.index).fillna(0) if len(conf) else syn).sort_values(ascending=False).index[:max_targets]
-    names = [_plain(t) for t in order]
+    names = [plain(t) for t in order]
     fig = go.Figure(
         go.Bar(
             x=names,
@@ -150,7 +150,7 @@ def identification_bars_figure(
         uirevision=UIREVISION,
         height=420,
         margin=dict(l=70, r=20, t=72, b=40),
-        title=dict(text=_plain(title or "Identification probability per target") + shown, font=dict(size=15)),
+        title=dict(text=plain(title or "Identification probability per target") + shown, font=dict(size=15)),
         xaxis=dict(title="Target", type="category", tickangle=-45, showticklabels=len(order) <= 40, automargin=True),
         yaxis=dict(title="Probability on the target's record", rangemode="tozero"),
         legend=TOP_LEGEND,  # below the plot it would sit on the slanted target names
@@ -176,7 +176,7 @@ def cell_difference_figure(one_way: pd.DataFrame | None, two_way: pd.DataFrame |
                 pointpos=0,
                 marker=dict(size=3, opacity=0.5),
                 line_color=colour,
-                text=[_plain(f"{t}: {c}") for t, c in zip(d["table"], d["cell"])],
+                text=[plain(f"{t}: {c}") for t, c in zip(d["table"], d["cell"])],
                 hovertemplate="%{text}<br>relative difference %{y:.3f}<extra></extra>",
             )
         )
@@ -209,22 +209,22 @@ def content_correlation_figure(detail: pd.DataFrame) -> go.Figure:
         mean = g.groupby("topic")["correlation"].mean()
         fig.add_trace(
             go.Bar(
-                x=[_plain(labels[t]) for t in mean.index],
+                x=[plain(labels[t]) for t in mean.index],
                 y=mean.to_numpy(),
-                name=f"{_plain(field)}: mean over levels",
+                name=f"{plain(field)}: mean over levels",
                 marker_color=colour,
                 opacity=0.75,
-                hovertemplate="%{x}: %{y:.3f}<extra>" + _plain(field) + "</extra>",
+                hovertemplate="%{x}: %{y:.3f}<extra>" + plain(field) + "</extra>",
             )
         )
         fig.add_trace(
             go.Scatter(
-                x=[_plain(labels[t]) for t in g["topic"]],
+                x=[plain(labels[t]) for t in g["topic"]],
                 y=g["correlation"],
                 mode="markers",
-                name=f"{_plain(field)}: each level",
+                name=f"{plain(field)}: each level",
                 marker=dict(color=colour, size=7, line=dict(width=1, color="white")),
-                text=[_plain(v) for v in g["level"]],
+                text=[plain(v) for v in g["level"]],
                 hovertemplate="%{text}: %{y:.3f}<extra></extra>",
             )
         )
@@ -253,7 +253,7 @@ def prevalence_figure(confidential: pd.DataFrame, combined: pd.DataFrame) -> go.
     fig = go.Figure()
     topics = sorted(combined["topic"].unique())
     names = _topic_labels(combined)
-    labels = [_plain(names[int(t)]) for t in topics]
+    labels = [plain(names[int(t)]) for t in topics]
     c = confidential.set_index("topic").reindex(topics)
     s = combined.set_index("topic").reindex(topics)
     half = 1.96 * np.sqrt(c["variance"].to_numpy())
@@ -290,7 +290,7 @@ def prevalence_figure(confidential: pd.DataFrame, combined: pd.DataFrame) -> go.
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=90),
-        title=dict(text=f"Topic prevalence coefficient of {_plain(level)} (95% intervals)", font=dict(size=15)),
+        title=dict(text=f"Topic prevalence coefficient of {plain(level)} (95% intervals)", font=dict(size=15)),
         yaxis_title="Coefficient on the topic's share",
         legend=dict(orientation="h", yanchor="top", y=-0.3, x=0),
     )

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.text import COLOURS, UIREVISION, _plain, log_tick_values
+from engine.figures.text import COLOURS, UIREVISION, log_tick_values, plain
 from engine.results import SweepResult
 
 SMALLEST = "smallest_class"
@@ -26,7 +26,7 @@ def class_size_figure(sweep: SweepResult, current: float | None = None) -> go.Fi
     d = pd.DataFrame(d).sort_values("class_size")
     knob = sweep.knob
     gone = int(d["suppressed"].iloc[0]) if "suppressed" in d.columns else 0
-    title = f"Records by the size of their group ({_plain(knob.symbol)} = {knob.format(at)}"
+    title = f"Records by the size of their group ({plain(knob.symbol)} = {knob.format(at)}"
     title += f"; {gone:,} suppressed, not shown)" if gone else ")"
     fig = go.Figure(
         go.Bar(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from engine.figures.text import COLOURS, UIREVISION, _plain
+from engine.figures.text import COLOURS, UIREVISION, plain
 from engine.results import SweepResult
 
 ATTACK = "swap_attack_accuracy"
@@ -28,7 +28,7 @@ def _current_line(fig: go.Figure, sweep: SweepResult, current: float | None, low
             x=[current, current],
             y=[low, high],
             mode="lines",
-            name=f"Current: {_plain(knob.symbol)} = {knob.format(current)}",
+            name=f"Current: {plain(knob.symbol)} = {knob.format(current)}",
             line=dict(color=COLOURS["current"], width=2),
             hoverinfo="skip",
             meta={"role": "current", "knob": float(current)},
@@ -43,7 +43,7 @@ def _layout(fig: go.Figure, sweep: SweepResult, title: str, yaxis: str) -> go.Fi
         height=380,
         margin=dict(l=60, r=20, t=40, b=60),
         title=dict(text=title, font=dict(size=15)),
-        xaxis=dict(title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; higher = more privacy)"),
+        xaxis=dict(title=f"{plain(knob.label)} ({plain(knob.symbol)}; higher = more privacy)"),
         yaxis_title=yaxis,
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
@@ -78,7 +78,7 @@ def attack_along_rate_figure(sweep: SweepResult, current: float | None = None) -
                 line=dict(color=colour, dash=dash, width=2),
                 customdata=part[["n", "p_value"]].to_numpy(),
                 hovertemplate=(
-                    f"{_plain(sweep.knob.symbol)} = %{{x:.3g}}<br>accuracy %{{y:.3f}} on %{{customdata[0]:.0f}} "
+                    f"{plain(sweep.knob.symbol)} = %{{x:.3g}}<br>accuracy %{{y:.3f}} on %{{customdata[0]:.0f}} "
                     "chunks<br>McNemar p = %{customdata[1]:.2g}<extra></extra>"
                 ),
             )
@@ -107,7 +107,7 @@ def uniques_figure(sweep: SweepResult, current: float | None = None) -> go.Figur
                 y=mean[column],
                 name=name,
                 marker_color=colour,
-                hovertemplate=f"{_plain(sweep.knob.symbol)} = %{{x:.3g}}<br>{name}: %{{y:.1f}} chunks<extra></extra>",
+                hovertemplate=f"{plain(sweep.knob.symbol)} = %{{x:.3g}}<br>{name}: %{{y:.1f}} chunks<extra></extra>",
             )
         )
     _current_line(fig, sweep, current, 0.0, float(mean["sample_uniques"].max()))

@@ -60,7 +60,7 @@ _ATTACK_CATEGORIES: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def _plain(value: object) -> str:
+def plain(value: object) -> str:
     return html.escape(str(value), quote=False)
 
 
@@ -70,7 +70,7 @@ def knob_axis(knob: Knob) -> dict:
     "1e+6" or SI "10n")."""
     more = "higher" if knob.more_privacy == "higher" else "lower"
     axis: dict[str, Any] = dict(
-        title=f"{_plain(knob.label)} ({_plain(knob.symbol)}; {more} = more privacy)",
+        title=f"{plain(knob.label)} ({plain(knob.symbol)}; {more} = more privacy)",
         type="log" if knob.scale == "log" else "linear",
         exponentformat="e",
     )
@@ -115,7 +115,7 @@ def vertical(
 def current_vertical(fig: go.Figure, knob: Knob, current: float | None, ys: list[float]) -> None:
     """The steward's current knob value as a vertical marker (nothing when there is none)."""
     if current is not None:
-        name = f"Current: {_plain(knob.symbol)} = {knob.format(current)}"
+        name = f"Current: {plain(knob.symbol)} = {knob.format(current)}"
         vertical(fig, current, ys, name, COLOURS["current"], role="current")
 
 
@@ -218,8 +218,8 @@ def frontier_figure(
     ex_up, ex_down = _err(t["utility"], t["utility_lo"], t["utility_hi"])
     ey_up, ey_down = _err(t["risk"], t["risk_lo"], t["risk_hi"])
     hover = (
-        f"{_plain(knob.symbol)} = %{{customdata}}<br>{_plain(u_info.label)}: %{{x:.3f}}"
-        f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>"
+        f"{plain(knob.symbol)} = %{{customdata}}<br>{plain(u_info.label)}: %{{x:.3f}}"
+        f"<br>{plain(r_info.label)}: %{{y:.3f}}<extra></extra>"
     )
 
     fig = go.Figure()
@@ -239,7 +239,7 @@ def frontier_figure(
             x=t["utility"],
             y=t["risk"],
             mode="markers+text",
-            name=f"{_plain(knob.label)} ({_plain(knob.symbol)})",
+            name=f"{plain(knob.label)} ({plain(knob.symbol)})",
             text=uncluttered_labels(
                 t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels, xs, ys, min_span=MIN_AXIS_SPAN
             ),
@@ -260,8 +260,8 @@ def frontier_figure(
                 mode="markers",
                 name="Unprotected data",
                 marker=dict(symbol="star", size=16, color=COLOURS["baseline"]),
-                hovertemplate=f"Unprotected data<br>{_plain(u_info.label)}: %{{x:.3f}}"
-                f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
+                hovertemplate=f"Unprotected data<br>{plain(u_info.label)}: %{{x:.3f}}"
+                f"<br>{plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
             )
         )
     elif r0 is not None:
@@ -288,9 +288,9 @@ def frontier_figure(
                 x=[row["utility"]],
                 y=[row["risk"]],
                 mode="markers",
-                name=f"{what}: {_plain(knob.symbol)} = {knob.format(row['knob'])}",
+                name=f"{what}: {plain(knob.symbol)} = {knob.format(row['knob'])}",
                 marker=dict(symbol=symbol, size=size, color=COLOURS[what.lower()], line=dict(width=3)),
-                hovertemplate=f"{what} {_plain(knob.symbol)} = {knob.format(row['knob'])}<extra></extra>",
+                hovertemplate=f"{what} {plain(knob.symbol)} = {knob.format(row['knob'])}<extra></extra>",
                 meta={"role": what.lower(), "knob": float(row["knob"])},
             )
         )
@@ -416,7 +416,7 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
             continue
         knob = sweep.knob
         t = frontier(sweep.summary, risk, utility).sort_values("knob").reset_index(drop=True)
-        labels = [f"{_plain(knob.symbol)} {knob.format(k)}" for k in t["knob"]]
+        labels = [f"{plain(knob.symbol)} {knob.format(k)}" for k in t["knob"]]
         x, y = t["utility"].to_numpy(float), t["risk"].to_numpy(float)
         xs += list(x)
         ys += list(y)
@@ -425,13 +425,13 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
                 x=x,
                 y=y,
                 mode="lines+markers+text",
-                name=f"{_plain(title)} (along {_plain(knob.symbol)})",
+                name=f"{plain(title)} (along {plain(knob.symbol)})",
                 text=labels,
                 customdata=labels,
                 textposition=_away_from_line(x, y, x_rev, y_rev),
                 textfont=dict(size=10, color=METHOD_COLOURS[i % len(METHOD_COLOURS)]),
-                hovertemplate=f"{_plain(title)}, %{{customdata}}<br>{_plain(u_info.label)}: %{{x:.3f}}"
-                f"<br>{_plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
+                hovertemplate=f"{plain(title)}, %{{customdata}}<br>{plain(u_info.label)}: %{{x:.3f}}"
+                f"<br>{plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
                 line=dict(color=METHOD_COLOURS[i % len(METHOD_COLOURS)], width=1.5),
                 marker=dict(symbol=METHOD_SYMBOLS[i % len(METHOD_SYMBOLS)], size=9),
             )
@@ -484,7 +484,7 @@ def comparison_figure(comparison: Comparison, risk: str, utility: str) -> go.Fig
     front = comparison.frontier(risk, utility)
     best = front[front["pareto"]]
     names = [
-        f"{titles[m]}, {_plain(comparison.sweeps[m].knob.symbol)} {comparison.sweeps[m].knob.format(k)}"
+        f"{titles[m]}, {plain(comparison.sweeps[m].knob.symbol)} {comparison.sweeps[m].knob.format(k)}"
         for m, k in zip(best["method"], best["knob"])
     ]
     fig.add_trace(
@@ -505,10 +505,10 @@ def comparison_figure(comparison: Comparison, risk: str, utility: str) -> go.Fig
 def _axis_title(label: str, better: str, reversed_: bool) -> str:
     """An axis title that says which way is better when the axis is reversed or its ideal is 1."""
     if reversed_:
-        return f"{_plain(label)} ({better} is better; axis reversed)"
+        return f"{plain(label)} ({better} is better; axis reversed)"
     if better == "one":
-        return f"{_plain(label)} (closer to 1 is better)"
-    return _plain(label)
+        return f"{plain(label)} (closer to 1 is better)"
+    return plain(label)
 
 
 def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | None = None) -> go.Figure:
@@ -528,7 +528,7 @@ def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | N
             name="Mean over replicates",
             line=dict(color=COLOURS["point"], width=2),
             text=[knob.format(k) for k in x],
-            hovertemplate=f"{_plain(knob.symbol)} = %{{text}}<br>{_plain(info.label)}: %{{y:.3f}}<extra></extra>",
+            hovertemplate=f"{plain(knob.symbol)} = %{{text}}<br>{plain(info.label)}: %{{y:.3f}}<extra></extra>",
         )
     )
     b = sweep.baseline_value(metric)
@@ -550,9 +550,9 @@ def metric_along_knob_figure(sweep: SweepResult, metric: str, current: float | N
         uirevision=UIREVISION,
         height=360,
         margin=dict(l=60, r=20, t=40, b=60),
-        title=dict(text=_plain(info.label), font=dict(size=15)),
+        title=dict(text=plain(info.label), font=dict(size=15)),
         xaxis=knob_axis(knob),
-        yaxis_title=f"{_plain(info.label)} ({info.better_text})",
+        yaxis_title=f"{plain(info.label)} ({info.better_text})",
         legend=dict(orientation="h", yanchor="top", y=-0.2, xanchor="left", x=0),
     )
     return fig
@@ -588,7 +588,7 @@ def _panel_users(d: pd.DataFrame, max_users: int) -> pd.DataFrame:
         return d
     rank = d.assign(
         _first=~(d["is_true"].astype(bool) | d["is_guess"].astype(bool)),
-        _name=[_plain(c) for c in d["candidate"]],
+        _name=[plain(c) for c in d["candidate"]],
     ).sort_values(["_first", "score", "_name"], ascending=[True, False, True], kind="stable")
     return d.loc[rank.index[:max_users]]
 
@@ -633,7 +633,7 @@ def attack_bars_figure(
             status = "identified"
         else:  # the attacker cannot tell the target from the others that score as high: a 1-in-n guess
             status = f"a 1-in-{n_guess:,} tie"
-        titles.append(f"{_plain(t)}: {status}")
+        titles.append(f"{plain(t)}: {status}")
     # Room between rows for the slanted user names of the row above and the panel titles of the row below.
     row_px, gap_px = 240, 150
     height = rows * row_px + (rows - 1) * gap_px + 190
@@ -643,9 +643,9 @@ def attack_bars_figure(
     shown: set[str] = set()
     for i, d in enumerate(panels):
         row, col = i // cols + 1, i % cols + 1
-        order = [_plain(c) for c in _sorted_names(d["candidate"])]
+        order = [plain(c) for c in _sorted_names(d["candidate"])]
         d = d.assign(
-            x=[_plain(c) for c in d["candidate"]],
+            x=[plain(c) for c in d["candidate"]],
             category=[_attack_category(bool(a), bool(b)) for a, b in zip(d["is_true"], d["is_guess"])],
         )
         for cat, name, symbol in _ATTACK_CATEGORIES:
@@ -767,8 +767,8 @@ def cosine_by_author_figure(detail: pd.DataFrame, metric_label: str, unit: str =
         uirevision=UIREVISION,
         height=320,
         margin=dict(l=60, r=20, t=40, b=50),
-        title=dict(text=f"{_plain(metric_label)} per {unit}", font=dict(size=15)),
-        xaxis=dict(title=f"{_plain(metric_label)} (1 = unchanged)", range=[-0.02, 1.02]),
+        title=dict(text=f"{plain(metric_label)} per {unit}", font=dict(size=15)),
+        xaxis=dict(title=f"{plain(metric_label)} (1 = unchanged)", range=[-0.02, 1.02]),
         yaxis_title=f"{unit.capitalize()}s",
         bargap=0.05,
         showlegend=False,

@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 import pandas as pd
 
 from engine.errors import ConfigError, TextsdcError
+from engine.measures.intruders import INTRUDER
+from engine.progress import Progress
+from engine.protect.params import Param
 
 if TYPE_CHECKING:
     from engine.data.dataset import Dataset
-    from engine.measures.options import MeasureOptions
-    from engine.protect.base import Fitted, Release
-from engine.progress import Progress
+    from engine.measures.settings import MeasureSettings
+    from engine.protect.base import D, Fitted, Release
 
 CONFIDENTIAL_SUFFIX = "_confidential"
 
@@ -171,14 +173,15 @@ class Memo:
 
 class PrepareContext:
     """What measures see while they prepare, once per dataset: the data, the synthesized fields (in order, and
-    split into categorical and count / continuous ones), the settings, progress, the `shared` memo, and the
-    fitted method where the evaluator was given one (a measure of one method reads what its fit prepared)."""
+    split into categorical and count / continuous ones), the measure settings (`settings[name]` for a setting
+    the measure declares), progress, the `shared` memo, and the fitted method where the evaluator was given one
+    (a measure of one method reads what its fit prepared)."""
 
     def __init__(
         self,
         dataset: Dataset,
         fields: Sequence[str],
-        options: MeasureOptions,
+        settings: MeasureSettings,
         progress: Progress,
         fitted: Fitted | None = None,
     ) -> None:
@@ -187,7 +190,7 @@ class PrepareContext:
         self.fields = list(fields)
         self.categorical = [f for f in self.fields if dataset.schema.field(f).kind == "categorical"]
         self.numeric = [f for f in self.fields if f not in self.categorical]
-        self.options = options
+        self.settings = settings
         self.progress = progress
         self._memo = Memo()
 
@@ -205,18 +208,23 @@ class PrepareContext:
         None when it does."""
         if methods and (self.fitted is None or self.fitted.method not in methods):
             return f"measures releases of the {', '.join(methods)} method only"
-        if target == "release":
-            return None
-        if target == "text":
-            return "measures changes to the text; this method leaves the text as it is" if self.fields else None
-        have, what = (
-            (self.categorical, "categorical") if target == "categorical" else (self.numeric, "count or continuous")
-        )
-        if have:
-            return None
-        if self.fields:
-            return f"measures synthesized {what} fields; this method synthesizes none"
-        return "measures synthesized fields; this method leaves every field as it is"
+        return target_not_applicable(target, self.categorical, self.numeric)
+
+
+def target_not_applicable(target: Target, categorical: Sequence[str], numeric: Sequence[str]) -> str | None:
+    """Why a measure of ``target`` does not apply to a method that synthesizes the ``categorical`` and
+    ``numeric`` fields (none: a method that changes the text), or None when it does."""
+    fields = [*categorical, *numeric]
+    if target == "release":
+        return None
+    if target == "text":
+        return "measures changes to the text; this method leaves the text as it is" if fields else None
+    have, what = (categorical, "categorical") if target == "categorical" else (numeric, "count or continuous")
+    if have:
+        return None
+    if fields:
+        return f"measures synthesized {what} fields; this method synthesizes none"
+    return "measures synthesized fields; this method leaves every field as it is"
 
 
 class ReleaseView:
@@ -229,10 +237,10 @@ class ReleaseView:
         self.data: pd.DataFrame = release if isinstance(release, pd.DataFrame) else release.data
         self._memo = Memo()
 
-    @property
-    def info(self) -> Mapping[str, Any]:
-        """What the method reported about the release (empty for a bare frame)."""
-        return {} if isinstance(self.release, pd.DataFrame) else self.release.info
+    def detail(self, kind: type[D]) -> D | None:
+        """What the method reported about the release of type ``kind`` (`Release.detail`); None for a bare frame
+        (the unprotected data) or a release without one."""
+        return None if isinstance(self.release, pd.DataFrame) else self.release.detail(kind)
 
     def memo(self, key: Hashable, factory: Callable[[], T]) -> T:
         """``factory()`` computed once for all the measures of this release that ask for ``key``."""
@@ -264,9 +272,24 @@ class Measure(ABC):
     intruder_use: ClassVar[str] = ""
     """For a risk measure, how it reads the attacker preset (`engine.measures.intruders`), in one or two
     sentences; appended to its meaning wherever the meaning is shown."""
+    settings: ClassVar[tuple[Param, ...]] = ()
+    """The settings the measure reads (`PrepareContext.settings`), declared as a method's parameters are: the
+    CLI's flags, the dashboard's widgets, the replay command and the cache key come from them. A risk measure
+    reads the intruder preset besides (`declared_settings`)."""
     note: str = ""
     """How the measure is taken on this data (which classifier, which target), set by `prepare` where the data
     decides it; shown beside the measure's meaning in the CLI, the dashboard and the report."""
+
+    @classmethod
+    def declared_settings(cls) -> tuple[Param, ...]:
+        """``settings``, and for a risk measure the intruder preset every risk measure assumes."""
+        return (*cls.settings, INTRUDER) if cls.kind == "risk" and INTRUDER not in cls.settings else cls.settings
+
+    @classmethod  # noqa: B027 - optional: most measures' settings need no look at the data
+    def check_settings(cls, dataset: Dataset, fields: Sequence[str], settings: MeasureSettings) -> None:
+        """Raise a ConfigError when a setting the measure declares cannot apply to ``dataset`` (a field it does
+        not have), before anything costly is fitted; ``fields`` are those the method synthesizes. Each value was
+        checked against its declaration already; nothing more by default."""
 
     def prepare(self, context: PrepareContext) -> None:  # noqa: B027 - optional: most measures have no such work
         """Release-independent work, once per dataset (nothing by default)."""
@@ -274,13 +297,6 @@ class Measure(ABC):
     @abstractmethod
     def compute(self, view: ReleaseView) -> MetricResult:
         """The measure of one release."""
-
-    @classmethod
-    def detail_figure(cls, sweep: Any, current: float | None = None) -> Any:
-        """A Plotly figure of this measure's kept detail along the knob of ``sweep`` (a `SweepResult`), with the
-        ``current`` knob value marked, for the pages to show beside the frontier; None (the default) when the
-        measure has none."""
-        return None
 
     @classmethod
     def info(cls) -> MetricInfo:
@@ -301,16 +317,18 @@ class Measure(ABC):
 
 class _Metrics(Mapping[str, MetricInfo]):
     """Metric id → `MetricInfo` of every registered measure, in registry order. Read from the registry on first
-    use, so that importing this module stays cheap and free of import cycles."""
+    use (the registry imports the measures, which import this module), and again when it changes."""
 
     def __init__(self) -> None:
-        self._infos: dict[str, MetricInfo] | None = None
+        self._infos: dict[str, MetricInfo] = {}
+        self._of: tuple[type[Measure], ...] | None = None
 
     def _load(self) -> dict[str, MetricInfo]:
-        if self._infos is None:
-            from engine.measures.registry import MEASURES
+        from engine.measures import registry
 
-            self._infos = {m.id: m.info() for m in MEASURES}
+        if self._of is not registry.MEASURES:
+            self._infos = {m.id: m.info() for m in registry.MEASURES}
+            self._of = registry.MEASURES
         return self._infos
 
     def __getitem__(self, metric_id: str) -> MetricInfo:

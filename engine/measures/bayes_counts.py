@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -22,10 +23,14 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec
 from engine.errors import ConfigError
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
-from engine.measures.intruders import DEFAULT_INTRUDER, INTRUDERS, Intruder, intruder
+from engine.measures.intruders import DEFAULT_INTRUDER, INTRUDER, INTRUDERS, Intruder, intruder
 from engine.measures.risk.matching import RADIUS_PAIRS, UNCERTAINTY_LEVELS, attribute_risk_id
 from engine.measures.utility.distribution import main_effects
 from engine.measures.utility.inference import inferential_estimates
+from engine.protect.params import Param
+
+if TYPE_CHECKING:
+    from engine.measures.settings import MeasureSettings
 
 __all__ = [
     "ATTRIBUTE_RISK_METRICS",
@@ -139,24 +144,50 @@ class NumericMeasures:
         return out
 
 
+CLUSTERS = Param(
+    "clusters",
+    int,
+    20,
+    "count and amount measures: clusters of the cluster utility Uc",
+    low=2,
+    high=500,
+    label="Clusters of the cluster utility Uc",
+)
+UNCERTAINTY_FIELD = Param(
+    "uncertainty_field",
+    str,
+    None,
+    "count and amount measures: the key count the intruder knows with noise of level S (default: the first "
+    "un-synthesized key count)",
+    fields=("count",),
+    label="Key count known with noise (Eq. 11)",
+)
+
+
 def numeric_preparation(context: PrepareContext) -> NumericMeasures:
     """`NumericMeasures.prepare` once for all the numeric measures of an evaluator."""
 
     def prepare() -> NumericMeasures:
-        o = context.options
+        s = context.settings
         context.progress(0, 1, "preparing the measures of counts and amounts")
         return NumericMeasures.prepare(
-            context.dataset, context.fields, o.seed, o.clusters, o.uncertainty_field, o.intruder
+            context.dataset, context.fields, s.seed, s[CLUSTERS.name], s[UNCERTAINTY_FIELD.name], s[INTRUDER.name]
         )
 
     return context.shared("numeric", prepare)
 
 
 class NumericMeasure(Measure):
-    """A measure of synthesized count / continuous fields, computed from the shared `NumericMeasures`."""
+    """A measure of synthesized count / continuous fields, computed from the shared `NumericMeasures` (whose
+    preparation reads the clusters of Uc and the key count known with noise)."""
 
     applies_to = "numeric"
+    settings = (CLUSTERS, UNCERTAINTY_FIELD)
     numeric: NumericMeasures
+
+    @classmethod
+    def check_settings(cls, dataset: Dataset, fields: Sequence[str], settings: MeasureSettings) -> None:
+        uncertainty_field(dataset, fields, settings[UNCERTAINTY_FIELD.name])
 
     def prepare(self, context: PrepareContext) -> None:
         self.numeric = numeric_preparation(context)

@@ -8,16 +8,14 @@ class of equal values, nothing generalized.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.protect.kanon.lattice import ANY, class_sizes, discernibility
-
-if TYPE_CHECKING:
-    from engine.protect.kanon.method import FittedKanon, KanonDetail
+from engine.protect.kanon.method import FittedKanon, KanonDetail
 
 METHOD = "kanon"
 
@@ -34,7 +32,7 @@ class _KanonMeasure(Measure):
         self._sizes_before = class_sizes(fitted.qi)
 
     def _detail(self, view: ReleaseView) -> KanonDetail | None:
-        return view.info.get(METHOD)
+        return view.detail(KanonDetail)
 
     def _sizes(self, view: ReleaseView) -> tuple[np.ndarray, np.ndarray]:
         """Per record, its class size in the release and whether it was suppressed."""
@@ -128,15 +126,6 @@ class QiUniqueShare(_KanonMeasure):
         super().prepare(context)
         self.note = tagger_note()
 
-    @classmethod
-    def detail_figure(cls, sweep: Any, current: float | None = None) -> Any:
-        """The tagger's quality per label (the same at every k): how far to trust the quasi-identifiers found."""
-        from engine.figures.kanon import tagger_quality_figure
-        from engine.protect.kanon.gold import LABEL_NAMES
-        from engine.protect.kanon.tagger import held_out_quality
-
-        return tagger_quality_figure(held_out_quality(), LABEL_NAMES)
-
     def compute(self, view: ReleaseView) -> MetricResult:
         sizes, suppressed = self._sizes(view)
         unique = (sizes == 1) & ~suppressed
@@ -164,12 +153,6 @@ class SmallestClass(_KanonMeasure):
     low = 1.0
     high = float("inf")
     integer = True
-
-    @classmethod
-    def detail_figure(cls, sweep: Any, current: float | None = None) -> Any:
-        from engine.figures.kanon import class_size_figure
-
-        return class_size_figure(sweep, current)
 
     def compute(self, view: ReleaseView) -> MetricResult:
         sizes, suppressed = self._sizes(view)

@@ -16,26 +16,27 @@ import pandas as pd
 
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, TextsdcError
-from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
-from engine.measures.bayes_counts import NumericMeasure, NumericMeasures, uncertainty_field
-from engine.measures.intruders import intruder
-from engine.measures.options import MeasureOptions
+from engine.measures.base import (
+    Measure,
+    MetricResult,
+    NotApplicable,
+    PrepareContext,
+    ReleaseView,
+    target_not_applicable,
+)
+from engine.measures.bayes_counts import NumericMeasure, NumericMeasures
 from engine.measures.registry import MEASURES, measure_class, measure_ids
-from engine.measures.utility.classifier import classifier_target
-from engine.measures.utility.sentiment import sentiment_field
-from engine.measures.utility.topics import prevalence_level
+from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Release
-from engine.protect.field_synthesis.sequential import FieldLevels
 
 __all__ = [
     "FIELD_METRICS",
     "NUMERIC_METRICS",
     "TEXT_METRICS",
     "Evaluator",
-    "MeasureOptions",
+    "MeasureSettings",
     "check_options",
-    "prevalence_level",
 ]
 
 TEXT_METRICS = measure_ids("text")
@@ -49,21 +50,15 @@ def _kinds(dataset: Dataset, fields: Sequence[str]) -> tuple[list[str], list[str
     return categorical, [f for f in fields if f not in categorical]
 
 
-def check_options(dataset: Dataset, fields: Sequence[str], options: MeasureOptions | None) -> None:
-    """Check measure settings against the data before anything costly is fitted."""
+def check_options(dataset: Dataset, fields: Sequence[str], options: MeasureSettings | None) -> None:
+    """Check measure settings against the data before anything costly is fitted: each registered measure that
+    applies to a method synthesizing ``fields`` checks the settings it declares (`Measure.check_settings`)."""
     if options is None:
         return
-    intruder(options.intruder)
-    if options.classifier_target is not None:
-        classifier_target(dataset, [], options.classifier_target)
-    if not fields:
-        sentiment_field(dataset, options.sentiment_field)
-        return
     categorical, numeric = _kinds(dataset, fields)
-    if options.prevalence_level is not None and categorical:
-        prevalence_level([FieldLevels.of(f, dataset.frame[f]) for f in categorical], options.prevalence_level)
-    if numeric:
-        uncertainty_field(dataset, fields, options.uncertainty_field)
+    for cls in MEASURES:
+        if target_not_applicable(cls.applies_to, categorical, numeric) is None:
+            cls.check_settings(dataset, fields, options)
 
 
 def _prepare(cls: type[Measure], context: PrepareContext) -> Measure | str:
@@ -91,9 +86,9 @@ class Evaluator:
         ``fields`` is given, the measures of the whole release and of categorical synthesized fields (Schneider
         et al.) and of count / continuous ones (Guo & Hu) that apply, in registry order.
     fields : the fields a method synthesizes, in order (empty for methods that change the text).
-    options : settings of the pMSE, topic and intruder-uncertainty measures; a setting that does not fit the
-        data (an unknown prevalence level, an uncertainty field that is not an un-synthesized key count) is a
-        ConfigError, raised before anything is prepared.
+    options : the measure settings (`MeasureSettings`); a setting that does not fit the data (an unknown
+        prevalence level, an uncertainty field that is not an un-synthesized key count) is a ConfigError, raised
+        before anything is prepared (`check_options`).
     fitted : the fitted method whose releases are measured; the measures of one method (`Measure.methods`)
         apply only with it, and are left out of the default list for other methods.
     shared : an Evaluator of the same dataset, fields and options without a fitted method; the measures of
@@ -108,12 +103,12 @@ class Evaluator:
         metrics: Sequence[str] | None = None,
         progress: Progress = no_progress,
         fields: Sequence[str] = (),
-        options: MeasureOptions | None = None,
+        options: MeasureSettings | None = None,
         fitted: Fitted | None = None,
         shared: Evaluator | None = None,
     ) -> None:
         self.dataset = dataset
-        self.options = options or MeasureOptions()
+        self.options = options or MeasureSettings()
         self.fields, self.numeric_fields = _kinds(dataset, fields)
         if metrics:
             requested = list(metrics)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from engine.errors import ConfigError
+from engine.protect.params import Param
 
 Knows = Literal["nothing", "keys", "fields"]
 COUNT_RADIUS = 5.0
@@ -104,3 +105,16 @@ def intruder(name: str | None) -> Intruder:
     if found is None:
         raise ConfigError(f"unknown intruder '{name}'; the presets are: {', '.join(INTRUDERS)}")
     return found
+
+
+INTRUDER = Param(
+    "intruder",
+    str,
+    DEFAULT_INTRUDER,
+    "the intruder every risk measure assumes (each states how it reads her in its meaning): "
+    + "; ".join(f"{i.name}: {i.describe().removeprefix('The intruder ').rstrip('.')}" for i in INTRUDERS.values()),
+    choices=tuple(INTRUDERS),
+    choice_labels=tuple(i.label for i in INTRUDERS.values()),
+    label="Intruder",
+)
+"""The attacker preset, a setting every risk measure reads (`Measure.declared_settings`)."""

@@ -3,6 +3,8 @@ reports and the dashboard); `engine.measures.base.METRICS` and `metric_info` rea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from engine.errors import ConfigError
 from engine.measures.base import Measure, Target
 from engine.measures.equivalence_classes import Discernibility, LossMetric, QiUniqueShare, SmallestClass
@@ -30,6 +32,7 @@ from engine.measures.utility.ngram import BigramCosine, UnigramCosine
 from engine.measures.utility.pmse import Pmse, PmseRatio
 from engine.measures.utility.sentiment import SentimentCosine
 from engine.measures.utility.topics import TopicContentCorrelation, TopicPrevalenceRatio
+from engine.protect.params import Param
 
 MEASURES: tuple[type[Measure], ...] = (
     # Measures of the text, for methods that change the text (Ororbia, Linder & Snoke)
@@ -77,8 +80,7 @@ MEASURES: tuple[type[Measure], ...] = (
     ClassifierF1Ratio,
 )
 
-_BY_ID: dict[str, type[Measure]] = {m.id: m for m in MEASURES}
-if len(_BY_ID) != len(MEASURES):
+if len({m.id for m in MEASURES}) != len(MEASURES):
     raise RuntimeError("two registered measures share an id")
 
 
@@ -89,7 +91,23 @@ def measure_ids(applies_to: Target | None = None) -> list[str]:
 
 def measure_class(metric_id: str) -> type[Measure]:
     """The class of a registered measure; ConfigError names the known ones."""
-    cls = _BY_ID.get(metric_id)
+    cls = next((m for m in MEASURES if m.id == metric_id), None)
     if cls is None:
-        raise ConfigError(f"unknown metric '{metric_id}'; known metrics: {', '.join(sorted(_BY_ID))}")
+        known = ", ".join(sorted(m.id for m in MEASURES))
+        raise ConfigError(f"unknown metric '{metric_id}'; known metrics: {known}")
     return cls
+
+
+def setting_parameters(targets: Sequence[Target] | None = None) -> tuple[Param, ...]:
+    """The settings the registered measures declare (`Measure.declared_settings`), each once, in registry order;
+    with ``targets``, those of the measures of these targets only. A name means one thing everywhere: two
+    measures that declare it differently are a TypeError, as two methods' parameters are."""
+    out: dict[str, Param] = {}
+    for m in MEASURES:
+        for p in m.declared_settings():
+            if out.setdefault(p.name, p) != p:
+                raise TypeError(f"measure '{m.id}' declares the setting '{p.name}' differently from another measure")
+    if targets is None:
+        return tuple(out.values())
+    wanted = {p.name for m in MEASURES if m.applies_to in targets for p in m.declared_settings()}
+    return tuple(p for p in out.values() if p.name in wanted)

@@ -9,7 +9,7 @@ from scipy import sparse
 
 from engine.data.dataset import Dataset
 from engine.measures.base import NotApplicable, PrepareContext, ReleaseView
-from engine.measures.intruders import Intruder, intruder
+from engine.measures.intruders import INTRUDER, Intruder, intruder
 from engine.protect.field_synthesis.sequential import FieldLevels
 from engine.text.ngrams import NgramSpace
 
@@ -68,7 +68,7 @@ def released_authors(view: ReleaseView) -> pd.Series | None:
 def preset_of(context: PrepareContext, needs_texts: bool = False) -> Intruder:
     """The attacker preset the measures of ``context`` assume; `NotApplicable` when ``needs_texts`` and she
     holds no text (the attacks that weigh writing are not made by an intruder who has none)."""
-    preset = intruder(context.options.intruder)
+    preset = intruder(context.settings[INTRUDER.name])
     if needs_texts and not preset.texts:
         raise NotApplicable(f"the intruder chosen ('{preset.label}') holds no texts by the people she targets")
     return preset

@@ -3,14 +3,12 @@ release which chunks were swapped and their released text (`SwapDetail`, kept ou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from engine.measures.base import NotApplicable, PrepareContext, ReleaseView
-
-if TYPE_CHECKING:
-    from engine.protect.swap.method import FittedSwap, SwapDetail
+from engine.protect.swap.method import FittedSwap, SwapDetail
 
 METHOD = "swap"
 
@@ -25,7 +23,7 @@ def fitted_swap(context: PrepareContext) -> FittedSwap:
 
 def swap_detail(view: ReleaseView) -> SwapDetail | None:
     """The release's `SwapDetail`; None for the unprotected data (nothing swapped)."""
-    return view.info.get("swap")
+    return view.detail(SwapDetail)
 
 
 def released_chunks(fitted: FittedSwap, view: ReleaseView) -> list[str]:

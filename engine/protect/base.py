@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,7 @@ import pandas as pd
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.params import RESERVED_NAMES, Param, coerce_all
+from engine.text.detection_quality import DetectionQuality
 
 
 def three_significant(value: float) -> str:
@@ -126,6 +127,38 @@ class Knob:
         }
 
 
+class ReleaseDetail:
+    """What a method reports about one release beyond its data, as a typed object (each method's own subclass).
+
+    ``section`` names the report section that shows it (`engine.report.sections`: the section applies to a
+    release that carries a detail naming it) and ``block`` what the method's dashboard page shows it as;
+    `facts` are the (label, text) lines the report's facts table and the page's captions show.
+    """
+
+    section: ClassVar[str] = ""
+    block: ClassVar[str] = ""
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        """Lines about the release in words: (label, text); none by default."""
+        return ()
+
+
+@dataclass(frozen=True)
+class Statement(ReleaseDetail):
+    """One line a method states about a release in words (what a redaction level replaces, what ε covers)."""
+
+    label: str
+    text: str
+    section: ClassVar[str] = "facts"
+    block: ClassVar[str] = "caption"
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        return ((self.label, self.text),)
+
+
+D = TypeVar("D", bound=ReleaseDetail)
+
+
 @dataclass(frozen=True)
 class Release:
     """One protected copy of the data.
@@ -140,7 +173,9 @@ class Release:
     tables the bundle writes as ``<name>.csv`` (the k-anonymity method's released quasi-identifier table).
     ``warnings`` are what the method must tell before the release leaves (the bundle's manifest and report carry
     them, so they name no confidential value); ``review_tables`` go to the internal review only, titled by
-    their keys (the swap's names that no identifiers file listed).
+    their keys (the swap's names that no identifiers file listed). ``details`` are what the method reports
+    beyond the data (`ReleaseDetail`: its statements, a synthesizer's draws, an anonymization's classes), read
+    by type with `detail`.
     """
 
     data: pd.DataFrame
@@ -150,12 +185,20 @@ class Release:
     changes: pd.DataFrame | None = None
     seed: int | None = None
     replicate: int = 0
-    info: dict[str, Any] = field(default_factory=dict)
+    details: tuple[ReleaseDetail, ...] = ()
     changes_ship: bool = True
     withheld: tuple[str, ...] = ()
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     warnings: tuple[str, ...] = ()
     review_tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+
+    def detail(self, kind: type[D]) -> D | None:
+        """The release's detail of type ``kind`` (the first, when there are several), or None."""
+        return next((d for d in self.details if isinstance(d, kind)), None)
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        """Every detail's lines in words, in the order the method gave its details."""
+        return tuple(fact for d in self.details for fact in d.facts())
 
     def compact(self) -> Release:
         """The release with only its protected columns (what a sweep keeps to show a release again without
@@ -173,14 +216,16 @@ class Release:
 
 @dataclass(frozen=True)
 class CheckReport:
-    """What a method's `GoldCheck` found: a table (a row per knob value), a figure per knob value the steward
-    can pick (keyed by a readable name), and lines to read."""
+    """What a method's `GoldCheck` found: a table (a row per knob value), per knob value the detection quality
+    per type (`engine.text.detection_quality.DetectionQuality`, keyed by a readable name such as "level 4";
+    `engine.figures.detection.detection_figure` draws it, on the page and on the command line alike), and lines
+    to read."""
 
     table: pd.DataFrame
-    figures: dict[str, Any]
+    scores: dict[str, DetectionQuality]
     notes: tuple[str, ...] = ()
     default: str = ""
-    """The key of ``figures`` shown first."""
+    """The key of ``scores`` shown first."""
 
 
 @dataclass(frozen=True)
@@ -194,6 +239,8 @@ class GoldCheck:
     help: str
     suffixes: tuple[str, ...]
     run: Callable[[Path, Protector, Progress], CheckReport]
+    knob_key: Callable[[float], str] = str
+    """The key of `CheckReport.scores` at a knob value (redaction: 4 → "level 4")."""
 
 
 class Fitted(ABC):

@@ -57,6 +57,12 @@ class Param:
     example: Any = None
     choice_labels: tuple[str, ...] = ()
     """How the dashboard names each of ``choices`` (the CLI takes the choices themselves)."""
+    quick: Any = None
+    """The value a live page starts from where the default would keep a first view waiting (20 random projections
+    of the pMSE where 5 show the trend); None: the default. The CLI, the replay and the report use the default."""
+    field_levels: bool = False
+    """The value is FIELD=LEVEL, a level of one of the fields of kinds ``fields`` (the dashboard offers the levels
+    of the fields a release synthesizes)."""
 
     def __post_init__(self) -> None:
         if self.type not in SCALARS:

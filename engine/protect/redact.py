@@ -28,8 +28,9 @@ from engine.data.dataset import Dataset
 from engine.data.identifiers_file import column_identifiers, identifiers_digest, identifiers_path, read_identifiers
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
-from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector, Release
+from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector, Release, Statement
 from engine.protect.params import Param
+from engine.text.detection_quality import evaluate_detection, read_gold
 from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, TIERS, find_identifiers, spacy_model_version, thresholds_for
 from engine.text.recognizers import recognizers_version
 from engine.text.recurrence import author_name_spans, listed_spans, number_placeholders, outermost, propagate
@@ -101,7 +102,7 @@ class FittedRedaction(Fitted):
             knob=float(level),
             protected_columns=(self.text_column,),
             changes=changes,
-            info={"level_meaning": LEVEL_NAMES[level]},
+            details=(Statement("Level meaning", LEVEL_NAMES[level]),),
         )
 
 
@@ -109,9 +110,6 @@ def detection_check(path: Path, protector: Protector, progress: Progress = no_pr
     """Redaction's detection quality on a gold file at every level, with the protector's thresholds and
     recognizers (`engine.text.detection_quality`): token-level precision, recall and F2 per level, the figure
     per type at each level."""
-    from engine.figures.detection import detection_figure
-    from engine.text.detection_quality import evaluate_detection, read_gold
-
     assert isinstance(protector, Redaction)
     docs = read_gold(path)
     by_level = evaluate_detection(
@@ -137,8 +135,13 @@ def detection_check(path: Path, protector: Protector, progress: Progress = no_pr
         "Most missed at level 4: " + (", ".join(f"{t!r} ({c})" for t, c in top.missed) or "none"),
         "Most needlessly replaced at level 4: " + (", ".join(f"{t!r} ({c})" for t, c in top.false) or "none"),
     )
-    figures = {f"level {level}": detection_figure(q) for level, q in by_level.items()}
-    return CheckReport(table=pd.DataFrame(rows), figures=figures, notes=notes, default=f"level {max(by_level)}")
+    scores = {level_key(level): q for level, q in by_level.items()}
+    return CheckReport(table=pd.DataFrame(rows), scores=scores, notes=notes, default=level_key(max(by_level)))
+
+
+def level_key(level: float) -> str:
+    """How a redaction level names its scores in a `CheckReport` ("level 4")."""
+    return f"level {int(level)}"
 
 
 class Redaction(Protector):
@@ -159,6 +162,7 @@ class Redaction(Protector):
         "check scores what redaction replaces at each level with the settings above.",
         suffixes=("conll", "bio", "txt", "tsv", "json", "jsonl"),
         run=detection_check,
+        knob_key=level_key,
     )
 
     use_ner: bool

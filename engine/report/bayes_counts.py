@@ -8,12 +8,11 @@ uncertainty S, and — for a posterior-sampling method — the MCMC convergence 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from engine.data.dataset import Dataset
 from engine.figures.bayes_counts import (
@@ -28,6 +27,9 @@ from engine.measures.bayes_counts import ATTRIBUTE_RISK_METRICS, IDENTIFICATION_
 from engine.measures.utility.combining import combine_table
 from engine.measures.utility.inference import interval_overlap
 from engine.protect.base import Release
+from engine.protect.bayes_counts.count_bayes import PosteriorDraw
+from engine.report.context import ReleaseReport, figure_html
+from engine.report.sections import ReportSection
 
 
 def _e(value: Any) -> str:
@@ -81,22 +83,43 @@ def risk_rows(metrics: Mapping[str, MetricResult], ids: list[str]) -> pd.DataFra
     )
 
 
-def numeric_sections(
-    *,
-    dataset: Dataset,
-    release: Release,
-    metrics: Mapping[str, MetricResult],
-    curves: pd.DataFrame | None,
-    figure: Callable[[go.Figure, str], str],
-) -> list[str]:
-    """HTML sections about a release of synthesized counts and amounts."""
-    out: list[str] = []
-    schema, frame = dataset.schema, dataset.frame
-    fields = [
+class CountsSection(ReportSection):
+    """What a synthesis of counts and amounts did (Guo & Hu): the synthetic distributions, the estimates and their
+    overlap, the risks against the confidential data and along the intruder's uncertainty, MCMC convergence."""
+
+    id = "counts"
+    title = "Synthetic distributions"
+
+    @classmethod
+    def applies(cls, report: ReleaseReport) -> bool:
+        return bool(synthesized_numbers(report.dataset, report.release))
+
+    @classmethod
+    def html(cls, report: ReleaseReport, internal: bool) -> list[str]:
+        return numeric_sections(report.dataset, report.release, report.metrics, report.curves)
+
+
+def synthesized_numbers(dataset: Dataset, release: Release) -> list[str]:
+    """The count and continuous fields the release replaced."""
+    schema = dataset.schema
+    return [
         f
         for f in release.protected_columns
         if f in schema.field_names and schema.field(f).kind in ("count", "continuous")
     ]
+
+
+def numeric_sections(
+    dataset: Dataset,
+    release: Release,
+    metrics: Mapping[str, MetricResult],
+    curves: pd.DataFrame | None,
+) -> list[str]:
+    """HTML sections about a release of synthesized counts and amounts."""
+    figure = figure_html
+    out: list[str] = []
+    schema, frame = dataset.schema, dataset.frame
+    fields = synthesized_numbers(dataset, release)
     if not fields:
         return out
     out.append("<h2>Synthetic distributions</h2>")
@@ -173,8 +196,9 @@ def numeric_sections(
             "intruder should find fewer true matches (EMR, TMR fall) and more false ones (FMR rises).</p>"
         )
         out.append(figure(uncertainty_curves_figure(curves), "fig-uncertainty"))
-    diag = release.info.get("mcmc_diagnostics")
-    if isinstance(diag, pd.DataFrame) and len(diag):
+    draw = release.detail(PosteriorDraw)
+    diag = None if draw is None else draw.diagnostics
+    if diag is not None and len(diag):
         poor = diag[diag["poor"]]
         out.append("<h2>MCMC convergence</h2>")
         out.append(
@@ -204,11 +228,7 @@ def numeric_sections(
 def numeric_samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
     """Sample records: the text excerpt and, per synthesized count or amount, confidential → released."""
     schema = dataset.schema
-    fields = [
-        f
-        for f in release.protected_columns
-        if f in schema.field_names and schema.field(f).kind in ("count", "continuous")
-    ]
+    fields = synthesized_numbers(dataset, release)
     if not fields or not records:
         return ""
     rows = []

@@ -8,12 +8,11 @@ tables of Schneider, Hu, Mankad & Bale (2023) and sample records with their conf
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from engine.data.dataset import Dataset
 from engine.figures.field_synthesis import (
@@ -29,6 +28,9 @@ from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult
 from engine.measures.utility.pmse import projection_interval
 from engine.measures.utility.topics import content_by_topic, prevalence_intervals
 from engine.protect.base import Knob, Release
+from engine.protect.field_synthesis.sequential import FieldDraws
+from engine.report.context import ReleaseReport, figure_html
+from engine.report.sections import ReportSection
 from engine.results import SweepResult
 
 TEXT_EXCERPT = 300
@@ -47,6 +49,29 @@ def _detail(metrics: Mapping[str, MetricResult], mid: str) -> pd.DataFrame | Non
     return None if m is None else m.detail
 
 
+class FieldSynthesisSection(ReportSection):
+    """What a synthesis of categorical fields did: model size and the pMSE ratio along the knob, the utility
+    tables, and (internal review only) the identification probability of each named target."""
+
+    id = "field-synthesis"
+    title = "The synthesizer along the knob"
+
+    @classmethod
+    def applies(cls, report: ReleaseReport) -> bool:
+        return report.release.detail(FieldDraws) is not None or report.complexity is not None
+
+    @classmethod
+    def html(cls, report: ReleaseReport, internal: bool) -> list[str]:
+        return synthesis_sections(
+            release=report.release,
+            metrics=report.metrics,
+            sweep=report.sweep,
+            complexity=report.complexity,
+            knob=report.knob,
+            per_target=internal,
+        )
+
+
 def synthesis_sections(
     *,
     release: Release,
@@ -54,11 +79,11 @@ def synthesis_sections(
     sweep: SweepResult | None,
     complexity: pd.DataFrame | None,
     knob: Knob | None,
-    figure: Callable[[go.Figure, str], str],
     per_target: bool = False,
 ) -> list[str]:
-    """HTML sections about a synthesis release; ``figure`` renders a Plotly figure with a fixed div id.
-    ``per_target`` adds the identification probability of each named target (internal review report only)."""
+    """HTML sections about a synthesis release. ``per_target`` adds the identification probability of each
+    named target (internal review report only)."""
+    figure = figure_html
     out: list[str] = []
     choice = None
     if sweep is not None and "pmse_ratio" in sweep.metric_ids:
@@ -95,11 +120,12 @@ def synthesis_sections(
                 "fig-identification",
             )
         )
-    out.extend(_utility_tables(metrics, figure))
+    out.extend(_utility_tables(metrics))
     return out
 
 
-def _utility_tables(metrics: Mapping[str, MetricResult], figure: Callable[[go.Figure, str], str]) -> list[str]:
+def _utility_tables(metrics: Mapping[str, MetricResult]) -> list[str]:
+    figure = figure_html
     out: list[str] = []
     rows = []
     pmse = _detail(metrics, "pmse_ratio")
@@ -170,9 +196,10 @@ def _utility_tables(metrics: Mapping[str, MetricResult], figure: Callable[[go.Fi
 def synthesis_samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
     """Sample ``records`` (Table 6): an excerpt of the text, then per synthesized field the confidential value,
     the released value and the probability the synthesizer gave the confidential value."""
-    detail = release.info.get("field_detail")
-    if detail is None or not records:
+    draws = release.detail(FieldDraws)
+    if draws is None or not records:
         return ""
+    detail = draws.table
     fields = list(dict.fromkeys(detail["field"]))
     wide = detail.pivot(index="record", columns="field")
     head = "".join(f"<th>{_e(f)}: confidential → released (probability of confidential)</th>" for f in fields)

@@ -6,36 +6,26 @@ page opens without a network connection.
 
 from __future__ import annotations
 
-import html
 import json
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
-import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from engine import __version__
 from engine.data.dataset import Dataset
-from engine.export.checks import release_warnings
-from engine.export.decision import Decision
-from engine.figures.text import (
-    attack_bars_figure,
-    cosine_by_author_figure,
-    frontier_figure,
-    highlight_changes,
-    metric_along_knob_figure,
-)
+from engine.figures.text import highlight_changes
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, measured_number, metric_info
-from engine.measures.intruders import intruder
-from engine.measures.options import MeasureOptions
 from engine.protect.base import Knob, Release
-from engine.report.bayes_counts import numeric_samples, numeric_sections
-from engine.report.field_synthesis import synthesis_samples, synthesis_sections
-from engine.report.samples import attack_targets
-from engine.results import SweepResult
+from engine.protect.field_synthesis.sequential import FieldDraws
+from engine.record.decision import Decision
+from engine.record.manifest import INTRUDER_DESCRIPTION
+from engine.report.bayes_counts import numeric_samples
+from engine.report.context import ReleaseReport, escaped
+from engine.report.field_synthesis import synthesis_samples
+from engine.report.registry import SECTIONS
 
 CONFIDENTIAL_NOTICE = (
     "Internal review document: contains excerpts of the confidential data. Keep it with the steward; it is "
@@ -71,8 +61,7 @@ table.candidates{table-layout:fixed;overflow-wrap:anywhere}table.candidates td.n
 """
 
 
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+_e = escaped
 
 
 def _isnum(v: float | None) -> bool:
@@ -90,29 +79,9 @@ def _knob_text(knob: Knob | None, value: float) -> str:
     return f"{named} = {knob.format(value)}"
 
 
-FIGURE_WIDTH = 720
-"""Pixels. A report's figures are drawn once at this width, which fits a printed Letter or A4 page, and never
-again. A figure that followed its container was drawn anew when printing widened the page (the print style
-lifts the body's width limit), and the PDF held the one drawing or the other by timing: two clean-clone test
-runs printed other bytes on replay."""
-
-
-def _figure_html(fig: go.Figure, div_id: str) -> str:
-    fixed = go.Figure(fig).update_layout(width=FIGURE_WIDTH, autosize=False)
-    body = fixed.to_html(
-        full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False, "responsive": False}
-    )
-    return f'<div class="figure">{body}</div>'
-
-
-def _summary(
-    dataset: Dataset,
-    release: Release,
-    metrics: Mapping[str, MetricResult],
-    replicates: int,
-    method_title: str,
-    knob: Knob | None,
-) -> str:
+def _summary(report: ReleaseReport) -> str:
+    dataset, release, metrics, knob = report.dataset, report.release, report.metrics, report.knob
+    replicates, method_title = report.record.replicates, report.record.method.title or ""
     parts = [
         f"This release of {len(release.data):,} records from <b>{_e(dataset.name)}</b> was protected with "
         f"<b>{_e(method_title or release.method)}</b> at {_e(_knob_text(knob, release.knob))}."
@@ -180,7 +149,7 @@ def _field_changes(dataset: Dataset, release: Release, record: int, rows: pd.Dat
 
 
 def _samples(dataset: Dataset, release: Release, records: Sequence[int]) -> str:
-    if "field_detail" in release.info:
+    if release.detail(FieldDraws) is not None:
         return synthesis_samples(dataset, release, records)
     numeric = numeric_samples(dataset, release, records)
     if numeric:
@@ -271,47 +240,6 @@ def _decision(decision: Decision | None, metrics: Mapping[str, MetricResult], kn
     ]
 
 
-def _default_metric(sweep: SweepResult, kind: str) -> str | None:
-    for m in sweep.metric_ids:
-        if not m.endswith(CONFIDENTIAL_SUFFIX) and metric_info(m).kind == kind:
-            return m
-    return None
-
-
-def _figures(
-    release: Release,
-    metrics: Mapping[str, MetricResult],
-    sweep: SweepResult | None,
-    risk_metric: str | None,
-    utility_metric: str | None,
-    per_target: bool,
-) -> list[str]:
-    """The frontier and the measures along the knob; with ``per_target`` (internal report) also the attack on
-    named targets and the utility per author."""
-    out = []
-    if sweep is not None:
-        risk = risk_metric or _default_metric(sweep, "risk")
-        utility = utility_metric or _default_metric(sweep, "utility")
-        if risk and utility:
-            out.append("<h2>Risk and utility across the knob</h2>")
-            out.append(_figure_html(frontier_figure(sweep, risk, utility, chosen=release.knob), "fig-frontier"))
-        for mid, div in ((risk, "fig-risk-along-knob"), (utility, "fig-utility-along-knob")):
-            if mid:
-                out.append(_figure_html(metric_along_knob_figure(sweep, mid, current=release.knob), div))
-    for mid, m in metrics.items():
-        d = m.detail
-        if d is None or mid.endswith(CONFIDENTIAL_SUFFIX) or not per_target:
-            continue
-        if "replicate" in d.columns and {"target", "candidate"} <= set(d.columns):
-            d = d[d["replicate"] == d["replicate"].min()]
-        if {"target", "candidate", "score", "is_true", "is_guess"} <= set(d.columns):
-            out.append(f"<h2>How the attack went: {_e(metric_info(mid).label)}</h2>")
-            out.append(_figure_html(attack_bars_figure(d, attack_targets(d)), f"fig-attack-{mid}"))
-        elif {"author", "cosine"} <= set(d.columns):
-            out.append(_figure_html(cosine_by_author_figure(d, metric_info(mid).label), f"fig-cosine-{mid}"))
-    return out
-
-
 _HOW_TO_READ = """<ul>
 <li><b>Risk</b> measures how much an intruder could learn about people in the data; lower is better.
 <b>Utility</b> measures how much of what researchers need is kept; higher is better.</li>
@@ -329,80 +257,52 @@ _SAMPLES_HELP = (
 )
 
 
-def render_report(
-    *,
-    dataset: Dataset,
-    release: Release,
-    metrics: Mapping[str, MetricResult],
-    method_params: Mapping[str, Any],
-    replicates: int,
-    sweep: SweepResult | None = None,
-    risk_metric: str | None = None,
-    utility_metric: str | None = None,
-    replay_command: str,
-    records: Sequence[int] = (),
-    method_title: str = "",
-    knob: Knob | None = None,
-    complexity: pd.DataFrame | None = None,
-    curves: pd.DataFrame | None = None,
-    not_measured: Mapping[str, str] | None = None,
-    measure_notes: Mapping[str, str] | None = None,
-    internal: bool = False,
-    options: MeasureOptions | None = None,
-    decision: Decision | None = None,
-    warnings: Sequence[str] | None = None,
-) -> str:
+def _sections(report: ReleaseReport, internal: bool) -> list[str]:
+    """Every registered section that applies to the release (`engine.report.registry.SECTIONS`), in order; the
+    internal review's own sections only in the internal report."""
+    out: list[str] = []
+    for section in SECTIONS:
+        if (internal or not section.internal_only) and section.applies(report):
+            out += section.html(report, internal)
+    return out
+
+
+def render_report(report: ReleaseReport, internal: bool = False) -> str:
     """The reviewer report for one release as a self-contained HTML string (same inputs, same bytes).
 
     The report in the bundle (``internal`` False) shows aggregates only (`PUBLIC_NOTICE`): no sample records, no
-    per-target attack, no value of a record, the source by file name. The internal review report
-    (``internal`` True, written outside the bundle) adds the before/after samples the steward looked at and
-    the per-target detail.
-
-    ``complexity`` is the model size along the knob of a synthesizer (non-zero coefficients, splits);
-    ``curves`` the identification risks along the intruder's uncertainty S at this knob
-    (`SweepResult.uncertainty_curves`); ``warnings`` those of `release_warnings`, when the caller has them."""
-    knob = knob or (sweep.knob if sweep is not None else None)
+    per-target attack, no value of a record, the source by file name. The internal review report (``internal``
+    True, written outside the bundle) adds the before/after samples the steward looked at and the per-target
+    detail. Between the summary and the measures come the registered sections that apply (`_sections`)."""
+    record, dataset, release, knob = report.record, report.dataset, report.release, report.knob
     facts = [
         ("Dataset", dataset.name),
         ("Source", _source_name(dataset.source)),
         ("Fingerprint", dataset.fingerprint),
         ("Records", f"{dataset.n_records:,}"),
-        ("Method", method_title or release.method),
+        ("Method", record.method.title or release.method),
         ("Setting", _knob_text(knob, release.knob)),
         (
             "Method parameters",
             ", ".join(
-                f"{k} = {json.dumps(v, ensure_ascii=False, default=str)}" for k, v in sorted(method_params.items())
+                f"{k} = {json.dumps(v, ensure_ascii=False, default=str)}"
+                for k, v in sorted(record.method.params.items())
             )
             or "—",
         ),
-        *((key.replace("_", " ").capitalize(), text) for key, text in release.info.items() if isinstance(text, str)),
-        ("Intruder assumed", intruder((options or MeasureOptions()).intruder).describe()),
+        *release.facts(),
+        ("Intruder assumed", record.measure_settings.get(INTRUDER_DESCRIPTION, "")),
         ("Seed", "—" if release.seed is None else release.seed),
-        ("Replicate", f"{release.replicate} of {replicates} (numbered from 0)"),
+        ("Replicate", f"{release.replicate} of {record.replicates} (numbered from 0)"),
         ("textsdc", __version__),
     ]
     facts_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
-    if warnings is None:
-        warnings = release_warnings(dataset, release, metrics)
-    warning = "".join(f'<div class="warning">Warning: {_e(w)}.</div>' for w in warnings)
-    figures = _figures(release, metrics, sweep, risk_metric, utility_metric, per_target=internal)
-    if "field_detail" in release.info or complexity is not None:
-        figures += synthesis_sections(
-            release=release,
-            metrics=metrics,
-            sweep=sweep,
-            complexity=complexity,
-            knob=knob,
-            figure=_figure_html,
-            per_target=internal,
-        )
-    figures += numeric_sections(dataset=dataset, release=release, metrics=metrics, curves=curves, figure=_figure_html)
+    warning = "".join(f'<div class="warning">Warning: {_e(w)}.</div>' for w in record.warnings)
+    figures = _sections(report, internal)
     plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
     title = f"textsdc {'internal review ' if internal else ''}report: {dataset.name}"
     samples = (
-        ["<h2>Before and after</h2>", _samples(dataset, release, records)]
+        ["<h2>Before and after</h2>", _samples(dataset, release, report.records)]
         if internal
         else [
             "<h2>Records</h2>",
@@ -422,17 +322,17 @@ def render_report(
             f'<div class="notice">{_e(CONFIDENTIAL_NOTICE if internal else PUBLIC_NOTICE)}</div>',
             warning,
             f'<table class="facts">{facts_html}</table>',
-            *_decision(decision, metrics, release.knob),
+            *_decision(record.decision, report.metrics, release.knob),
             "<h2>Summary</h2>",
-            _summary(dataset, release, metrics, replicates, method_title, knob),
+            _summary(report),
             *figures,
             "<h2>Measures</h2>",
-            _metrics_table(metrics, measure_notes or {}),
-            _not_measured(not_measured or {}),
+            _metrics_table(report.metrics, report.notes),
+            _not_measured(report.skipped),
             *samples,
             *(_review_tables(release) if internal else []),
             "<h2>Reproduce this release</h2>",
-            f"<pre>{_e(replay_command)}</pre>",
+            f"<pre>{_e(record.replay)}</pre>",
             "<h2>How to read this report</h2>",
             _HOW_TO_READ.format(samples=_SAMPLES_HELP if internal else ""),
             f'<p class="muted">Written by textsdc {_e(__version__)}.</p>',

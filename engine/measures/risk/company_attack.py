@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -243,12 +242,6 @@ class SwapAttackAccuracy(_SwapAttack):
         "trained on other text with the same values."
     )
     source = "Greve & Sablica (2025), Table 2 (an offline classifier in place of the paper's language models)"
-
-    @classmethod
-    def detail_figure(cls, sweep: Any, current: float | None = None) -> Any:
-        from engine.figures.swap import attack_along_rate_figure
-
-        return attack_along_rate_figure(sweep, current)
 
     def compute(self, view: ReleaseView) -> MetricResult:
         outcomes = self._attack(view)

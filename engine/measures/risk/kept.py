@@ -7,6 +7,7 @@ import pandas as pd
 
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.shared import field_levels
+from engine.protect.field_synthesis.sequential import FieldDraws
 
 
 class ConfidentialValueRate(Measure):
@@ -32,7 +33,8 @@ class ConfidentialValueRate(Measure):
         self.confidential = context.dataset.frame
 
     def compute(self, view: ReleaseView) -> MetricResult:
-        detail = view.info.get("field_detail")
+        draws = view.detail(FieldDraws)
+        detail = None if draws is None else draws.table
         if detail is not None:  # numeric fields synthesized beside categorical ones have their own measures
             detail = detail[detail["field"].isin(self.fields)].reset_index(drop=True)
         if detail is None or detail.empty:

@@ -40,7 +40,7 @@ from sklearn.feature_extraction.text import CountVectorizer
 
 from engine.data.dataset import Dataset
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
-from engine.measures.intruders import Intruder, intruder
+from engine.measures.intruders import INTRUDER, Intruder, intruder
 from engine.measures.risk.identification import (
     MIN_DISTANCE,
     by_target,
@@ -321,14 +321,14 @@ class ReleaseIdentificationProbability(Measure):
     )
 
     def prepare(self, context: PrepareContext) -> None:
-        preset = intruder(context.options.intruder)
+        preset = intruder(context.settings[INTRUDER.name])
         self.text_column = context.dataset.schema.text
         self.intruder, self.note = context.shared(
             ("release_intruder", preset.name),
             lambda: ReleaseIntruder.prepare(
                 context.dataset,
                 preset,
-                context.options.seed,
+                context.settings.seed,
                 context.progress,
                 lambda texts: shared_style_similarity(context, texts),
             ),

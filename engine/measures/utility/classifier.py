@@ -2,7 +2,7 @@
 classifier trained on the release predict as well on confidential texts as one trained on the confidential
 texts themselves?
 
-The target is a categorical field or the use of a hashtag (the paper's #bluehand; `MeasureOptions.
+The target is a categorical field or the use of a hashtag (the paper's #bluehand; `MeasureSettings.
 classifier_target`, by default the first sensitive categorical field, else the first categorical field, else
 the hashtag the most authors use). The release's labels are its own values of the field, so the measure applies
 to every method: one that changes the text teaches from other words, one that synthesizes the field from
@@ -24,6 +24,8 @@ from __future__ import annotations
 import re
 import warnings
 from collections import Counter
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -38,8 +40,12 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.shared import ngram_space, original_ngrams, original_texts, released_ngrams, released_texts
+from engine.protect.params import Param
 from engine.text.ngrams import widened
 from engine.text.tokens import tokenize
+
+if TYPE_CHECKING:
+    from engine.measures.settings import MeasureSettings
 
 HELD_OUT = 0.25
 SVM_C = 0.1
@@ -186,6 +192,17 @@ def _count_features(
     return train_x[:, used], test_x[:, used]
 
 
+CLASSIFIER_TARGET = Param(
+    "classifier_target",
+    str,
+    None,
+    "every method: what the downstream classifier predicts, a categorical field or a #hashtag's use "
+    "(default: the first sensitive categorical field, else the first categorical one; without one, the "
+    "hashtag the most authors use)",
+    label="Classifier target (field or #hashtag)",
+)
+
+
 class ClassifierF1Ratio(Measure):
     """F1 of a classifier trained on the release over F1 of one trained on the confidential texts, both
     predicting held-out confidential texts (Ororbia, Linder & Snoke, Section 4)."""
@@ -204,13 +221,21 @@ class ClassifierF1Ratio(Measure):
     applies_to = "release"
     high = float("inf")
     reads_withheld = True  # a withheld field is no target
+    settings = (CLASSIFIER_TARGET,)
+
+    @classmethod
+    def check_settings(cls, dataset: Dataset, fields: Sequence[str], settings: MeasureSettings) -> None:
+        if settings[CLASSIFIER_TARGET.name] is not None:
+            classifier_target(dataset, [], settings[CLASSIFIER_TARGET.name])
 
     def prepare(self, context: PrepareContext) -> None:
         dataset = context.dataset
         texts = original_texts(context)
         author = dataset.schema.author
         authors = None if author is None else dataset.frame[author].astype(str).tolist()
-        self.target = classifier_target(dataset, texts, context.options.classifier_target, authors, context.withheld)
+        self.target = classifier_target(
+            dataset, texts, context.settings[CLASSIFIER_TARGET.name], authors, context.withheld
+        )
         self.hashtag = self.target.startswith("#")
         if self.hashtag:
             labels = np.array([int(self.target in hashtags(t)) for t in texts])
@@ -227,11 +252,11 @@ class ClassifierF1Ratio(Measure):
         feasible = counts[counts > 0].min() >= 2 and min(held_out, len(rows) - held_out) >= classes
         stratify = labels[rows] if feasible else None  # too few records to stratify: a plain random split
         self.train, self.test = train_test_split(
-            rows, test_size=HELD_OUT, random_state=context.options.seed, stratify=stratify
+            rows, test_size=HELD_OUT, random_state=context.settings.seed, stratify=stratify
         )
         split = len(self.train)
         if split > MAX_TRAIN:
-            rng = np.random.default_rng(context.options.seed)
+            rng = np.random.default_rng(context.settings.seed)
             self.train = np.sort(rng.choice(self.train, MAX_TRAIN, replace=False))
         if not np.isin(labels[self.test], labels[self.train]).any():  # F1 = 0 is certain: nothing is trained
             raise NotApplicable(

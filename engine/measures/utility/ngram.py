@@ -16,7 +16,7 @@ from engine.measures.shared import ngram_space, original_ngrams, released_author
 from engine.text.ngrams import NgramSpace, widened
 
 
-def _author_matrix(authors: pd.Series) -> tuple[sparse.csr_matrix, list]:
+def author_matrix(authors: pd.Series) -> tuple[sparse.csr_matrix, list]:
     codes, uniques = pd.factorize(authors, sort=True)
     m = sparse.csr_matrix((np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(len(uniques), len(codes)))
     return m, list(uniques)
@@ -42,7 +42,7 @@ def author_cosine(
     width = max(original.shape[1], released.shape[1])
     if authors is None:
         authors = pd.Series(np.arange(original.shape[0]))
-    members, names = _author_matrix(pd.Series(authors).reset_index(drop=True))
+    members, names = author_matrix(pd.Series(authors).reset_index(drop=True))
     cos = row_cosines(members @ widened(original, width), members @ widened(released, width))
     detail = pd.DataFrame({"author": names, "cosine": cos})
     return MetricResult(metric, float(cos.mean()), detail=detail)

@@ -45,6 +45,7 @@ from scipy.special import expit
 from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
 from engine.measures.shared import field_levels, synthetic_codes
 from engine.protect.field_synthesis.sequential import FieldLevels
+from engine.protect.params import Param
 from engine.text.features import synthesis_counts
 
 
@@ -271,14 +272,28 @@ def projection_interval(detail: pd.DataFrame) -> tuple[float, float, float]:
     return float(per.mean()), float(np.quantile(per, 0.025)), float(np.quantile(per, 0.975))
 
 
+PROJECTIONS = Param(
+    "projections",
+    int,
+    20,
+    "synthesis measures: random projections of the text for the pMSE (the paper uses 20)",
+    low=1,
+    high=200,
+    label="pMSE projections",
+    quick=5,
+)
+PROJECTION_DIM = 10
+"""Dimensions of each random projection (Schneider et al. 2023 use 20 projections of 10 dimensions)."""
+
+
 def projected_texts(context: PrepareContext) -> list[np.ndarray]:
     """The `random_projections` of the confidential texts' word counts, drawn once for the pMSE measures."""
 
     def project() -> list[np.ndarray]:
-        o = context.options
+        settings = context.settings
         context.progress(0, 1, "projecting the text for the pMSE")
         counts = synthesis_counts(context.dataset.texts.astype(str).tolist())
-        return random_projections(counts.matrix, o.projections, o.projection_dim, o.seed)
+        return random_projections(counts.matrix, settings[PROJECTIONS.name], PROJECTION_DIM, settings.seed)
 
     return context.shared("pmse_projections", project)
 
@@ -292,6 +307,7 @@ class _PropensityMeasure(Measure):
         "Snoke, Raab, Nowok, Dibben & Slavković (2018); Schneider, Hu, Mankad & Bale (2023), Sections 4.1.1 and 5.3"
     )
     applies_to = "categorical"
+    settings = (PROJECTIONS,)
     levels: list[FieldLevels]
     projections: list[np.ndarray]
 

@@ -9,7 +9,7 @@ Without an author column each record is its own author, and the measure is the s
 the release keeps.
 
 The classifier, stated in the result so the report can say which was used:
-- where the data has sentiment labels (a categorical field, `MeasureOptions.sentiment_field`, by default one
+- where the data has sentiment labels (a categorical field, the setting ``sentiment_field``, by default one
   whose name contains "sentiment"), a linear SVM on TF-IDF word unigrams and bigrams, cross-fitted over five
   folds: each record's original text and its released text are scored by the model trained on the other four
   folds, so no text is scored by a model that saw it (the paper trains on IMDB reviews instead, which it names
@@ -20,7 +20,9 @@ The classifier, stated in the result so the report can say which was used:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -34,12 +36,16 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.shared import ngram_space, original_texts, released_ngrams, released_texts
-from engine.measures.utility.ngram import _author_matrix, row_cosines
+from engine.measures.utility.ngram import author_matrix, row_cosines
 from engine.progress import Progress, no_progress
+from engine.protect.params import Param
 from engine.text.kept import KeptByText, text_key
 from engine.text.ngrams import ORDERS, Projection, projection, tfidf_of
 from engine.text.tokens import tokenize
 from engine.workers import Report, map_reporting
+
+if TYPE_CHECKING:
+    from engine.measures.settings import MeasureSettings
 
 FOLDS = 5
 LEXICON = "VADER lexicon (vaderSentiment)"
@@ -185,11 +191,22 @@ class CrossFitted:
 
 def class_shares(classes: np.ndarray, authors: pd.Series, n_classes: int) -> tuple[np.ndarray, list]:
     """Per author, the share of their texts in each class (authors × classes) and the authors' names."""
-    members, names = _author_matrix(authors.reset_index(drop=True))
+    members, names = author_matrix(authors.reset_index(drop=True))
     onehot = np.zeros((len(classes), n_classes))
     onehot[np.arange(len(classes)), classes] = 1.0
     counts = np.asarray(members @ onehot)
     return counts / np.maximum(counts.sum(axis=1, keepdims=True), 1.0), names
+
+
+SENTIMENT_FIELD = Param(
+    "sentiment_field",
+    str,
+    None,
+    "text measures: the categorical field of sentiment labels that trains the sentiment classifier "
+    "(default: a categorical field whose name contains 'sentiment'; without one, the VADER lexicon)",
+    fields=("categorical",),
+    label="Sentiment labels",
+)
 
 
 class SentimentCosine(Measure):
@@ -206,11 +223,16 @@ class SentimentCosine(Measure):
     )
     source = "Ororbia, Linder & Snoke, Section 4"
     applies_to = "text"
+    settings = (SENTIMENT_FIELD,)
+
+    @classmethod
+    def check_settings(cls, dataset: Dataset, fields: Sequence[str], settings: MeasureSettings) -> None:
+        sentiment_field(dataset, settings[SENTIMENT_FIELD.name])
 
     def prepare(self, context: PrepareContext) -> None:
         dataset = context.dataset
         texts = original_texts(context)
-        field = sentiment_field(dataset, context.options.sentiment_field)
+        field = sentiment_field(dataset, context.settings[SENTIMENT_FIELD.name])
         author = dataset.schema.author
         self.authors = (
             dataset.frame[author].astype(str) if author is not None else pd.Series(np.arange(len(texts))).astype(str)
@@ -221,7 +243,7 @@ class SentimentCosine(Measure):
             self.note = f"Classifier: the {LEXICON}, as the data has no sentiment labels."
             original = lexicon_classes(texts)
         else:
-            self.model = CrossFitted(texts, dataset.frame[field], context.options.seed, context.progress)
+            self.model = CrossFitted(texts, dataset.frame[field], context.settings.seed, context.progress)
             self.n_classes = len(self.model.levels)
             self.note = (
                 f"Classifier: a linear SVM trained on the field {field}, cross-fitted over {len(self.model.models)} "

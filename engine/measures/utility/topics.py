@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -39,8 +40,13 @@ from engine.measures.shared import field_levels, synthetic_codes
 from engine.measures.utility.combining import combine_table
 from engine.progress import Progress, no_progress
 from engine.protect.field_synthesis.sequential import FieldLevels
+from engine.protect.params import Param
 from engine.text.features import WordCounts, synthesis_counts
 from engine.text.lda import LDA
+
+if TYPE_CHECKING:
+    from engine.data.dataset import Dataset
+    from engine.measures.settings import MeasureSettings
 
 URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 MIN_WORD_LENGTH = 3
@@ -249,14 +255,31 @@ def prevalence_level(levels: Sequence[FieldLevels], spec: str | None) -> tuple[s
     return field, level
 
 
+TOPICS = Param("topics", int, 5, "synthesis measures: topics of the topic model", low=2, high=50, label="Topics")
+LEVEL = Param(
+    "level",
+    str,
+    None,
+    "synthesis measures: FIELD=LEVEL whose topic-prevalence coefficient is followed "
+    "(default: the least frequent level of the first field)",
+    label="Field level whose topic prevalence is followed",
+    fields=("categorical",),
+    field_levels=True,
+)
+
+
 def topic_model(context: PrepareContext) -> TopicModel:
     """The `TopicModel` of the confidential texts, fitted once for both topic measures (a `DataError` when
     the texts have too few words is remembered, so both are listed as not measured with its reason)."""
-    o = context.options
+    settings = context.settings
     return context.shared(
         "topic_model",
         lambda: TopicModel.fit(
-            context.dataset.texts.astype(str).tolist(), o.topics, o.seed, o.vendor_keywords, progress=context.progress
+            context.dataset.texts.astype(str).tolist(),
+            settings[TOPICS.name],
+            settings.seed,
+            settings.vendor_keywords,
+            progress=context.progress,
         ),
     )
 
@@ -275,6 +298,7 @@ class TopicContentCorrelation(Measure):
     )
     source = "Schneider, Hu, Mankad & Bale (2023), Section 4.1.2, Eqs. 4–5"
     applies_to = "categorical"
+    settings = (TOPICS,)
     low = -1.0
 
     def prepare(self, context: PrepareContext) -> None:
@@ -300,13 +324,20 @@ class TopicPrevalenceRatio(Measure):
     )
     source = "Schneider, Hu, Mankad & Bale (2023), Section 4.1.2, Table 5"
     applies_to = "categorical"
+    settings = (TOPICS, LEVEL)
     low = float("-inf")
     high = float("inf")
+
+    @classmethod
+    def check_settings(cls, dataset: Dataset, fields: Sequence[str], settings: MeasureSettings) -> None:
+        categorical = [f for f in fields if dataset.schema.field(f).kind == "categorical"]
+        if settings[LEVEL.name] is not None and categorical:
+            prevalence_level([FieldLevels.of(f, dataset.frame[f]) for f in categorical], settings[LEVEL.name])
 
     def prepare(self, context: PrepareContext) -> None:
         levels = field_levels(context)
         self.model = topic_model(context)
-        self.choice = prevalence_level(levels, context.options.prevalence_level)
+        self.choice = prevalence_level(levels, context.settings[LEVEL.name])
         self.fields = list(context.categorical)
         self.level_names: dict[str, Sequence[str]] = {lv.name: lv.levels for lv in levels}
         self.confidential = prevalence(self.model, context.dataset.frame, self.fields, self.level_names)

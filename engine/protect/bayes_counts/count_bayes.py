@@ -31,6 +31,7 @@ import struct
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -42,7 +43,7 @@ from engine.data.levels import levels_by_frequency
 from engine.data.schema import FieldSpec
 from engine.errors import ConfigError, DataError
 from engine.progress import Progress, no_progress
-from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail
 from engine.protect.bayes_counts.mcmc import diagnostics
 from engine.protect.bayes_counts.models import (
     Chains,
@@ -129,6 +130,18 @@ def _decimals(values: np.ndarray) -> int:
         if np.allclose(values * 10**d, np.round(values * 10**d), rtol=0, atol=1e-9):
             return d
     return 6
+
+
+@dataclass(frozen=True)
+class PosteriorDraw(ReleaseDetail):
+    """The posterior draw a release used (chain and iteration after warm-up) and the convergence diagnostics of
+    the sample at its λ (split R-hat and effective sample size per parameter)."""
+
+    chain: int
+    draw: int
+    diagnostics: pd.DataFrame
+    section: ClassVar[str] = "counts"
+    block: ClassVar[str] = "diagnostics"
 
 
 @dataclass
@@ -228,7 +241,7 @@ class FittedCountBayes(Fitted):
             knob=float(value),
             protected_columns=tuple(self.synthesized_fields),
             changes=None,
-            info={"posterior_draw": {"chain": int(c), "draw": int(i)}, "mcmc_diagnostics": post.diagnostics},
+            details=(PosteriorDraw(int(c), int(i), post.diagnostics),),
             warnings=tuple(warnings),
         )
 

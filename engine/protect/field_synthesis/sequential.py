@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -27,7 +27,7 @@ from engine.data.dataset import Dataset
 from engine.data.levels import levels_by_frequency
 from engine.data.schema import FieldSpec
 from engine.errors import ConfigError, DataError
-from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail
 from engine.protect.params import Param
 from engine.text.features import WordCounts
 
@@ -42,6 +42,19 @@ VENDOR_KEYWORDS = Param(
 """The text features' left-out words, a parameter of every field synthesizer that predicts from the text."""
 
 FIELD_DETAIL_COLUMNS = ["record", "field", "original", "synthetic", "p_original"]
+
+
+@dataclass(frozen=True)
+class FieldDraws(ReleaseDetail):
+    """What one synthesis release drew: per record and field its confidential and synthetic level and the
+    probability that the draw returns the confidential one (``table``, columns `FIELD_DETAIL_COLUMNS`), read by
+    the identification measures and shown in the internal review; and the posterior draw the release used.
+    Never in the bundle: it holds the confidential values."""
+
+    table: pd.DataFrame
+    posterior_draw: int
+    section: ClassVar[str] = "field-synthesis"
+    block: ClassVar[str] = "samples"
 
 
 @dataclass(frozen=True)
@@ -220,7 +233,6 @@ class SequentialFitted(Fitted):
     text: WordCounts
     knob: Knob
     method: str = "synthesis"
-    info: dict = field(default_factory=dict)
     predictors: sparse.csr_matrix | None = None
 
     @abstractmethod
@@ -279,7 +291,7 @@ class SequentialFitted(Fitted):
             knob=float(value),
             protected_columns=tuple(lv.name for lv in self.fields),
             changes=None,
-            info={"field_detail": field_detail, "posterior_draw": draw},
+            details=(FieldDraws(field_detail, draw),),
         )
 
 

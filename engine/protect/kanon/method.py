@@ -10,7 +10,7 @@ bundle carries the released quasi-identifier table (`quasi_identifiers.csv`, one
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,7 @@ import pandas as pd
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
-from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail, Statement
 from engine.protect.kanon.gold import LABEL_NAMES, Span
 from engine.protect.kanon.lattice import Anonymized
 from engine.protect.kanon.sanitize import (
@@ -61,7 +61,7 @@ ATTRIBUTES = {
 
 
 @dataclass(frozen=True)
-class KanonDetail:
+class KanonDetail(ReleaseDetail):
     """What the measures of a k-anonymous release read (kept out of the bundle but the released table)."""
 
     original: pd.DataFrame
@@ -71,6 +71,8 @@ class KanonDetail:
     levels: dict[str, int]
     loss: float
     over_limit: bool  # k was out of reach within the suppression limit: more records were suppressed
+    section: ClassVar[str] = "kanon"
+    block: ClassVar[str] = "measure figures"
 
 
 def summary(anonymized: Anonymized, scheme: dict[str, str], max_suppressed: float) -> str:
@@ -139,7 +141,7 @@ class FittedKanon(Fitted):
             knob=float(k),
             protected_columns=(self.text_column,),
             changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
-            info={"kanon": detail, "anonymization": summary(a, self.scheme, self.max_suppressed)},
+            details=(detail, Statement("Anonymization", summary(a, self.scheme, self.max_suppressed))),
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
             # (they also list the spans kept as written: new == original)
             tables={QI_TABLE: _flat(done.released).assign(suppressed=a.suppressed)},

@@ -32,6 +32,7 @@ import pandas as pd
 from engine.progress import Progress, no_progress
 from engine.protect.kanon.features import RESOURCES, Features, posts_features
 from engine.protect.kanon.gold import GOLD_DIR, LABELS, NONE, Span, read_posts, read_spans, token_labels
+from engine.store import model_cached
 from engine.text.entities import NER_PROCESSES, PARALLEL_MIN_PIECES, Entity, named_entities
 from engine.workers import Report, map_reporting
 
@@ -292,8 +293,6 @@ def write_shipped(trained: Trained, folder: Path = SHIPPED) -> None:
 def trained() -> Trained:
     """The shipped tagger when it fits this installation's features, else one trained here (about a minute)
     and kept in the cache folder; once per process."""
-    from engine.cache import model_cached
-
     shipped = _read_shipped(key=inputs_key())
     if shipped is not None:
         return shipped

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pandas as pd
@@ -36,7 +37,7 @@ from engine.data.identifiers_file import (
 )
 from engine.errors import ConfigError, DataError
 from engine.progress import Progress, no_progress
-from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail, Statement
 from engine.protect.params import Param
 from engine.protect.redact import CHANGE_COLUMNS
 from engine.protect.swap import pipeline
@@ -64,7 +65,7 @@ CATEGORY_NAMES = tuple(CATEGORIES)
 
 
 @dataclass(frozen=True)
-class SwapDetail:
+class SwapDetail(ReleaseDetail):
     """What the measures of a swap need from one release, kept out of the bundle: which chunks were swapped,
     the pairs (chunk positions), and the released text of every chunk the release rewrote."""
 
@@ -72,6 +73,8 @@ class SwapDetail:
     pairs: tuple[tuple[int, int], ...]
     requested_pairs: int
     moved: dict[int, str]
+    section: ClassVar[str] = "swap"
+    block: ClassVar[str] = "measure figures"
 
 
 @dataclass
@@ -163,12 +166,15 @@ class FittedSwap(Fitted):
             knob=rate,
             protected_columns=(self.text_column,),
             changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
-            info={
-                "swap": detail,
-                "pairs_swapped": f"{len(result.pairs)} pairs swapped ({result.requested_pairs} asked for at this rate)",
-                "columns_withheld": why,
-                **({"direct_identifiers": self.suppressed} if self.suppressed else {}),
-            },
+            details=(
+                detail,
+                Statement(
+                    "Pairs swapped",
+                    f"{len(result.pairs)} pairs swapped ({result.requested_pairs} asked for at this rate)",
+                ),
+                Statement("Columns withheld", why),
+                *((Statement("Direct identifiers", self.suppressed),) if self.suppressed else ()),
+            ),
             changes_ship=False,
             withheld=withheld,
             warnings=self.own_names_warning(),

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.measures.risk.pitman import SwapRisk, swap_disclosure_risk
-from engine.measures.utility.embedding_fit import EmbeddingFit, swap_utility
 from engine.progress import Progress, no_progress
 from engine.protect.swap.chunking import Embed, TfidfSvdEmbedder
+from engine.protect.swap.disclosure import SwapRisk, swap_disclosure_risk
 from engine.protect.swap.edits import Edit, apply, compose
+from engine.protect.swap.embedding_fit import EmbeddingFit, swap_utility
 from engine.protect.swap.entities import CATEGORIES, ChunkEntities, chunk_entities
 from engine.protect.swap.identifiers import identifier_edits
 from engine.protect.swap.mixtures import Kind, SphericalMixture, fit_mixture

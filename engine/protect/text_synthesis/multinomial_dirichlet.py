@@ -37,7 +37,7 @@ import pandas as pd
 
 from engine.data.dataset import Dataset
 from engine.progress import Progress, no_progress
-from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.base import Fitted, Knob, Protector, Release, Statement
 from engine.protect.params import Param
 from engine.text.tokens import tokenize
 from engine.text.vocabulary import PUBLIC_VOCABULARY_SOURCE, data_vocabulary, public_vocabulary
@@ -241,7 +241,7 @@ class FittedMultinomialDirichlet(Fitted):
             method=self.method,
             knob=float(epsilon),
             protected_columns=(self.text_column,),
-            info={"privacy_guarantee": self.guarantee(epsilon)},
+            details=(Statement("Privacy guarantee", self.guarantee(epsilon)),),
         )
 
 

@@ -41,7 +41,7 @@ from engine import MAX_SEED
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
-from engine.protect.base import Fitted, Knob, Protector, Release
+from engine.protect.base import Fitted, Knob, Protector, Release, Statement
 from engine.protect.params import Param
 from engine.protect.text_synthesis.recurrent import END, RESERVED, RecurrentWeights, sample, train
 from engine.text.tokens import tokenize
@@ -101,10 +101,10 @@ class FittedRecurrent(Fitted):
             method=self.method,
             knob=float(tau),
             protected_columns=(self.text_column,),
-            info={
-                "generator_training": self.training_summary(),
-                "privacy_guarantee": "none formal: the generator was trained on the confidential texts",
-            },
+            details=(
+                Statement("Generator training", self.training_summary()),
+                Statement("Privacy guarantee", "none formal: the generator was trained on the confidential texts"),
+            ),
         )
 
 

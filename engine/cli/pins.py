@@ -6,16 +6,30 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from engine import MAX_SEED
+from engine.atomic import atomic_write_text
+from engine.cache import fit_cached
+from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table, release_of
+from engine.cli.args import knob_argument, load, measure_options, method_params
+from engine.cli.commands import print_export
+from engine.cli.progress import progress_bar
+from engine.data.dataset import Dataset
+from engine.errors import ConfigError, DataError
+from engine.export.chosen import Prepared, Run, export_chosen
+from engine.export.staging import check_target
+from engine.project import Project, differences, session_path
+from engine.record.decision import Decision, alternatives_of
+from engine.sweep import check_replicates
 
-def _open(session: str) -> tuple[Any, Any]:
+
+def _open(session: str) -> tuple[Project, Dataset]:
     """The project in ``session`` and its data, checked to be the data the session was made on."""
-    from engine.project import Project
-
     project = Project.load(session)
     return project, project.load_data()
 
@@ -28,19 +42,12 @@ def _print_table(table: pd.DataFrame) -> None:
         print(table.set_index("pin").T.to_string())
 
 
-def cmd_pin(args) -> int:
-    from engine import MAX_SEED
-    from engine.candidates import Candidate, measure_candidate
-    from engine.cli import _load, _progress_bar, measure_options, method_params
-    from engine.errors import ConfigError
-    from engine.project import Project, session_path
-    from engine.sweep import check_replicates
-
+def cmd_pin(args: argparse.Namespace) -> int:
     if not 0 <= args.seed <= MAX_SEED:
         raise ConfigError(f"--seed must be a whole number from 0 to 2^63 − 1 ({MAX_SEED}), got {args.seed}")
     check_replicates(args.replicates)
     options = {k: v for k, v in measure_options(args).values().items() if v is not None}
-    dataset = _load(args)
+    dataset = load(args)
     candidate = Candidate(
         args.name,
         args.method,
@@ -63,7 +70,7 @@ def cmd_pin(args) -> int:
         )
     else:
         project.check_dataset(dataset.fingerprint)
-    measured = measure_candidate(dataset, candidate, _progress_bar("measuring"), use_cache=not args.no_cache)
+    measured = measure_candidate(dataset, candidate, progress_bar("measuring"), use_cache=not args.no_cache)
     pin = project.pin(measured)
     project.look_at(measured.candidate)
     written = project.save(path)
@@ -75,11 +82,7 @@ def cmd_pin(args) -> int:
     return 0
 
 
-def cmd_session(args) -> int:
-    from engine.candidates import measure_candidate, metrics_table
-    from engine.cli import _progress_bar
-    from engine.project import differences
-
+def cmd_session(args: argparse.Namespace) -> int:
     project, dataset = _open(args.session)
     print(f"session on {project.data} ({dataset.n_records:,} records), {len(project.pins)} pin(s)")
     _print_table(project.table())
@@ -91,7 +94,7 @@ def cmd_session(args) -> int:
         return 0
     found = []
     for pin in project.pins:
-        measured = measure_candidate(dataset, pin.candidate, _progress_bar(f"measuring {pin.candidate.name}"))
+        measured = measure_candidate(dataset, pin.candidate, progress_bar(f"measuring {pin.candidate.name}"))
         found += [f"{pin.candidate.name}: {line}" for line in differences(pin.metrics, metrics_table(measured.metrics))]
     for line in found:
         print(line)
@@ -102,16 +105,12 @@ def cmd_session(args) -> int:
     return 0
 
 
-def cmd_diff(args) -> int:
-    from engine.cache import fit_cached
-    from engine.candidates import diff_releases, release_of
-    from engine.cli import _progress_bar
-
+def cmd_diff(args: argparse.Namespace) -> int:
     project, dataset = _open(args.session)
     releases = []
     for name in (args.a, args.b):
         candidate = project.get(name).candidate
-        fitted = fit_cached(candidate.protector(), dataset, _progress_bar(f"fitting {name}"))
+        fitted = fit_cached(candidate.protector(), dataset, progress_bar(f"fitting {name}"))
         releases.append(release_of(fitted, candidate))
     diff = diff_releases(
         releases[0], releases[1], text_column=dataset.schema.text, names=(args.a, args.b), limit=args.limit
@@ -119,22 +118,12 @@ def cmd_diff(args) -> int:
     print(f"{diff.differing_records:,} of {diff.n_records:,} records differ between '{args.a}' and '{args.b}'")
     print(diff.counts.to_string(index=False))
     if args.out:
-        from engine.atomic import atomic_write_text
-
         atomic_write_text(Path(args.out), diff.records.to_csv(index=False, lineterminator="\n"))
         print(f"wrote the first {len(diff.records):,} differing cells to {args.out}")
     return 0
 
 
-def cmd_export(args) -> int:
-    from engine.candidates import measure_candidate, metrics_table
-    from engine.cli import _progress_bar
-    from engine.errors import DataError
-    from engine.export.chosen import export_chosen
-    from engine.export.decision import Decision, alternatives_of
-    from engine.export.staging import check_target
-    from engine.project import differences
-
+def cmd_export(args: argparse.Namespace) -> int:
     check_target(Path(args.out).expanduser())
     project, dataset = _open(args.session)
     pin = project.get(args.pin)
@@ -142,10 +131,12 @@ def cmd_export(args) -> int:
         by=args.by,
         why=args.why,
         chosen=pin.candidate.name,
-        alternatives=alternatives_of(project.pins, pin.candidate.name, lambda c: project.replay(c, f"./{c.name}")),
+        alternatives=alternatives_of(
+            project.pins, pin.candidate.name, lambda c: project.replay(c, f"./{c.name}").command()
+        ),
         date=args.date or "",
     )
-    progress = _progress_bar("export")
+    progress = progress_bar("export")
     measured = measure_candidate(dataset, pin.candidate, progress)
     changed = differences(pin.metrics, metrics_table(measured.metrics))
     if changed:
@@ -154,39 +145,21 @@ def cmd_export(args) -> int:
             "the ones weighed: " + "; ".join(changed[:5])
         )
     c = measured.candidate
-    result = export_chosen(
-        args.out,
-        dataset=dataset,
-        protector=c.protector(),
-        fitted=measured.fitted,
-        knob=c.knob,
-        seed=c.seed,
-        replicates=c.replicates,
-        replicate=c.replicate,
-        options=c.measure_options(),
-        sweep=None if args.with_frontier else measured.point,
-        with_frontier=args.with_frontier,
-        replay_command=project.replay(c, args.out, args.with_frontier),
-        decision=decision,
-        progress=progress,
-    )
+    prepared = Prepared(dataset, c.protector(), measured.fitted, sweep=None if args.with_frontier else measured.point)
+    spec = project.replay(c, args.out, args.with_frontier)
+    result = export_chosen(args.out, spec, prepared, decision, Run(progress=progress))
     print(f"exported '{c.name}': {c.describe()}, decided by {decision.by} on {decision.date}")
-    for path in result.files.values():
-        print(f"wrote {path}")
-    if result.internal_report is not None:
-        print(f"wrote {result.internal_report} (internal review report: keep it, never share it)")
-    for warning in result.warnings:
-        print(f"textsdc: warning: {warning}", file=sys.stderr)
+    print_export(result)
     return 0
 
 
-def add_parsers(sub: Any, data_args: Any) -> None:
+def add_parsers(sub: Any, data_args: Callable[[argparse.ArgumentParser], None]) -> None:
     """The session commands on the `textsdc` parser; ``data_args`` adds the data, method and measure flags."""
     p = sub.add_parser("pin", help="measure one candidate release and pin it, by name, in a session file")
     data_args(p)
     p.add_argument("--session", required=True, help="session file to add the pin to (created if missing)")
     p.add_argument("--name", required=True, help="the pin's name, e.g. 'redact level 2'")
-    p.add_argument("--knob", type=float, required=True, help="knob value of the candidate")
+    p.add_argument("--knob", type=knob_argument, required=True, help="knob value of the candidate")
     p.add_argument("--replicate", type=int, default=0, help="which replicate the candidate releases (default 0)")
     p.set_defaults(func=cmd_pin)
 

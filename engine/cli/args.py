@@ -1,0 +1,199 @@
+"""The command line's shared arguments: the data, the method's parameters and the measures' settings as flags
+(from their declarations, `Param`), the run's own checks, and what they turn into (`ReplaySpec`'s pieces)."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from engine import MAX_SEED
+from engine.backends import check_backend
+from engine.data.dataset import Dataset
+from engine.data.load import load_dataset
+from engine.data.schema import Schema
+from engine.errors import ConfigError
+from engine.export.staging import check_target
+from engine.measures.registry import setting_parameters
+from engine.measures.settings import MeasureSettings
+from engine.protect import METHODS, get_protector, schema_parameters
+from engine.protect.base import Protector, knob_number
+from engine.protect.params import Param
+from engine.sweep import check_replicates
+
+
+def parse_grid(text: str | None) -> list[float] | str | None:
+    """--grid: knob values separated by commas, or "path" (every λ or α the method fits)."""
+    if text is None:
+        return None
+    if text.strip() == "path":
+        return "path"
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise ConfigError(
+            f"--grid must be numbers separated by commas (e.g. 0,1,2) or 'path' (every λ or α fitted), got {text!r}"
+        ) from None
+
+
+def knob_argument(text: str) -> float:
+    """--knob as the dashboard and the tables write it ("1,000,000", "6.21e-5")."""
+    try:
+        return knob_number(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def method_parameters() -> dict[str, tuple[Param, list[str]]]:
+    """Every registered method's parameters by name, with the methods that declare each. A name means one
+    thing everywhere: the same type, whichever method declares it (TypeError otherwise)."""
+    out: dict[str, tuple[Param, list[str]]] = {}
+    for method, cls in METHODS.items():
+        for p in cls.parameters:
+            if p.name in out:
+                first = out[p.name][0]
+                if (first.type, first.many) != (p.type, p.many):
+                    raise TypeError(
+                        f"parameter '{p.name}' of '{method}' differs in type from the one of "
+                        f"'{out[p.name][1][0]}'; give it another name"
+                    )
+                out[p.name][1].append(method)
+            else:
+                out[p.name] = (p, [method])
+    return out
+
+
+def flag_help(p: Param, methods: list[str]) -> str:
+    """The flag's help: the methods that take it, what it does for each, what it accepts and its default."""
+    helps = {m: next(q.help for q in METHODS[m].parameters if q.name == p.name) for m in methods}
+    if len(set(helps.values())) > 1:
+        text = "; ".join(f"{m}: {h}" for m, h in helps.items())
+    else:
+        text = (", ".join(methods) + ": " if methods else "") + p.help
+    if p.default is None or p.default == ():
+        default = ""
+    elif p.many:
+        default = "; default " + ",".join(map(str, p.default))
+    elif p.type is bool:
+        default = "; default on" if p.default else "; default off"
+    else:
+        default = f"; default {p.default}"
+    return f"{text} ({p.accepted}{default})".replace("%", "%%")
+
+
+def add_parameter_flags(sp: argparse.ArgumentParser, settings: bool = True) -> None:
+    """Every method's parameters and (with ``settings``) every measure setting as flags of ``sp``."""
+    for name, (param, methods) in method_parameters().items():
+        if param.type is bool:
+            sp.add_argument(
+                param.flag,
+                dest=name,
+                action=argparse.BooleanOptionalAction,
+                default=None,
+                help=flag_help(param, methods),
+            )
+        else:
+            sp.add_argument(param.flag, dest=name, metavar=param.name.upper(), help=flag_help(param, methods))
+    for param in setting_parameters() if settings else ():
+        sp.add_argument(param.flag, dest=param.name, metavar=param.name.upper(), help=flag_help(param, []))
+
+
+def add_data_arguments(sp: argparse.ArgumentParser, one_method: bool = True) -> None:
+    """The data, the method (or methods), their parameters, the measure settings and the run's seed and M."""
+    sp.add_argument("--data", required=True, help="a demo name (see `textsdc datasets`) or a CSV/Parquet/JSONL file")
+    sp.add_argument("--schema", help="a schema TOML file (default: the demo's, or inferred)")
+    sp.add_argument("--encoding", help="text encoding of the file (default UTF-8), e.g. latin-1")
+    if one_method:
+        sp.add_argument("--method", required=True, help=f"protection method: {', '.join(METHODS)}")
+    else:
+        sp.add_argument(
+            "--methods",
+            required=True,
+            help=f"protection methods separated by commas: {', '.join(METHODS)}; or all (every method that "
+            "applies to the data)",
+        )
+    add_parameter_flags(sp)
+    sp.add_argument("--replicates", type=int, default=1, help="M releases per knob value (default 1)")
+    sp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sp.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1; -1 = all cores)")
+    sp.add_argument("--no-cache", action="store_true", help="refit instead of using the on-disk fit cache")
+
+
+def method_params(
+    args: argparse.Namespace, method: str | None = None, among: Sequence[str] = (), schema: Schema | None = None
+) -> dict[str, Any]:
+    """Keyword arguments of ``method`` (default: the chosen ``--method``): the settings the data's ``schema``
+    gives it ([methods.METHOD]), then the command line's over them. An option that neither it nor any of
+    ``among`` (the other methods of a comparison) takes is a ConfigError naming the methods that do; one that
+    only another of ``among`` takes is left to that method."""
+    method = method or args.method
+    params = schema_parameters(schema, method) if schema is not None else {}
+    for name, (p, methods) in method_parameters().items():
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        if method not in methods:
+            if any(m in methods for m in among):
+                continue
+            listed = f"methods {', '.join(among)}" if among else f"method '{method}'"
+            raise ConfigError(f"{p.flag} does not apply to {listed}; it applies to: {', '.join(methods)}")
+        params[name] = value if p.type is bool else p.parse(value)
+    return params
+
+
+def measure_options(args: argparse.Namespace) -> MeasureSettings:
+    """The measure settings of the command line; vendor keywords are the method's, when it has them."""
+    values = {p.name: p.parse(v) for p in setting_parameters() if (v := getattr(args, p.name, None)) is not None}
+    return MeasureSettings.from_values(values, many(getattr(args, "vendor_keywords", None)))
+
+
+def protector_of(args: argparse.Namespace, dataset: Dataset) -> Protector:
+    """The chosen method with its parameters: the data's schema's, then the command line's."""
+    return get_protector(args.method, **method_params(args, schema=dataset.schema))
+
+
+def check_run(args: argparse.Namespace) -> None:
+    """The run's own arguments checked before any work (ConfigError naming the flag and what is accepted): the
+    seed, the number of replicates and workers, the replicate to export and where the output goes."""
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ConfigError(f"--seed must be a whole number from 0 to 2^63 − 1 ({MAX_SEED}), got {args.seed}")
+    check_replicates(args.replicates)
+    if args.jobs == 0 or args.jobs < -1:
+        raise ConfigError(f"--jobs must be a number of parallel workers ≥ 1, or -1 for all cores; got {args.jobs}")
+    out = Path(args.out).expanduser()
+    if args.command == "sweep":
+        check_backend(args.backend, args.scheduler)
+        if out.is_dir():
+            raise ConfigError(
+                f"--out {out} is a folder; give the results JSON file to write, e.g. {out / 'results.json'}"
+            )
+        if out.exists() and not args.overwrite:
+            raise ConfigError(f"--out {out} exists; give --overwrite to replace it, or another file name")
+        return
+    if args.command == "compare":
+        if out.exists() and not out.is_dir():
+            raise ConfigError(f"--out {out} is a file; give the folder to write compare.json and compare.html into")
+        return
+    check_target(out)
+    cls = METHODS.get(args.method)
+    if cls is not None and cls.deterministic and args.replicate != 0:
+        raise ConfigError(
+            f"method '{args.method}' is deterministic: it makes one release per knob value, so --replicate must be 0"
+        )
+    if not 0 <= args.replicate < args.replicates:
+        raise ConfigError(
+            f"--replicate must be from 0 to {args.replicates - 1} (replicates are numbered from 0 up to "
+            f"--replicates {args.replicates}), got {args.replicate}"
+        )
+
+
+def load(args: argparse.Namespace) -> Dataset:
+    """The command's dataset; kept on ``args`` so that an error naming a column it left out can say why (`main`)."""
+    args.loaded = load_dataset(args.data, args.schema, encoding=args.encoding)
+    return args.loaded
+
+
+def many(text: str | None) -> tuple[str, ...]:
+    """Names separated by commas, each stripped."""
+    return tuple(t.strip() for t in (text or "").split(",") if t.strip())

@@ -1,0 +1,236 @@
+"""The release record: one typed object for what a bundle says about its release, written as ``manifest.json``.
+
+`ReleaseRecord` holds the dataset's identity, the method with its parameters and knob, seed and replicate, the
+measured point with its intervals, the measure settings, the column treatments, the warnings, the decision note,
+the replay command and the files with their checksums. `to_manifest` writes it with a ``manifest_version``;
+`from_manifest` reads a manifest back (a manifest written before the version was recorded reads as version 0,
+which has the same layout). Export, the reports, `textsdc verify` and the dashboard's Export page read and write
+the record, never the manifest's keys.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from engine import __version__
+from engine.errors import DataError
+from engine.record.decision import Decision
+from engine.record.replay import ReplaySpec
+
+MANIFEST_VERSION = 1
+"""The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
+``manifest_version``)."""
+MANIFEST_JSON = "manifest.json"
+INTRUDER_DESCRIPTION = "intruder_description"
+"""The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
+
+
+def jsonable(obj: Any) -> Any:
+    """Plain JSON values: numpy scalars unwrapped, NaN/inf as null, tuples as lists, anything else as text."""
+    if isinstance(obj, Mapping):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    return str(obj)
+
+
+@dataclass(frozen=True)
+class DatasetIdentity:
+    """Which data a release was made from: its name, the file's name (never its path), its fingerprint, its
+    records (and the intruder's external records beside them) and the column roles (`Schema.to_dict`)."""
+
+    name: str
+    source: str | None
+    fingerprint: str
+    n_records: int
+    n_external: int
+    schema: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class MethodStep:
+    """The method a release applied, its parameters and its knob: name, symbol and value."""
+
+    name: str
+    title: str | None
+    params: Mapping[str, Any]
+    knob_name: str | None
+    knob_symbol: str | None
+    knob: float
+
+
+@dataclass(frozen=True)
+class Measured:
+    """A measure at the release's knob: its value, the 95% interval over replicates, risk or utility."""
+
+    value: float | None
+    lo: float | None
+    hi: float | None
+    kind: str
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """The grid the report's frontier was swept over, with its replicates and seed."""
+
+    grid: tuple[float, ...]
+    replicates: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class ReleaseRecord:
+    """What a bundle says about its release (`to_manifest` writes it as ``manifest.json``).
+
+    Values are kept as JSON holds them (lists for tuples, None for a number that is not finite), so that a record
+    read back from its manifest equals the record written. ``files`` is empty until the bundle's files are
+    written (`with_files`).
+    """
+
+    dataset: DatasetIdentity
+    method: MethodStep
+    seed: int | None
+    replicate: int
+    replicates: int
+    metrics: Mapping[str, Measured]
+    measure_settings: Mapping[str, Any]
+    columns: Mapping[str, str]
+    protected_columns: tuple[str, ...]
+    unchanged_protected_columns: tuple[str, ...]
+    warnings: tuple[str, ...]
+    replay: str
+    decision: Decision | None = None
+    sweep: SweepSpec | None = None
+    files: Mapping[str, str] = field(default_factory=dict)
+    libraries: Mapping[str, str | None] = field(default_factory=dict)
+    textsdc_version: str = __version__
+
+    def __post_init__(self) -> None:
+        for name in ("measure_settings", "libraries", "columns", "files"):
+            object.__setattr__(self, name, jsonable(getattr(self, name)))
+        object.__setattr__(self, "method", replace(self.method, params=jsonable(self.method.params)))
+        object.__setattr__(self, "dataset", replace(self.dataset, schema=jsonable(self.dataset.schema)))
+        finite = {
+            str(k): Measured(jsonable(m.value), jsonable(m.lo), jsonable(m.hi), m.kind) for k, m in self.metrics.items()
+        }
+        object.__setattr__(self, "metrics", finite)
+
+    @property
+    def replay_spec(self) -> ReplaySpec:
+        """The replay command read back (`ReplaySpec.parse`); DataError when it is not one textsdc writes."""
+        return ReplaySpec.parse(self.replay)
+
+    def with_files(self, files: Mapping[str, str]) -> ReleaseRecord:
+        """The record with the bundle's files and their SHA-256 checksums."""
+        return replace(self, files=dict(sorted(files.items())))
+
+    def to_manifest(self) -> dict[str, Any]:
+        """The manifest: the record as plain JSON values, with ``manifest_version``."""
+        d, m = self.dataset, self.method
+        return {
+            "manifest_version": MANIFEST_VERSION,
+            "textsdc_version": self.textsdc_version,
+            "libraries": dict(self.libraries),
+            "dataset": {
+                "name": d.name,
+                "source": d.source,
+                "fingerprint": d.fingerprint,
+                "n_records": d.n_records,
+                "n_external": d.n_external,
+            },
+            "schema": dict(d.schema),
+            "method": {"name": m.name, "title": m.title, "params": dict(m.params)},
+            "knob": {"name": m.knob_name, "symbol": m.knob_symbol, "value": m.knob},
+            "seed": self.seed,
+            "replicate": self.replicate,
+            "replicates": self.replicates,
+            "metrics": {k: {"value": v.value, "lo": v.lo, "hi": v.hi, "kind": v.kind} for k, v in self.metrics.items()},
+            "measure_settings": dict(self.measure_settings),
+            "decision": None if self.decision is None else self.decision.to_dict(),
+            "columns": dict(self.columns),
+            "protected_columns": list(self.protected_columns),
+            "unchanged_protected_columns": list(self.unchanged_protected_columns),
+            "warnings": list(self.warnings),
+            "sweep": None
+            if self.sweep is None
+            else {"grid": list(self.sweep.grid), "replicates": self.sweep.replicates, "seed": self.sweep.seed},
+            "replay": self.replay,
+            "files": dict(self.files),
+        }
+
+    def manifest_text(self) -> str:
+        """``manifest.json``'s text: sorted keys, indented, UTF-8 as written (the same record, the same bytes)."""
+        return json.dumps(self.to_manifest(), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+    @classmethod
+    def from_manifest(cls, manifest: Mapping[str, Any], source: str = "the manifest") -> ReleaseRecord:
+        """The record a manifest holds; DataError naming what is missing or of a newer layout."""
+        version = manifest.get("manifest_version", 0)
+        if not isinstance(version, int) or version > MANIFEST_VERSION:
+            raise DataError(
+                f"{source} has layout version {version!r}; this textsdc reads up to {MANIFEST_VERSION}: "
+                "read it with the textsdc that wrote it, or a newer one"
+            )
+        try:
+            d, m, k = manifest["dataset"], manifest["method"], manifest["knob"]
+            sweep = manifest.get("sweep")
+            return cls(
+                dataset=DatasetIdentity(
+                    d["name"],
+                    d.get("source"),
+                    d["fingerprint"],
+                    d["n_records"],
+                    d.get("n_external", 0),
+                    manifest.get("schema", {}),
+                ),
+                method=MethodStep(
+                    m["name"], m.get("title"), m.get("params", {}), k.get("name"), k.get("symbol"), k["value"]
+                ),
+                seed=manifest.get("seed"),
+                replicate=manifest.get("replicate", 0),
+                replicates=manifest.get("replicates", 1),
+                metrics={
+                    mid: Measured(v.get("value"), v.get("lo"), v.get("hi"), v.get("kind", ""))
+                    for mid, v in manifest.get("metrics", {}).items()
+                },
+                measure_settings=manifest.get("measure_settings", {}),
+                columns=manifest.get("columns", {}),
+                protected_columns=tuple(manifest.get("protected_columns", ())),
+                unchanged_protected_columns=tuple(manifest.get("unchanged_protected_columns", ())),
+                warnings=tuple(manifest.get("warnings", ())),
+                replay=str(manifest.get("replay") or ""),
+                decision=None if not manifest.get("decision") else Decision.from_dict(manifest["decision"], source),
+                sweep=None if not sweep else SweepSpec(tuple(sweep["grid"]), sweep["replicates"], sweep["seed"]),
+                files=manifest["files"],
+                libraries=manifest.get("libraries", {}),
+                textsdc_version=str(manifest.get("textsdc_version", "")),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise DataError(f"{source} is not a textsdc manifest: {exc!r} is missing or of the wrong kind") from None
+
+
+def read_record(folder: str | Path) -> ReleaseRecord:
+    """The record of the bundle in ``folder``; DataError when it holds no readable manifest."""
+    path = Path(folder) / MANIFEST_JSON
+    if not path.is_file():
+        raise DataError(f"{folder} holds no {MANIFEST_JSON}: give the folder `textsdc release` wrote")
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"{path} is not a readable manifest ({exc})") from None
+    if not isinstance(manifest, dict) or not isinstance(manifest.get("files"), dict):
+        raise DataError(f"{path} lists no files with their checksums")
+    return ReleaseRecord.from_manifest(manifest, str(path))

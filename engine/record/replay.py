@@ -1,0 +1,127 @@
+"""How a release is made again: `ReplaySpec`, written as the `textsdc release` command the manifest and the report
+print (`ReplaySpec.command`) and read back from it (`ReplaySpec.parse`), both from the methods' and the measures'
+declarations. The CLI's bundles and the dashboard's exports record it the same way, and `textsdc verify` reads
+it back to make the release again.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from engine.errors import DataError
+from engine.measures.registry import setting_parameters
+from engine.measures.settings import MeasureSettings
+from engine.protect import METHODS
+from engine.protect.params import Param
+
+_VALUED = ("--data", "--schema", "--encoding", "--method", "--knob", "--replicates", "--replicate", "--seed", "--out")
+
+
+@dataclass(frozen=True)
+class ReplaySpec:
+    """Everything `textsdc release` needs to write a release again: the data (a demo name or a file, with its
+    schema file and encoding where they are not found by themselves), the method and the parameters that differ
+    from its defaults, the measure settings, the knob, seed, M and the replicate, the folder the bundle names, and
+    whether the report draws the frontier."""
+
+    data: str
+    method: str
+    knob: float
+    seed: int
+    replicates: int
+    out: str
+    params: Mapping[str, Any] = field(default_factory=dict)
+    options: MeasureSettings = field(default_factory=MeasureSettings)
+    replicate: int = 0
+    schema: str | None = None
+    encoding: str | None = None
+    with_frontier: bool = False
+
+    def command(self) -> str:
+        """The shell command that replays the release: every method parameter and measure setting that is not
+        its default, the knob with ten significant digits (a λ of the path snaps back to it), seed and M."""
+        parts = ["textsdc", "release", "--data", self.data]
+        if self.schema:
+            parts += ["--schema", self.schema]
+        if self.encoding:
+            parts += ["--encoding", self.encoding]
+        parts += ["--method", self.method]
+        for p in METHODS[self.method].parameters:
+            parts += p.to_cli(self.params.get(p.name, p.default))
+        values = self.options.values()
+        for p in setting_parameters():
+            parts += p.to_cli(values[p.name])
+        parts += ["--knob", f"{self.knob:.10g}", "--replicates", str(self.replicates)]
+        parts += ["--replicate", str(self.replicate), "--seed", str(self.seed), "--out", self.out]
+        if self.with_frontier:
+            parts.append("--with-frontier")
+        return shlex.join(parts)
+
+    @classmethod
+    def parse(cls, command: str) -> ReplaySpec:
+        """The spec a `command` wrote; DataError naming what is not a `textsdc release` command it could write."""
+        words = shlex.split(command)
+        if words[:2] != ["textsdc", "release"]:
+            raise DataError(f"the replay command is not a `textsdc release` command: {command!r}")
+        method = words[words.index("--method") + 1] if "--method" in words[:-1] else ""
+        if method not in METHODS:
+            raise DataError(f"the replay command names no method this textsdc has: {command!r}")
+        declared = (*METHODS[method].parameters, *setting_parameters())
+        switches = {p.flag for p in declared if p.type is bool} | {"--with-frontier"}
+        given: dict[str, str] = {}
+        flags: dict[str, str | bool] = {}
+        k = 2
+        while k < len(words):
+            word = words[k]
+            if word in switches or (word.startswith("--no-") and "--" + word[5:] in switches):
+                flags[word], k = True, k + 1
+            elif word.startswith("--") and k + 1 < len(words):
+                (given if word in _VALUED else flags)[word], k = words[k + 1], k + 2
+            else:
+                raise DataError(f"the replay command has {word!r}, which `textsdc release` does not write")
+        missing = [f for f in ("--data", "--method", "--knob", "--out") if f not in given]
+        if missing:
+            raise DataError(f"the replay command gives no {', '.join(missing)}: {command!r}")
+        params = _values(METHODS[method].parameters, flags)
+        options = _values(setting_parameters(), flags)
+        unknown = sorted(set(flags) - _flags(declared) - {"--with-frontier"})
+        if unknown:
+            raise DataError(
+                f"the replay command gives {', '.join(unknown)}, which neither method '{method}' nor the measures take"
+            )
+        try:
+            return cls(
+                data=given["--data"],
+                method=method,
+                knob=float(given["--knob"]),
+                seed=int(given.get("--seed", "0")),
+                replicates=int(given.get("--replicates", "1")),
+                out=given["--out"],
+                params=params,
+                options=MeasureSettings(options),
+                replicate=int(given.get("--replicate", "0")),
+                schema=given.get("--schema"),
+                encoding=given.get("--encoding"),
+                with_frontier="--with-frontier" in flags,
+            )
+        except ValueError as exc:
+            raise DataError(f"the replay command {command!r} does not read as numbers where it should: {exc}") from None
+
+
+def _flags(declared: tuple[Param, ...]) -> set[str]:
+    return {f for p in declared for f in (p.flag, "--no-" + p.flag[2:])}
+
+
+def _values(declared: tuple[Param, ...], flags: Mapping[str, str | bool]) -> dict[str, Any]:
+    """The values of ``declared`` parameters among ``flags`` (a boolean as its flag or --no- flag)."""
+    out: dict[str, Any] = {}
+    for p in declared:
+        if p.flag in flags:
+            value = flags[p.flag]
+            out[p.name] = True if p.type is bool else p.parse(str(value))
+        elif p.type is bool and "--no-" + p.flag[2:] in flags:
+            out[p.name] = False
+    return out

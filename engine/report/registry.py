@@ -1,0 +1,40 @@
+"""Every report section, registered in one line each; the order here is the order of the report
+(`engine.report.sections.ReportSection`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import plotly.graph_objects as go
+
+from engine.report.along_knob import AlongKnobSection, PerTargetSection
+from engine.report.bayes_counts import CountsSection
+from engine.report.field_synthesis import FieldSynthesisSection
+from engine.report.kanon import KanonSection
+from engine.report.sections import ReportSection
+from engine.report.swap import SwapSection
+
+if TYPE_CHECKING:
+    from engine.results import SweepResult
+
+SECTIONS: tuple[type[ReportSection], ...] = (
+    AlongKnobSection,
+    PerTargetSection,
+    FieldSynthesisSection,
+    CountsSection,
+    KanonSection,
+    SwapSection,
+)
+
+if len({s.id for s in SECTIONS}) != len(SECTIONS):
+    raise RuntimeError("two registered report sections share an id")
+
+
+def page_figures(sweep: SweepResult, at: float) -> list[tuple[str, go.Figure]]:
+    """The figures of every section whose measures ``sweep`` measured, at grid value ``at``: what a method's
+    page shows beside its frontier, drawn by the functions the report draws them with."""
+    out: list[tuple[str, go.Figure]] = []
+    for section in SECTIONS:
+        if any(m in sweep.metric_ids for m in section.measures):
+            out += section.figures(sweep, at)
+    return out
