@@ -1,6 +1,7 @@
 """Identifier detection beside Microsoft Presidio's analyzer, on user posts and on a synthetic PII set.
 
     .venv/bin/python benchmarks/bench_detection.py [--json benchmarks/results_detection.json]
+    .venv/bin/python benchmarks/bench_detection.py --docs   # rewrite the tables of docs/redaction.md from the JSON
 
 Both tools see the same texts and are scored by the same code (`engine.text.detection_quality`: token level,
 type-agnostic — a gold token counts as found when it is replaced — and per type). Corpora: WNUT-17 dev
@@ -117,7 +118,7 @@ TABLE_TYPES = (
 
 
 def markdown(results: dict) -> str:
-    """The README's detection tables from a results JSON: per corpus, for each gold type the token-level recall
+    """The detection tables of docs/redaction.md from a results JSON: per corpus, for each gold type the token-level recall
     of both tools and the precision of what each labels as that type, and their speed."""
 
     def cell(value: float | None) -> str:
@@ -150,11 +151,13 @@ def markdown(results: dict) -> str:
 
 
 BEGIN, END = "<!-- detection-table:begin -->", "<!-- detection-table:end -->"
+PAGE = HERE.parent / "docs" / "redaction.md"
+"""The page holding the detection tables, between the markers."""
 
 
-def with_tables(readme: str, results: dict) -> str:
-    """``readme`` with the tables of ``results`` between its detection-table markers."""
-    head, _, rest = readme.partition(BEGIN)
+def with_tables(page: str, results: dict) -> str:
+    """``page`` with the tables of ``results`` between its detection-table markers."""
+    head, _, rest = page.partition(BEGIN)
     _, _, tail = rest.partition(END)
     return f"{head}{BEGIN}\nMeasured at {results['commit']}.\n\n{markdown(results)}{END}{tail}"
 
@@ -162,11 +165,14 @@ def with_tables(readme: str, results: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--json", default=str(HERE / "results_detection.json"))
-    parser.add_argument("--readme", action="store_true", help="write the README's tables from --json and stop")
+    parser.add_argument(
+        "--docs", action="store_true", help="write the detection tables of docs/redaction.md from --json and stop"
+    )
     args = parser.parse_args()
-    if args.readme:
-        readme = HERE.parent / "README.md"
-        readme.write_text(with_tables(readme.read_text(), json.loads(Path(args.json).read_text())))
+    if args.docs:
+        PAGE.write_text(
+            with_tables(PAGE.read_text(encoding="utf-8"), json.loads(Path(args.json).read_text())), encoding="utf-8"
+        )
         return
     python = bench_python()
     if not SYNTHETIC.exists():

@@ -1,6 +1,6 @@
 """The named-entity swap (`swap`) on the earnings-calls demo and on the 306 calls of 2021 Q3: the fit (chunking,
 entities, embeddings, mixture), the measures, a sweep of the grid with M replicates, and one release — wall time
-and peak memory of each case in a process of its own — with the numbers of the README's table beside the
+and peak memory of each case in a process of its own — with the numbers of docs/swap.md's tables beside the
 paper's Tables 1–3 (θ, α and sample uniques of the swapped table; DR, DU and the intruder along r; McNemar).
 Not part of the tests.
 

@@ -1,5 +1,5 @@
-"""The README's table of method parameters, written from the methods' declarations: ``python -m engine.docs``
-rewrites it in place, and a test checks that the README holds what this module writes."""
+"""The table of method parameters in ``docs/parameters.md``, written from the methods' declarations:
+``python -m engine.docs`` rewrites it in place, and a test checks that the page holds what this module writes."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from engine.protect import METHODS
 from engine.protect.params import Param
 
 BEGIN, END = "<!-- method-parameters:begin -->", "<!-- method-parameters:end -->"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "parameters.md"
+"""The page holding the table, between the markers."""
 
 
 def _default(p: Param) -> str:
@@ -38,19 +40,18 @@ def method_parameter_table() -> str:
     return "\n".join(rows)
 
 
-def with_table(readme: str) -> str:
-    """``readme`` with the text between the markers replaced by the current table."""
-    head, sep, rest = readme.partition(BEGIN)
+def with_table(page: str) -> str:
+    """``page`` with the text between the markers replaced by the current table."""
+    head, sep, rest = page.partition(BEGIN)
     _, sep2, tail = rest.partition(END)
     if not sep or not sep2:
-        raise ValueError(f"the README has no {BEGIN} … {END} section")
+        raise ValueError(f"the page has no {BEGIN} … {END} section")
     return f"{head}{BEGIN}\n{method_parameter_table()}\n{END}{tail}"
 
 
 def main() -> int:
-    path = Path(__file__).resolve().parent.parent / "README.md"
-    path.write_text(with_table(path.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"wrote the method parameters into {path}")
+    PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8")), encoding="utf-8")
+    print(f"wrote the method parameters into {PAGE}")
     return 0
 
 

@@ -1,33 +1,55 @@
-"""The README's method tables say what the registered methods declare."""
+"""The tables that describe the methods say what the registered methods declare: the README's methods table
+names every method, docs/parameters.md holds the parameter table `python -m engine.docs` writes, and
+docs/redaction.md the detection tables of the benchmark's last run."""
 
 from pathlib import Path
 
-from engine.docs import with_table
+from engine.docs import PAGE, with_table
 from engine.protect import METHODS
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+REDACTION = ROOT / "docs" / "redaction.md"
+
+
+def _section(text: str, heading: str) -> str:
+    """The part of ``text`` from ``heading`` to the next heading of the same or a higher level."""
+    level = heading.split()[0]
+    start = text.index(f"\n{heading}\n")
+    ends = [i for i in (text.find(f"\n{'#' * n} ", start + 1) for n in range(1, len(level) + 1)) if i != -1]
+    return text[start : min(ends, default=len(text))]
 
 
 def test_method_parameter_table_is_the_generated_one():
-    text = README.read_text(encoding="utf-8")
-    assert with_table(text) == text, "run `python -m engine.docs` to rewrite the README's method parameters"
+    assert PAGE == ROOT / "docs" / "parameters.md"
+    text = PAGE.read_text(encoding="utf-8")
+    assert with_table(text) == text, (
+        "run `python -m engine.docs` to rewrite the method parameters in docs/parameters.md"
+    )
 
 
 def test_every_registered_method_is_described_in_the_methods_table():
-    text = README.read_text(encoding="utf-8")
-    methods = text[text.index("### Methods") : text.index("#### Method parameters")]
+    methods = _section(README.read_text(encoding="utf-8"), "## Methods")
     for name in METHODS:
         assert f"| `{name}` |" in methods, name
+
+
+def test_every_registered_method_has_its_parameters_listed():
+    text = PAGE.read_text(encoding="utf-8")
+    for name in METHODS:
+        assert f"| `{name}` |" in text, name
 
 
 def test_detection_tables_are_the_benchmarks_last_run():
     import importlib.util
     import json
 
-    folder = README.parent / "benchmarks"
+    folder = ROOT / "benchmarks"
     spec = importlib.util.spec_from_file_location("bench_detection", folder / "bench_detection.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    assert bench.PAGE == REDACTION
     results = json.loads((folder / "results_detection.json").read_text(encoding="utf-8"))
-    text = README.read_text(encoding="utf-8")
-    assert bench.with_tables(text, results) == text, "run `benchmarks/bench_detection.py --readme`"
+    text = REDACTION.read_text(encoding="utf-8")
+    assert bench.BEGIN in text and bench.END in text
+    assert bench.with_tables(text, results) == text, "run `benchmarks/bench_detection.py --docs`"
