@@ -91,9 +91,9 @@ def _replayable(folder: Path) -> bool:
     import shlex
 
     from engine.data.demos import is_demo
-    from engine.export.verify import read_manifest
+    from engine.record.manifest import read_record
 
-    words = shlex.split(str(read_manifest(folder).get("replay") or ""))
+    words = shlex.split(read_record(folder).replay)
     paths = [words[i + 1] for i, w in enumerate(words[:-1]) if w in ("--data", "--schema")]
     return bool(paths) and all(is_demo(p) or Path(p).is_file() for p in paths)
 
@@ -110,12 +110,12 @@ def _scan_every_bundle(monkeypatch):
 
     real = bundle.export_release
 
-    def scanned(out_dir, **kw):
-        result = real(out_dir, **kw)
-        release = kw["release"]
+    def scanned(out_dir, report, audit_log=None, pdf=True):
+        result = real(out_dir, report, audit_log, pdf)
+        release = report.release
         findings = scan_bundle(
             result.out_dir,
-            kw["dataset"],
+            report.dataset,
             release.changes,
             release.changes_ship,
             release.withheld,
@@ -134,7 +134,7 @@ def _scan_every_bundle(monkeypatch):
         return result
 
     for name, module in list(sys.modules.items()):
-        if (name.startswith(("engine.", "dashboard.", "tests.")) or name == "engine") and getattr(
+        if (name.startswith(("engine.", "dashboard.", "tests.", "test_")) or name == "engine") and getattr(
             module, "export_release", None
         ) is real:
             monkeypatch.setattr(module, "export_release", scanned)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import re
 
 from grimp import ImportGraph
+from importlinter.application import output
 from importlinter.domain import fields
 from importlinter.domain.contract import Contract, ContractCheck
 from importlinter.domain.helpers import module_expressions_to_modules
-from importlinter.application import output
 
 _FROM = re.compile(r"^\s*from\s+([\w.]+)\s+import\s+\(?\s*(.*?)\)?\s*(#.*)?$")
 

@@ -238,14 +238,14 @@ def test_a_full_disk_during_a_release_is_one_line_and_keeps_the_old_bundle(tiny_
 
 
 def test_the_fit_cache_failing_to_write_does_not_stop_the_work(tiny_dataset, tmp_path, monkeypatch):
-    from engine import cache
+    from engine import cache, store
     from engine.protect import get_protector
 
     def refuse(*_a, **_k):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setenv("TEXTSDC_CACHE_DIR", str(tmp_path / "c"))
-    monkeypatch.setattr(cache.joblib, "dump", refuse)
+    monkeypatch.setattr(store.joblib, "dump", refuse)
     fitted = cache.fit_cached(get_protector("redact", use_ner=False), tiny_dataset)
     assert fitted.knob.symbol
     assert not list((tmp_path / "c" / "fits").glob("*"))  # nothing half-written left behind

@@ -67,7 +67,7 @@ def test_a_failure_midway_leaves_the_old_bundle_byte_identical(tmp_path, monkeyp
 
     monkeypatch.setattr("engine.export.bundle.pq.write_table", broken)
     with pytest.raises(ConfigError, match="nothing was replaced: .*No space left on device"):
-        _bundle(out, tmp_path, replay_command="another")
+        _bundle(out, tmp_path, replay_data="another")
     assert _snapshot(out) == before and verify_checksums(out) == []
     assert _leftovers(tmp_path) == []
 
@@ -80,8 +80,8 @@ def test_a_new_bundle_replaces_the_old_one_whole(tmp_path, monkeypatch, exchange
     _bundle(out, tmp_path)
     (out / "changes.csv").unlink()  # not in the next release: it must not survive from the old one
     (out / "stray.txt").write_text("old")
-    res = _bundle(out, tmp_path, replay_command="second")
-    assert json.loads((out / "manifest.json").read_text())["replay"] == "second"
+    res = _bundle(out, tmp_path, replay_data="second")
+    assert json.loads((out / "manifest.json").read_text())["replay"].startswith("textsdc release --data second ")
     assert not (out / "stray.txt").exists() and verify_checksums(out) == []
     assert sorted(res.files) == sorted(p.name for p in out.iterdir())
     assert _leftovers(tmp_path) == []
@@ -136,7 +136,7 @@ def test_the_author_column_is_pseudonymized_consistently_and_the_manifest_lists_
     users = pd.read_csv(out / "release.csv")["user"]
     assert users.nunique() == 3 and users[0] == users[2]  # u1 wrote records 0 and 2
     assert all(u.startswith("user-") for u in users)
-    columns = res.manifest["columns"]
+    columns = res.record.columns
     assert columns["user"].startswith("pseudonymized") and columns["text"] == "protected by the method"
     assert set(columns) == {"text", "user", "state"}
 
@@ -150,11 +150,11 @@ def test_the_schema_can_drop_or_keep_the_author_column(tmp_path, treatment):
     res = _bundle(tmp_path / "B", tmp_path, dataset=d)
     header = (tmp_path / "B" / "release.csv").read_text().splitlines()[0]
     if treatment == "drop":
-        assert "user" not in header.split(",") and res.manifest["columns"]["user"] == "dropped"
+        assert "user" not in header.split(",") and res.record.columns["user"] == "dropped"
     else:
         assert "u1" in (tmp_path / "B" / "release.csv").read_text()
-        assert "in clear" in res.manifest["columns"]["user"]
-        assert any("released in clear" in w for w in res.manifest["warnings"])
+        assert "in clear" in res.record.columns["user"]
+        assert any("released in clear" in w for w in res.record.warnings)
         assert "released in clear" in (tmp_path / "B" / "report.html").read_text()
 
 

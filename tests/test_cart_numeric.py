@@ -11,7 +11,13 @@ from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
 from engine.protect.field_synthesis.cart import ClassificationTree, PrunableTree, RegressionTree, weakest_link_alphas
-from engine.protect.field_synthesis.sequential import FieldLevels, design, draw_categorical, predictor_matrix
+from engine.protect.field_synthesis.sequential import (
+    FieldDraws,
+    FieldLevels,
+    design,
+    draw_categorical,
+    predictor_matrix,
+)
 from engine.sweep import make_release
 
 
@@ -116,7 +122,7 @@ def test_values_come_from_the_leaf_and_keep_the_dtype():
     # The tree splits on the shop kind, so big shops keep big values.
     big = d.frame["kind"] == "big"
     assert r.data.loc[big, "spend"].min() > d.frame.loc[~big, "spend"].max() * 0.9
-    detail = r.info["field_detail"]
+    detail = r.detail(FieldDraws).table
     assert list(detail.columns) == ["record", "field", "original", "synthetic", "p_original"]
     assert set(detail["field"]) == {"visits", "spend"} and detail["p_original"].between(0, 1).all()
     spend = detail[detail["field"] == "spend"]
@@ -153,7 +159,7 @@ def test_a_release_at_alpha_above_the_roots_complexity_samples_the_marginal():
     fitted = get_protector("cart", fields=["visits"], predictors=["mood"]).fit(d)
     tree, lv = fitted.trees[0], fitted.fields[0]
     assert tree.n_splits(1e-8) > 0 and tree.collapse[0] < fitted.knob.high
-    detail = make_release(fitted, fitted.knob.high, seed=2).info["field_detail"]
+    detail = make_release(fitted, fitted.knob.high, seed=2).detail(FieldDraws).table
     assert np.allclose(detail["p_original"], marginal(lv)[lv.codes])
     pooled = pd.concat([make_release(fitted, fitted.knob.high, seed=s).data["visits"] for s in range(30)])
     for stat in ("mean", "median"):
@@ -173,7 +179,7 @@ def test_an_identifying_predictor_and_unpruned_pure_leaves_reproduce_the_data():
     fitted = get_protector("cart", fields=["spend"], predictors=["id"], min_split=2, min_leaf=1).fit(d)
     r = make_release(fitted, 1e-8, seed=3)
     assert (r.data["spend"] == d.frame["spend"]).all()
-    assert (r.info["field_detail"]["p_original"] == 1.0).all()
+    assert (r.detail(FieldDraws).table["p_original"] == 1.0).all()
 
 
 # --- predictors and the sequential scheme --------------------------------------------------------------------
@@ -227,7 +233,7 @@ def test_sequential_numeric_synthesis_uses_the_synthetic_earlier_field():
     alpha = 1e-4
     r = make_release(fitted, alpha, seed=3)
     syn = np.searchsorted(visits.values, r.data["visits"].to_numpy())
-    p_spend = r.info["field_detail"].query("field == 'spend'")["p_original"].to_numpy()
+    p_spend = r.detail(FieldDraws).table.query("field == 'spend'")["p_original"].to_numpy()
     rows = np.arange(len(p_spend))
     with_synthetic = tree.leaf_probabilities(design(fitted.text.matrix, [(syn, visits)], fitted.predictors), alpha)
     with_confidential = tree.leaf_probabilities(
@@ -252,7 +258,7 @@ def test_same_seed_same_release(shops_fit):
     b = make_release(fitted, 1e-3, seed=4, replicates=2, replicate=1)
     c = make_release(fitted, 1e-3, seed=4, replicates=2, replicate=0)
     pd.testing.assert_frame_equal(a.data, b.data)
-    pd.testing.assert_frame_equal(a.info["field_detail"], b.info["field_detail"])
+    pd.testing.assert_frame_equal(a.detail(FieldDraws).table, b.detail(FieldDraws).table)
     assert not a.data["spend"].equals(c.data["spend"])
 
 

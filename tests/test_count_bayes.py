@@ -10,7 +10,7 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
-from engine.protect.bayes_counts.count_bayes import sample_posteriors
+from engine.protect.bayes_counts.count_bayes import PosteriorDraw, sample_posteriors
 from engine.protect.bayes_counts.mcmc import diagnostics, effective_sample_size, split_rhat
 from engine.protect.bayes_counts.models import (
     draw_truncated_poisson,
@@ -189,7 +189,9 @@ def test_same_seed_same_release_and_each_replicate_its_own_posterior_draw(listin
     b = make_release(fitted, 1.0, seed=7, replicates=4, replicate=2)
     pd.testing.assert_frame_equal(a.data, b.data)
     draws = {
-        tuple(make_release(fitted, 1.0, seed=7, replicates=4, replicate=r).info["posterior_draw"].values())
+        (lambda d: (d.chain, d.draw))(
+            make_release(fitted, 1.0, seed=7, replicates=4, replicate=r).detail(PosteriorDraw)
+        )
         for r in range(4)
     }
     assert len(draws) == 4

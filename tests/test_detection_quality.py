@@ -141,7 +141,7 @@ def test_redactions_gold_check_scores_every_level_and_recall_grows_with_it(tmp_p
     assert list(report.table["Level"]) == [0, 1, 2, 3, 4] and report.default == "level 4"
     recall = report.table["Recall"].tolist()
     assert recall[0] == 0.0 and recall == sorted(recall) and recall[4] > recall[1]  # levels are cumulative
-    assert set(report.figures) == {f"level {k}" for k in range(5)}
+    assert set(report.scores) == {f"level {k}" for k in range(5)}
     with pytest.raises(DataError, match="not a token and a BIO tag"):
         bad = tmp_path / "bad.conll"
         bad.write_text("x\tperson\n", encoding="utf-8")

@@ -17,9 +17,12 @@ from engine.atomic import atomic_path, atomic_write_bytes, atomic_write_text
 from engine.data.dataset import Dataset
 from engine.data.schema import Schema
 from engine.export.audit import append_audit, read_audit
-from engine.export.bundle import CHANGES_CSV, export_release, public_changes
+from engine.export.bundle import CHANGES_CSV, export_release, public_changes, release_record
 from engine.measures.base import METRICS, MetricResult
 from engine.protect.base import Knob, Release
+from engine.record.manifest import MANIFEST_VERSION, MethodStep
+from engine.record.replay import ReplaySpec
+from engine.report.context import ReleaseReport
 from engine.report.html import CONFIDENTIAL_NOTICE, PUBLIC_NOTICE, render_report
 from engine.results import SweepResult, summarize
 
@@ -85,21 +88,45 @@ def make_metrics() -> dict[str, MetricResult]:
     }
 
 
-def do_export(out: Path, audit: Path, **kw):
-    args = dict(
-        dataset=make_dataset(),
-        release=make_release(),
-        metrics=make_metrics(),
-        method_params={"labels": ("PERSON",), "threshold": 0.5},
-        replicates=2,
-        sweep=make_sweep(),
+def make_report(
+    dataset: Dataset | None = None,
+    release: Release | None = None,
+    sweep: SweepResult | None = None,
+    method_params: dict | None = None,
+    replay_data: str = "tiny",
+    records: tuple[int, ...] = (),
+    with_sweep: bool = True,
+) -> ReleaseReport:
+    """A report of the tiny release through the export's own record (`release_record`)."""
+    dataset = dataset or make_dataset()
+    release = release or make_release()
+    sweep = sweep if sweep is not None or not with_sweep else make_sweep()
+    knob = make_sweep().knob
+    method = MethodStep(
+        "redact",
+        "Redaction",
+        method_params or {"labels": ("PERSON",), "threshold": 0.5},
+        knob.name,
+        knob.symbol,
+        release.knob,
+    )
+    spec = ReplaySpec(replay_data, "redact", release.knob, 11, 2, "out", with_frontier=sweep is not None)
+    record = release_record(dataset, release, make_metrics(), method, 2, spec, None, sweep)
+    return ReleaseReport(
+        record,
+        dataset,
+        release,
+        make_metrics(),
+        knob,
+        sweep=sweep,
+        records=records,
         risk_metric=RISK,
         utility_metric=UTILITY,
-        replay_command="textsdc release --data tiny --seed 11",
-        audit_log=audit,
     )
-    args.update(kw)
-    return export_release(out, **args)
+
+
+def do_export(out: Path, audit: Path, **kw):
+    return export_release(out, make_report(**kw), audit)
 
 
 # --- atomic writes ---------------------------------------------------------------------------------
@@ -142,7 +169,8 @@ def test_export_writes_all_files_with_matching_checksums(tmp_path):
     assert names == ["changes.csv", "manifest.json", "release.csv", "release.parquet", "report.html"]
     assert set(res.files) == set(names)
     manifest = json.loads((tmp_path / "out" / "manifest.json").read_text(encoding="utf-8"))
-    assert manifest == res.manifest
+    assert manifest == res.record.to_manifest()
+    assert manifest["manifest_version"] == MANIFEST_VERSION
     assert set(manifest["files"]) == set(names) - {"manifest.json"}
     for name, digest in manifest["files"].items():
         assert hashlib.sha256((tmp_path / "out" / name).read_bytes()).hexdigest() == digest
@@ -200,9 +228,9 @@ def test_export_without_changes_removes_stale_changes_csv(tmp_path):
     do_export(out, tmp_path / "audit.sqlite")
     release = make_release()
     bare = Release(release.data, release.method, release.knob, release.protected_columns, seed=11)
-    res = do_export(out, tmp_path / "audit.sqlite", release=bare, sweep=None)
+    res = do_export(out, tmp_path / "audit.sqlite", release=bare, with_sweep=False)
     assert CHANGES_CSV not in res.files and not (out / CHANGES_CSV).exists()
-    assert CHANGES_CSV not in res.manifest["files"]
+    assert CHANGES_CSV not in res.record.files
 
 
 def test_audit_log_gets_one_row_per_export(tmp_path):
@@ -236,22 +264,11 @@ def test_append_audit_returns_row_id(tmp_path):
 # --- report ----------------------------------------------------------------------------------------
 
 
-def _report(**kw) -> str:
-    args = dict(
-        dataset=make_dataset(),
-        release=make_release(),
-        metrics=make_metrics(),
-        method_params={"a": 1},
-        records=[0, 3],
-        replicates=2,
-        sweep=make_sweep(),
-        risk_metric=RISK,
-        utility_metric=UTILITY,
-        replay_command="textsdc release --data 'tiny' --seed 11 && echo <done>",
-        method_title="Redaction",
-    )
-    args.update(kw)
-    return render_report(**args)
+def _report(internal: bool = False, **kw) -> str:
+    kw.setdefault("method_params", {"a": 1})
+    kw.setdefault("records", (0, 3))
+    kw.setdefault("replay_data", "tiny' && echo <done>")
+    return render_report(make_report(**kw), internal)
 
 
 def _without_plotly_bundle(page: str) -> str:
@@ -289,7 +306,7 @@ def test_the_report_that_ships_shows_no_record_no_original_and_no_path():
 
 
 def test_report_without_sweep_has_no_plotly():
-    page = _report(sweep=None)
+    page = _report(with_sweep=False)
     assert "plotly-js" not in page and "fig-frontier" not in page
     assert METRICS[RISK].label in page
 

@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from engine import cli
+from engine.cli.args import method_parameters
 from engine.data.load import load_dataset
 from engine.data.schema import Schema, dict_to_toml
 from engine.errors import ConfigError, DataError
@@ -227,7 +228,7 @@ def command_lines(draw, data_folder: Path, out: Path) -> list[str]:
     if "--method" not in argv:
         argv += ["--method", draw(st.sampled_from(sorted(METHODS)))]
     for _name, (param, _methods) in draw(
-        st.lists(st.sampled_from(sorted(cli.method_parameters().items())), unique_by=lambda x: x[0], max_size=2)
+        st.lists(st.sampled_from(sorted(method_parameters().items())), unique_by=lambda x: x[0], max_size=2)
     ):
         if param.type is bool:
             argv.append(param.flag)
@@ -251,7 +252,8 @@ def cli_folders(data_folder, tmp_path_factory) -> tuple[Path, Path]:
 def test_any_command_line_is_checked_before_work_or_gives_one_line(cli_folders, monkeypatch, capsys, data):
     folder, out = cli_folders
     argv = data.draw(command_lines(folder, out))
-    monkeypatch.setattr("engine.cache.fit_cached", _stop_at_the_fit)
+    for where in ("engine.cache", "engine.cli.commands", "engine.export.chosen"):  # every name it is called by
+        monkeypatch.setattr(f"{where}.fit_cached", _stop_at_the_fit)
     CASES["command lines"] += 1
     capsys.readouterr()  # what earlier examples printed
     try:

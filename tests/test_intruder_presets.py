@@ -11,9 +11,9 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 from engine.measures.evaluate import Evaluator
 from engine.measures.intruders import DEFAULT_INTRUDER, INTRUDERS
-from engine.measures.settings import MeasureSettings
 from engine.measures.registry import MEASURES
 from engine.measures.risk.release_intruder import METRIC_ID as WHOLE
+from engine.measures.settings import MeasureSettings
 from tests.conftest import make_tiny_dataset
 
 SCHNEIDER = "identification_probability"

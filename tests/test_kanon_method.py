@@ -18,7 +18,7 @@ from engine.errors import ConfigError
 from engine.measures.evaluate import Evaluator
 from engine.protect import get_protector
 from engine.protect.kanon.gold import read_posts
-from engine.protect.kanon.method import ATTRIBUTES, QI_TABLE
+from engine.protect.kanon.method import ATTRIBUTES, QI_TABLE, KanonDetail
 from engine.protect.kanon.sanitize import QI_LABELS, SCHEME
 from engine.sweep import make_release, run_sweep
 
@@ -45,7 +45,7 @@ def test_every_release_is_k_anonymous_and_suppresses_at_most_the_limit(fitted):
     within = []
     for k in fitted.knob.grid:
         release = make_release(fitted, k, seed=0)
-        detail = release.info["kanon"]
+        detail = release.detail(KanonDetail)
         table = release.tables[QI_TABLE]
         kept = table[~table["suppressed"]]
         assert anonymity.k_anonymity(kept, _grouped_columns(fitted.scheme)) >= k
@@ -66,9 +66,9 @@ def test_dm_and_lm_rise_with_k_and_risk_falls(posts, fitted):
     assert (means["smallest_class"] >= means.index).all()
     unique = sweep.detail(means.index[0], "qi_unique_share").iloc[0]
     assert unique["unique_before"] > 0.05 and unique["unique_after"] == 0.0
-    from engine.measures.equivalence_classes import SmallestClass
+    from engine.report.kanon import KanonSection
 
-    figure = SmallestClass.detail_figure(sweep, 5)
+    figure = dict(KanonSection.figures(sweep, 5))["kanon-group-sizes"]
     sizes = [int(x.replace(",", "")) for x in figure.data[0].x]
     assert min(sizes) >= 5 and "k = 5" in figure.layout.title.text
     histogram = sweep.detail(5.0, "smallest_class")
@@ -178,17 +178,18 @@ def test_every_release_carries_its_summary_and_labels_its_changes(fitted):
 
     for k in (2, 50):
         release = make_release(fitted, k, seed=0)
-        detail, said = release.info["kanon"], release.info["anonymization"]
+        detail, said = release.detail(KanonDetail), release.fact("Anonymization")
         assert f"{int(detail.suppressed.sum()):,} of {len(detail.suppressed):,} records" in said
         assert ("Out of reach" in said) == detail.over_limit
         assert set(release.changes["label"]) <= set(KAnonymity.change_labels)
 
 
 def test_the_tagger_quality_table_is_drawn_per_label():
-    from engine.measures.equivalence_classes import QiUniqueShare
+    from engine.figures.kanon import tagger_quality_figure
+    from engine.protect.kanon.gold import LABEL_NAMES
     from engine.protect.kanon.tagger import held_out_quality
 
-    figure = QiUniqueShare.detail_figure(None)
+    figure = tagger_quality_figure(held_out_quality(), LABEL_NAMES)
     [table] = figure.data
     labels, what, _, _, f1, support = table.cells.values
     quality = held_out_quality().set_index("label")

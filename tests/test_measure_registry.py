@@ -160,7 +160,7 @@ def test_a_sweep_on_few_words_runs_and_reports_the_topic_measures_as_skipped():
 def test_wrong_settings_given_by_the_user_are_still_errors():
     d = few_words_dataset()
     with pytest.raises(ConfigError, match="FIELD=LEVEL"):
-        Evaluator(d, fields=["colour"], options=MeasureSettings(prevalence_level="size=large"))
+        Evaluator(d, fields=["colour"], options=MeasureSettings(level="size=large"))
     with pytest.raises(ConfigError, match="unknown metric"):
         Evaluator(d, metrics=["pmse", "no_such_metric"], fields=["colour"])
     n = numeric_dataset()

@@ -140,12 +140,12 @@ def test_the_public_vocabulary_is_fixed_and_leaves_out_words_it_does_not_have():
     words = {w for t in release.data["text"] for w in t.split()}
     assert words <= set(vocabulary)
     assert all(len(t.split()) == len(tokenize(texts[0])) for t in release.data["text"])
-    assert "fixed before the data was seen" in release.info["privacy_guarantee"]
+    assert "fixed before the data was seen" in release.fact("Privacy guarantee")
 
 
 def test_the_guarantee_says_what_epsilon_covers_for_each_vocabulary():
     fitted = get_protector("md", vocabulary="data").fit(two_authors())
-    text = fitted.release(100, np.random.default_rng(0)).info["privacy_guarantee"]
+    text = fitted.release(100, np.random.default_rng(0)).fact("Privacy guarantee")
     assert "ε = 100 split over 2 authors (ε per author 50)" in text
     assert "which ε does not cover" in text
 

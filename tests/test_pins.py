@@ -14,8 +14,8 @@ import pytest
 from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table, release_of
 from engine.cli import main
 from engine.errors import ConfigError, DataError
-from engine.record.decision import Decision
 from engine.project import Project, differences, session_path
+from engine.record.decision import Decision
 from engine.report.pdf import fixed_dates, stable_node_ids
 from tests.conftest import make_tiny_dataset
 

@@ -14,9 +14,9 @@ from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError
 from engine.measures.evaluate import Evaluator
 from engine.measures.intruders import INTRUDERS, intruder
-from engine.measures.settings import MeasureSettings
 from engine.measures.risk.identification import standardized_l1_distances
 from engine.measures.risk.release_intruder import METRIC_ID, ReleaseIntruder
+from engine.measures.settings import MeasureSettings
 from engine.protect.base import Release
 from engine.text.features import stylometric_features
 from tests.conftest import make_tiny_dataset
@@ -204,7 +204,7 @@ def test_the_style_distances_of_the_confidential_texts_are_computed_once_per_eva
     evaluator = Evaluator(d, fields=["mood"])
     assert {METRIC_ID, identification.METRIC_ID} <= set(evaluator.available)
     assert len(calls) == 1
-    side, _ = ReleaseIntruder.prepare(d, INTRUDERS[MeasureSettings().intruder])
+    side, _ = ReleaseIntruder.prepare(d, INTRUDERS[MeasureSettings()["intruder"]])
     assert side.similarity is not None
     measure = next(m for m in evaluator._measures if m.id == METRIC_ID)
     np.testing.assert_array_equal(measure.intruder.similarity, side.similarity)

@@ -27,7 +27,7 @@ from engine.protect import get_protector
 from engine.protect.swap import method as swap_method
 from engine.protect.swap.edits import apply
 from engine.protect.swap.identifiers import names_of_one
-from engine.protect.swap.method import OWN_NAMES
+from engine.protect.swap.method import OWN_NAMES, SwapDetail
 from engine.sweep import make_release, run_sweep
 from engine.text.embeddings import embed_texts
 from engine.text.kept import KeptByText, text_key
@@ -68,7 +68,7 @@ def _chunks(fitted, release) -> list[str]:
 def test_a_releases_changes_rebuild_every_record_and_say_where_each_entity_came_from(demo, fitted):
     release = make_release(fitted, fitted.knob.grid[-2], seed=3)
     originals = demo.frame[fitted.text_column].astype(str).tolist()
-    partner = {i: j for a, b in release.info["swap"].pairs for i, j in ((a, b), (b, a))}
+    partner = {i: j for a, b in release.detail(SwapDetail).pairs for i, j in ((a, b), (b, a))}
     sources = {str(fitted.prepared.documents[j]) for j in partner.values()}
     for record, original in enumerate(originals):
         mine = release.changes[release.changes["record"] == record].sort_values("start")
@@ -168,7 +168,7 @@ def test_more_new_texts_than_are_kept_still_come_back_in_order(monkeypatch):
 
 def test_rate_zero_releases_the_pre_swap_data_with_dr_and_du_one(demo, fitted, evaluator):
     release = make_release(fitted, 0.0, seed=0)
-    detail = release.info["swap"]
+    detail = release.detail(SwapDetail)
     assert not detail.pairs and not detail.swapped.any()
     measured = evaluator.evaluate(release)
     assert measured["swap_dr"].value == 1.0 and measured["swap_du"].value == 1.0
@@ -237,7 +237,7 @@ def test_a_sweep_shared_with_this_process_equals_one_run_here(demo, fitted, eval
 
 def test_swaps_pair_different_documents_keep_f_and_change_c(fitted):
     release = make_release(fitted, fitted.knob.high, seed=1)
-    detail = release.info["swap"]
+    detail = release.detail(SwapDetail)
     p = fitted.prepared
     assert len(detail.pairs) > 20
     for a, b in detail.pairs:
@@ -261,7 +261,7 @@ def test_releases_are_seeded(fitted):
     a, b, c = (make_release(fitted, r, seed=s) for s in (5, 5, 6))
     pd.testing.assert_frame_equal(a.data, b.data)
     pd.testing.assert_frame_equal(a.changes, b.changes)
-    assert a.info["swap"].pairs != c.info["swap"].pairs
+    assert a.detail(SwapDetail).pairs != c.detail(SwapDetail).pairs
 
 
 def test_the_bundle_withholds_the_company_and_the_changes(demo, tmp_path, fitted):
@@ -325,17 +325,17 @@ def test_a_column_that_spells_out_the_protected_field_is_withheld_too(fitted):
     with_path = dataclasses.replace(fitted, frame=frame, released_as_is=("chunk", "source_path", "quarter"))
     release = with_path.release(fitted.knob.grid[1], np.random.default_rng(0))
     assert release.withheld == ("ticker", "source_path")
-    assert release.info["direct_identifiers"].startswith("before any swap, each document's own ticker and ")
-    assert release.info["direct_identifiers"].endswith(" documents from identifiers.csv are suppressed")
+    assert release.fact("Direct identifiers").startswith("before any swap, each document's own ticker and ")
+    assert release.fact("Direct identifiers").endswith(" documents from identifiers.csv are suppressed")
     without = dataclasses.replace(fitted, suppressed=swap_method._suppressed_text("ticker", None, (), {}))
-    said = without.release(fitted.knob.grid[1], np.random.default_rng(0)).info["direct_identifiers"]
+    said = without.release(fitted.knob.grid[1], np.random.default_rng(0)).fact("Direct identifiers")
     assert "no identifiers file was given" in said and "columns ticker, label, value" in said
     n, named = len(frame), int((frame["ticker"].str.len() >= 2).sum())  # a one-letter ticker is never matched
-    assert release.info["columns_withheld"] == (
+    assert release.fact("Columns withheld") == (
         f"ticker (the protected field) and source_path (it spells out ticker in {named:,} of {n:,} records) are "
         "withheld from the bundle"
     )
-    alone = fitted.release(fitted.knob.grid[1], np.random.default_rng(0)).info["columns_withheld"]
+    alone = fitted.release(fitted.knob.grid[1], np.random.default_rng(0)).fact("Columns withheld")
     assert alone == "ticker (the protected field) is withheld from the bundle"
 
 

@@ -9,7 +9,7 @@ from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError, DataError
 from engine.protect import get_protector
 from engine.protect.field_synthesis.cart import CART_KNOB, weakest_link_alphas
-from engine.protect.field_synthesis.sequential import draw_categorical
+from engine.protect.field_synthesis.sequential import FieldDraws, draw_categorical
 from engine.sweep import make_release
 
 WORDS = {"red": ["apple", "cherry", "brick"], "green": ["grass", "lime", "leaf"], "blue": ["sky", "sea", "ink"]}
@@ -79,7 +79,7 @@ def test_glm_small_lambda_keeps_more_confidential_values_than_large(colours, glm
     grid = glm_fit.knob.default_grid()
     kept = []
     for lam in (grid[0], grid[len(grid) // 2], grid[-1]):
-        d = make_release(glm_fit, lam, seed=1).info["field_detail"]
+        d = make_release(glm_fit, lam, seed=1).detail(FieldDraws).table
         kept.append(d["p_original"].mean())
     assert kept[0] < kept[1] < kept[2]
     assert kept[2] > 0.85  # words name the colour, so a weakly penalized model is nearly certain
@@ -108,7 +108,7 @@ def test_sequential_synthesis_conditions_later_fields_on_synthetic_earlier_ones(
     syn_colour = colour.encode(data["colour"])
     changed = syn_colour != colour.codes
     assert changed.sum() >= 10
-    detail = release.info["field_detail"]
+    detail = release.detail(FieldDraws).table
     p_size = detail[detail["field"] == "size"]["p_original"].to_numpy()
     with_synthetic = glm_fit.paths[0][1].predict_proba(design(glm_fit.text.matrix, [(syn_colour, colour)]), lam)
     with_confidential = glm_fit.paths[0][1].predict_proba(design(glm_fit.text.matrix, [(colour.codes, colour)]), lam)
@@ -130,7 +130,7 @@ def test_bootstrap_posterior_gives_several_fits_and_uses_one_per_release(colours
     fit = get_protector("glm", fields=["colour"], n_lambda=10, posterior="bootstrap", posterior_draws=3).fit(colours)
     assert fit.n_draws == 3
     lam = fit.knob.default_grid()[-1]
-    draws = {make_release(fit, lam, seed=s).info["posterior_draw"] for s in range(20)}
+    draws = {make_release(fit, lam, seed=s).detail(FieldDraws).posterior_draw for s in range(20)}
     assert draws == {0, 1, 2}
 
 

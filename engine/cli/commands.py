@@ -299,7 +299,8 @@ def cmd_evaluate_detection(args: argparse.Namespace) -> int:
         raise ConfigError(f"--knob {protector.knob.format(value)}: the check scored {', '.join(report.scores)}")
     quality = report.scores[key]
     columns = ["type", "gold_tokens", "token_precision", "token_recall", "token_f2", "span_precision", "span_recall"]
-    print(f"{quality.documents:,} documents of {Path(args.gold).name}, {protector.title.lower()} {key}")
+    setting = f"{protector.knob.label.lower()} {protector.knob.format(value)}"
+    print(f"{quality.documents:,} documents of {Path(args.gold).name}, {setting}")
     print(quality.table[columns].to_string(index=False, float_format=lambda v: f"{v:.3f}", na_rep="–"))
     print("most missed tokens: " + ", ".join(f"{t!r} ({c})" for t, c in quality.missed))
     print("most needlessly replaced tokens: " + ", ".join(f"{t!r} ({c})" for t, c in quality.false))

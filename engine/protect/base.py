@@ -200,6 +200,10 @@ class Release:
         """Every detail's lines in words, in the order the method gave its details."""
         return tuple(fact for d in self.details for fact in d.facts())
 
+    def fact(self, label: str) -> str | None:
+        """The text of the fact labelled ``label`` (`facts`), or None."""
+        return dict(self.facts()).get(label)
+
     def compact(self) -> Release:
         """The release with only its protected columns (what a sweep keeps to show a release again without
         holding the unchanged columns once per knob value); `within` puts it back into the data."""
