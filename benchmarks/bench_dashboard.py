@@ -17,7 +17,7 @@ rest; the time Playwright sees (from its call that presses to its check that fin
 beside it. Server script time is the rerun a move causes, timed in-process with Streamlit's AppTest (its
 overhead included, so an upper bound). Peak memory is the largest resident size of the server's process tree,
 sampled every 0.2 s. A first view is timed from opening the page once the server listens; the server's start
-(launch to listening, which includes importing the engine: `engine.cli.WARM_MODULES`) is kept beside it as
+(launch to listening, which includes importing the engine: `dashboard.launch.WARM_MODULES`) is kept beside it as
 ``server_start_s``, and the time until every plot in the view's window is drawn (plotly.js runs once the view
 is shown) as ``plots_drawn_s``.
 """

@@ -113,6 +113,7 @@ def on_posts(n: int = 10_000, k: int = 4) -> dict | None:
     from engine.data.schema import Schema
     from engine.protect import get_protector
     from engine.protect.kanon.lattice import ANY, loss_metric
+    from engine.protect.kanon.method import KanonDetail
     from engine.protect.kanon.tagger import default_tagger
     from engine.sweep import make_release
 
@@ -128,7 +129,7 @@ def on_posts(n: int = 10_000, k: int = 4) -> dict | None:
     t = time.perf_counter()
     release = make_release(fitted, k, seed=0)
     release_seconds = time.perf_counter() - t
-    detail = release.info["kanon"]
+    detail = release.detail(KanonDetail)
     terms = sum(len(s) for s in fitted.spans)
     words = sum(len(p.split()) for p in posts)
     per_attribute = []

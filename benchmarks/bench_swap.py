@@ -142,6 +142,7 @@ def run_case(source: str, replicates: int) -> dict:
     from engine.frontier import frontier, select_by_tradeoff
     from engine.measures.evaluate import Evaluator
     from engine.protect import get_protector
+    from engine.protect.swap.method import SwapDetail
     from engine.sweep import make_release, run_sweep
 
     dataset = load_dataset(source)
@@ -186,7 +187,9 @@ def run_case(source: str, replicates: int) -> dict:
         along.append(
             {
                 "r": r,
-                "pairs_mean": float(np.mean([len(rel.info["swap"].pairs) for rel in [make_release(fitted, r, 0)]])),
+                "pairs_mean": float(
+                    np.mean([len(rel.detail(SwapDetail).pairs) for rel in [make_release(fitted, r, 0)]])
+                ),
                 "dr": round(float(means.loc[r, "swap_dr"]), 4),
                 "du": round(float(means.loc[r, "swap_du"]), 5),
                 "attack_accuracy": round(float(means.loc[r, "swap_attack_accuracy"]), 4),

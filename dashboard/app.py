@@ -22,7 +22,7 @@ if str(_ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts dashboar
 
 import streamlit as st  # noqa: E402
 
-from dashboard import display, loading, pages, session  # noqa: E402
+from dashboard import display, pages, session  # noqa: E402
 
 
 def data_argument(argv: list[str]) -> tuple[str, str | None]:
@@ -44,9 +44,8 @@ def main() -> None:
     dataset = session.current_dataset()
     with st.sidebar:
         if dataset is not None:
-            counts = loading.dataset_counts(dataset)
             st.caption(
-                f"Dataset in use: **{display.md_escape(dataset.name)}** · {display.counted(counts['records'], 'record')}"
+                f"Dataset in use: **{display.md_escape(dataset.name)}** · {display.counted(dataset.n_records, 'record')}"
             )
         else:
             st.caption("No dataset loaded yet")

@@ -35,7 +35,7 @@ from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureSettings
-from engine.measures.registry import MEASURES
+from engine.measures import registry
 from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Fitted, Protector, Release
@@ -77,7 +77,9 @@ def get_evaluator(
     with every metric that applies (the intruder's classifiers, distances and topics prepared once). Methods
     without measures of their own share one; a method with its own (`Measure.methods`), or whose releases
     withhold fields (`Measure.reads_withheld`), gets its own, keyed by fit (the method and its ``params``)."""
-    own = fitted is not None and (any(fitted.method in m.methods for m in MEASURES) or bool(fitted.withheld_columns()))
+    own = fitted is not None and (
+        any(fitted.method in m.methods for m in registry.MEASURES) or bool(fitted.withheld_columns())
+    )
     if own and fitted is not None:  # the measures every method has come from the shared Evaluator
         shared = get_evaluator(dataset, progress, fields, options)
         slot = evaluator_slot(

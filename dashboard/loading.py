@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import pandas as pd
 import streamlit as st
@@ -27,7 +27,7 @@ from engine.data.readers import (
     read_table,
     read_table_noting_nested,
 )
-from engine.data.schema import ExternalSpec, FieldSpec, Schema
+from engine.data.schema import ExternalSpec, FieldKind, FieldRole, FieldSpec, Schema
 from engine.errors import ConfigError, DataError, TextsdcError
 from engine.paths import cache_dir
 
@@ -278,7 +278,9 @@ def build_schema(
     identifier" name the direct-identifier columns. ConfigError if inconsistent."""
     rows = [r for r in fields.to_dict(orient="records") if str(r["column"]) not in (text, author, document)]
     specs = [
-        FieldSpec(str(r["column"]), str(r["kind"]), str(r["role"])) for r in rows if r.get("role") not in (DROP, DIRECT)
+        FieldSpec(str(r["column"]), cast(FieldKind, str(r["kind"])), cast(FieldRole, str(r["role"])))
+        for r in rows
+        if r.get("role") not in (DROP, DIRECT)
     ]
     named = tuple(str(r["column"]) for r in rows if r.get("role") == DIRECT)
     if author is not None and author == text:

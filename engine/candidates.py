@@ -14,13 +14,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
+from engine.export.registry import release_warnings
 from engine.measures.base import MetricResult
+from engine.measures.evaluate import check_options
 from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
+from engine.protect import METHODS, get_protector
 from engine.protect.base import Fitted, Protector, Release
 from engine.results import SweepResult
+from engine.sweep import make_release, metrics_with_intervals, run_sweep
 
 MAX_NAME = 60
 
@@ -40,7 +45,6 @@ class Candidate:
     options: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        from engine.protect import METHODS
 
         name = self.name.strip()
         if not name or len(name) > MAX_NAME:
@@ -52,7 +56,6 @@ class Candidate:
             raise ConfigError(f"replicate {self.replicate} is not one of 0 to {self.replicates - 1}")
 
     def protector(self) -> Protector:
-        from engine.protect import get_protector
 
         return get_protector(self.method, **dict(self.params))
 
@@ -71,7 +74,6 @@ class Candidate:
 
     def describe(self) -> str:
         """The candidate in a line: method, knob, seed and replicates."""
-        from engine.protect import METHODS
 
         cls = METHODS[self.method]
         changed = self.settings_text()
@@ -146,10 +148,6 @@ def measure_candidate(
     """Fit (from the cache when it can), measure the candidate's knob value over its replicates, and list its
     warnings: the numbers `textsdc release` of the same candidate writes into the manifest. The knob is
     snapped to the value the fit makes (a λ of the path), which the returned candidate carries."""
-    from engine.cache import fit_cached
-    from engine.export.registry import release_warnings
-    from engine.measures.evaluate import check_options
-    from engine.sweep import metrics_with_intervals, run_sweep
 
     protector = candidate.protector()
     options = candidate.measure_options()
@@ -176,8 +174,6 @@ def measure_candidate(
 
 def release_of(fitted: Fitted, candidate: Candidate) -> Release:
     """The candidate's release (its replicate), made again from the fitted method."""
-    from engine.protect import METHODS
-    from engine.sweep import make_release
 
     replicates = 1 if METHODS[candidate.method].deterministic else candidate.replicates
     replicate = min(candidate.replicate, replicates - 1)

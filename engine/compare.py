@@ -20,7 +20,9 @@ from engine.errors import ConfigError, TextsdcError
 from engine.frontier import frontier, pareto_mask
 from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
+from engine.protect import METHODS, get_protector
 from engine.results import SweepResult
+from engine.sweep import run_sweep
 
 PREFERRED_RISKS = ("release_identification_probability", "attack_identification_rate")
 """The risk measures a comparison shows first, the first every method took: the whole-release intruder (the
@@ -127,7 +129,6 @@ class Comparison:
 def applicable_methods(dataset: Dataset, params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:
     """Every registered method, by name, with "" when it applies to ``dataset`` (with its ``params``, default
     none) or the reason it refuses the data."""
-    from engine.protect import METHODS, get_protector
 
     out = {}
     for name in METHODS:
@@ -150,8 +151,6 @@ def compare_methods(
 ) -> Comparison:
     """Sweep each (method, parameters) of ``settings`` on ``dataset`` with the same seed, replicates and measure
     settings; the progress says which method of how many is running."""
-    from engine.protect import get_protector
-    from engine.sweep import run_sweep
 
     if len(settings) < 2:
         raise ConfigError("a comparison needs at least two methods, e.g. --methods redact,md")

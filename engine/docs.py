@@ -1,17 +1,20 @@
-"""The table of method parameters in ``docs/parameters.md``, written from the methods' declarations:
-``python -m engine.docs`` rewrites it in place, and a test checks that the page holds what this module writes."""
+"""The tables of ``docs/parameters.md`` written from the declarations: the methods' parameters and the measures'
+settings. ``python -m engine.docs`` rewrites them in place, and a test checks that the page holds what this module
+writes."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
+from engine.measures import registry
 from engine.protect import METHODS
 from engine.protect.params import Param
 
 BEGIN, END = "<!-- method-parameters:begin -->", "<!-- method-parameters:end -->"
+SETTINGS_BEGIN, SETTINGS_END = "<!-- measure-settings:begin -->", "<!-- measure-settings:end -->"
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "parameters.md"
-"""The page holding the table, between the markers."""
+"""The page holding the tables, each between its markers."""
 
 
 def _default(p: Param) -> str:
@@ -40,18 +43,33 @@ def method_parameter_table() -> str:
     return "\n".join(rows)
 
 
-def with_table(page: str) -> str:
-    """``page`` with the text between the markers replaced by the current table."""
-    head, sep, rest = page.partition(BEGIN)
-    _, sep2, tail = rest.partition(END)
+def measure_settings_table() -> str:
+    """A Markdown table: each setting the registered measures declare, its flag, default, meaning and the
+    measures that read it."""
+    rows = ["| flag | default | meaning | read by |", "|---|---|---|---|"]
+    for p in registry.setting_parameters():
+        readers = ", ".join(f"`{m.id}`" for m in registry.MEASURES if p in m.declared_settings())
+        rows.append(f"| `{p.flag}` | {_default(p)} | {p.help}; {p.accepted} | {readers} |")
+    return "\n".join(rows)
+
+
+def _between(page: str, begin: str, end: str, table: str) -> str:
+    head, sep, rest = page.partition(begin)
+    _, sep2, tail = rest.partition(end)
     if not sep or not sep2:
-        raise ValueError(f"the page has no {BEGIN} … {END} section")
-    return f"{head}{BEGIN}\n{method_parameter_table()}\n{END}{tail}"
+        raise ValueError(f"the page has no {begin} … {end} section")
+    return f"{head}{begin}\n{table}\n{end}{tail}"
+
+
+def with_table(page: str) -> str:
+    """``page`` with the text between each pair of markers replaced by the current table."""
+    page = _between(page, BEGIN, END, method_parameter_table())
+    return _between(page, SETTINGS_BEGIN, SETTINGS_END, measure_settings_table())
 
 
 def main() -> int:
     PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8")), encoding="utf-8")
-    print(f"wrote the method parameters into {PAGE}")
+    print(f"wrote the method parameters and the measure settings into {PAGE}")
     return 0
 
 

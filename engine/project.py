@@ -22,6 +22,8 @@ import pandas as pd
 from engine.atomic import atomic_write_text
 from engine.candidates import Candidate, MeasuredCandidate, metrics_table
 from engine.data.dataset import Dataset
+from engine.data.demos import is_demo
+from engine.data.load import load_dataset
 from engine.data.schema import Schema
 from engine.errors import ConfigError, DataError
 from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
@@ -80,7 +82,6 @@ class Project:
     def load_data(self, data: str | Path | None = None) -> Dataset:
         """The session's data (or the file ``data``, e.g. the upload again), checked to be the data the session
         was made on; DataError naming what differs when it is not."""
-        from engine.data.load import load_dataset
 
         dataset = load_dataset(data if data is not None else self.data, self.data_schema(), encoding=self.encoding)
         self.check_dataset(dataset.fingerprint)
@@ -88,7 +89,6 @@ class Project:
 
     def data_found(self) -> bool:
         """Whether the session's data can be read from here (a demo, or a file that exists)."""
-        from engine.data.demos import is_demo
 
         return is_demo(self.data) or Path(self.data).expanduser().is_file()
 
@@ -224,7 +224,6 @@ class Project:
 def _beside(name: str, folder: Path, demo_ok: bool = False) -> str:
     """``name`` as recorded, or the file of that name beside the session file when the recorded one is not found
     from here (a session moved with its data, or opened from another folder)."""
-    from engine.data.demos import is_demo
 
     if (demo_ok and is_demo(name)) or Path(name).expanduser().exists() or Path(name).is_absolute():
         return name

@@ -247,18 +247,11 @@ def test_audit_log_gets_one_row_per_export(tmp_path):
 
 
 def test_append_audit_returns_row_id(tmp_path):
-    kw = dict(
-        out_dir="x",
-        dataset_name="d",
-        fingerprint="f",
-        method="m",
-        knob=1.0,
-        seed=None,
-        replicate=0,
-        manifest_sha256="0" * 64,
-    )
-    assert append_audit(tmp_path / "a.sqlite", **kw) == 1
-    assert append_audit(tmp_path / "a.sqlite", **kw) == 2
+    record = make_report().record
+    assert append_audit(tmp_path / "a.sqlite", "x", record, "0" * 64) == 1
+    assert append_audit(tmp_path / "a.sqlite", "x", record, "0" * 64) == 2
+    row = read_audit(tmp_path / "a.sqlite").iloc[0]
+    assert (row["dataset"], row["method"], row["knob"], row["seed"]) == ("tiny", "redact", 0.5, 11)
 
 
 # --- report ----------------------------------------------------------------------------------------

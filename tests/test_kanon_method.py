@@ -224,3 +224,24 @@ def test_the_group_size_axis_has_ticks_to_read_whatever_its_range():
     assert len([v for v in narrow["tickvals"] if 30 <= v <= 900]) >= 3
     assert log_ticks(5, 6000)["tickvals"] == [1, 10, 100, 1000, 10000]
     assert log_ticks(1, 1)["tickvals"] == [1]
+
+
+def test_the_report_and_the_page_show_the_tagger_and_the_groups_from_one_function(posts, fitted, tmp_path):
+    """k-anonymity's figures reach the reviewer's report as they reach the Protect page (`page_figures`): the
+    tagger's quality per label and the sizes of the groups at the released k."""
+    from engine.export.chosen import Prepared, Run, export_chosen
+    from engine.record.replay import ReplaySpec
+    from engine.report.registry import page_figures
+
+    protector = get_protector("kanon")
+    evaluator = Evaluator(posts, METRICS, fitted=fitted)
+    sweep = run_sweep(posts, protector, [2.0, 5.0], 1, 0, jobs=1, fitted=fitted, evaluator=evaluator)
+    keys = [key for key, _ in page_figures(sweep, 5.0)]
+    assert keys == ["kanon-tagger-quality", "kanon-group-sizes"]
+    out = tmp_path / "bundle"
+    spec = ReplaySpec("posts made in the test", "kanon", 5.0, 0, 1, str(out))
+    export_chosen(out, spec, Prepared(posts, protector, fitted, evaluator, sweep), run=Run(audit_log=tmp_path / "a"))
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "<h2>k-anonymity: the tagger&#x27;s quality and the groups</h2>" in report
+    for key in keys:
+        assert f'id="fig-{key}"' in report

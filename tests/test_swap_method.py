@@ -407,3 +407,25 @@ def test_the_intruders_gazetteer_matches_as_the_suppression_does():
         one_by_one = {label for label, values in ids.items() for v in values if identifier_pattern(v).search(text)}
         assert gazetteer.labels_in(text) == one_by_one, text
     assert len(gazetteer) == 6
+
+
+def test_the_report_and_the_page_show_the_uniques_and_the_attack_along_r_from_one_function(
+    demo, fitted, evaluator, sweep, tmp_path
+):
+    """The swap's figures along r reach the reviewer's report as they reach the Protect page (`page_figures`),
+    with the released rate marked."""
+    from engine.export.chosen import Prepared, Run, export_chosen
+    from engine.record.replay import ReplaySpec
+    from engine.report.registry import page_figures
+
+    rate = sweep.grid[2]
+    keys = [key for key, _ in page_figures(sweep, rate)]
+    assert keys == ["swap-uniques", "swap-attack"]
+    out = tmp_path / "bundle"
+    spec = ReplaySpec("calls made in the test", "swap", rate, 0, sweep.replicates, str(out), with_frontier=True)
+    prepared = Prepared(demo, get_protector("swap"), fitted, evaluator, sweep)
+    export_chosen(out, spec, prepared, run=Run(audit_log=tmp_path / "a"))
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "<h2>The swap along r: unique chunks and the intruder</h2>" in report
+    for key in keys:
+        assert f'id="fig-{key}"' in report

@@ -263,8 +263,7 @@ def _mapping(source: Source) -> None:
         if loaded is not None:
             session.use_dataset(*loaded)
             st.session_state[_confirmed(source)] = True  # the steward has chosen the text column: no more warning
-            counts = loading.dataset_counts(loaded[0])
-            st.session_state[FLASH] = f"Loaded {loaded[0].name}: {display.counted(counts['records'], 'record')}."
+            st.session_state[FLASH] = f"Loaded {loaded[0].name}: {display.counted(loaded[0].n_records, 'record')}."
             st.rerun()
 
 

@@ -12,7 +12,7 @@ import math
 import numpy as np
 import streamlit as st
 
-from dashboard import compute, display, knob_view, loading, session, widgets
+from dashboard import compute, display, knob_view, session, widgets
 from dashboard.prepared import prepared
 from dashboard.views import gold_check
 from engine.data.dataset import Dataset
@@ -70,12 +70,13 @@ def _measure_pickers(sweep: SweepResult, risk_col, utility_col) -> tuple[str | N
 def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResult | None) -> dict:
     info = metric_info(mid)
     delta, tone = None, "off"
-    if display.compares_with_unprotected(mid, base, m):
+    if base is not None and display.compares_with_unprotected(mid, base, m):
         delta = display.change_text(m.value - base.value, info.integer)
         tone = display.delta_tone(info, m.value, base.value)
-    ranged = sweep.replicates > 1 and m.lo is not None and m.hi is not None
-    if ranged:
-        interval = f"95% interval over {sweep.replicates} replicates: {info.format(m.lo)} to {info.format(m.hi)}"
+    lo, hi = m.lo, m.hi
+    ranged = sweep.replicates > 1 and lo is not None and hi is not None
+    if lo is not None and hi is not None and ranged:
+        interval = f"95% interval over {sweep.replicates} replicates: {info.format(lo)} to {info.format(hi)}"
     else:
         interval = "One release per setting, so no interval (deterministic method or M = 1)"
     meaning = " ".join(filter(None, [info.meaning, sweep.notes.get(mid, "")]))
@@ -453,8 +454,7 @@ def render() -> None:
     dataset = session.page_dataset()
     if dataset is None:
         return
-    counts = loading.dataset_counts(dataset)
-    st.caption(f"Dataset: {display.md_escape(dataset.name)} · {display.counted(counts['records'], 'record')}")
+    st.caption(f"Dataset: {display.md_escape(dataset.name)} · {display.counted(dataset.n_records, 'record')}")
 
     methods = compute.method_names()
     _valid_choice(session.METHOD_KEY, methods, session.DEFAULT_METHOD)

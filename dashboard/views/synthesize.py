@@ -108,7 +108,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta, tone = None, "off"
-        if display.compares_with_unprotected(mid, base, m):
+        if base is not None and display.compares_with_unprotected(mid, base, m):
             delta = display.change_text(m.value - base.value)
             tone = display.delta_tone(info, m.value, base.value)
         interval = (

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from engine.record.manifest import ReleaseRecord
+
 AUDIT_COLUMNS: tuple[str, ...] = (
     "id",
     "exported_at_utc",
@@ -59,19 +61,9 @@ def _host() -> str:
         return "unknown"
 
 
-def append_audit(
-    db_path: str | Path,
-    *,
-    out_dir: str | Path,
-    dataset_name: str,
-    fingerprint: str,
-    method: str,
-    knob: float,
-    seed: int | None,
-    replicate: int,
-    manifest_sha256: str,
-) -> int:
-    """Append one export to the log at ``db_path`` (created with its table if missing); return the row id."""
+def append_audit(db_path: str | Path, out_dir: str | Path, record: ReleaseRecord, manifest_sha256: str) -> int:
+    """Append the export of ``record`` into ``out_dir`` to the log at ``db_path`` (created with its table if
+    missing), with the SHA-256 of the manifest written; return the row id."""
     db = Path(db_path)
     db.parent.mkdir(parents=True, exist_ok=True)
     row = (
@@ -79,12 +71,12 @@ def append_audit(
         _user(),
         _host(),
         str(out_dir),
-        dataset_name,
-        fingerprint,
-        method,
-        float(knob),
-        None if seed is None else int(seed),
-        int(replicate),
+        record.dataset.name,
+        record.dataset.fingerprint,
+        record.method.name,
+        float(record.method.knob),
+        None if record.seed is None else int(record.seed),
+        int(record.replicate),
         manifest_sha256,
     )
     with closing(sqlite3.connect(db)) as con, con:

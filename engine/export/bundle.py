@@ -239,17 +239,7 @@ def export_release(
         text = record.manifest_text()
         (tmp / MANIFEST_JSON).write_text(text, encoding="utf-8")
         try:
-            row_id = append_audit(
-                log,
-                out_dir=out.resolve(),
-                dataset_name=dataset.name,
-                fingerprint=dataset.fingerprint,
-                method=release.method,
-                knob=release.knob,
-                seed=release.seed,
-                replicate=release.replicate,
-                manifest_sha256=hashlib.sha256(text.encode("utf-8")).hexdigest(),
-            )
+            row_id = append_audit(log, out.resolve(), record, hashlib.sha256(text.encode("utf-8")).hexdigest())
         except (sqlite3.Error, OSError) as exc:
             raise ConfigError(f"the audit log {log} could not be updated, so nothing was exported: {exc}") from None
     internal = internal_report_path(out)

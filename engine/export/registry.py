@@ -33,6 +33,16 @@ if len({c.id for c in CHECKS}) != len(CHECKS):
     raise RuntimeError("two registered export checks share an id")
 
 
+def register(cls: type[ExportCheck]) -> type[ExportCheck]:
+    """Add an export check after the registered ones (a plug-in kept outside this package; usable as a class
+    decorator). `release_warnings` reads `CHECKS` when it runs, so the check is taken from then on."""
+    global CHECKS
+    if any(c.id == cls.id for c in CHECKS):
+        raise TypeError(f"an export check with the id '{cls.id}' is registered already")
+    CHECKS = (*CHECKS, cls)
+    return cls
+
+
 def release_warnings(dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
     """Every registered check's warnings about this release, in plain words, in order (empty: nothing to warn
     about)."""

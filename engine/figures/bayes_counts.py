@@ -165,7 +165,7 @@ def interval_overlap_figure(
     se = np.where(se > 0, se, 1.0)
     centre = conf["estimate"].to_numpy()
 
-    def z(v):
+    def z(v: pd.Series | np.ndarray) -> np.ndarray:
         return (np.asarray(v, dtype=float) - centre) / se
 
     labels = [f"{plain(q)}  (I = {o:.2f})" for q, o in zip(rows["quantity"], rows["overlap"])]

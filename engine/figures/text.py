@@ -19,6 +19,7 @@ from plotly.subplots import make_subplots
 
 from engine.frontier import frontier
 from engine.measures.base import metric_info
+from engine.protect import METHODS
 from engine.protect.base import Knob
 from engine.results import SweepResult
 
@@ -477,7 +478,6 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
 def comparison_figure(comparison: Comparison, risk: str, utility: str) -> go.Figure:
     """`methods_frontier_figure` of a comparison's methods, with the frontier across methods ringed: the
     (method, knob value) pairs no other pair beats on both measures."""
-    from engine.protect import METHODS
 
     titles = {m: METHODS[m].title if m in METHODS else m for m in comparison.sweeps}
     fig = methods_frontier_figure([(titles[m], s) for m, s in comparison.sweeps.items()], risk, utility)

@@ -16,6 +16,7 @@ import pandas as pd
 
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, TextsdcError
+from engine.measures import registry
 from engine.measures.base import (
     Measure,
     MetricResult,
@@ -25,7 +26,7 @@ from engine.measures.base import (
     target_not_applicable,
 )
 from engine.measures.bayes_counts import NumericMeasure, NumericMeasures
-from engine.measures.registry import MEASURES, measure_class, measure_ids
+from engine.measures.registry import measure_class, measure_ids
 from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Release
@@ -56,7 +57,7 @@ def check_options(dataset: Dataset, fields: Sequence[str], options: MeasureSetti
     if options is None:
         return
     categorical, numeric = _kinds(dataset, fields)
-    for cls in MEASURES:
+    for cls in registry.MEASURES:
         if target_not_applicable(cls.applies_to, categorical, numeric) is None:
             cls.check_settings(dataset, fields, options)
 
@@ -115,7 +116,7 @@ class Evaluator:
         else:
             requested = [
                 m.id
-                for m in MEASURES
+                for m in registry.MEASURES
                 if m.applies_to == "release"
                 or (m.applies_to == "categorical" and self.fields)
                 or (m.applies_to == "numeric" and self.numeric_fields)

@@ -22,10 +22,10 @@ from engine.protect.base import Knob, Release
 from engine.protect.field_synthesis.sequential import FieldDraws
 from engine.record.decision import Decision
 from engine.record.manifest import INTRUDER_DESCRIPTION
+from engine.report import registry
 from engine.report.bayes_counts import numeric_samples
 from engine.report.context import ReleaseReport, escaped
 from engine.report.field_synthesis import synthesis_samples
-from engine.report.registry import SECTIONS
 
 CONFIDENTIAL_NOTICE = (
     "Internal review document: contains excerpts of the confidential data. Keep it with the steward; it is "
@@ -261,7 +261,7 @@ def _sections(report: ReleaseReport, internal: bool) -> list[str]:
     """Every registered section that applies to the release (`engine.report.registry.SECTIONS`), in order; the
     internal review's own sections only in the internal report."""
     out: list[str] = []
-    for section in SECTIONS:
+    for section in registry.SECTIONS:
         if (internal or not section.internal_only) and section.applies(report):
             out += section.html(report, internal)
     return out

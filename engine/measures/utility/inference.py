@@ -23,7 +23,9 @@ Z95 = float(stats.norm.ppf(0.975))
 ESTIMATE_COLUMNS = ["quantity", "kind", "field", "term", "estimate", "variance"]
 
 
-def interval_overlap(lo_c, hi_c, lo_s, hi_s) -> np.ndarray:
+def interval_overlap(
+    lo_c: np.ndarray | float, hi_c: np.ndarray | float, lo_s: np.ndarray | float, hi_s: np.ndarray | float
+) -> np.ndarray:
     """Interval overlap, Guo & Hu, Eq. 10 (after Karr et al. 2006):
 
         I = (Uᵢ − Lᵢ) / (2 (U_c − L_c)) + (Uᵢ − Lᵢ) / (2 (U_s − L_s)),   Uᵢ = min(U_c, U_s),   Lᵢ = max(L_c, L_s),

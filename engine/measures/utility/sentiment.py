@@ -45,6 +45,8 @@ from engine.text.tokens import tokenize
 from engine.workers import Report, map_reporting
 
 if TYPE_CHECKING:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
     from engine.measures.settings import MeasureSettings
 
 FOLDS = 5
@@ -70,7 +72,7 @@ REACH = 3
 
 
 @lru_cache(maxsize=1)
-def _vader():
+def _vader() -> SentimentIntensityAnalyzer:
     """VADER's analyzer, with its negation and idiom checks given the few words around the sentiment word they
     read instead of the whole text. The package's checks lower-case every word of the text at every sentiment
     word, so a text's time grew with its length squared (a 56,000-character call took 1.0 s, 16,000 characters
@@ -267,5 +269,5 @@ class SentimentCosine(Measure):
         return MetricResult(self.id, float(cos.mean()), detail=detail)
 
 
-def _sparse(a: np.ndarray):
+def _sparse(a: np.ndarray) -> sparse.csr_matrix:
     return sparse.csr_matrix(a)

@@ -348,13 +348,24 @@ def sample_zero_inflated_poisson(
 def _t_log_ratio(cur: np.ndarray, prop: np.ndarray, mode: np.ndarray, sd: np.ndarray) -> np.ndarray:
     """log q(cur) − log q(prop) of the one-dimensional Student-t independence proposal."""
 
-    def logq(v):
+    def logq(v: np.ndarray) -> np.ndarray:
         return -0.5 * (T_DF + 1) * np.log1p(((v - mode) / sd) ** 2 / T_DF)
 
     return logq(cur) - logq(prop)
 
 
-def _accept_rate(y, m, tau, cur, prop, lt_cur, lower, upper, rng, log_q_ratio) -> tuple[np.ndarray, np.ndarray]:
+def _accept_rate(
+    y: np.ndarray,
+    m: np.ndarray,
+    tau: float,
+    cur: np.ndarray,
+    prop: np.ndarray,
+    lt_cur: np.ndarray,
+    lower: int,
+    upper: int,
+    rng: np.random.Generator,
+    log_q_ratio: np.ndarray | float,
+) -> tuple[np.ndarray, np.ndarray]:
     """Metropolis–Hastings acceptances for log rates: target y·v − eᵛ − log mass(eᵛ) − τ/2 (v − m)²; and the
     log truncation mass at the proposals (the new one where accepted)."""
     lt_prop = window_log_mass(np.exp(np.minimum(prop, 50.0)), lower, upper)

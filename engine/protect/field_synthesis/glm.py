@@ -202,7 +202,7 @@ class GLMSynthesizer(FieldSynthesizer):
                     f" (posterior draw {d + 1} of {draws})" if draws > 1 else ""
                 )
 
-                def report(done: int, tot: int, _what: str, step=step, what=what) -> None:
+                def report(done: int, tot: int, _what: str, step: int = step, what: str = what) -> None:
                     progress(step * tot + done, total * tot, what)
 
                 center, scale = standardization[j]

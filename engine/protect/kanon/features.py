@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from engine.protect.kanon.gazetteers import (
     demonyms,
@@ -27,11 +28,14 @@ from engine.protect.kanon.gazetteers import (
 from engine.protect.kanon.gold import tokens
 from engine.text.entities import Entity, load_pipeline, named_entities
 
+if TYPE_CHECKING:
+    from spacy.language import Language
+
 Features = dict[str, str | bool]
 
 
 @lru_cache(maxsize=1)
-def load_tagging_spacy():
+def load_tagging_spacy() -> Language:
     """spaCy's small English model with what part-of-speech tags need (its shared token embedding and tagger;
     the entities come from `engine.text.entities.named_entities`, found once per corpus for every method)."""
     return load_pipeline(["parser", "attribute_ruler", "lemmatizer", "senter", "ner"])

@@ -15,10 +15,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from engine.progress import Progress, no_progress
+
+if TYPE_CHECKING:
+    from spacy.language import Language
 
 Embed = Callable[[Sequence[str]], np.ndarray]
 """Texts → one unit-length row per text."""
@@ -27,7 +31,7 @@ DEFAULT_PERCENTILE = 75.0
 
 
 @lru_cache(maxsize=1)
-def _sentencizer():
+def _sentencizer() -> Language:
     import spacy
 
     nlp = spacy.blank("en")

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
@@ -218,7 +218,7 @@ def train(
         symbol_class, symbol_slot = jnp.asarray(where[0]), jnp.asarray(where[1])
         no_symbol = jnp.asarray(np.where(members >= 0, 0.0, -1e9), dtype=jnp.float32)  # padding never scores
 
-    def output_nll(p, h, yt):
+    def output_nll(p: dict[str, jax.Array], h: jax.Array, yt: jax.Array) -> jax.Array:
         """−log o_t[y_t] for each row (Eq. 3's term), with one softmax or through the target's class."""
         if members is None:
             logp = jax.nn.log_softmax(h @ p["w_out"] + p["b_out"])
@@ -238,12 +238,14 @@ def train(
     opt_state = opt.init(params)
     null_row = jnp.ones((n_symbols, 1), dtype=jnp.float32).at[NULL].set(0.0)
 
-    def window_loss(p, h0, x, y, mask, u):
+    def window_loss(
+        p: dict[str, jax.Array], h0: jax.Array, x: jax.Array, y: jax.Array, mask: jax.Array, u: jax.Array
+    ) -> tuple[jax.Array, tuple[jax.Array, jax.Array]]:
         # Only the recurrence runs step by step; the input lookups before it and the output layer after it run
         # once over the whole window (same sums, but their gradients are not accumulated step by step).
         inputs = p["w_hid"][x.T] + p["w_user"][u] + p["b_hid"]  # steps × batch × hidden
 
-        def cell(h, a):
+        def cell(h: jax.Array, a: jax.Array) -> tuple[jax.Array, jax.Array]:
             h = phi(a + h @ p["w_rec"])
             return h, h
 
@@ -253,7 +255,9 @@ def train(
         return summed / x.shape[0], (h, summed)  # Eq. 3 per sequence, averaged over the batch
 
     @jax.jit
-    def train_window(p, state, h0, x, y, mask, u):
+    def train_window(
+        p: dict[str, jax.Array], state: Any, h0: jax.Array, x: jax.Array, y: jax.Array, mask: jax.Array, u: jax.Array
+    ) -> tuple[dict[str, jax.Array], Any, jax.Array, jax.Array]:
         (_, (h, summed)), grads = jax.value_and_grad(window_loss, has_aux=True)(p, h0, x, y, mask, u)
         grads["w_hid"] = grads["w_hid"] * null_row  # the null input stays the zero vector
         updates, state = opt.update(grads, state, p)
