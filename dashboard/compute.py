@@ -33,9 +33,9 @@ from engine.cache import fit_cached, sweep_cached, sweep_name
 from engine.compare import Comparison
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
+from engine.measures import registry
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureSettings
-from engine.measures import registry
 from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Fitted, Protector, Release
