@@ -568,8 +568,8 @@ def test_export_offers_to_pin_the_release_last_shown_when_another_is_pinned():
 def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, monkeypatch):
     at = start()
     at.session_state["synth_replicates"] = 2
-    at.session_state["synth_projections"] = 3
-    at.session_state["synth_topics"] = 4
+    at.session_state["param::measures::projections"] = 3  # the widgets of the measures' declared settings
+    at.session_state["param::measures::topics"] = 4
     go(at, "synthesize")
     assert not at.error and not at.warning, [e.value for e in [*at.error, *at.warning]]
     chosen = at.session_state[session.CHOICE]
@@ -617,7 +617,7 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, mo
     out = tmp_path / "glm"
     by_label(at.text_input, "Output folder").set_value(str(out)).run()
     command = at.code[0].value
-    assert "--method glm --fields airline_sentiment --projections 3 --topics 4" in command
+    assert "--method glm --fields airline_sentiment --topics 4 --projections 3" in command  # the registry's order
     at.button(key="export_run").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]
     manifest = json.loads((out / "manifest.json").read_text())

@@ -35,15 +35,6 @@ from engine.protect import METHODS
 from engine.report.bayes_counts import combined_intervals, confidential_intervals, risk_rows
 from engine.results import SweepResult
 
-# The cards, named in words with the paper's short name after; each says whether it is a risk or a utility
-# and which direction is better (the full meaning is in its help).
-CARDS = {
-    "attribute_risk_r5_p5": "Attribute risk AR (±5, ±5%)",
-    "emr": "Expected matches EMR",
-    "fmr": "False matches FMR",
-    "propensity_up": "Propensity utility Up",
-    "ci_overlap": "Interval overlap",
-}
 PREFIX = "counts_"
 
 
@@ -98,9 +89,16 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
     return method, params, options, replicates, seed
 
 
-def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block:
+def shown_first(method: str, metric_ids: list[str]) -> list[str]:
+    """The measures of counts and amounts the method declares first (`Protector.shown_first`) that were measured."""
+    return [m for m in METHODS[method].shown_first if m in metric_ids and metric_info(m).applies_to == "numeric"]
+
+
+def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block:
+    """A card for each measure the method declares first, by its card name; each says whether it is a risk or a
+    utility and which direction is better (the full meaning is in its help)."""
     items = []
-    for mid in [m for m in CARDS if m in metrics]:
+    for mid in shown_first(method, list(metrics)):
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta, tone = None, "off"
@@ -116,7 +114,7 @@ def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block
         help_text = f"{info.label}: {info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
         note = f"{info.kind.capitalize()} · {info.better_text}"
         items.append(
-            knob_view.card(CARDS[mid], display.measure_text(mid, m.value), delta, tone, note=note, help=help_text)
+            knob_view.card(info.card, display.measure_text(mid, m.value), delta, tone, note=note, help=help_text)
         )
     return knob_view.cards(items)
 
@@ -270,7 +268,7 @@ def _view_at(
         knob_view.table(_sample_table(dataset, releases[0], fields), long=["text"]),
     ]
     return [
-        _cards(compute.metrics_at(sweep, value), sweep.replicates),
+        _cards(sweep.method, compute.metrics_at(sweep, value), sweep.replicates),
         *compute.frontier_blocks(sweep, *pair, value, PREFIX + "frontier"),
         knob_view.tabs(
             {
@@ -312,13 +310,12 @@ def _at_knob(
     with b:
         kinds = st.multiselect("Quantities compared (Estimates)", KINDS, default=KINDS, key=PREFIX + "kinds")
 
-    risk = (
-        "attribute_risk_r5_p5"
-        if "attribute_risk_r5_p5" in sweep.metric_ids
-        else next(iter(compute.metric_ids(sweep, "risk")), None)
+    first = shown_first(sweep.method, sweep.metric_ids)
+    risk = next((m for m in first if metric_info(m).kind == "risk"), None) or next(
+        iter(compute.metric_ids(sweep, "risk")), None
     )
-    utility = (
-        "ci_overlap" if "ci_overlap" in sweep.metric_ids else next(iter(compute.metric_ids(sweep, "utility")), None)
+    utility = next((m for m in first if metric_info(m).kind == "utility"), None) or next(
+        iter(compute.metric_ids(sweep, "utility")), None
     )
 
     def build() -> str:

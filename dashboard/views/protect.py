@@ -248,7 +248,8 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     at = release.knob
     out = [knob_view.text("Sample protected records", "heading")]
     setting = display.knob_text(knob, at)
-    for _, info in release.facts():
+    captions = [text for d in release.details if d.block == "caption" for _, text in d.facts()]
+    for info in captions:
         if info:  # "At ε = 1000: ε = 1000 split over ..." said the setting twice
             text = info if info.startswith(setting) else f"At {setting}: {info}"
             out.append(knob_view.text(display.as_sentence(text), "caption"))

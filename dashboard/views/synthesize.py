@@ -35,14 +35,6 @@ from engine.protect.field_synthesis.sequential import FieldDraws
 from engine.results import SweepResult
 
 METHOD_KEY = "synth_method"
-CARDS = [
-    "identification_probability",
-    "author_identification_probability",
-    "confidential_value_rate",
-    "pmse_ratio",
-    "topic_content_correlation",
-    "cell_difference_2way",
-]
 
 
 def knob_key(method: str, fingerprint: str) -> str:
@@ -102,9 +94,10 @@ def _use_best(method: str, fingerprint: str, value: float) -> None:
     st.session_state[knob_key(method, fingerprint)] = value
 
 
-def _cards(metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block:
+def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block:
+    """A card for each measure the method declares first (`Protector.shown_first`) of categorical fields."""
     items = []
-    for mid in [m for m in CARDS if m in metrics]:
+    for mid in [m for m in METHODS[method].shown_first if m in metrics and metric_info(m).applies_to == "categorical"]:
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta, tone = None, "off"
@@ -199,7 +192,7 @@ def _view_at(
     def charts(*names: str) -> list[knob_view.Block]:
         return [knob_view.plot(figures[n], n) for n in names if n in figures]
 
-    out = [_cards(metrics, sweep.replicates)]
+    out = [_cards(sweep.method, metrics, sweep.replicates)]
     out += compute.frontier_blocks(sweep, *pair, at, "synth_frontier")
     out.append(knob_view.row(charts("synth_complexity"), charts("synth_pmse")))
     out += charts("synth_identification")

@@ -64,6 +64,12 @@ class MetricInfo:
     applies_to: Target | None = None
     integer: bool = False  # a count: shown without decimals
     p_value: bool = False  # a p-value: below 0.001 shown as "< 0.001", as p-values are reported
+    card_label: str = ""  # the name on a page's card, where ``label`` is too long for one
+
+    @property
+    def card(self) -> str:
+        """The measure's name on a card: ``card_label`` or ``label``."""
+        return self.card_label or self.label
 
     def format(self, value: float) -> str:
         """``value`` as a card, a table and the report show it (`measured_number`): a count whole, a p-value
@@ -265,6 +271,7 @@ class Measure(ABC):
     """The methods whose releases the measure applies to (it reads what their fit prepared); empty: every method
     of its target."""
     integer: ClassVar[bool] = False  # the value is a count (shown without decimals)
+    card_label: ClassVar[str] = ""  # a shorter name for a page's card, where ``label`` is too long for one
     p_value: ClassVar[bool] = False  # the value is a p-value (shown "< 0.001" below 0.001)
     reads_withheld: ClassVar[bool] = False
     """Whether `prepare` depends on the fields the fitted method's releases withhold (`PrepareContext.withheld`):
@@ -312,6 +319,7 @@ class Measure(ABC):
             cls.applies_to,
             cls.integer,
             cls.p_value,
+            cls.card_label,
         )
 
 

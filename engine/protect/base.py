@@ -325,7 +325,8 @@ class Protector(ABC):
     field_kinds: ClassVar[tuple[str, ...]] = ()
     """The kinds of structured field a method synthesizes (categorical, count, continuous)."""
     shown_first: ClassVar[tuple[str, ...]] = ()
-    """The risk and utility measures a page picks first for this method (e.g. its own), when they apply."""
+    """The measures a page shows first for this method (its cards, its first risk and utility picks), in order,
+    those that apply."""
     gold_check: ClassVar[GoldCheck | None] = None
     """A check against a gold file the steward brings, if the method has one (`GoldCheck`)."""
     change_labels: ClassVar[dict[str, str]] = {}

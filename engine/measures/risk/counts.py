@@ -66,6 +66,7 @@ def attribute_risk_measure(r_count: float, r_price: float) -> type[AttributeRisk
             "__doc__": f"Attribute risk AR with counts within ±{rc} and amounts within ±{rp}% (Guo & Hu, Table 3).",
             "id": attribute_risk_id(r_count, r_price),
             "label": f"Attribute risk AR (count ±{rc}, amount ±{rp}%)",
+            "card_label": f"Attribute risk AR (±{rc}, ±{rp}%)",
             "meaning": f"Summed over records, the share of released records with the record's key values whose "
             f"count is within ±{rc} and amount within ±{rp}% of its confidential values: how often an "
             "intruder who knows the key values would guess the sensitive ones closely (Guo & Hu, "
@@ -131,6 +132,7 @@ class Emr(_IdentificationMeasure):
     id = "emr"
     better = "lower"
     label = "Expected match risk (EMR)"
+    card_label = "Expected matches EMR"
     meaning = (
         "Expected number of records an intruder who knows a target's key values, count and amount correctly "
         "identifies among the released records that match them (count ±5, log amount ±5%); a record that "
@@ -167,6 +169,7 @@ class Fmr(_IdentificationMeasure):
     id = "fmr"
     better = "higher"
     label = "False match rate (FMR)"
+    card_label = "False matches FMR"
     meaning = (
         "Share of unique matches that point at the wrong record: the intruder is misled. Higher is safer "
         "(Reiter & Mitra 2009; Guo & Hu, Table 4); 0 on the unprotected data."

@@ -30,6 +30,7 @@ class PropensityUp(_DistributionMeasure):
 
     id = "propensity_up"
     label = "Propensity score utility Up"
+    card_label = "Propensity utility Up"
     meaning = (
         "How well a logistic regression on the main effects of all fields tells synthetic from confidential "
         "records: the mean squared distance of its propensity from the synthetic share (Woo et al. 2009; "
@@ -96,6 +97,7 @@ class CiOverlap(NumericMeasure):
     kind = "utility"
     better = "higher"
     label = "Confidence interval overlap"
+    card_label = "Interval overlap"
     meaning = (
         "How much the 95% intervals of means, quantiles and regression coefficients from the synthetic data "
         "overlap those from the confidential data (Guo & Hu, Eq. 10), averaged over the quantities. 1 = the same "

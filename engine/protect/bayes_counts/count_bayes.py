@@ -51,6 +51,7 @@ from engine.protect.bayes_counts.models import (
     sample_log_linear,
     sample_zero_inflated_poisson,
 )
+from engine.protect.field_synthesis.sequential import NUMERIC_FIRST
 from engine.protect.params import Param
 from engine.workers import Report, map_reporting
 
@@ -403,6 +404,7 @@ class CountBayesSynthesizer(Protector):
     knob = COUNT_BAYES_KNOB
     changes = "fields"
     field_kinds = ("count", "continuous")
+    shown_first = NUMERIC_FIRST
 
     count_field: str | None
     continuous_field: str | None

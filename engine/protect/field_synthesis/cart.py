@@ -36,6 +36,8 @@ from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Knob
 from engine.protect.field_synthesis.sequential import (
+    CATEGORICAL_FIRST,
+    NUMERIC_FIRST,
     VENDOR_KEYWORDS,
     FieldLevels,
     FieldSynthesizer,
@@ -393,6 +395,7 @@ class CARTSynthesizer(FieldSynthesizer):
     )
     knob = CART_KNOB
     field_kinds = ("categorical", "count", "continuous")
+    shown_first = (*CATEGORICAL_FIRST, *NUMERIC_FIRST)
 
     fields: tuple[str, ...] | None
     vendor_keywords: tuple[str, ...]

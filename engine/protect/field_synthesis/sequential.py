@@ -295,10 +295,26 @@ class SequentialFitted(Fitted):
         )
 
 
+CATEGORICAL_FIRST: tuple[str, ...] = (
+    "identification_probability",
+    "author_identification_probability",
+    "confidential_value_rate",
+    "pmse_ratio",
+    "topic_content_correlation",
+    "cell_difference_2way",
+)
+"""The measures a synthesis of categorical fields is shown with first: Schneider et al.'s identification risk,
+their utility and the values kept."""
+NUMERIC_FIRST: tuple[str, ...] = ("attribute_risk_r5_p5", "emr", "fmr", "propensity_up", "ci_overlap")
+"""The measures a synthesis of counts and amounts is shown with first: Guo & Hu's attribute and identification
+risk, their propensity utility and the interval overlap of the estimates."""
+
+
 class FieldSynthesizer(Protector):
     """A protector that replaces structured fields (given in ``fields``, in order) and leaves the text."""
 
     changes = "fields"
+    shown_first = CATEGORICAL_FIRST
     fields: tuple[str, ...] | None = None
     field_kinds: ClassVar[tuple[str, ...]] = ("categorical",)
 
