@@ -213,3 +213,42 @@ def test_defaults_differ_from_every_tried_value():
 def test_count_bayes_snaps_a_lambda_between_grid_points_lazily():
     f = fitted("count-bayes")
     assert np.isclose(f.snap(1.0), 1.0)
+
+
+@methods
+def test_a_release_exports_with_every_section_and_check_that_applies_and_its_record_reads_back(
+    name, tmp_path, monkeypatch
+):
+    """The export contract over every method: the bundle's manifest reads back into the record it was written
+    from, every registered export check has spoken (its warnings are the record's), and every registered report
+    section that applies writes into both reports without error."""
+    from engine.export import registry as checks
+    from engine.export.chosen import Prepared, Run, export_chosen
+    from engine.record.manifest import read_record
+    from engine.record.replay import ReplaySpec
+    from engine.report import registry as sections
+    from engine.report.context import ReleaseReport
+    from engine.sweep import metrics_with_intervals
+
+    monkeypatch.setitem(METHODS, name, ALL[name])  # the toy too: a replay command names a registered method
+    f, data = fitted(name), dataset()
+    private, open_ = ends(f)
+    protector = build(name)
+    sweep = run_sweep(data, protector, grid=sorted({private, open_}), replicates=1, seed=0, fitted=f)
+    out = tmp_path / "bundle"
+    spec = ReplaySpec("the contract data", name, private, 0, 1, str(out), protector.params(), with_frontier=True)
+    result = export_chosen(out, spec, Prepared(data, protector, f, sweep=sweep), run=Run(audit_log=tmp_path / "a"))
+    assert read_record(out) == result.record
+    release = make_release(f, private, seed=0)
+    metrics = metrics_with_intervals(sweep, private)
+    assert list(result.record.warnings) == checks.release_warnings(data, release, metrics)
+    report = ReleaseReport(result.record, data, release, metrics, f.knob, sweep, sweep)
+    applied = [s for s in sections.SECTIONS if s.applies(report)]
+    assert any(s.id == "along-knob" for s in applied)
+    public = (out / "report.html").read_text(encoding="utf-8")
+    for section in applied:
+        for internal in (False, True):
+            assert isinstance(section.html(report, internal), list)
+        drawn = section.figures(sweep, private)
+        for key, _ in drawn if not section.internal_only else ():
+            assert f'id="fig-{key}"' in public, (section.id, key)
