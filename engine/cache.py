@@ -14,6 +14,8 @@ from engine import __version__
 from engine.data.dataset import Dataset
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector
+from engine.protect.guard import guarded
+from engine.protect.params import RUN_PARAMETERS
 from engine.store import stored
 
 T = TypeVar("T")
@@ -49,7 +51,7 @@ def fit_key(protector: Protector, dataset: Dataset) -> str:
             "engine": engine_digest(),
             "method": protector.name,
             "knob": protector.knob.to_dict(),
-            "params": protector.params(),
+            "params": fit_params(protector),
             "identity": protector.fit_identity(dataset),
             "data": dataset.fingerprint,
         },
@@ -59,19 +61,29 @@ def fit_key(protector: Protector, dataset: Dataset) -> str:
     return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
 
+def fit_params(protector: Protector) -> dict[str, Any]:
+    """The parameters that decide a fit: all but those every method shares for its releases (`RUN_PARAMETERS`,
+    the release guard's), so that switching a type of the guard does not fit again."""
+    return {k: v for k, v in protector.params().items() if k not in RUN_PARAMETERS}
+
+
 def fit_cached(
     protector: Protector, dataset: Dataset, progress: Progress = no_progress, use_cache: bool = True
 ) -> Fitted:
-    """`protector.fit(dataset)`, loaded from the on-disk cache when the same fit was done before."""
+    """`protector.fit(dataset)`, loaded from the on-disk cache when the same fit was done before, with the
+    release guard of ``dataset`` attached (`engine.protect.guard`; not part of the cached fit): every release of
+    the product's paths is guarded."""
     if not use_cache:
-        return protector.fit(dataset, progress)
-    return stored("fits", f"{protector.name}-{fit_key(protector, dataset)}", lambda: protector.fit(dataset, progress))
+        return guarded(protector.fit(dataset, progress), protector, dataset)
+    name = f"{protector.name}-{fit_key(protector, dataset)}"
+    return guarded(stored("fits", name, lambda: protector.fit(dataset, progress)), protector, dataset)
 
 
 def sweep_name(protector: Protector, dataset: Dataset, settings: Mapping[str, Any]) -> str:
     """The name a sweep of ``protector`` on ``dataset`` with ``settings`` (replicates, seed, measure settings)
-    is kept under."""
-    payload = json.dumps({"fit": fit_key(protector, dataset), **settings}, sort_keys=True, default=str)
+    is kept under: the fit's, and the parameters that decide the releases but not the fit."""
+    run = {k: v for k, v in protector.params().items() if k in RUN_PARAMETERS}
+    payload = json.dumps({"fit": fit_key(protector, dataset), "run": run, **settings}, sort_keys=True, default=str)
     return f"{protector.name}-{hashlib.sha256(payload.encode()).hexdigest()[:32]}"
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from engine.measures import registry
 from engine.protect import METHODS
-from engine.protect.params import Param
+from engine.protect.params import GUARD_OFF, RUN_PARAMETERS, Param
 
 BEGIN, END = "<!-- method-parameters:begin -->", "<!-- method-parameters:end -->"
 SETTINGS_BEGIN, SETTINGS_END = "<!-- measure-settings:begin -->", "<!-- measure-settings:end -->"
@@ -32,14 +32,17 @@ def method_parameter_table() -> str:
     rows = ["| method | knob | flag | default | meaning |", "|---|---|---|---|---|"]
     for name, cls in METHODS.items():
         knob = f"{cls.knob.symbol}: {cls.knob.label.lower()}"
-        if not cls.parameters:
+        own = [p for p in cls.parameters if p.name not in RUN_PARAMETERS]
+        if not own:
             rows.append(f"| `{name}` | {knob} | — | — | — |")
-        for i, p in enumerate(cls.parameters):
+        for i, p in enumerate(own):
             expert = " (expert)" if p.expert else ""
             rows.append(
                 f"| {f'`{name}`' if i == 0 else ''} | {knob if i == 0 else ''} | `{p.flag}`{expert} | "
                 f"{_default(p)} | {p.help}; {p.accepted} |"
             )
+    for p in (GUARD_OFF,):
+        rows.append(f"| every method | | `{p.flag}` (expert) | {_default(p)} | {p.help}; {p.accepted} |")
     return "\n".join(rows)
 
 

@@ -64,11 +64,14 @@ def replicate_rng(seed: int, replicates: int, replicate: int) -> np.random.Gener
 
 
 def make_release(fitted: Fitted, value: float, seed: int, replicates: int = 1, replicate: int = 0) -> Release:
-    """One reproducible release: knob ``value``, replicate ``replicate`` of ``replicates`` under ``seed``."""
+    """One reproducible release: knob ``value``, replicate ``replicate`` of ``replicates`` under ``seed``, passed
+    through the release guard the fit carries (`Fitted.guard`), so what is measured is what would be written."""
     with fixed_threads():
         release = fitted.release(
             fitted.knob.validate(value), replicate_rng(seed, replicates, replicate), replicate=replicate
         )
+    if fitted.guard is not None:
+        release = fitted.guard.apply(release)
     return replace(release, seed=seed, replicate=replicate)
 
 

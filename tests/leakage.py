@@ -15,6 +15,9 @@ from engine.data.dataset import Dataset
 # Originals of these labels are identifiers wherever they appear; places, dates and products can also be
 # legitimate values of a released structured field, so only the released text is searched for those.
 IDENTIFIER_LABELS = {"HANDLE", "URL", "EMAIL", "PHONE", "PERSON", "DI"}
+GUARDED_FORMATS = ("URL", "EMAIL", "PHONE", "HANDLE", "CREDIT_CARD", "IBAN", "US_SSN", "IP_ADDRESS")
+"""What the release guard replaces after every method: none of the data's own may be in a bundle, unless the
+steward switched its type off (the manifest says so)."""
 ALLOWED_EXTRA_FILES = {"report.html", "report.pdf", "manifest.json", "changes.csv", "release.csv", "release.parquet"}
 
 
@@ -45,6 +48,24 @@ def pdf_text(path: Path) -> str:
 
     pdf = pypdfium2.PdfDocument(str(path))
     return "\n".join(pdf[i].get_textpage().get_text_range() for i in range(len(pdf)))
+
+
+def format_identifiers(dataset: Dataset) -> dict[str, set[str]]:
+    """Per type of `GUARDED_FORMATS`, every identifier with a format the data's text and string fields hold (the
+    identifier columns aside: they leave by their own treatment), as the validated recognizers confirm it."""
+    from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS
+
+    out: dict[str, set[str]] = {kind: set() for kind in GUARDED_FORMATS}
+    for column in dataset.frame.columns:
+        values = dataset.frame[column]
+        if column in dataset.schema.identifiers or not (
+            pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)
+        ):
+            continue
+        for text in values.dropna().astype(str).unique():
+            for kind in GUARDED_FORMATS:
+                out[kind] |= {text[s:e] for s, e, c in RECOGNIZERS[kind](text) if c >= DEFAULT_THRESHOLDS[kind]}
+    return out
 
 
 def _whole(word: str) -> re.Pattern[str]:
@@ -110,6 +131,14 @@ def scan_bundle(
                 if len(original) >= 3 and _found(original, content):
                     findings.append(f"{name}: replaced identifier {original!r}")
         originals = None
+    guard = manifest.get("guard") or {}
+    for kind, found in format_identifiers(dataset).items():
+        if kind in guard.get("off", ()):
+            continue
+        for name, content in files.items():
+            hits = sorted(v for v in found if len(v) >= 4 and _found(v, content))
+            if hits:
+                findings.append(f"{name}: the data's {kind} in clear (the release guard was not off), e.g. {hits[:3]}")
     for column, treatment in schema.identifiers.items():
         if treatment == "keep":
             continue

@@ -38,11 +38,13 @@ from engine.measures.base import MetricResult, metric_info
 from engine.measures.intruders import INTRUDER, intruder
 from engine.paths import default_audit_log
 from engine.protect.base import Release
+from engine.protect.guard import GuardCounts
 from engine.record.decision import Decision
 from engine.record.manifest import (
     INTRUDER_DESCRIPTION,
     MANIFEST_JSON,
     DatasetIdentity,
+    GuardRecord,
     Measured,
     MethodStep,
     ReleaseRecord,
@@ -166,6 +168,8 @@ def release_record(
     ``sweep`` when the report draws the frontier."""
     schema = dataset.schema
     settings = spec.options
+    counts = release.detail(GuardCounts)
+    guarded = () if counts is None else counts.columns
     return ReleaseRecord(
         dataset=DatasetIdentity(
             dataset.name,
@@ -184,7 +188,7 @@ def release_record(
             **{k: v for k, v in settings.values().items() if v is not None},
             INTRUDER_DESCRIPTION: intruder(settings[INTRUDER.name]).describe(),
         },
-        columns=column_treatments(release.data, schema, release.protected_columns, release.withheld),
+        columns=column_treatments(release.data, schema, release.protected_columns, release.withheld, guarded),
         protected_columns=tuple(release.protected_columns),
         unchanged_protected_columns=tuple(unchanged_protected_columns(dataset, release)),
         warnings=tuple(release_warnings(dataset, release, metrics)),
@@ -192,6 +196,7 @@ def release_record(
         decision=decision,
         sweep=None if sweep is None else SweepSpec(tuple(sweep.grid), sweep.replicates, sweep.seed),
         libraries=library_versions(),
+        guard=None if counts is None else GuardRecord(dict(counts.replaced), counts.off),
     )
 
 

@@ -16,6 +16,7 @@ from engine.measures.evaluate import Evaluator, check_options
 from engine.progress import Progress, no_progress
 from engine.protect import get_protector
 from engine.protect.base import Fitted, Protector
+from engine.protect.guard import guarded
 from engine.record.decision import Decision
 from engine.record.manifest import MethodStep
 from engine.record.replay import ReplaySpec
@@ -75,7 +76,8 @@ def export_chosen(
     sample records the dashboard shows. With ``spec.with_frontier`` the report draws the frontier of the sweep
     (swept now if there is none); ``decision`` is the steward's decision note the manifest and report carry.
     The record names ``spec.out``, the folder the steward chose (a replay writes elsewhere and names it too)."""
-    dataset, protector, fitted = prepared.dataset, prepared.protector, prepared.fitted
+    dataset, protector = prepared.dataset, prepared.protector
+    fitted = guarded(prepared.fitted, protector, dataset)  # a fit made by hand passes the release guard too
     value = fitted.snap(spec.knob)
     sweep = prepared.sweep
 

@@ -33,6 +33,7 @@ DIGITS = 12  # hex digits of a pseudonym: 48 bits, no collision among millions o
 
 PROTECTED = "protected by the method"
 AS_IS = "released as is"
+GUARDED = "released as is but for the identifiers the release guard replaced"
 WITHHELD = "withheld: left out of the bundle by the method, which protects it"
 TREATMENT_TEXT = {
     "pseudonymize": "pseudonymized (keyed; the key stays with the steward)",
@@ -111,10 +112,15 @@ def as_written(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:
 
 
 def column_treatments(
-    frame: pd.DataFrame, schema: Schema, protected: tuple[str, ...], withheld: tuple[str, ...] = ()
+    frame: pd.DataFrame,
+    schema: Schema,
+    protected: tuple[str, ...],
+    withheld: tuple[str, ...] = (),
+    guarded: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """Every column of the release's data and how it leaves: withheld by the method, protected by it, an
-    identifier's treatment, or released as is (in the order of the data, dropped columns included)."""
+    identifier's treatment, released as is but for what the release guard replaced in it (``guarded``), or
+    released as is (in the order of the data, dropped columns included)."""
     out: dict[str, str] = {}
     identifiers = schema.identifiers
     for column in frame.columns:
@@ -124,6 +130,8 @@ def column_treatments(
             out[str(column)] = TREATMENT_TEXT[identifiers[column]]
         elif column in protected:
             out[str(column)] = PROTECTED
+        elif column in guarded:
+            out[str(column)] = GUARDED
         else:
             out[str(column)] = AS_IS
     return out

@@ -12,14 +12,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
-from engine.protect.params import RESERVED_NAMES, Param, coerce_all
+from engine.protect.params import GUARD_OFF, RESERVED_NAMES, Param, coerce_all
+
+if TYPE_CHECKING:
+    from engine.protect.guard import Guard
 from engine.text.detection_quality import DetectionQuality
 
 
@@ -142,6 +145,11 @@ class ReleaseDetail:
         """Lines about the release in words: (label, text); none by default."""
         return ()
 
+    def changed_columns(self) -> tuple[str, ...]:
+        """Columns besides the method's protected ones that this step of the release changed (the release
+        guard's); none by default."""
+        return ()
+
 
 @dataclass(frozen=True)
 class Statement(ReleaseDetail):
@@ -207,7 +215,8 @@ class Release:
     def compact(self) -> Release:
         """The release with only its protected columns (what a sweep keeps to show a release again without
         holding the unchanged columns once per knob value); `within` puts it back into the data."""
-        kept = [c for c in self.protected_columns if c in self.data.columns]
+        changed = [c for d in self.details for c in d.changed_columns()]
+        kept = [c for c in dict.fromkeys([*self.protected_columns, *changed]) if c in self.data.columns]
         return replace(self, data=self.data[kept].copy())
 
     def within(self, frame: pd.DataFrame) -> Release:
@@ -257,6 +266,9 @@ class Fitted(ABC):
 
     method: str
     knob: Knob
+    guard: Guard | None = None
+    """The release guard every product path attaches after the fit (`engine.cache.fit_cached`); `make_release`
+    applies it to each release. None: releases as the method makes them (a fit made by hand, in a test)."""
 
     @property
     def synthesized_fields(self) -> list[str]:
@@ -335,6 +347,8 @@ class Protector(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if GUARD_OFF not in cls.parameters:  # every method's releases pass the release guard
+            cls.parameters = (*cls.parameters, GUARD_OFF)
         names = [p.name for p in cls.parameters]
         if len(set(names)) != len(names):
             raise TypeError(f"{cls.__name__} declares a parameter twice: {names}")

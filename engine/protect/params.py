@@ -172,6 +172,40 @@ class Param:
         return f"parameter '{self.name}'" + (f" of method '{method}'" if method else "")
 
 
+GUARD_TYPES: tuple[str, ...] = (
+    "URL",
+    "EMAIL",
+    "PHONE",
+    "HANDLE",
+    "CREDIT_CARD",
+    "IBAN",
+    "US_SSN",
+    "IP_ADDRESS",
+    "NAME",
+)
+"""What the release guard (`engine.protect.guard`) finds after every method: the validated formats, and the
+names of the data's identifier columns and identifiers file (NAME)."""
+
+GUARD_OFF = Param(
+    "guard_off",
+    str,
+    (),
+    "every method: the identifiers the release guard leaves as the method released them (by default it replaces "
+    "every URL, e-mail address, phone number, @handle, card number, IBAN, social security number, IP address "
+    "and name of an identifier column the method left; a type left alone is stated in the manifest, the report "
+    "and a warning)",
+    choices=GUARD_TYPES,
+    many=True,
+    expert=True,
+    label="Identifiers the release guard leaves alone",
+)
+"""A parameter every method has (`engine.protect.base.Protector`): it decides the releases, not the fit."""
+
+RUN_PARAMETERS = frozenset({GUARD_OFF.name})
+"""The parameters every method shares that decide its releases but not its fit (left out of the fit-cache key,
+kept in the sweep's)."""
+
+
 def _fmt(v: float) -> str:
     """A bound in words: a whole number exactly, with thousands separators (a seed's 9,223,372,036,854,775,807);
     a float as ``%g`` gives it beyond a million (1e+40, not its 41 digits)."""

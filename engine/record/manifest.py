@@ -83,6 +83,14 @@ class Measured:
 
 
 @dataclass(frozen=True)
+class GuardRecord:
+    """What the release guard replaced, per type, and the types the steward left alone."""
+
+    replaced: Mapping[str, int]
+    off: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class SweepSpec:
     """The grid the report's frontier was swept over, with its replicates and seed."""
 
@@ -117,6 +125,7 @@ class ReleaseRecord:
     files: Mapping[str, str] = field(default_factory=dict)
     libraries: Mapping[str, str | None] = field(default_factory=dict)
     textsdc_version: str = __version__
+    guard: GuardRecord | None = None
 
     def __post_init__(self) -> None:
         for name in ("measure_settings", "libraries", "columns", "files"):
@@ -169,6 +178,9 @@ class ReleaseRecord:
             else {"grid": list(self.sweep.grid), "replicates": self.sweep.replicates, "seed": self.sweep.seed},
             "replay": self.replay,
             "files": dict(self.files),
+            "guard": None
+            if self.guard is None
+            else {"replaced": dict(self.guard.replaced), "off": list(self.guard.off)},
         }
 
     def manifest_text(self) -> str:
@@ -217,6 +229,9 @@ class ReleaseRecord:
                 files=manifest["files"],
                 libraries=manifest.get("libraries", {}),
                 textsdc_version=str(manifest.get("textsdc_version", "")),
+                guard=None
+                if not manifest.get("guard")
+                else GuardRecord(dict(manifest["guard"]["replaced"]), tuple(manifest["guard"].get("off", ()))),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise DataError(f"{source} is not a textsdc manifest: {exc!r} is missing or of the wrong kind") from None

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 from engine.report.along_knob import AlongKnobSection, PerTargetSection
 from engine.report.bayes_counts import CountsSection
 from engine.report.field_synthesis import FieldSynthesisSection
+from engine.report.guard import GuardSection
 from engine.report.kanon import KanonSection
 from engine.report.sections import ReportSection
 from engine.report.swap import SwapSection
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from engine.results import SweepResult
 
 SECTIONS: tuple[type[ReportSection], ...] = (
+    GuardSection,
     AlongKnobSection,
     PerTargetSection,
     FieldSynthesisSection,

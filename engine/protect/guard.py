@@ -1,0 +1,234 @@
+"""The release guard: what no method is trusted to remove alone, removed after every method.
+
+Each method removes what it was designed to find; what it was not designed for would leave in the bundle: the
+URLs and phone numbers of a k-anonymized profile, the handles a text generator learned, the author names a field
+synthesis releases with the text. The guard runs after every release, before it is measured or written, over
+every released text and string field (not the identifier columns, which leave pseudonymized or not at all, nor
+the columns a method withholds):
+
+- the validated format recognizers of `engine.text.recognizers` (URLs, e-mail addresses, phone numbers, @handles,
+  card numbers, IBANs, US social security numbers, IP addresses), each span kept at the confidence redaction
+  keeps it at (`DEFAULT_THRESHOLDS`);
+- the names of the data's identifier columns — the author, the document and the direct identifiers — and of the
+  identifiers file beside the data (`engine.data.identifiers_file`), with their variants (`name_variants`),
+  matched as whole words anywhere (a name of three characters or more; a short all-capital one, a ticker, in
+  capitals only).
+
+What it finds is replaced by a typed placeholder (``[URL]``, ``[NAME]``), counted per type in the release's
+`GuardCounts` (the manifest and the report say how many of each it replaced). The steward may leave types alone
+(the common method parameter ``guard_off``, `GUARD_OFF`); the release then says so in a warning.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
+
+import pandas as pd
+
+from engine.data.dataset import Dataset
+from engine.data.identifiers_file import identifiers_path, names_in, read_identifiers
+from engine.protect.base import Fitted, Protector, Release, ReleaseDetail
+from engine.protect.params import GUARD_OFF, GUARD_TYPES
+from engine.text.names import name_variants
+from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS
+
+NAME = "NAME"
+FORMATS = tuple(t for t in GUARD_TYPES if t != NAME)
+"""The guard's types that the format recognizers find."""
+MIN_NAME_CHARS = 3
+"""Shortest name the guard looks for (shorter ones are initials or words)."""
+TYPE_WORDS = {
+    "URL": ("URL", "URLs"),
+    "EMAIL": ("e-mail address", "e-mail addresses"),
+    "PHONE": ("phone number", "phone numbers"),
+    "HANDLE": ("@handle", "@handles"),
+    "CREDIT_CARD": ("card number", "card numbers"),
+    "IBAN": ("IBAN", "IBANs"),
+    "US_SSN": ("social security number", "social security numbers"),
+    "IP_ADDRESS": ("IP address", "IP addresses"),
+    NAME: ("name of an identifier column", "names of identifier columns"),
+}
+
+_WORD = re.compile(r"\w+")
+
+
+def counted(kind: str, n: int) -> str:
+    """``n`` of a guard type in words: "1 URL", "281 phone numbers"."""
+    one, many = TYPE_WORDS.get(kind, (kind, kind))
+    return f"{n:,} {one if n == 1 else many}"
+
+
+@dataclass(frozen=True)
+class GuardCounts(ReleaseDetail):
+    """What the guard replaced in one release: per type, how many spans (``replaced``), in which columns
+    (``columns``), and the types the steward left alone (``off``)."""
+
+    replaced: Mapping[str, int]
+    columns: tuple[str, ...]
+    off: tuple[str, ...] = ()
+    section: ClassVar[str] = "guard"
+    block: ClassVar[str] = "caption"
+
+    def changed_columns(self) -> tuple[str, ...]:
+        return self.columns
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        found = [counted(k, n) for k, n in self.replaced.items() if n]
+        said = f"replaced {', '.join(found)} the method left" if found else "found nothing the method left"
+        if self.off:
+            said += f"; left alone: {', '.join(self.off)}"
+        return (("Release guard", said),)
+
+
+class NameIndex:
+    """Names as sequences of lowercased words (a short all-capital name, a ticker, as written), for finding them
+    as whole words in a text in one pass over its words."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.folded: set[tuple[str, ...]] = set()
+        self.exact: set[tuple[str, ...]] = set()
+        self.longest = 0
+        for name in names:
+            words = tuple(_WORD.findall(name))
+            if not words or len(name.strip()) < MIN_NAME_CHARS:
+                continue
+            if len(name) <= 5 and name.isupper():
+                self.exact.add(words)
+            else:
+                self.folded.add(tuple(w.lower() for w in words))
+            self.longest = max(self.longest, len(words))
+
+    def __len__(self) -> int:
+        return len(self.folded) + len(self.exact)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """The (start, end) of every name in ``text``, the longest at each place, none overlapping."""
+        if not self.longest:
+            return []
+        words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
+        out, i = [], 0
+        while i < len(words):
+            found = 0
+            for n in range(min(self.longest, len(words) - i), 0, -1):
+                run = words[i : i + n]
+                raw = tuple(w for _, _, w in run)
+                if raw in self.exact or tuple(w.lower() for w in raw) in self.folded:
+                    found = n
+                    break
+            if found:
+                out.append((words[i][0], words[i + found - 1][1]))
+                i += found
+            else:
+                i += 1
+        return out
+
+
+def data_names(dataset: Dataset, identifiers: str | None = None) -> list[str]:
+    """Every name the data's identifier columns hold (the author, the document, the direct identifiers) and the
+    identifiers file beside the data lists (its keys too, such as tickers), with their variants."""
+    schema = dataset.schema
+    raw: list[str] = []
+    for column in schema.identifiers:
+        if column in dataset.frame.columns:
+            for value in dataset.frame[column].dropna().astype(str).unique():
+                raw += names_in(value)
+    path = identifiers_path(dataset, identifiers)
+    if path is not None:
+        for key, by_label in read_identifiers(path).items():
+            raw.append(key)
+            raw += [v for values in by_label.values() for v in values]
+    return list(dict.fromkeys(v for name in raw for v in name_variants(name)))
+
+
+def guarded(fitted: Fitted, protector: Protector, dataset: Dataset) -> Fitted:
+    """``fitted`` with the release guard of ``dataset`` and ``protector``'s ``guard_off``: itself when it has
+    one already, else a copy that has (the fit itself is not changed: a cached one may serve other settings)."""
+    if fitted.guard is not None:
+        return fitted
+    out = copy.copy(fitted)
+    out.guard = Guard.prepare(dataset, protector.params()[GUARD_OFF.name], getattr(protector, "identifiers", None))
+    return out
+
+
+@dataclass
+class Guard:
+    """The guard of one dataset: the names to look for, the columns to look in, the types left alone; `apply`
+    guards one release. Texts already seen are looked up (a field synthesis releases the same texts every time).
+    """
+
+    names: NameIndex
+    off: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()
+    """The columns never guarded: the identifier columns (they leave by their own treatment)."""
+    _seen: dict[str, tuple[str, Counter[str]]] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def prepare(cls, dataset: Dataset, off: Sequence[str] = (), identifiers: str | None = None) -> Guard:
+        """The guard of ``dataset``: its names (`data_names`), the types ``off`` left alone."""
+        index = NameIndex(data_names(dataset, identifiers) if NAME not in off else [])
+        return cls(index, tuple(off), tuple(dataset.schema.identifiers))
+
+    def guard_text(self, text: str) -> tuple[str, Counter[str]]:
+        """``text`` with what the guard finds replaced by typed placeholders, and the count of each type."""
+        kept = self._seen.get(text)
+        if kept is not None:
+            return kept
+        spans: list[tuple[int, int, str]] = []
+        for kind in FORMATS:
+            if kind in self.off:
+                continue
+            threshold = DEFAULT_THRESHOLDS.get(kind, 0.5)
+            spans += [(s, e, kind) for s, e, c in RECOGNIZERS[kind](text) if c >= threshold]
+        spans += [(s, e, NAME) for s, e in self.names.spans(text)]
+        chosen: list[tuple[int, int, str]] = []
+        for s, e, kind in sorted(spans, key=lambda t: (t[0], -(t[1] - t[0]))):
+            if not chosen or s >= chosen[-1][1]:
+                chosen.append((s, e, kind))
+        out, at, counts = [], 0, Counter[str]()
+        for s, e, kind in chosen:
+            out += [text[at:s], f"[{kind}]"]
+            at = e
+            counts[kind] += 1
+        result = ("".join(out) + text[at:], counts) if chosen else (text, counts)
+        if len(self._seen) < 200_000:
+            self._seen[text] = result
+        return result
+
+    def apply(self, release: Release) -> Release:
+        """``release`` with every released text and string field guarded, and its `GuardCounts`."""
+        data = release.data.copy(deep=False)
+        totals: Counter[str] = Counter()
+        changed = []
+        for column in data.columns:
+            if column in self.skip or column in release.withheld:
+                continue
+            values = data[column]
+            if not (pd.api.types.is_object_dtype(values) or pd.api.types.is_string_dtype(values)):
+                continue
+            guarded, any_change = [], False
+            for value in values.tolist():
+                if isinstance(value, str) and value:
+                    new, counts = self.guard_text(value)
+                    totals.update(counts)
+                    any_change |= new != value
+                    guarded.append(new)
+                else:
+                    guarded.append(value)
+            if any_change:
+                data[column] = pd.Series(guarded, index=values.index, dtype=values.dtype)
+                changed.append(str(column))
+        replaced = {kind: totals[kind] for kind in GUARD_TYPES if kind not in self.off}
+        detail = GuardCounts(replaced, tuple(changed), self.off)
+        warnings = release.warnings
+        if self.off:
+            left = ", ".join(TYPE_WORDS.get(k, (k, k))[1] for k in self.off)
+            warnings = (
+                *warnings,
+                f"the release guard was switched off for {left}: those the method left are released as they are",
+            )
+        return replace(release, data=data, details=(*release.details, detail), warnings=warnings)

@@ -1,0 +1,157 @@
+"""The release guard: after every method, before a release is measured or written, the validated recognizers and
+the names of the data's identifier columns replace what the method left, counted per type; a type the steward
+switches off is left and said so. Every registered method's bundle, at the ends and the middle of its knob, holds
+none of the data's URLs, e-mail addresses, phone numbers, @handles or author names (tests/leakage.py scans every
+bundle the tests write)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+
+import pandas as pd
+import pytest
+
+from engine.data.dataset import Dataset
+from engine.data.schema import FieldSpec, Schema
+from engine.export.chosen import Prepared, Run, export_chosen
+from engine.protect import METHODS, get_protector
+from engine.protect.base import Release
+from engine.protect.guard import Guard, GuardCounts, NameIndex, guarded
+from engine.record.manifest import read_record
+from engine.record.replay import ReplaySpec
+from engine.sweep import make_release
+from tests.contract_data import contract_dataset
+from tests.leakage import format_identifiers, scan_bundle
+from tests.test_method_contract import FAST, ends
+
+
+def _data() -> Dataset:
+    frame = pd.DataFrame(
+        {
+            "text": [
+                "mail ann.lee@example.org or see https://example.org/ann",
+                "ask @bobby_k, or call 212-736-5000",
+                "Lincoln said the internal team at LNC would call",
+                "nothing here but the word annual",
+            ],
+            "user": ["ann lee", "bobby_k", "carol", "dan"],
+            "place": ["http://x.example/y", "NY", "LA", "SF"],
+            "stars": [1, 2, 3, 4],
+        }
+    )
+    schema = Schema(text="text", author="user", fields=(FieldSpec("place", "categorical", "key"),))
+    return Dataset("guarded", frame, schema, source="tests")
+
+
+def _release(data: Dataset) -> Release:
+    return Release(data.frame.copy(), "test", 0.0, ("text",))
+
+
+def test_the_guard_replaces_formats_and_names_in_text_and_string_fields_and_counts_them():
+    data = _data()
+    guard = Guard(NameIndex(["ann lee", "bobby_k", "Lincoln", "LNC"]), skip=("user",))
+    out = guard.apply(_release(data))
+    text = out.data["text"].tolist()
+    assert text[0] == "mail [EMAIL] or see [URL]"
+    assert text[1] == "ask [HANDLE], or call [PHONE]"
+    assert text[2] == "[NAME] said the internal team at [NAME] would call"
+    assert text[3] == "nothing here but the word annual"  # a name is a whole word only ("Ann" is no name here)
+    assert out.data["place"].tolist() == ["[URL]", "NY", "LA", "SF"]  # a string field is guarded too
+    assert out.data["user"].tolist() == data.frame["user"].tolist()  # identifier columns leave by their treatment
+    counts = out.detail(GuardCounts)
+    assert counts is not None and counts.columns == ("text", "place")
+    assert {k: n for k, n in counts.replaced.items() if n} == {"EMAIL": 1, "URL": 2, "HANDLE": 1, "PHONE": 1, "NAME": 2}
+    assert out.fact("Release guard").startswith("replaced 2 URLs, 1 e-mail address, 1 phone number, 1 @handle")
+    assert out.compact().data.columns.tolist() == ["text", "place"]  # a kept release keeps what the guard changed
+
+
+def test_a_short_capital_name_matches_in_capitals_only_and_the_longest_name_wins():
+    index = NameIndex(["LNC", "Lincoln National", "Lincoln"])
+    assert index.spans("lnc and LNC") == [(8, 11)]
+    assert index.spans("at Lincoln National today") == [(3, 19)]
+
+
+def test_a_type_switched_off_is_left_and_the_release_says_so():
+    data = _data()
+    out = Guard(NameIndex([]), off=("PHONE", "NAME"), skip=("user",)).apply(_release(data))
+    assert "212-736-5000" in out.data["text"][1] and "PHONE" not in out.detail(GuardCounts).replaced
+    assert out.detail(GuardCounts).off == ("PHONE", "NAME")
+    [warning] = out.warnings
+    assert warning.startswith("the release guard was switched off for phone numbers, names of identifier columns")
+
+
+def test_the_guard_takes_the_names_of_the_identifier_columns_and_an_unknown_type_is_refused():
+    data = _data()
+    guard = Guard.prepare(data)
+    assert guard.names.spans("thanks bobby_k and Ann Lee") == [(7, 14), (19, 26)]
+    with pytest.raises(Exception, match="is not one of URL, EMAIL, PHONE"):
+        get_protector("redact", guard_off=("PHONES",))
+
+
+def test_switching_a_type_off_does_not_fit_again_but_is_a_sweep_of_its_own():
+    from engine.cache import fit_key, sweep_name
+
+    data = _data()
+    on, off = get_protector("redact", use_ner=False), get_protector("redact", use_ner=False, guard_off=("URL",))
+    assert fit_key(on, data) == fit_key(off, data)
+    assert sweep_name(on, data, {"seed": 0}) != sweep_name(off, data, {"seed": 0})
+
+
+@cache
+def _leaky() -> Dataset:
+    """The contract data with identifiers of every kind the guard replaces in each record's text."""
+    data = contract_dataset()
+    frame = data.frame.copy()
+    numbers = [f"+1 212-736-{5000 + i}" for i in range(len(frame))]
+    frame["text"] = [
+        f"{t} see https://example.org/{u} mail {u}@example.org call {n} or {u}"
+        for t, u, n in zip(frame["text"], frame["user"], numbers)
+    ]
+    return replace(data, frame=frame)
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_methods_bundles_at_its_knobs_ends_and_middle_hold_none_of_the_datas_identifiers(name, tmp_path):
+    data = _leaky()
+    found = format_identifiers(data)
+    assert all(len(found[k]) >= data.frame["user"].nunique() for k in ("URL", "EMAIL", "PHONE", "HANDLE"))
+    protector = get_protector(name, **FAST.get(name, {}))
+    fitted = guarded(protector.fit(data), protector, data)
+    private, open_ = ends(fitted)
+    grid = fitted.knob.default_grid()
+    for value in sorted({private, open_, fitted.snap(grid[len(grid) // 2])}):
+        out = tmp_path / f"at-{value:g}"
+        spec = ReplaySpec("leaky contract data", name, value, 0, 1, str(out), protector.params())
+        export_chosen(out, spec, Prepared(data, protector, fitted), run=Run(audit_log=tmp_path / "audit"))
+        tables = tuple(p.stem for p in out.glob("*.csv") if p.stem not in ("release", "changes"))
+        assert scan_bundle(out, data, tables=tables) == [], (name, value)  # the conftest scans it too
+        record = read_record(out)
+        assert record.guard is not None and record.guard.off == ()
+        released = pd.read_csv(out / "release.csv", dtype=str, keep_default_na=False)
+        assert not released["text"].str.contains("example.org", regex=False).any()
+
+
+def test_a_release_with_a_type_switched_off_keeps_it_and_the_manifest_and_report_say_so(tmp_path):
+    data = _leaky()
+    protector = get_protector("redact", use_ner=False, guard_off=("PHONE",))
+    fitted = guarded(protector.fit(data), protector, data)
+    out = tmp_path / "bundle"
+    spec = ReplaySpec("leaky contract data", "redact", 0.0, 0, 1, str(out), protector.params())
+    export_chosen(out, spec, Prepared(data, protector, fitted), run=Run(audit_log=tmp_path / "audit"))
+    record = read_record(out)
+    assert record.guard is not None and record.guard.off == ("PHONE",) and "PHONE" not in record.guard.replaced
+    assert any("switched off for phone numbers" in w for w in record.warnings)
+    assert "+1 212-736-5000" in (out / "release.csv").read_text(encoding="utf-8")
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "What the release guard replaced" in report and "Left alone at the steward's request: PHONE" in report
+    assert scan_bundle(out, data) == []  # switched off, so no finding: the manifest says it
+
+
+def test_measures_are_taken_on_the_release_as_guarded(tmp_path):
+    data = _leaky()
+    protector = get_protector("glm", fields=("mood",), n_lambda=10)
+    fitted = guarded(protector.fit(data), protector, data)
+    release = make_release(fitted, fitted.knob.default, 0)
+    assert not release.data["text"].str.contains("example.org", regex=False).any()
+    assert release.detail(GuardCounts).replaced["URL"] == len(data.frame)
