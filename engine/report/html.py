@@ -24,7 +24,7 @@ from engine.record.decision import Decision
 from engine.record.manifest import INTRUDER_DESCRIPTION
 from engine.report import registry
 from engine.report.bayes_counts import numeric_samples
-from engine.report.context import ReleaseReport, escaped
+from engine.report.context import FIGURE_DIV, ReleaseReport, escaped
 from engine.report.field_synthesis import synthesis_samples
 
 CONFIDENTIAL_NOTICE = (
@@ -299,7 +299,8 @@ def render_report(report: ReleaseReport, internal: bool = False) -> str:
     facts_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
     warning = "".join(f'<div class="warning">Warning: {_e(w)}.</div>' for w in record.warnings)
     figures = _sections(report, internal)
-    plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
+    drawn = any(part.startswith(FIGURE_DIV) for part in figures)
+    plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if drawn else ""
     title = f"textsdc {'internal review ' if internal else ''}report: {dataset.name}"
     samples = (
         ["<h2>Before and after</h2>", _samples(dataset, release, report.records)]
