@@ -409,6 +409,16 @@ def test_the_report_lists_every_column_with_what_it_is_and_how_it_leaves():
         assert "".join(rows) in page
 
 
+def test_how_to_read_speaks_of_the_frontier_only_when_the_report_draws_it():
+    """A bundle made without --with-frontier has no risk–utility figure, and its report does not explain one."""
+    for internal in (False, True):
+        drawn, undrawn = _report(internal=internal), _report(internal=internal, with_sweep=False)
+        assert 'id="fig-frontier"' in drawn and "fig-frontier" not in undrawn
+        for words in ("On the risk–utility figure each point is one setting", "The dotted line joins the settings"):
+            assert words in drawn and words not in undrawn
+        assert "The 95% interval shows" in undrawn
+
+
 def test_fields_released_as_they_are_that_single_out_records_are_warned_of():
     """A date and a count left as "other" beside each record name it, though no risk measure assumes an
     intruder knows them: the warning counts the records they single out; key fields and protected or withheld

@@ -234,3 +234,4 @@ def test_both_reports_list_each_released_column_with_what_it_is_and_how_it_leave
         assert "<h2>Columns and their treatment</h2>" in report
         for column, role in roles.items():
             assert f"<tr><td>{column}</td><td>{role}</td><td>{manifest['columns'][column]}</td></tr>" in report
+        assert "dotted line" not in report and "risk–utility figure" not in report  # made without --with-frontier
