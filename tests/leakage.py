@@ -1,8 +1,10 @@
 """A leakage scan of an exported bundle (issue 10): what the tests export is read back, file by file, and
-searched for what must never leave. Used by every test that exports a bundle (CLI and dashboard)."""
+searched for what must never leave, and each CSV file read as a spreadsheet would read it (issue 49: no cell may
+run as a formula). Used by every test that exports a bundle (CLI and dashboard)."""
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from pathlib import Path
@@ -19,6 +21,24 @@ GUARDED_FORMATS = ("URL", "EMAIL", "PHONE", "HANDLE", "CREDIT_CARD", "IBAN", "US
 """What the release guard replaces after every method: none of the data's own may be in a bundle, unless the
 steward switched its type off (the manifest says so)."""
 ALLOWED_EXTRA_FILES = {"report.html", "report.pdf", "manifest.json", "changes.csv", "release.csv", "release.parquet"}
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet starts a formula with (OWASP, "CSV injection"); written here, not taken from the engine."""
+_PLAIN_NUMBER = re.compile(r"[+-]?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
+def formula_cells(path: Path) -> list[str]:
+    """The cells of the CSV file ``path`` (column names included) that a spreadsheet opening it would run as a
+    formula: read with Python's `csv` module as a spreadsheet splits it, a cell that begins with a formula character
+    and is not a plain number such as -3.5."""
+    with path.open(encoding="utf-8", newline="") as f:
+        cells = [cell for row in csv.reader(f) for cell in row]
+    return [c for c in cells if c.startswith(FORMULA_START) and not _PLAIN_NUMBER.fullmatch(c)]
+
+
+def as_released(cell: str) -> str:
+    """A CSV cell as the release holds it: without the apostrophe the bundle writes before a formula."""
+    rest = cell[1:]
+    return rest if cell.startswith("'") and rest.startswith(FORMULA_START) else cell
 
 
 def bundle_texts(folder: Path, tables: tuple[str, ...] = ()) -> dict[str, str]:
@@ -95,7 +115,9 @@ def scan_bundle(
     has no changes file, and its originals are searched for in their own record only (a swap moves an entity
     into another record, where it is no leak), unless the record's own replacements hold them (a swap that
     brought the same value back, a union that holds the true value by design), and those that are identifiers
-    in every file; ``withheld`` columns are not released, and the manifest says so.
+    in every file; ``withheld`` columns are not released, and the manifest says so. No cell of a CSV file may run
+    as a formula when a spreadsheet opens it (`formula_cells`); the released values are read without the
+    apostrophe that prevents it (`as_released`).
     """
     files = bundle_texts(Path(folder), tables)
     findings: list[str] = []
@@ -103,7 +125,13 @@ def scan_bundle(
         # a row whose replacement is its original is a span kept as written, not a replaced value
         originals = originals[originals["original"].astype(str) != originals["replacement"].astype(str)]
     schema = dataset.schema
+    for name in files:
+        if name.endswith(".csv"):
+            formulas = formula_cells(Path(folder) / name)
+            if formulas:
+                findings.append(f"{name}: {len(formulas)} cells a spreadsheet runs as a formula, e.g. {formulas[:3]}")
     released = pd.read_csv(Path(folder) / "release.csv", keep_default_na=False, dtype=str)
+    released = released.rename(columns=as_released).map(as_released)
     manifest = json.loads(files["manifest.json"])
     listed = manifest.get("columns", {})
     for column in released.columns:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
 import hashlib
 import html
@@ -254,6 +255,94 @@ def test_append_audit_returns_row_id(tmp_path):
     assert (row["dataset"], row["method"], row["knob"], row["seed"]) == ("tiny", "redact", 0.5, 11)
 
 
+# --- CSV files safe to open in a spreadsheet (issue 49) ----------------------------------------------
+
+FORMULA_TEXTS = [
+    '=HYPERLINK("http://evil.example","click") the flight',
+    "+1+1 waiting at the gate",
+    "-2+3 thanks for the help",
+    '@SUM(A1:A9) my bag\r=HYPERLINK("http://evil.example")',  # after a carriage return, a spreadsheet's new row
+    "\tcmd|' /C calc'!A0 on time",
+    "\rhidden line",
+]
+
+
+def formula_release() -> tuple[Dataset, Release]:
+    """Texts that begin with each formula character, a string field (named like a formula) whose values do too,
+    a negative number, a change in that field and a method table with a formula in its header and a cell."""
+    from engine.data.schema import FieldSpec
+
+    frame = pd.DataFrame(
+        {
+            "text": FORMULA_TEXTS,
+            "user": ["u1", "u2", "u1", "u3", "u2", "u3"],
+            "=rank": ["=1+2", "-x", "ok", "@a", "-4", "+"],
+            "temp": [-3.5, 2.25, 0.5, -1.75, 3.0, 1.5],
+        }
+    )
+    fields = (FieldSpec("=rank", "categorical", "other"), FieldSpec("temp", "continuous", "other"))
+    dataset = Dataset("crafted", frame, Schema(text="text", author="user", fields=fields), source="inline")
+    changes = pd.DataFrame(
+        [{"record": 1, "column": "=rank", "start": None, "end": None, "original": "zzz", "replacement": "-x"}]
+    ).assign(label="generalized")
+    table = pd.DataFrame({"@group": ["+a", "b"], "size": [-1, 2]})
+    release = Release(frame, "redact", 0.5, ("text", "=rank"), changes=changes, seed=11, tables={"groups": table})
+    return dataset, release
+
+
+def test_no_cell_of_the_csv_files_runs_as_a_formula_and_the_manifest_and_report_count_them(tmp_path):
+    """Every text cell and column name a spreadsheet would run as a formula is written with an apostrophe in front,
+    in the release, the changes and a method's table; a text with a carriage return stays one cell; a negative
+    number is written as it is, the Parquet file holds the values as released, and the manifest and both reports
+    say how many cells of each file were escaped."""
+    from engine.record.manifest import read_record
+    from tests.leakage import formula_cells
+
+    dataset, release = formula_release()
+    out = tmp_path / "out"
+    res = export_release(out, make_report(dataset=dataset, release=release, with_sweep=False), tmp_path / "a.sqlite")
+    for name in ("release.csv", "changes.csv", "groups.csv"):
+        assert formula_cells(out / name) == [], name
+    with (out / "release.csv").open(encoding="utf-8", newline="") as f:
+        header, *rows = list(csv.reader(f))
+    assert header == ["text", "user", "'=rank", "temp"] and [len(r) for r in rows] == [4] * 6
+    assert [r[0] for r in rows] == ["'" + t for t in FORMULA_TEXTS]
+    assert [r[2] for r in rows] == ["'=1+2", "'-x", "ok", "'@a", "-4", "'+"]
+    assert [r[3] for r in rows] == ["-3.5", "2.25", "0.5", "-1.75", "3.0", "1.5"]
+    assert (out / "groups.csv").read_text(encoding="utf-8") == "'@group,size\n'+a,-1\nb,2\n"
+    parquet = pq.read_table(out / "release.parquet").to_pandas()
+    assert parquet.columns.tolist() == ["text", "user", "=rank", "temp"]
+    assert parquet["text"].tolist() == FORMULA_TEXTS and parquet["=rank"].tolist()[:2] == ["=1+2", "-x"]
+    counts = {"changes.csv": 2, "groups.csv": 2, "release.csv": 11}  # 6 texts, 4 values and a name; 2 and 2
+    assert res.record.csv_escaped == counts == json.loads((out / "manifest.json").read_text())["csv_escaped"]
+    assert read_record(out) == res.record
+    said = (
+        "Opening the CSV files in a spreadsheet. A spreadsheet runs a cell that begins with =, +, -, @, a tab or a "
+        "carriage return as a formula, so a released text could open as a live formula or link. Such cells (values "
+        "or column names) are written with an apostrophe (') in front, which a spreadsheet shows as text: 2 cells in "
+        "changes.csv, 2 cells in groups.csv and 11 cells in release.csv. Numbers are written as they are. The "
+        "Parquet file holds every value as released, without the apostrophe; the manifest counts the escaped cells "
+        "of each file (csv_escaped)."
+    )
+    for page in (out / "report.html", res.internal_report):
+        assert said in re.sub(r"<[^>]+>", "", html.unescape(page.read_text(encoding="utf-8")))
+
+
+def test_a_bundle_with_nothing_to_escape_says_so_and_writes_its_files_as_before(tmp_path):
+    from engine.export.identifiers import public_frame
+
+    res = do_export(tmp_path / "out", tmp_path / "audit.sqlite")
+    assert res.record.csv_escaped == {"changes.csv": 0, "release.csv": 0}
+    plain = public_frame(make_release().data, make_dataset().schema).to_csv(index=False, lineterminator="\n")
+    assert (tmp_path / "out" / "release.csv").read_text(encoding="utf-8") == plain
+    page = html.unescape((tmp_path / "out" / "report.html").read_text(encoding="utf-8"))
+    assert (
+        "No cell of changes.csv or release.csv begins with =, +, -, @, a tab or a carriage return, the characters a "
+        "spreadsheet starts a formula with, so every value is written as released (the manifest's csv_escaped "
+        "counts 0 for each file)." in page
+    )
+
+
 # --- report ----------------------------------------------------------------------------------------
 
 
@@ -302,6 +391,32 @@ def test_report_without_sweep_has_no_plotly():
     page = _report(with_sweep=False)
     assert "plotly-js" not in page and "fig-frontier" not in page
     assert METRICS[RISK].label in page
+
+
+def test_the_report_lists_every_column_with_what_it_is_and_how_it_leaves():
+    """The section "Columns and their treatment", in both reports: each column of the released data with its
+    role and its treatment as the manifest states it (a protected column the release left unchanged is said so)."""
+    dataset = dataclasses.replace(make_dataset(), schema=Schema(text="text", author="user", author_release="drop"))
+    rows = [
+        "<tr><td>text</td><td>the text</td><td>protected by the method</td></tr>",
+        "<tr><td>user</td><td>the author</td><td>dropped</td></tr>",
+        "<tr><td>state</td><td>not named in the schema</td><td>protected by the method, but unchanged from the "
+        "confidential data at this setting</td></tr>",
+    ]
+    for internal in (False, True):
+        page = _report(internal=internal, dataset=dataset)
+        assert "<h2>Columns and their treatment</h2>" in page
+        assert "".join(rows) in page
+
+
+def test_how_to_read_speaks_of_the_frontier_only_when_the_report_draws_it():
+    """A bundle made without --with-frontier has no risk–utility figure, and its report does not explain one."""
+    for internal in (False, True):
+        drawn, undrawn = _report(internal=internal), _report(internal=internal, with_sweep=False)
+        assert 'id="fig-frontier"' in drawn and "fig-frontier" not in undrawn
+        for words in ("On the risk–utility figure each point is one setting", "The dotted line joins the settings"):
+            assert words in drawn and words not in undrawn
+        assert "The 95% interval shows" in undrawn
 
 
 def test_fields_released_as_they_are_that_single_out_records_are_warned_of():

@@ -4,16 +4,21 @@ scanned too, by the autouse fixture in conftest.py."""
 
 from __future__ import annotations
 
+import csv
+import html
 import json
 import shutil
+from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 from engine.cli import main
 from engine.data.dataset import Dataset
 from engine.data.load import load_dataset
-from tests.leakage import scan_bundle
+from tests.conftest import tiny_frames
+from tests.leakage import FORMULA_START, formula_cells, scan_bundle
 from tests.test_export import do_export, make_dataset, make_release
 
 
@@ -67,3 +72,64 @@ def test_demo_bundles_leak_nothing(tmp_path, capsys, data, method, knob, extra):
         assert manifest["columns"][author].startswith("pseudonymized")
         assert not set(released[author]) & set(dataset.frame[author].astype(str))
     assert scan_bundle(out, dataset) == []
+
+
+FORMULA_PREFIXES = ('=HYPERLINK("http://evil.example","click") ', "+1+1 ", "-2+3 ", "@ 7pm ", "\t", "\r")
+
+
+@pytest.fixture
+def formula_files(tmp_path) -> Path:
+    """The tiny dataset crafted against a reviewer's spreadsheet: its texts begin with each formula character in
+    turn, its key and sensitive fields' values begin with one too, and a number field holds negative numbers;
+    returns the schema's path."""
+    frame, ext = tiny_frames()
+    frame["text"] = [FORMULA_PREFIXES[k % len(FORMULA_PREFIXES)] + t for k, t in enumerate(frame["text"])]
+    frame["airline"] = frame["airline"].map({"Delta": "+Delta", "United": "\tUnited"})
+    frame["mood"] = frame["mood"].map({"good": "=1+good", "bad": "@bad", "meh": "-meh"})
+    frame["temp"] = [(-1) ** k * (k + 0.5) for k in range(len(frame))]
+    frame.to_csv(tmp_path / "data.csv", index=False, quoting=csv.QUOTE_NONNUMERIC)  # a lone \r stays in its cell
+    ext.to_csv(tmp_path / "external.csv", index=False)
+    (tmp_path / "schema.toml").write_text(
+        'text = "text"\nauthor = "user"\n\n[fields.airline]\nkind = "categorical"\nrole = "key"\n\n'
+        '[fields.mood]\nkind = "categorical"\nrole = "sensitive"\n\n[fields.temp]\nkind = "continuous"\n'
+        'role = "other"\n\n[external]\nfile = "external.csv"\n'
+    )
+    return tmp_path / "schema.toml"
+
+
+@pytest.mark.parametrize("method", [["redact", "--no-use-ner", "--knob", "1"], ["cart", "--fields", "mood"]])
+def test_no_cell_of_a_crafted_release_runs_as_a_formula_when_a_spreadsheet_opens_it(
+    formula_files, tmp_path, capsys, method
+):
+    """`textsdc release` of a file crafted against a reviewer's spreadsheet (issue 49): read as a spreadsheet reads
+    them, no cell of the bundle's CSV files begins with a formula character; each text cell that would is the
+    released value with an apostrophe in front, a negative number is written as it is, the Parquet file holds
+    the released values, and the manifest and the report give the count."""
+    out = tmp_path / "bundle"
+    argv = ["release", "--data", str(tmp_path / "data.csv"), "--schema", str(formula_files), "--method", *method]
+    assert main([*argv, "--out", str(out), "--audit-log", str(tmp_path / "audit.sqlite")]) == 0, capsys.readouterr()
+    csvs = sorted(out.glob("*.csv"))
+    assert "release.csv" in {p.name for p in csvs}
+    for path in csvs:
+        assert formula_cells(path) == [], path.name
+    released = pq.read_table(out / "release.parquet").to_pandas()
+    with (out / "release.csv").open(encoding="utf-8", newline="") as f:
+        header, *rows = list(csv.reader(f))
+    assert header == list(released.columns) and len(rows) == len(released) == 24
+    assert all(text.startswith(FORMULA_START) for text in released["text"])  # the Parquet file keeps them
+    escaped = 0
+    for row, values in zip(rows, released.itertuples(index=False)):
+        for cell, value in zip(row, values):
+            if isinstance(value, str) and value.startswith(FORMULA_START):
+                assert cell == "'" + value
+                escaped += 1
+            elif isinstance(value, str):
+                assert cell == value
+    assert escaped >= 24 + 24  # every text and every mood
+    temps = [row[header.index("temp")] for row in rows]
+    assert temps == [f"{t:g}" for t in released["temp"]] and temps[1] == "-1.5"
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["csv_escaped"]["release.csv"] == escaped
+    assert set(manifest["csv_escaped"]) == {p.name for p in csvs}
+    report = html.unescape((out / "report.html").read_text(encoding="utf-8"))
+    assert f"written with an apostrophe (') in front, which a spreadsheet shows as text: {escaped} cells in" in report

@@ -74,6 +74,7 @@ def test_a_manifest_is_read_back_into_the_record_it_was_written_from(capsys, tin
     assert ReleaseRecord.from_manifest(record.to_manifest()) == record
     assert record.decision == Decision.from_dict(decision.to_dict()) and record.method.name == "redact"
     assert record.metrics["attack_identification_rate"].kind == "risk" and record.replicates == 1
+    assert record.csv_escaped == {"changes.csv": 0, "release.csv": 0}  # its handles redacted, no text is a formula
     spec = record.replay_spec
     assert (spec.method, spec.knob, spec.seed, spec.options["intruder"]) == ("redact", 1.0, 0, "posts")
     assert spec.params == {"use_ner": False} and spec.schema == str(tiny_files)
@@ -84,6 +85,8 @@ def test_a_manifest_without_a_version_reads_and_one_of_a_newer_layout_is_refused
     manifest = read_record(out).to_manifest()
     older = {k: v for k, v in manifest.items() if k != "manifest_version"}  # as bundles before the record wrote it
     assert ReleaseRecord.from_manifest(older).to_manifest() == manifest
+    unstated = {k: v for k, v in older.items() if k != "csv_escaped"}  # written before the CSV files were escaped
+    assert ReleaseRecord.from_manifest(unstated).csv_escaped == {}
     with pytest.raises(DataError, match="layout version 99; this textsdc reads up to 1"):
         ReleaseRecord.from_manifest({**manifest, "manifest_version": 99})
     with pytest.raises(DataError, match="is not a textsdc manifest"):

@@ -5,6 +5,7 @@ figures are in its report and on its page, from one figure function."""
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import sys
@@ -213,3 +214,24 @@ def test_the_counts_familys_report_draws_the_synthetic_distribution(tiny_dataset
     sweep = run_sweep(dataset, protector, fitted.knob.default_grid()[::4], 1, 0, fitted=fitted)
     public, _ = _export(dataset, protector, fitted, sweep, tmp_path / "bundle")
     assert "<h2>Synthetic distributions</h2>" in public and 'id="fig-histogram-bags"' in public
+
+
+def test_both_reports_list_each_released_column_with_what_it_is_and_how_it_leaves(capsys, tiny_files, tmp_path):
+    out = tmp_path / "bundle"
+    manifest = _release(capsys, tiny_files, out)
+    roles = {
+        "text": "the text",
+        "user": "the author",
+        "airline": "categorical field (key: an intruder may know it)",
+        "mood": "categorical field (sensitive: what an intruder must not learn)",
+    }
+    assert sorted(manifest["columns"]) == sorted(roles)
+    assert manifest["columns"]["user"].startswith("pseudonymized") and manifest["columns"]["text"].startswith(
+        "protected"
+    )
+    for page in (out / "report.html", tmp_path / "bundle.internal-review.html"):
+        report = html.unescape(page.read_text(encoding="utf-8"))
+        assert "<h2>Columns and their treatment</h2>" in report
+        for column, role in roles.items():
+            assert f"<tr><td>{column}</td><td>{role}</td><td>{manifest['columns'][column]}</td></tr>" in report
+        assert "dotted line" not in report and "risk–utility figure" not in report  # made without --with-frontier

@@ -5,7 +5,9 @@ drops it, and its offsets refer to the released text: offsets into the original 
 removed name), no identifier column in clear (`engine.export.identifiers`: pseudonymized, dropped, or kept by
 an explicit schema choice the manifest and report flag), and a report of aggregate measures only; the
 internal review report with the before/after samples is written beside the folder, never in it. The manifest
-lists every released column with its treatment and every warning (`engine.export.checks`).
+lists every released column with its treatment and every warning (`engine.export.checks`). Its CSV files are
+safe to open in a spreadsheet (`engine.export.safe_csv`): a text cell that would run as a formula is written with
+an apostrophe in front, the manifest counts them per file, and the Parquet file keeps the values as released.
 
 The bundle is deterministic (no timestamps; same inputs and seed give the same bytes) and written whole or not
 at all (`engine.export.staging`): files, manifest and audit row in a temporary folder that then replaces the
@@ -19,7 +21,7 @@ import importlib.metadata
 import platform
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -33,6 +35,7 @@ from engine.export.audit import append_audit
 from engine.export.checks import unchanged_protected_columns
 from engine.export.identifiers import column_treatments, public_frame
 from engine.export.registry import release_warnings
+from engine.export.safe_csv import SafeCsv, safe_csv
 from engine.export.staging import staged_folder
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.intruders import INTRUDER, intruder
@@ -110,10 +113,6 @@ def file_sha256(path: Path) -> str:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
-
-
-def _csv(frame: pd.DataFrame) -> bytes:
-    return frame.to_csv(index=False, lineterminator="\n").encode("utf-8")
 
 
 def public_changes(changes: pd.DataFrame) -> pd.DataFrame:
@@ -215,13 +214,16 @@ def export_release(
     out = Path(out_dir)
     dataset, release = report.dataset, report.release
     data = public_frame(release.data, dataset.schema, withheld=release.withheld)
-    contents: dict[str, bytes] = {RELEASE_CSV: _csv(data)}
+    csvs: dict[str, SafeCsv] = {RELEASE_CSV: safe_csv(data)}
     if release.changes is not None and release.changes_ship:
-        contents[CHANGES_CSV] = _csv(public_changes(release.changes))
+        csvs[CHANGES_CSV] = safe_csv(public_changes(release.changes))
     for name, table in release.tables.items():
-        if f"{name}.csv" in contents:
+        if f"{name}.csv" in csvs:
             raise ValueError(f"the method's table {name!r} would overwrite the bundle's {name}.csv")
-        contents[f"{name}.csv"] = _csv(table)
+        csvs[f"{name}.csv"] = safe_csv(table)
+    escaped = report.record.with_csv_escaped({name: csv.escaped for name, csv in csvs.items()})
+    report = replace(report, record=escaped)
+    contents = {name: csv.content for name, csv in csvs.items()}
     contents[REPORT_HTML] = render_report(report).encode("utf-8")
     log = Path(audit_log) if audit_log is not None else default_audit_log()
 

@@ -2,9 +2,9 @@
 
 `ReleaseRecord` holds the dataset's identity, the method with its parameters and knob, seed and replicate, the
 measured point with its intervals, the measure settings, the column treatments, the warnings, the decision note,
-the replay command and the files with their checksums. `to_manifest` writes it with a ``manifest_version``;
-`from_manifest` reads a manifest back (a manifest written before the version was recorded reads as version 0,
-which has the same layout). Export, the reports, `textsdc verify` and the dashboard's Export page read and write
+the replay command, the files with their checksums and how many cells of each CSV file were escaped for
+spreadsheets. `to_manifest` writes it with a ``manifest_version``; `from_manifest` reads a manifest back (a
+manifest written before the version was recorded reads as version 0, the same layout without ``csv_escaped``). Export, the reports, `textsdc verify` and the dashboard's Export page read and write
 the record, never the manifest's keys.
 """
 
@@ -26,7 +26,7 @@ from engine.record.replay import ReplaySpec
 
 MANIFEST_VERSION = 1
 """The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
-``manifest_version``)."""
+``manifest_version`` and ``csv_escaped``)."""
 MANIFEST_JSON = "manifest.json"
 INTRUDER_DESCRIPTION = "intruder_description"
 """The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
@@ -105,7 +105,9 @@ class ReleaseRecord:
 
     Values are kept as JSON holds them (lists for tuples, None for a number that is not finite), so that a record
     read back from its manifest equals the record written. ``files`` is empty until the bundle's files are
-    written (`with_files`).
+    written (`with_files`); so is ``csv_escaped``, each CSV file of the bundle with the number of its cells
+    (values and column names) that a spreadsheet would run as a formula and that were therefore written with an
+    apostrophe in front (`engine.export.safe_csv`).
     """
 
     dataset: DatasetIdentity
@@ -123,12 +125,13 @@ class ReleaseRecord:
     decision: Decision | None = None
     sweep: SweepSpec | None = None
     files: Mapping[str, str] = field(default_factory=dict)
+    csv_escaped: Mapping[str, int] = field(default_factory=dict)
     libraries: Mapping[str, str | None] = field(default_factory=dict)
     textsdc_version: str = __version__
     guard: GuardRecord | None = None
 
     def __post_init__(self) -> None:
-        for name in ("measure_settings", "libraries", "columns", "files"):
+        for name in ("measure_settings", "libraries", "columns", "files", "csv_escaped"):
             object.__setattr__(self, name, jsonable(getattr(self, name)))
         object.__setattr__(self, "method", replace(self.method, params=jsonable(self.method.params)))
         object.__setattr__(self, "dataset", replace(self.dataset, schema=jsonable(self.dataset.schema)))
@@ -145,6 +148,10 @@ class ReleaseRecord:
     def with_files(self, files: Mapping[str, str]) -> ReleaseRecord:
         """The record with the bundle's files and their SHA-256 checksums."""
         return replace(self, files=dict(sorted(files.items())))
+
+    def with_csv_escaped(self, escaped: Mapping[str, int]) -> ReleaseRecord:
+        """The record with the number of cells escaped for spreadsheets in each of the bundle's CSV files."""
+        return replace(self, csv_escaped=dict(sorted(escaped.items())))
 
     def to_manifest(self) -> dict[str, Any]:
         """The manifest: the record as plain JSON values, with ``manifest_version``."""
@@ -181,6 +188,7 @@ class ReleaseRecord:
             "guard": None
             if self.guard is None
             else {"replaced": dict(self.guard.replaced), "off": list(self.guard.off)},
+            "csv_escaped": dict(self.csv_escaped),
         }
 
     def manifest_text(self) -> str:
@@ -227,6 +235,7 @@ class ReleaseRecord:
                 decision=None if not manifest.get("decision") else Decision.from_dict(manifest["decision"], source),
                 sweep=None if not sweep else SweepSpec(tuple(sweep["grid"]), sweep["replicates"], sweep["seed"]),
                 files=manifest["files"],
+                csv_escaped=manifest.get("csv_escaped", {}),
                 libraries=manifest.get("libraries", {}),
                 textsdc_version=str(manifest.get("textsdc_version", "")),
                 guard=None

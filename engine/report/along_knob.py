@@ -19,6 +19,16 @@ def default_metric(sweep: SweepResult, kind: str) -> str | None:
     return None
 
 
+def frontier_axes(report: ReleaseReport) -> tuple[str, str] | None:
+    """The risk and the utility measure the report's frontier is drawn on; None when it draws none (the grid was
+    not swept, or not both kinds were measured)."""
+    if report.sweep is None:
+        return None
+    risk = report.risk_metric or default_metric(report.sweep, "risk")
+    utility = report.utility_metric or default_metric(report.sweep, "utility")
+    return (risk, utility) if risk and utility else None
+
+
 class AlongKnobSection(ReportSection):
     """The frontier and the chosen risk and utility measures along the knob, when the whole grid was swept."""
 
@@ -37,9 +47,10 @@ class AlongKnobSection(ReportSection):
         out = []
         risk = report.risk_metric or default_metric(sweep, "risk")
         utility = report.utility_metric or default_metric(sweep, "utility")
-        if risk and utility:
+        axes = frontier_axes(report)
+        if axes is not None:
             out.append(f"<h2>{escaped(cls.title)}</h2>")
-            out.append(figure_html(frontier_figure(sweep, risk, utility, chosen=knob), "fig-frontier"))
+            out.append(figure_html(frontier_figure(sweep, *axes, chosen=knob), "fig-frontier"))
         for mid, div in ((risk, "fig-risk-along-knob"), (utility, "fig-utility-along-knob")):
             if mid:
                 out.append(figure_html(metric_along_knob_figure(sweep, mid, current=knob), div))

@@ -82,6 +82,10 @@ def escaped(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+FIGURE_DIV = '<div class="figure">'
+"""How each figure of a report begins (`figure_html`): the report holds Plotly.js only when one is drawn."""
+
+
 def figure_html(fig: go.Figure, div_id: str) -> str:
     """A Plotly figure as the report holds it: drawn once at `FIGURE_WIDTH`, with a fixed div id (the same inputs
     give the same bytes)."""
@@ -89,4 +93,4 @@ def figure_html(fig: go.Figure, div_id: str) -> str:
     body = fixed.to_html(
         full_html=False, include_plotlyjs=False, div_id=div_id, config={"displaylogo": False, "responsive": False}
     )
-    return f'<div class="figure">{body}</div>'
+    return f"{FIGURE_DIV}{body}</div>"

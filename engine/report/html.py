@@ -23,8 +23,9 @@ from engine.protect.field_synthesis.sequential import FieldDraws
 from engine.record.decision import Decision
 from engine.record.manifest import INTRUDER_DESCRIPTION
 from engine.report import registry
+from engine.report.along_knob import frontier_axes
 from engine.report.bayes_counts import numeric_samples
-from engine.report.context import ReleaseReport, escaped
+from engine.report.context import FIGURE_DIV, ReleaseReport, escaped
 from engine.report.field_synthesis import synthesis_samples
 
 CONFIDENTIAL_NOTICE = (
@@ -243,14 +244,19 @@ def _decision(decision: Decision | None, metrics: Mapping[str, MetricResult], kn
 _HOW_TO_READ = """<ul>
 <li><b>Risk</b> measures how much an intruder could learn about people in the data; lower is better.
 <b>Utility</b> measures how much of what researchers need is kept; higher is better.</li>
-<li>On the risk–utility figure each point is one setting of the knob; the best releases sit at the lower right.
-The dotted line joins the settings that no other setting beats on both measures.</li>
-<li>The 95% interval shows how much the value moves between independent protected releases at the same
+{frontier}<li>The 95% interval shows how much the value moves between independent protected releases at the same
 setting; with one replicate, or a deterministic method, it has no width.</li>
 <li>“Unprotected data” is the same measure on the confidential data: the risk the protection starts from.</li>
 {samples}<li>The replay command reproduces this release byte for byte from the same data and seed.</li>
 </ul>"""
 
+
+_FRONTIER_HELP = (
+    "<li>On the risk–utility figure each point is one setting of the knob; the best releases sit at the lower right.\n"
+    "The dotted line joins the settings that no other setting beats on both measures.</li>\n"
+)
+"""Said only of a report that draws the frontier (`frontier_axes`): a bundle made without ``--with-frontier`` has no
+such figure."""
 
 _SAMPLES_HELP = (
     "<li>In the samples, red marks what was removed from the original and green what replaced it in the release.</li>\n"
@@ -299,7 +305,8 @@ def render_report(report: ReleaseReport, internal: bool = False) -> str:
     facts_html = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in facts)
     warning = "".join(f'<div class="warning">Warning: {_e(w)}.</div>' for w in record.warnings)
     figures = _sections(report, internal)
-    plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if figures else ""
+    drawn = any(part.startswith(FIGURE_DIV) for part in figures)
+    plotly_js = f'<script type="text/javascript" id="plotly-js">{get_plotlyjs()}</script>' if drawn else ""
     title = f"textsdc {'internal review ' if internal else ''}report: {dataset.name}"
     samples = (
         ["<h2>Before and after</h2>", _samples(dataset, release, report.records)]
@@ -334,7 +341,10 @@ def render_report(report: ReleaseReport, internal: bool = False) -> str:
             "<h2>Reproduce this release</h2>",
             f"<pre>{_e(record.replay)}</pre>",
             "<h2>How to read this report</h2>",
-            _HOW_TO_READ.format(samples=_SAMPLES_HELP if internal else ""),
+            _HOW_TO_READ.format(
+                frontier=_FRONTIER_HELP if frontier_axes(report) is not None else "",
+                samples=_SAMPLES_HELP if internal else "",
+            ),
             f'<p class="muted">Written by textsdc {_e(__version__)}.</p>',
             "</body></html>",
             "",

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from engine.report.along_knob import AlongKnobSection, PerTargetSection
 from engine.report.bayes_counts import CountsSection
+from engine.report.columns import ColumnsSection
 from engine.report.field_synthesis import FieldSynthesisSection
 from engine.report.guard import GuardSection
 from engine.report.kanon import KanonSection
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from engine.results import SweepResult
 
 SECTIONS: tuple[type[ReportSection], ...] = (
+    ColumnsSection,
     GuardSection,
     AlongKnobSection,
     PerTargetSection,
