@@ -5,10 +5,21 @@ Each method is swept along its own knob (`engine.sweep.run_sweep`, its fit cache
 keeps the measures every method took, and the frontier across methods is the set of (method, knob value) pairs
 no other pair beats on both the risk and the utility measure chosen (Greve & Sablica, Eq. 2.7, across methods
 instead of along one knob).
+
+Methods share a frontier only where their measures were taken on the same task. Where the method decides what a
+measure is taken on (`Measure.task`), a method that withholds a column from its releases changes it: the
+classifier F1 ratio then predicts another field (the withheld one is no target), and the whole-release intruder
+matches records on fewer fields (so its risk falls because a column is missing, not because of the method).
+Such a method is shown apart: its own line is drawn, but its points are not on the frontier across methods, and
+`Comparison.apart` says why. The task the others share is the one most methods were measured on (on a tie, that
+of the first method that withholds nothing). Re-measuring every method on what all of them release (another
+classifier target, an intruder who ignores the withheld fields) would hide the difference instead and
+re-sweep every method; a steward who wants that sets the measure settings (``classifier_target``) herself.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,6 +29,7 @@ import pandas as pd
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, TextsdcError
 from engine.frontier import frontier, pareto_mask
+from engine.measures.base import metric_info
 from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector
@@ -66,10 +78,59 @@ class Comparison:
         risk = next((r for r in PREFERRED_RISKS if r in risks), risks[0])
         return risk, utilities[0]
 
+    def tasks(self, metric: str) -> dict[str, str]:
+        """What each method's ``metric`` was taken on, by method (`Measure.task`; "" where no method decides it)."""
+        return {m: s.tasks.get(metric, "") for m, s in self.sweeps.items()}
+
+    def shared_task(self, metric: str) -> str:
+        """The task of ``metric`` the methods on the frontier share: the one most methods were measured on; on a
+        tie, that of the first method whose releases withhold nothing (else of the first method)."""
+        tasks = self.tasks(metric)
+        if not tasks:
+            return ""
+        counts = Counter(tasks.values())
+        order = sorted(tasks, key=lambda m: bool(self.sweeps[m].withheld))  # stable: the order given otherwise
+        return tasks[max(order, key=lambda m: counts[tasks[m]])]
+
+    def apart(self, risk: str, utility: str) -> dict[str, str]:
+        """The methods whose ``risk`` or ``utility`` was taken on another task than `shared_task`, each with why,
+        in words; they are kept off the frontier across methods."""
+        reasons: dict[str, list[str]] = {}
+        for metric in dict.fromkeys((risk, utility)):
+            shared, label = self.shared_task(metric), metric_info(metric).label
+            for m, task in self.tasks(metric).items():
+                if task != shared:
+                    reasons.setdefault(m, []).append(
+                        f"{label} {task or 'on a task not recorded'} (the methods on the frontier: "
+                        f"{shared or 'a task not recorded'})"
+                    )
+        out = {}
+        for m, parts in reasons.items():
+            withheld = self.sweeps[m].withheld
+            why = f"its releases withhold {', '.join(withheld)}, so it is" if withheld else "it is"
+            out[m] = (
+                f"{_title(m)} is kept off the frontier across methods: {why} measured on another task — "
+                f"{'; '.join(parts)}."
+            )
+        return out
+
+    def task_line(self, risk: str, utility: str) -> str:
+        """What the methods on the frontier were measured on, in one sentence (true of every method but those
+        `apart` names, which it names)."""
+        apart = [_title(m) for m in self.apart(risk, utility)]
+        who = "every method" + (f" but {', '.join(apart)}" if apart else "")
+        tasks = [
+            f"{metric_info(m).label} {self.shared_task(m)}"
+            for m in dict.fromkeys((risk, utility))
+            if self.shared_task(m)
+        ]
+        return f"The same task for {who}" + (f": {'; '.join(tasks)}." if tasks else ".")
+
     def frontier(self, risk: str, utility: str) -> pd.DataFrame:
         """One row per (method, knob value) with the mean risk and utility and their intervals; ``unprotected``
-        marks the knob values that leave the risk where it is on the unprotected data (redaction level 0), and
-        ``pareto`` the other pairs that no other such pair of any method beats on both."""
+        marks the knob values that leave the risk where it is on the unprotected data (redaction level 0),
+        ``apart`` the methods measured on another task (`apart`), and ``pareto`` the other pairs that no other
+        such pair of any method beats on both."""
         for metric, kind in ((risk, "risk"), (utility, "utility")):
             if metric not in self.common(kind):
                 raise ConfigError(
@@ -80,7 +141,8 @@ class Comparison:
             frontier(s.summary, risk, utility, s.baseline_value(risk)).assign(method=m) for m, s in self.sweeps.items()
         ]
         t = pd.concat(tables, ignore_index=True)
-        protecting = ~t["unprotected"].astype(bool).to_numpy()
+        t["apart"] = t["method"].isin(list(self.apart(risk, utility)))
+        protecting = ~t["unprotected"].astype(bool).to_numpy() & ~t["apart"].to_numpy(bool)
         t["pareto"] = False
         t.loc[protecting, "pareto"] = pareto_mask(
             t.loc[protecting, "risk_score"].to_numpy(float), t.loc[protecting, "utility_score"].to_numpy(float)
@@ -88,8 +150,9 @@ class Comparison:
         return t
 
     def to_json(self, risk: str, utility: str) -> dict[str, Any]:
-        """What `textsdc compare` writes: the settings, every measure of every method and knob value, and the
-        frontier across methods on ``risk`` and ``utility``."""
+        """What `textsdc compare` writes: the settings, every method with what its measures were taken on, every
+        measure of every method and knob value, and the frontier across methods on ``risk`` and ``utility``, with
+        the task its methods share and the methods shown apart, each with why."""
         front = self.frontier(risk, utility)
 
         def plain(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -101,11 +164,17 @@ class Comparison:
             "seed": self.seed,
             "replicates": self.replicates,
             "options": self.options,
-            "methods": {m: {"knob": s.knob.symbol, "params": self.params[m]} for m, s in self.sweeps.items()},
+            "methods": {
+                m: {"knob": s.knob.symbol, "params": self.params[m], "tasks": s.tasks, "withheld": list(s.withheld)}
+                for m, s in self.sweeps.items()
+            },
             "rows": plain(self.rows()),
             "frontier": {
                 "risk": risk,
                 "utility": utility,
+                "tasks": {m: self.shared_task(m) for m in (risk, utility)},
+                "same_task": self.task_line(risk, utility),
+                "apart": self.apart(risk, utility),
                 "points": plain(
                     front[
                         [
@@ -117,6 +186,7 @@ class Comparison:
                             "utility",
                             "utility_lo",
                             "utility_hi",
+                            "apart",
                             "pareto",
                         ]
                     ]
@@ -124,6 +194,10 @@ class Comparison:
                 "pareto": plain(front.loc[front["pareto"], ["method", "knob"]]),
             },
         }
+
+
+def _title(method: str) -> str:
+    return METHODS[method].title if method in METHODS else method
 
 
 def applicable_methods(dataset: Dataset, params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:

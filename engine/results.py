@@ -39,6 +39,8 @@ class SweepResult:
     complexity: model size along the knob (columns knob, field, size, what) for methods that report it.
     releases: the compact releases (`Release.compact`) of the first replicates at each knob, where the sweep
               was asked to keep them (``releases[knob][replicate]``).
+    notes:    how each measure was taken on this data (`Measure.note`); ``tasks`` what it was taken on where the
+              method decides it (`Measure.task`), and ``withheld`` the columns the method's releases leave out.
     """
 
     dataset: str
@@ -56,6 +58,8 @@ class SweepResult:
     notes: dict[str, str] = field(default_factory=dict)
     complexity: pd.DataFrame | None = None
     releases: dict[float, list[Release]] = field(default_factory=dict)
+    tasks: dict[str, str] = field(default_factory=dict)
+    withheld: tuple[str, ...] = ()
 
     def detail(self, knob: float, metric: str, replicate: int | None = None) -> pd.DataFrame | None:
         """Per-record detail of ``metric`` at grid value ``knob`` (every replicate, or one)."""
@@ -120,6 +124,8 @@ class SweepResult:
             "baseline": {k: {"value": v.value, "kind": metric_info(k).kind} for k, v in self.baseline.items()},
             "skipped": self.skipped,
             "notes": self.notes,
+            "tasks": self.tasks,
+            "withheld": list(self.withheld),
             "complexity": None if self.complexity is None else self.complexity.to_dict(orient="records"),
         }
 

@@ -251,6 +251,8 @@ def run_sweep(
         notes=dict(evaluator.notes),
         complexity=fitted.complexity(),
         releases={v: [by_m[m] for m in sorted(by_m)] for v, by_m in kept.items()},
+        tasks=dict(evaluator.tasks),
+        withheld=tuple(fitted.withheld_columns()),
     )
 
 

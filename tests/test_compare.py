@@ -6,10 +6,15 @@ import numpy as np
 import pytest
 
 from engine.cli import main
-from engine.compare import applicable_methods, compare_methods
+from engine.compare import Comparison, applicable_methods, compare_methods
+from engine.data.dataset import Dataset
 from engine.errors import ConfigError
+from engine.figures.text import comparison_figure
 from engine.measures.settings import MeasureSettings
-from tests.conftest import make_tiny_dataset
+from tests.conftest import make_tiny_dataset, tiny_frames
+
+SWAP = ("swap", {"embedding": "tfidf-svd"})  # the fast embedding: what is compared here is the task, not the swap
+RISK, UTILITY = "release_identification_probability", "classifier_f1_ratio"
 
 
 @pytest.fixture(scope="module")
@@ -108,3 +113,102 @@ def test_every_method_that_applies_is_named_and_the_others_say_why(tiny_dataset)
     assert "count or continuous" in found["count-bayes"]  # the tiny data has no count or amount
     # The parameters given count: glm asked to synthesize a field that is not there refuses.
     assert "nope" in applicable_methods(tiny_dataset, {"glm": {"fields": ["nope"]}})["glm"]
+
+
+def _moods() -> tuple:
+    """The tiny data with a mood its words tell (the classifier can learn it); the swap protects the mood, its
+    first sensitive field, and withholds it from its releases."""
+    frame, ext = tiny_frames()
+    frame["mood"] = [["meh", "meh", "good", "bad"][i % 4] for i in range(len(frame))]
+    return frame, ext
+
+
+@pytest.fixture(scope="module")
+def with_swap():
+    frame, ext = _moods()
+    dataset = Dataset("moods", frame, make_tiny_dataset().schema, ext, source="tests")
+    return compare_methods(dataset, [("redact", {"use_ner": False}), SWAP], seed=3)
+
+
+def test_a_method_that_withholds_the_sensitive_field_is_measured_on_another_task(with_swap):
+    redact, swap = with_swap.sweeps["redact"], with_swap.sweeps["swap"]
+    assert swap.withheld == ("mood",) and redact.withheld == ()
+    assert redact.tasks[UTILITY] == "predicting the field mood"
+    assert swap.tasks[UTILITY] == "predicting the field airline"  # the withheld mood is no target
+    assert redact.tasks[RISK] == "with the intruder matching records on airline and mood"
+    assert swap.tasks[RISK] == "with the intruder matching records on airline"  # she has one field fewer
+    assert {UTILITY, RISK} <= set(with_swap.common("utility") + with_swap.common("risk"))
+
+
+@pytest.mark.parametrize("utility", [UTILITY, "bigram_cosine"])
+def test_the_swap_is_kept_off_the_frontier_across_methods_with_its_reason(with_swap, utility):
+    apart = with_swap.apart(RISK, utility)
+    assert list(apart) == ["swap"]
+    assert apart["swap"].startswith(
+        "Named-entity swap is kept off the frontier across methods: its releases withhold mood, so it is measured "
+        "on another task — Whole-release identification probability with the intruder matching records on airline "
+        "(the methods on the frontier: with the intruder matching records on airline and mood)"
+    )
+    assert ("Classifier F1 ratio predicting the field airline" in apart["swap"]) == (utility == UTILITY)
+    front = with_swap.frontier(RISK, utility)
+    swap = front["method"] == "swap"
+    assert front.loc[swap, "apart"].all() and not front.loc[swap, "pareto"].any()
+    assert front.loc[~swap, "pareto"].any() and not front.loc[~swap, "apart"].any()
+    # Without it the swap's lower risk (a column missing, not a protection) would beat every redaction level.
+    assert front.loc[swap, "risk"].max() < front.loc[~swap & ~front["unprotected"], "risk"].min()
+    written = with_swap.to_json(RISK, utility)["frontier"]
+    assert written["apart"] == apart
+    assert {p["method"] for p in written["pareto"]} == {"redact"}
+    assert all(p["apart"] == (p["method"] == "swap") for p in written["points"])
+    assert written["tasks"][RISK] == "with the intruder matching records on airline and mood"
+    assert written["same_task"].startswith("The same task for every method but Named-entity swap: Whole-release")
+
+
+def test_the_figure_draws_the_swap_apart_and_says_why(with_swap):
+    fig = comparison_figure(with_swap, RISK, UTILITY)
+    swap = next(t for t in fig.data if t.name.startswith("Named-entity swap"))
+    assert "another task, not compared" in swap.name and swap.line.dash == "dot"
+    ring = next(t for t in fig.data if t.name.startswith("Best across methods"))
+    assert all(name.startswith("Identifier redaction") for name in ring.customdata)
+    assert "is kept off the frontier across methods" in fig.layout.title.subtitle.text
+
+
+def test_the_task_of_the_most_methods_is_the_frontier_s_and_a_tie_goes_to_the_one_that_withholds_nothing(with_swap):
+    w = with_swap
+    swap_first = Comparison(w.dataset, w.fingerprint, w.seed, w.replicates, dict(reversed(w.sweeps.items())), w.params)
+    assert list(swap_first.apart(RISK, UTILITY)) == ["swap"]  # listed first, but it withholds the mood
+    alone = Comparison(w.dataset, w.fingerprint, w.seed, w.replicates, {"swap": w.sweeps["swap"]}, w.params)
+    assert alone.apart(RISK, UTILITY) == {}
+    assert alone.task_line(RISK, UTILITY) == (
+        "The same task for every method: Whole-release identification probability with the intruder matching "
+        "records on airline; Classifier F1 ratio predicting the field airline."
+    )
+
+
+def test_methods_that_release_the_same_columns_share_one_task(comparison):
+    risk, utility = comparison.default_pair()
+    assert comparison.apart(risk, utility) == {}
+    assert not comparison.frontier(risk, utility)["apart"].any()
+    assert comparison.task_line(risk, utility).startswith("The same task for every method: Whole-release")
+
+
+def test_the_command_writes_why_the_swap_is_apart(capsys, tmp_path):
+    frame, ext = _moods()
+    frame.to_csv(tmp_path / "data.csv", index=False)
+    ext.to_csv(tmp_path / "external.csv", index=False)
+    (tmp_path / "schema.toml").write_text(
+        'text = "text"\nauthor = "user"\n\n[fields.airline]\nkind = "categorical"\nrole = "key"\n\n'
+        '[fields.mood]\nkind = "categorical"\nrole = "sensitive"\n\n[external]\nfile = "external.csv"\n'
+    )
+    data = ["--data", str(tmp_path / "data.csv"), "--schema", str(tmp_path / "schema.toml")]
+    out = tmp_path / "cmp"
+    args = ["--methods", "redact,swap", "--no-use-ner", "--embedding", "tfidf-svd", "--utility", UTILITY]
+    assert main(["compare", *data, *args, "--seed", "3", "--out", str(out)]) == 0
+    front = json.loads((out / "compare.json").read_text())["frontier"]
+    assert list(front["apart"]) == ["swap"] and "its releases withhold mood" in front["apart"]["swap"]
+    assert front["pareto"] and all(p["method"] == "redact" for p in front["pareto"])
+    figure = (out / "compare.html").read_text().replace("\\u003cbr\\u003e", " ")  # the subtitle's lines joined
+    assert "predicting the field airline (the methods on the frontier: predicting the field mood)" in figure
+    printed = capsys.readouterr().out
+    assert "Named-entity swap is kept off the frontier across methods" in printed
+    assert "(another task)" in printed

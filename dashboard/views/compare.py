@@ -33,7 +33,8 @@ def _methods_frontier(dataset) -> None:
     """Several methods swept on the loaded data and put on one frontier."""
     st.caption(
         f"Dataset: {display.md_escape(dataset.name)} · {display.counted(dataset.n_records, 'record')} · each method swept along its "
-        "knob at its default settings, with the same seed, replicates and measures, on one frontier"
+        "knob at its default settings, with the same seed, replicates and measures; those measured on the same task on "
+        "one frontier"
     )
     options = _applicable(dataset)
     if not options:
@@ -81,6 +82,9 @@ def _methods_frontier(dataset) -> None:
         "Utility", utilities, index=utilities.index(pair[1]), format_func=display.metric_label
     )
     st.plotly_chart(comparison_figure(comparison, risk, utility), key="compare_frontier")
+    st.caption(display.md_escape(comparison.task_line(risk, utility)))
+    for why in comparison.apart(risk, utility).values():
+        st.warning(display.md_escape(why))
     st.dataframe(_table(comparison, risk, utility), hide_index=True, key="compare_table")
 
 
@@ -89,9 +93,13 @@ def _with_interval(mean: float, lo: float, hi: float) -> str:
     return f"{mean:.3f}" if abs(hi - lo) < 5e-4 else f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
+def _on_frontier(unprotected: bool, pareto: bool) -> str:
+    return "protects nothing" if unprotected else ("yes" if pareto else "")
+
+
 def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
     """The frontier's points as the page lists them: method, knob value, both measures with their intervals,
-    and whether the point is on the frontier across methods."""
+    and whether the point is on the frontier across methods (or measured on another task, `Comparison.apart`)."""
     front = comparison.frontier(risk, utility)
     rows = []
     for r in front.itertuples(index=False):
@@ -102,7 +110,7 @@ def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
                 "Knob": display.knob_text(knob, r.knob),
                 display.metric_label(risk): _with_interval(r.risk, r.risk_lo, r.risk_hi),
                 display.metric_label(utility): _with_interval(r.utility, r.utility_lo, r.utility_hi),
-                "On the frontier": "protects nothing" if r.unprotected else ("yes" if r.pareto else ""),
+                "On the frontier": "another task" if r.apart else _on_frontier(r.unprotected, r.pareto),
             }
         )
     return pd.DataFrame(rows)

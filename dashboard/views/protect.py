@@ -333,6 +333,10 @@ def _compare_methods(
         f"Same data, measures, replicates (M = {replicates}) and seed for every method; "
         f"the method in use with the settings above, the others with their defaults."
     )
+    if figure is not None:
+        st.caption(display.md_escape(comparison.task_line(risk, utility)))
+        for why in comparison.apart(risk, utility).values():
+            st.warning(display.md_escape(why))
 
 
 def _view_at(

@@ -254,9 +254,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         f"{len(methods)} methods on {dataset.name}, seed {args.seed}, {args.replicates} replicate(s); risk {risk}, "
         f"utility {utility}"
     )
+    print(comparison.task_line(risk, utility))
+    for why in comparison.apart(risk, utility).values():
+        print(why)
     for row in front.itertuples(index=False):
         knob = comparison.sweeps[row.method].knob
-        mark = "  ← frontier across methods" if row.pareto else ""
+        mark = "  ← frontier across methods" if row.pareto else ("  (another task)" if row.apart else "")
         print(
             f"  {row.method:<12} {knob.symbol} {knob.format(row.knob):>8}  risk {row.risk:.3f}  "
             f"utility {row.utility:.3f}{mark}"

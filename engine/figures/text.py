@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping, Sequence
+import textwrap
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -386,6 +387,9 @@ METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c
 METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up", "x", "pentagon")
 PARETO_RING = "#d62728"
 """The ring around a release on the frontier across methods: a red no method's line has."""
+SUBTITLE_WIDTH = 130
+"""Characters a line of a comparison's subtitle (why a method is apart) holds at most."""
+SUBTITLE_LINE_PX = 17
 
 
 def _away_from_line(x: np.ndarray, y: np.ndarray, x_rev: bool = False, y_rev: bool = False) -> list[str]:
@@ -400,12 +404,15 @@ def _away_from_line(x: np.ndarray, y: np.ndarray, x_rev: bool = False, y_rev: bo
     return out
 
 
-def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, utility: str) -> go.Figure:
+def methods_frontier_figure(
+    sweeps: list[tuple[str, SweepResult]], risk: str, utility: str, apart: Collection[str] = ()
+) -> go.Figure:
     """Risk (y) against utility (x) of several methods on the same data, one line per method along its knob
     (Ororbia, Linder & Snoke, Fig. 3), its two ends labelled with their knob values (every point on hover);
     the unprotected data as a star.
     ``sweeps`` pairs each method's title with its sweep; a sweep that did not measure both measures is left
-    out."""
+    out. The methods titled in ``apart`` were measured on another task (`engine.compare`): their lines are
+    dotted, named so, and their unprotected data is not the star."""
     r_info, u_info = metric_info(risk), metric_info(utility)
     x_rev, y_rev = u_info.better == "lower", r_info.better == "higher"
     fig = go.Figure()
@@ -421,24 +428,25 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
         x, y = t["utility"].to_numpy(float), t["risk"].to_numpy(float)
         xs += list(x)
         ys += list(y)
+        other = title in apart
         fig.add_trace(
             go.Scatter(
                 x=x,
                 y=y,
                 mode="lines+markers+text",
-                name=f"{plain(title)} (along {plain(knob.symbol)})",
+                name=f"{plain(title)} (along {plain(knob.symbol)}{'; another task, not compared' if other else ''})",
                 text=labels,
                 customdata=labels,
                 textposition=_away_from_line(x, y, x_rev, y_rev),
                 textfont=dict(size=10, color=METHOD_COLOURS[i % len(METHOD_COLOURS)]),
                 hovertemplate=f"{plain(title)}, %{{customdata}}<br>{plain(u_info.label)}: %{{x:.3f}}"
                 f"<br>{plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
-                line=dict(color=METHOD_COLOURS[i % len(METHOD_COLOURS)], width=1.5),
+                line=dict(color=METHOD_COLOURS[i % len(METHOD_COLOURS)], width=1.5, dash="dot" if other else None),
                 marker=dict(symbol=METHOD_SYMBOLS[i % len(METHOD_SYMBOLS)], size=9),
             )
         )
         r0, u0 = sweep.baseline_value(risk), sweep.baseline_value(utility)
-        if baseline is None and r0 is not None and u0 is not None:
+        if baseline is None and not other and r0 is not None and u0 is not None:
             baseline = (u0, r0)
     # Each line's two ends are labelled, thinned over all methods together so that no two labels overlap.
     texts = [label for trace in fig.data for label in trace.text]
@@ -477,10 +485,14 @@ def methods_frontier_figure(sweeps: list[tuple[str, SweepResult]], risk: str, ut
 
 def comparison_figure(comparison: Comparison, risk: str, utility: str) -> go.Figure:
     """`methods_frontier_figure` of a comparison's methods, with the frontier across methods ringed: the
-    (method, knob value) pairs no other pair beats on both measures."""
+    (method, knob value) pairs no other pair beats on both measures. A method measured on another task
+    (`Comparison.apart`) is drawn dotted, never ringed, and the subtitle says why."""
 
     titles = {m: METHODS[m].title if m in METHODS else m for m in comparison.sweeps}
-    fig = methods_frontier_figure([(titles[m], s) for m, s in comparison.sweeps.items()], risk, utility)
+    apart = comparison.apart(risk, utility)
+    fig = methods_frontier_figure(
+        [(titles[m], s) for m, s in comparison.sweeps.items()], risk, utility, [titles[m] for m in apart]
+    )
     front = comparison.frontier(risk, utility)
     best = front[front["pareto"]]
     names = [
@@ -498,7 +510,24 @@ def comparison_figure(comparison: Comparison, risk: str, utility: str) -> go.Fig
             marker=dict(symbol="circle-open", size=20, color=PARETO_RING, line=dict(width=2.5)),
         )
     )
+    lines = [
+        line
+        for why in apart.values()
+        for line in textwrap.wrap(plain(why), SUBTITLE_WIDTH, break_long_words=False, break_on_hyphens=False)
+    ]
     fig.update_layout(title=dict(text="Methods compared on one frontier: lower right is better"))
+    if lines:
+        fig.update_layout(
+            title=dict(
+                subtitle=dict(text="<br>".join(lines), font=dict(size=12)),
+                yref="container",
+                y=1,
+                yanchor="top",
+                pad=dict(t=12),
+            ),
+            height=fig.layout.height + SUBTITLE_LINE_PX * len(lines),
+            margin=dict(t=56 + SUBTITLE_LINE_PX * len(lines)),
+        )
     return fig
 
 

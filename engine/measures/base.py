@@ -286,6 +286,11 @@ class Measure(ABC):
     note: str = ""
     """How the measure is taken on this data (which classifier, which target), set by `prepare` where the data
     decides it; shown beside the measure's meaning in the CLI, the dashboard and the report."""
+    task: str = ""
+    """What the measure is taken on where the method decides it, in words ("predicting the field mood", "with the
+    intruder matching records on airline"), set by `prepare`: two methods' values of the measure are on one scale
+    only when their tasks are equal (`engine.compare` keeps a method measured on another task off the frontier
+    across methods). Empty: the same task for every method."""
 
     @classmethod
     def declared_settings(cls) -> tuple[Param, ...]:

@@ -151,6 +151,7 @@ class Evaluator:
                 self._measures.append(prepared)
         self.available = [m.id for m in self._measures]
         self.notes = {m.id: m.note for m in self._measures if m.note}
+        self.tasks = {m.id: m.task for m in self._measures if m.task}
 
     @property
     def numeric(self) -> NumericMeasures | None:

@@ -305,7 +305,8 @@ class ReleaseIdentificationProbability(Measure):
         "everything the release shows: she keeps the records whose released fields agree with what she knows "
         "of the target, then weighs them by how close their released text is to another text she holds by the "
         "target. The same intruder for every method, so methods that change the text and methods that change "
-        "the fields compare on one scale. 0 = never found; 1/number of records is a blind guess."
+        "the fields compare on one scale (a method that withholds a field she knows gives her less to link on: a "
+        "comparison of methods keeps it off their common frontier). 0 = never found; 1/number of records is a blind guess."
     )
     source = (
         "Generalizes Schneider, Hu, Mankad & Bale (2023), Section 4.2, Eqs. 7–9 from synthesized fields to the "
@@ -333,7 +334,12 @@ class ReleaseIdentificationProbability(Measure):
                 lambda texts: shared_style_similarity(context, texts),
             ),
         )
-        hidden = [f for f in known_fields(context.dataset, preset) if f in context.withheld]
+        known = known_fields(context.dataset, preset)
+        hidden = [f for f in known if f in context.withheld]
+        matched = [f for f in known if f not in context.withheld]
+        self.task = "with the intruder matching records on " + (
+            f"{', '.join(matched[:-1])}{' and ' if len(matched) > 1 else ''}{matched[-1]}" if matched else "no field"
+        )
         if hidden:
             self.note += (
                 f" The releases withhold {', '.join(hidden)} from the bundle, so she cannot link on "

@@ -215,7 +215,9 @@ class ClassifierF1Ratio(Measure):
         "A classifier trained on the release (its texts and its values of the field) predicts a field (or a "
         "hashtag's use) for held-out confidential texts; its F1 divided by the F1 of the same classifier "
         "trained on the confidential data. 1 = the release teaches the task as well as the original; 0 = it "
-        "teaches nothing. The same task for every method, text or fields."
+        "teaches nothing. The same task for every method, text or fields, that releases the target; a method that "
+        "withholds it is measured on another target (the note names it), and a comparison of methods keeps it off "
+        "their common frontier."
     )
     source = "Ororbia, Linder & Snoke, Section 4; applied to every method by training on the released labels too"
     applies_to = "release"
@@ -283,6 +285,7 @@ class ClassifierF1Ratio(Measure):
             )
         what = f"the use of {self.target}" if self.hashtag else f"the field {self.target} (macro F1)"
         drawn = f" (drawn at random of {split:,})" if split > len(self.train) else ""
+        self.task = f"predicting {what.removesuffix(' (macro F1)')}"
         self.note = (
             f"Predicts {what}; trained on {len(self.train):,} records{drawn}, tested on {len(self.test):,} "
             f"held-out confidential records; F1 trained on the confidential texts {self.baseline:.3f}."
