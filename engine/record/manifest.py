@@ -26,7 +26,7 @@ from engine.record.replay import ReplaySpec
 
 MANIFEST_VERSION = 1
 """The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
-``manifest_version``)."""
+``manifest_version`` and ``pseudonym_key``)."""
 MANIFEST_JSON = "manifest.json"
 INTRUDER_DESCRIPTION = "intruder_description"
 """The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
@@ -92,12 +92,22 @@ class SweepSpec:
 
 
 @dataclass(frozen=True)
+class KeyNote:
+    """What a bundle says of the key its pseudonyms were made with: the key's check value
+    (`engine.export.keys.key_check`: whether a key file is that key, and nothing of the key) and the files whose
+    bytes depend on the key. Never the key, nor where a copy of it was written."""
+
+    check: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ReleaseRecord:
     """What a bundle says about its release (`to_manifest` writes it as ``manifest.json``).
 
     Values are kept as JSON holds them (lists for tuples, None for a number that is not finite), so that a record
     read back from its manifest equals the record written. ``files`` is empty until the bundle's files are
-    written (`with_files`).
+    written (`with_files`), and so is ``pseudonym_key`` (None: no column is pseudonymized).
     """
 
     dataset: DatasetIdentity
@@ -115,6 +125,7 @@ class ReleaseRecord:
     decision: Decision | None = None
     sweep: SweepSpec | None = None
     files: Mapping[str, str] = field(default_factory=dict)
+    pseudonym_key: KeyNote | None = None
     libraries: Mapping[str, str | None] = field(default_factory=dict)
     textsdc_version: str = __version__
 
@@ -133,9 +144,10 @@ class ReleaseRecord:
         """The replay command read back (`ReplaySpec.parse`); DataError when it is not one textsdc writes."""
         return ReplaySpec.parse(self.replay)
 
-    def with_files(self, files: Mapping[str, str]) -> ReleaseRecord:
-        """The record with the bundle's files and their SHA-256 checksums."""
-        return replace(self, files=dict(sorted(files.items())))
+    def with_files(self, files: Mapping[str, str], pseudonym_key: KeyNote | None = None) -> ReleaseRecord:
+        """The record with the bundle's files and their SHA-256 checksums, and the note of the key of its
+        pseudonyms (None: no column is pseudonymized)."""
+        return replace(self, files=dict(sorted(files.items())), pseudonym_key=pseudonym_key)
 
     def to_manifest(self) -> dict[str, Any]:
         """The manifest: the record as plain JSON values, with ``manifest_version``."""
@@ -169,6 +181,9 @@ class ReleaseRecord:
             else {"grid": list(self.sweep.grid), "replicates": self.sweep.replicates, "seed": self.sweep.seed},
             "replay": self.replay,
             "files": dict(self.files),
+            "pseudonym_key": None
+            if self.pseudonym_key is None
+            else {"check": self.pseudonym_key.check, "files": list(self.pseudonym_key.files)},
         }
 
     def manifest_text(self) -> str:
@@ -186,7 +201,7 @@ class ReleaseRecord:
             )
         try:
             d, m, k = manifest["dataset"], manifest["method"], manifest["knob"]
-            sweep = manifest.get("sweep")
+            sweep, key = manifest.get("sweep"), manifest.get("pseudonym_key")
             return cls(
                 dataset=DatasetIdentity(
                     d["name"],
@@ -215,6 +230,7 @@ class ReleaseRecord:
                 decision=None if not manifest.get("decision") else Decision.from_dict(manifest["decision"], source),
                 sweep=None if not sweep else SweepSpec(tuple(sweep["grid"]), sweep["replicates"], sweep["seed"]),
                 files=manifest["files"],
+                pseudonym_key=None if not key else KeyNote(str(key["check"]), tuple(key["files"])),
                 libraries=manifest.get("libraries", {}),
                 textsdc_version=str(manifest.get("textsdc_version", "")),
             )
