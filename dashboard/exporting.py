@@ -12,7 +12,7 @@ from dashboard.loading import Origin
 from engine.candidates import Candidate
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.export.bundle import ExportResult
+from engine.export.bundle import MANIFEST_JSON, ExportResult
 from engine.export.chosen import Prepared, Run
 from engine.export.chosen import export_chosen as engine_export_chosen
 from engine.export.staging import check_target
@@ -37,10 +37,16 @@ def schema_file_name(dataset: Dataset, origin: Origin | None) -> str | None:
     return f"{stem}.schema.toml"
 
 
+def holds_bundle(out_dir: str) -> bool:
+    """Whether the output folder holds a bundle already (replaced only when the steward says so)."""
+    return bool(out_dir.strip()) and (Path(out_dir).expanduser() / MANIFEST_JSON).is_file()
+
+
 def replay_spec(
     dataset: Dataset, origin: Origin | None, candidate: Candidate, out_dir: str, with_frontier: bool
 ) -> ReplaySpec:
-    """How `textsdc release` writes the candidate's release (`ReplaySpec.command` is the command)."""
+    """How `textsdc release` makes the candidate's release again (`ReplaySpec.command` is the command), into the
+    replay folder of ``out_dir`` (`engine.record.replay.replay_folder`), as the CLI records it."""
     data = origin.data if origin is not None else dataset.name
     if origin is not None and origin.kind == "upload":
         data = Path(origin.data).name
@@ -82,13 +88,15 @@ def export_pin(
     with_frontier: bool,
     decision: Decision,
     progress: Progress = no_progress,
+    replace: bool = False,
 ) -> ExportResult:
     """Write the pinned candidate's release with its manifest, report and decision note (ConfigError /
     DataError as the engine raises), through the engine's one export step, reading the measures from the
-    method's sweep (the numbers the pin was made from)."""
+    method's sweep (the numbers the pin was made from). A bundle already in ``out_dir`` is replaced only with
+    ``replace``."""
     if not out_dir.strip():
         raise ConfigError("give an output folder for the export")
-    check_target(Path(out_dir).expanduser())
+    check_target(Path(out_dir).expanduser(), replace)
     params = dict(candidate.params)
     options = candidate.measure_options()
     fitted = get_fitted(dataset, candidate.method, progress, params)
@@ -100,7 +108,8 @@ def export_pin(
         get_sweep(dataset, candidate.method, candidate.replicates, candidate.seed, progress, params, options),
     )
     spec = replay_spec(dataset, origin, candidate, out_dir, with_frontier)
-    return engine_export_chosen(Path(out_dir).expanduser(), spec, prepared, decision, Run(progress=progress))
+    run = Run(progress=progress, replace=replace)
+    return engine_export_chosen(Path(out_dir).expanduser(), spec, prepared, decision, run)
 
 
 def zip_bundle(result: ExportResult) -> bytes:

@@ -15,10 +15,11 @@ from pathlib import Path
 
 
 @contextmanager
-def atomic_path(path: str | Path) -> Iterator[Path]:
+def atomic_path(path: str | Path, private: bool = False) -> Iterator[Path]:
     """Yield a temporary path next to ``path``; on success it replaces ``path``, on error it is removed.
 
-    For writers that insist on a file name (pyarrow, pandas). The folder of ``path`` must exist.
+    For writers that insist on a file name (pyarrow, pandas). The folder of ``path`` must exist. A ``private``
+    file is readable by its owner only from first byte to last, whatever the mode of the file it replaces.
     """
     target = Path(path)
     fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
@@ -27,7 +28,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     try:
         yield tmp
         _fsync_file(tmp)
-        if target.exists():
+        if target.exists() and not private:
             # mkstemp creates 0600 files; keep the permissions the steward already gave the old file.
             shutil.copymode(target, tmp)
         os.replace(tmp, target)
@@ -37,9 +38,9 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     fsync_dir(target.parent)
 
 
-def atomic_write_bytes(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically."""
-    with atomic_path(path) as tmp:
+def atomic_write_bytes(path: str | Path, data: bytes, private: bool = False) -> None:
+    """Write ``data`` to ``path`` atomically (``private``: readable by its owner only, as `atomic_path`)."""
+    with atomic_path(path, private) as tmp:
         tmp.write_bytes(data)
 
 

@@ -15,6 +15,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -51,6 +52,7 @@ def export(case: str, data: str, extra: tuple[str, ...], out: Path, cache: Path)
     env = {**os.environ, "TEXTSDC_CACHE_DIR": str(cache)}
     args = [sys.executable, "-m", "engine.cli", "release", "--data", data, "--method", method, "--seed", "0"]
     args += ["--replicates", "2", *extra, "--out", str(out), "--audit-log", str(out.parent / f"{case}.sqlite")]
+    shutil.rmtree(out, ignore_errors=True)  # an earlier run's bundle: `release` replaces one only when told
     done = subprocess.run(args, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"{case}: {' '.join(args)} failed:\n{done.stderr}")

@@ -110,8 +110,8 @@ def _scan_every_bundle(monkeypatch):
 
     real = bundle.export_release
 
-    def scanned(out_dir, report, audit_log=None, pdf=True):
-        result = real(out_dir, report, audit_log, pdf)
+    def scanned(out_dir, report, audit_log=None, pdf=True, key=None, key_out=None, replace=False):
+        result = real(out_dir, report, audit_log, pdf, key, key_out, replace)
         release = report.release
         findings = scan_bundle(
             result.out_dir,
@@ -128,8 +128,10 @@ def _scan_every_bundle(monkeypatch):
             return result
         SCANNED.append(str(result.out_dir))
         if _replayable(result.out_dir):
-            again = verify_replay(result.out_dir)  # `textsdc verify` with the replay
-            assert not again, f"the bundle in {result.out_dir} is not made again by its replay: {again}"
+            again = verify_replay(result.out_dir, key=key)  # `textsdc verify` with the key of its pseudonyms
+            assert not again.differences and not again.not_replayed, (
+                f"the bundle in {result.out_dir} is not made again by its replay: {again}"
+            )
             REPLAYED.append(str(result.out_dir))
         return result
 

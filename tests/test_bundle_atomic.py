@@ -23,7 +23,8 @@ from tests.test_export import do_export, make_dataset
 
 
 def _bundle(folder: Path, tmp_path: Path, **kw):
-    return do_export(folder, tmp_path / "audit.sqlite", **kw)
+    """A bundle written into ``folder``, replacing the one there (the tests of how a bundle is replaced)."""
+    return do_export(folder, tmp_path / "audit.sqlite", replace=True, **kw)
 
 
 def _snapshot(folder: Path) -> dict[str, bytes]:
@@ -44,6 +45,17 @@ def test_a_file_or_a_folder_of_other_files_is_refused_before_any_work(tmp_path):
     with pytest.raises(ConfigError, match="not a textsdc bundle"):
         _bundle(other, tmp_path)
     assert [p.name for p in other.iterdir()] == ["cat.jpg"]
+
+
+def test_a_bundle_is_replaced_only_when_asked(tmp_path):
+    out = tmp_path / "B"
+    do_export(out, tmp_path / "audit.sqlite")
+    before = _snapshot(out)
+    with pytest.raises(ConfigError, match="holds a bundle already; choose a new folder, or replace that bundle"):
+        do_export(out, tmp_path / "audit.sqlite", replay_data="another")
+    assert _snapshot(out) == before and _leftovers(tmp_path) == []
+    do_export(out, tmp_path / "audit.sqlite", replace=True, replay_data="another")
+    assert json.loads((out / "manifest.json").read_text())["replay"].startswith("textsdc release --data another ")
 
 
 def test_a_second_writer_is_refused_while_the_first_holds_the_folder(tmp_path):
@@ -168,7 +180,7 @@ def test_a_release_killed_at_any_moment_leaves_a_complete_bundle(tmp_path, tiny_
 
     def command(level: int) -> list[str]:
         return [sys.executable, "-m", "engine.cli", "release", "--data", data, "--schema", str(tiny_files),
-                "--method", "redact", "--no-use-ner", "--knob", str(level), "--out", str(out)]  # fmt: skip
+                "--method", "redact", "--no-use-ner", "--knob", str(level), "--out", str(out), "--replace"]  # fmt: skip
 
     subprocess.run(command(4), env=env, check=True, capture_output=True)
     start = time.perf_counter()

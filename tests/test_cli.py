@@ -52,7 +52,7 @@ def sha(path):
 
 
 def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, tmp_path):
-    """The same command run twice rewrites the same bytes (the replay command in the bundle names its folder)."""
+    """The same command run twice (the second told to --replace) rewrites the same bytes; untold, it is refused."""
     data = str(tiny_files.parent / "data.csv")
     out = tmp_path / "rel"
     digests = []
@@ -75,11 +75,17 @@ def test_release_twice_with_the_same_seed_is_byte_identical(capsys, tiny_files, 
             "--audit-log",
             str(tmp_path / "audit.sqlite"),
             "--no-cache",
+            *(["--replace"] if digests else []),  # the second run replaces the first's bundle, as told
         )
         assert code == 0, err
         digests.append({p.name: sha(p) for p in sorted(out.iterdir())})
     assert {"release.csv", "release.parquet", "manifest.json", "report.html", "changes.csv"} <= set(digests[0])
     assert digests[0] == digests[1]
+    code, _, err = run(
+        capsys, "release", "--data", data, "--schema", str(tiny_files), "--method", "redact", "--out", str(out)
+    )
+    assert code == 2 and f"export folder {out} holds a bundle already" in err  # not without being told
+    assert {p.name: sha(p) for p in sorted(out.iterdir())} == digests[0]
     outs = [out]
     manifest = json.loads((outs[0] / "manifest.json").read_text())
     for name, digest in manifest["files"].items():
@@ -119,6 +125,7 @@ def test_release_is_byte_identical_whatever_the_jobs(capsys, tiny_files, tmp_pat
             jobs,
             "--out",
             str(out),
+            "--replace",
             "--audit-log",
             str(tmp_path / "audit.sqlite"),
         )

@@ -492,6 +492,16 @@ def test_export_writes_the_bundle(tmp_path):
     assert at.download_button(key="export_zip") is not None
     assert any("Wrote" in s.value for s in at.success)
 
+    # The folder holds a bundle now: a second export replaces it only when the steward ticks the box.
+    written = {p.name: p.read_bytes() for p in out.iterdir()}
+    at.button(key="export_run").click().run()
+    assert any("holds a bundle already" in e.value for e in at.error), [e.value for e in at.error]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == written
+    by_label(at.checkbox, "Replace the bundle in this folder").check().run()
+    at.button(key="export_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == written  # the same choice, the same bytes
+
     # The command shown replays the same release from the CLI, byte for byte.
     args = shlex.split(command)[1:]
     replay = tmp_path / "replay"

@@ -126,8 +126,8 @@ def make_report(
     )
 
 
-def do_export(out: Path, audit: Path, **kw):
-    return export_release(out, make_report(**kw), audit)
+def do_export(out: Path, audit: Path, replace: bool = False, **kw):
+    return export_release(out, make_report(**kw), audit, replace=replace)
 
 
 # --- atomic writes ---------------------------------------------------------------------------------
@@ -229,7 +229,7 @@ def test_export_without_changes_removes_stale_changes_csv(tmp_path):
     do_export(out, tmp_path / "audit.sqlite")
     release = make_release()
     bare = Release(release.data, release.method, release.knob, release.protected_columns, seed=11)
-    res = do_export(out, tmp_path / "audit.sqlite", release=bare, with_sweep=False)
+    res = do_export(out, tmp_path / "audit.sqlite", replace=True, release=bare, with_sweep=False)
     assert CHANGES_CSV not in res.files and not (out / CHANGES_CSV).exists()
     assert CHANGES_CSV not in res.record.files
 

@@ -19,7 +19,7 @@ from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 from engine.record.decision import Alternative, Decision
 from engine.record.manifest import MANIFEST_VERSION, ReleaseRecord, read_record
-from engine.record.replay import ReplaySpec
+from engine.record.replay import ReplaySpec, replay_folder
 
 
 def _modules(*packages):
@@ -78,6 +78,8 @@ def test_a_manifest_is_read_back_into_the_record_it_was_written_from(capsys, tin
     spec = record.replay_spec
     assert (spec.method, spec.knob, spec.seed, spec.options["intruder"]) == ("redact", 1.0, 0, "posts")
     assert spec.params == {"use_ner": False} and spec.schema == str(tiny_files)
+    assert spec.out == f"{out}-replay" and record.pseudonym_key is not None  # the author column is pseudonymized
+    assert record.pseudonym_key.files == ("release.csv", "release.parquet")
 
 
 def test_a_manifest_without_a_version_reads_and_one_of_a_newer_layout_is_refused(capsys, tiny_files, tmp_path):
@@ -112,6 +114,15 @@ def test_every_methods_replay_command_reads_back_into_the_same_spec(method):
     spec = ReplaySpec("data file.csv", method, 0.25, 3, 4, "out dir", params, options, 2, "s.toml", "latin-1", True)
     read = ReplaySpec.parse(spec.command())
     assert read == spec, (read, spec)
+
+
+def test_the_replay_command_writes_a_new_folder_beside_the_bundle_and_a_replays_record_names_the_same():
+    assert replay_folder("exports/airline-redact-2") == "exports/airline-redact-2-replay"
+    assert replay_folder("exports/airline-redact-2/") == "exports/airline-redact-2-replay"
+    assert replay_folder("exports/airline-redact-2-replay") == "exports/airline-redact-2-replay"
+    spec = ReplaySpec("airline-tweets", "redact", 2.0, 0, 1, "/data/bundle")
+    assert spec.out == "/data/bundle-replay" and spec.command().endswith("--out /data/bundle-replay")
+    assert ReplaySpec.parse(spec.command()).command() == spec.command()
 
 
 def test_a_command_textsdc_does_not_write_is_refused_with_what_is_wrong():

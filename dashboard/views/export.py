@@ -167,10 +167,16 @@ def render() -> None:
         "Output folder",
         value=exporting.default_export_dir(dataset, candidate),
         key=f"export_dir::{tag}",
-        help="Created if it does not exist. An earlier bundle in it is replaced whole, only once the new one is "
-        "complete; a folder holding other files is refused.",
+        help="Created if it does not exist. An earlier bundle in it is replaced only when you tick the box that "
+        "then shows, and whole, once the new one is complete; a folder holding other files is refused.",
     )
     st.caption(f"Resolves to {display.md_escape(Path(out_dir).expanduser().resolve())}")
+    replace = exporting.holds_bundle(out_dir) and st.checkbox(
+        "Replace the bundle in this folder",
+        value=False,
+        key=f"export_replace::{tag}",
+        help="The folder holds a bundle already. Tick to replace it with this one; or choose a new folder.",
+    )
     with_frontier = st.checkbox(
         "Include the frontier in the report",
         value=True,
@@ -178,7 +184,10 @@ def render() -> None:
         persist_state="session",
         help="Uses the method's sweep, already computed on its page.",
     )
-    st.caption("The same release from the command line:")
+    st.caption(
+        "The same release from the command line, as the manifest records it: it writes into a new folder "
+        "beside the bundle, named with -replay, so running it never replaces the bundle."
+    )
     st.code(
         exporting.replay_spec(dataset, origin, candidate, out_dir, with_frontier).command(),
         language="bash",
@@ -214,6 +223,7 @@ def render() -> None:
                     with_frontier,
                     exporting.decision_for(dataset, origin, project, name, by, why),
                     caching.progress_reporter(progress_area),
+                    replace,
                 ),
                 prefix=f"Could not write the export to {out_dir}: ",
             )

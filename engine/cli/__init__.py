@@ -10,7 +10,7 @@ import argparse
 import sys
 
 from engine.backends import BACKENDS
-from engine.cli.args import add_data_arguments, add_parameter_flags, knob_argument
+from engine.cli.args import add_data_arguments, add_key_arguments, add_parameter_flags, knob_argument
 from engine.cli.commands import (
     cmd_compare,
     cmd_datasets,
@@ -76,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
         "`textsdc export` writes one from a session's pins",
     )
     r.add_argument("--out", required=True, help="folder to write the release into")
+    add_key_arguments(r)
     r.set_defaults(func=cmd_release)
 
     c = sub.add_parser("compare", help="sweep several methods on the same data and seed, and put them on one frontier")
@@ -99,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="make the release again and compare (default yes; --no-replay checks the checksums only)",
+    )
+    v.add_argument(
+        "--key",
+        metavar="FILE",
+        help="the pseudonym key file the steward exported (--key-out) with the bundle: without it, the files "
+        "holding pseudonyms are not replayed (the cache folder's key is used when it is the bundle's)",
     )
     v.set_defaults(func=cmd_verify)
 

@@ -14,6 +14,7 @@ from engine.data.dataset import Dataset
 from engine.data.load import load_dataset
 from engine.data.schema import Schema
 from engine.errors import ConfigError
+from engine.export.keys import check_key_target, read_key_file
 from engine.export.staging import check_target
 from engine.measures.registry import setting_parameters
 from engine.measures.settings import MeasureSettings
@@ -175,7 +176,9 @@ def check_run(args: argparse.Namespace) -> None:
         if out.exists() and not out.is_dir():
             raise ConfigError(f"--out {out} is a file; give the folder to write compare.json and compare.html into")
         return
-    check_target(out)
+    check_target(out, args.replace)
+    if args.key_out:
+        check_key_target(args.key_out, out)
     cls = METHODS.get(args.method)
     if cls is not None and cls.deterministic and args.replicate != 0:
         raise ConfigError(
@@ -185,6 +188,30 @@ def check_run(args: argparse.Namespace) -> None:
         raise ConfigError(
             f"--replicate must be from 0 to {args.replicates - 1} (replicates are numbered from 0 up to "
             f"--replicates {args.replicates}), got {args.replicate}"
+        )
+
+
+def key_of(args: argparse.Namespace) -> bytes | None:
+    """The pseudonym key in the --key file, if one is given (read before any work)."""
+    return read_key_file(args.key) if getattr(args, "key", None) else None
+
+
+def add_key_arguments(sp: argparse.ArgumentParser, key: bool = True) -> None:
+    """--replace and --key-out of a command that writes a bundle, and (with ``key``) --key."""
+    sp.add_argument(
+        "--replace", action="store_true", help="replace the bundle already in the --out folder (refused otherwise)"
+    )
+    sp.add_argument(
+        "--key-out",
+        metavar="FILE",
+        help="also write the pseudonym key of the identifier columns to FILE, outside the bundle folder, for the "
+        "people allowed to replay or verify the release (`textsdc verify --key FILE`); keep it from everyone else",
+    )
+    if key:
+        sp.add_argument(
+            "--key",
+            metavar="FILE",
+            help="make the pseudonyms with the key in FILE (one --key-out wrote) instead of the cache folder's",
         )
 
 

@@ -13,6 +13,7 @@ from engine.atomic import atomic_write_text
 from engine.cache import fit_cached
 from engine.cli.args import (
     check_run,
+    key_of,
     load,
     measure_options,
     method_params,
@@ -25,7 +26,7 @@ from engine.data.demos import list_demos
 from engine.errors import ConfigError
 from engine.export.bundle import ExportResult
 from engine.export.chosen import Prepared, Run, export_chosen
-from engine.export.verify import verify_checksums, verify_replay
+from engine.export.verify import ReplayCheck, verify_checksums, verify_replay
 from engine.figures.detection import detection_figure
 from engine.figures.text import comparison_figure
 from engine.frontier import PmseChoice, select_by_pmse_ratio
@@ -163,6 +164,7 @@ def _pmse_choice(result: SweepResult) -> PmseChoice | None:
 def cmd_release(args: argparse.Namespace) -> int:
     check_run(args)
     decision = Decision.load(args.decision) if args.decision else None
+    key = key_of(args)
     dataset = load(args)
     protector = protector_of(args, dataset)
     if args.knob is not None:
@@ -186,7 +188,14 @@ def cmd_release(args: argparse.Namespace) -> int:
         out=args.out,
         with_frontier=args.with_frontier,
     )
-    run = Run(jobs=args.jobs, progress=progress, audit_log=args.audit_log)
+    run = Run(
+        jobs=args.jobs,
+        progress=progress,
+        audit_log=args.audit_log,
+        key=key,
+        key_out=args.key_out,
+        replace=args.replace,
+    )
     result = export_chosen(args.out, spec, Prepared(dataset, protector, fitted), decision, run)
     print(f"{protector.title} at {fitted.knob.symbol} = {fitted.knob.format(knob)} on {dataset.name}")
     print_export(result)
@@ -202,6 +211,11 @@ def print_export(result: ExportResult) -> None:
     if result.internal_report is not None:
         print(
             f"wrote {result.internal_report} (internal review report with confidential excerpts: keep it, never share it)"
+        )
+    if result.key_file is not None:
+        print(
+            f"wrote {result.key_file} (the pseudonym key: give it only to the people allowed to replay the release, "
+            "never with the bundle)"
         )
     for warning in result.warnings:
         print(f"textsdc: warning: {warning}", file=sys.stderr)
@@ -270,15 +284,24 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_verify(args: argparse.Namespace) -> int:
     folder = Path(args.bundle)
+    key = key_of(args)
     differences = verify_checksums(folder)
+    check = ReplayCheck()
     if not differences and args.replay:
-        differences = verify_replay(folder, args.data, progress_bar("making the release again"))
+        check = verify_replay(folder, args.data, progress_bar("making the release again"), key)
+        differences = list(check.differences)
     for line in differences:
         print(line)
+    if check.not_replayed:
+        print(f"{', '.join(check.not_replayed)}: not replayed: the pseudonym key is not here (give --key FILE)")
     if differences:
         print(f"{folder}: {len(differences)} difference(s)")
         return 1
-    what = "every file matches its checksum" + ("; the replay makes the same files" if args.replay else "")
+    what = "every file matches its checksum"
+    if args.replay and check.not_replayed:
+        what += f"; the replay makes the same {', '.join(check.compared)}"
+    elif args.replay:
+        what += "; the replay makes the same files"
     print(f"{folder}: {what}")
     return 0
 

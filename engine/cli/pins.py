@@ -16,12 +16,13 @@ from engine import MAX_SEED
 from engine.atomic import atomic_write_text
 from engine.cache import fit_cached
 from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table, release_of
-from engine.cli.args import knob_argument, load, measure_options, method_params
+from engine.cli.args import add_key_arguments, knob_argument, load, measure_options, method_params
 from engine.cli.commands import print_export
 from engine.cli.progress import progress_bar
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.export.chosen import Prepared, Run, export_chosen
+from engine.export.keys import check_key_target
 from engine.export.staging import check_target
 from engine.project import Project, differences, session_path
 from engine.record.decision import Decision, alternatives_of
@@ -124,7 +125,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    check_target(Path(args.out).expanduser())
+    out = Path(args.out).expanduser()
+    check_target(out, args.replace)
+    if args.key_out:
+        check_key_target(args.key_out, out)
     project, dataset = _open(args.session)
     pin = project.get(args.pin)
     decision = Decision(
@@ -147,7 +151,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     c = measured.candidate
     prepared = Prepared(dataset, c.protector(), measured.fitted, sweep=None if args.with_frontier else measured.point)
     spec = project.replay(c, args.out, args.with_frontier)
-    result = export_chosen(args.out, spec, prepared, decision, Run(progress=progress))
+    run = Run(progress=progress, key_out=args.key_out, replace=args.replace)
+    result = export_chosen(args.out, spec, prepared, decision, run)
     print(f"exported '{c.name}': {c.describe()}, decided by {decision.by} on {decision.date}")
     print_export(result)
     return 0
@@ -188,4 +193,5 @@ def add_parsers(sub: Any, data_args: Callable[[argparse.ArgumentParser], None]) 
         "--with-frontier", action=argparse.BooleanOptionalAction, default=False, help="also draw the frontier"
     )
     e.add_argument("--out", required=True, help="folder to write the bundle into")
+    add_key_arguments(e, key=False)
     e.set_defaults(func=cmd_export)

@@ -4,10 +4,12 @@ The bundle is what leaves the organization. It holds no confidential original of
 drops it, and its offsets refer to the released text: offsets into the original would leak the length of each
 removed name), no identifier column in clear (`engine.export.identifiers`: pseudonymized, dropped, or kept by
 an explicit schema choice the manifest and report flag), and a report of aggregate measures only; the
-internal review report with the before/after samples is written beside the folder, never in it. The manifest
-lists every released column with its treatment and every warning (`engine.export.checks`). Its CSV files are
-safe to open in a spreadsheet (`engine.export.safe_csv`): a text cell that would run as a formula is written with
-an apostrophe in front, the manifest counts them per file, and the Parquet file keeps the values as released.
+internal review report with the before/after samples is written beside the folder, never in it, and so is the
+pseudonym key when asked for (`engine.export.keys`). The manifest lists every released column with its
+treatment, every warning (`engine.export.checks`) and the check value of the pseudonym key with the files that
+depend on it. Its CSV files are safe to open in a spreadsheet (`engine.export.safe_csv`): a text cell that would
+run as a formula is written with an apostrophe in front, the manifest counts them per file, and the Parquet file
+keeps the values as released.
 
 The bundle is deterministic (no timestamps; same inputs and seed give the same bytes) and written whole or not
 at all (`engine.export.staging`): files, manifest and audit row in a temporary folder that then replaces the
@@ -16,12 +18,13 @@ target in one step.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import importlib.metadata
 import platform
 import sqlite3
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -33,7 +36,8 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError, os_error_message
 from engine.export.audit import append_audit
 from engine.export.checks import unchanged_protected_columns
-from engine.export.identifiers import column_treatments, public_frame
+from engine.export.identifiers import column_treatments, pseudonymized_columns, public_frame
+from engine.export.keys import check_key_target, key_check, pseudonym_key, write_key_file
 from engine.export.registry import release_warnings
 from engine.export.safe_csv import SafeCsv, safe_csv
 from engine.export.staging import staged_folder
@@ -48,6 +52,7 @@ from engine.record.manifest import (
     MANIFEST_JSON,
     DatasetIdentity,
     GuardRecord,
+    KeyNote,
     Measured,
     MethodStep,
     ReleaseRecord,
@@ -64,6 +69,8 @@ RELEASE_PARQUET = "release.parquet"
 CHANGES_CSV = "changes.csv"
 REPORT_HTML = "report.html"
 REPORT_PDF = "report.pdf"
+KEYED_FILES = (RELEASE_CSV, RELEASE_PARQUET)
+"""The files that hold the released data, and with it the pseudonyms of its identifier columns."""
 
 LIBRARIES: tuple[str, ...] = (
     "numpy",
@@ -80,7 +87,8 @@ LIBRARIES: tuple[str, ...] = (
 @dataclass(frozen=True)
 class ExportResult:
     """A written bundle: its folder, its files (manifest included), its record (what the manifest says), the
-    audit row, the warnings and the internal review report written beside the bundle (never part of it)."""
+    audit row, the warnings, and the internal review report and the pseudonym key file written beside the bundle
+    (never part of it)."""
 
     out_dir: Path
     files: dict[str, Path]
@@ -88,6 +96,7 @@ class ExportResult:
     audit_row_id: int
     warnings: tuple[str, ...] = ()
     internal_report: Path | None = None
+    key_file: Path | None = None
 
 
 def internal_report_path(out: Path) -> Path:
@@ -200,12 +209,21 @@ def release_record(
 
 
 def export_release(
-    out_dir: str | Path, report: ReleaseReport, audit_log: str | Path | None = None, pdf: bool = True
+    out_dir: str | Path,
+    report: ReleaseReport,
+    audit_log: str | Path | None = None,
+    pdf: bool = True,
+    key: bytes | None = None,
+    key_out: str | Path | None = None,
+    replace: bool = False,
 ) -> ExportResult:
     """Write the bundle of ``report``'s release into ``out_dir`` and log the export; see the module docstring.
 
     With ``pdf`` the report is also printed to ``report.pdf`` by this machine's Chromium (`engine.report.pdf`);
-    without a Chromium the bundle has no PDF and the result says so in its warnings.
+    without a Chromium the bundle has no PDF and the result says so in its warnings. Identifier columns are
+    pseudonymized with ``key`` (default: the cache folder's, `pseudonym_key`), which is also written to
+    ``key_out`` when given (outside any bundle: `check_key_target`). A folder that holds a bundle already is
+    replaced only with ``replace``.
 
     Returns
     -------
@@ -213,7 +231,12 @@ def export_release(
     """
     out = Path(out_dir)
     dataset, release = report.dataset, report.release
-    data = public_frame(release.data, dataset.schema, withheld=release.withheld)
+    keyed = pseudonymized_columns(release.data, dataset.schema, release.withheld)
+    used = None if not keyed else key if key is not None else pseudonym_key()
+    key_file = None if key_out is None else Path(key_out).expanduser()
+    if key_file is not None:
+        check_key_target(key_file, out, used)
+    data = public_frame(release.data, dataset.schema, used, release.withheld)
     csvs: dict[str, SafeCsv] = {RELEASE_CSV: safe_csv(data)}
     if release.changes is not None and release.changes_ship:
         csvs[CHANGES_CSV] = safe_csv(public_changes(release.changes))
@@ -222,7 +245,7 @@ def export_release(
             raise ValueError(f"the method's table {name!r} would overwrite the bundle's {name}.csv")
         csvs[f"{name}.csv"] = safe_csv(table)
     escaped = report.record.with_csv_escaped({name: csv.escaped for name, csv in csvs.items()})
-    report = replace(report, record=escaped)
+    report = dataclasses.replace(report, record=escaped)
     contents = {name: csv.content for name, csv in csvs.items()}
     contents[REPORT_HTML] = render_report(report).encode("utf-8")
     log = Path(audit_log) if audit_log is not None else default_audit_log()
@@ -233,7 +256,12 @@ def export_release(
         notices.append(
             f"the report was not printed to PDF: no Chromium on this machine (install chromium, or name one in {ENV})"
         )
-    with staged_folder(out) as tmp:
+    if key_file is not None and used is None:
+        notices.append(
+            f"no column of this release is pseudonymized, so there is no key to export; {key_out} was not written"
+        )
+        key_file = None
+    with staged_folder(out, replace) as tmp:
         for name, content in contents.items():
             (tmp / name).write_bytes(content)
         _write_parquet(tmp / RELEASE_PARQUET, data)
@@ -242,7 +270,8 @@ def export_release(
             print_pdf(tmp / REPORT_HTML, tmp / REPORT_PDF, browser)
             written.append(REPORT_PDF)
         names = sorted(written)
-        record = report.record.with_files({name: file_sha256(tmp / name) for name in names})
+        note = None if used is None else KeyNote(key_check(used), KEYED_FILES)
+        record = report.record.with_files({name: file_sha256(tmp / name) for name in names}, note)
         text = record.manifest_text()
         (tmp / MANIFEST_JSON).write_text(text, encoding="utf-8")
         try:
@@ -256,6 +285,11 @@ def export_release(
         raise ConfigError(
             f"the bundle was written to {out}, but not the internal review report: {os_error_message(exc, out.parent)}"
         ) from None
+    if key_file is not None and used is not None:
+        try:
+            write_key_file(key_file, used)
+        except ConfigError as exc:
+            raise ConfigError(f"the bundle was written to {out}, but not the key file: {exc}") from None
     files = {name: out / name for name in [*names, MANIFEST_JSON]}
     return ExportResult(
         out_dir=out,
@@ -264,4 +298,5 @@ def export_release(
         audit_row_id=row_id,
         warnings=(*record.warnings, *notices),
         internal_report=internal,
+        key_file=key_file,
     )

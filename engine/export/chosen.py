@@ -3,7 +3,7 @@ dashboard's Export page all call, so the bundle is the same whichever wrote it."
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -40,13 +40,17 @@ class Prepared:
 
 @dataclass(frozen=True)
 class Run:
-    """How the work of an export runs: parallel workers, progress, the audit log (default: in the cache folder)
-    and whether the report is also printed to PDF."""
+    """How the work of an export runs: parallel workers, progress, the audit log (default: in the cache folder),
+    whether the report is also printed to PDF, the pseudonym key (default: the cache folder's) and the file to
+    export it to, and whether a bundle already in the target folder may be replaced."""
 
     jobs: int = 1
     progress: Progress = no_progress
     audit_log: str | Path | None = None
     pdf: bool = True
+    key: bytes | None = field(default=None, repr=False)
+    key_out: str | Path | None = None
+    replace: bool = False
 
 
 def _on_grid(sweep: SweepResult | None, value: float, seed: int, replicates: int) -> bool:
@@ -75,7 +79,8 @@ def export_chosen(
     same seed and M, measured now otherwise), make its replicate and write its bundle into ``out_dir`` with the
     sample records the dashboard shows. With ``spec.with_frontier`` the report draws the frontier of the sweep
     (swept now if there is none); ``decision`` is the steward's decision note the manifest and report carry.
-    The record names ``spec.out``, the folder the steward chose (a replay writes elsewhere and names it too)."""
+    The record's replay command names ``spec.out``, the replay folder of the bundle (`replay_folder`), wherever
+    the bundle is written: a replay into another folder makes the same record."""
     dataset, protector = prepared.dataset, prepared.protector
     fitted = guarded(prepared.fitted, protector, dataset)  # a fit made by hand passes the release guard too
     value = fitted.snap(spec.knob)
@@ -135,7 +140,7 @@ def export_chosen(
         risk_metric=first_measure(point, "risk"),
         utility_metric=first_measure(point, "utility"),
     )
-    return export_release(out_dir, report, run.audit_log, run.pdf)
+    return export_release(out_dir, report, run.audit_log, run.pdf, run.key, run.key_out, run.replace)
 
 
 def release_again(
@@ -148,7 +153,7 @@ def release_again(
 ) -> ExportResult:
     """What `textsdc release` does: load ``spec.data`` (or ``data``, where the data is now), check the method and
     the measure settings against it, fit (from the cache where it holds the fit) and `export_chosen` into
-    ``out_dir``. The record keeps ``spec``'s data and folder, so the bundle names what the steward named."""
+    ``out_dir``. The record keeps ``spec``'s data and replay folder, so the bundle names what the steward named."""
     dataset = load_dataset(data or spec.data, spec.schema, encoding=spec.encoding)
     protector = get_protector(spec.method, **spec.params)
     protector.knob.validate(spec.knob)  # the method's general range, before the costly fit

@@ -3,32 +3,25 @@ says of every released column.
 
 Each identifier column gets the treatment its schema declares (`Schema.identifiers`, TOML ``[release]``):
 ``pseudonymize`` (the default) replaces every value by a keyed pseudonym, HMAC-SHA-256 of the value under a
-secret key kept in the cache folder (`pseudonym_key`): the same value gets the same pseudonym in every release
-from this machine, so a release keeps its author linkage, and without the key nobody can compute the
+secret key kept in the cache folder (`engine.export.keys`): the same value gets the same pseudonym in every
+release from this machine, so a release keeps its author linkage, and without the key nobody can compute the
 pseudonym of a known name; ``drop`` leaves the column out; ``keep`` releases it in clear, a choice the manifest
-and the report flag. The key never enters the bundle. The measures are computed before this step, on the
-true linkage.
+and the report flag. The key never enters the bundle (`textsdc release --key-out` exports it as a file of its
+own). The measures are computed before this step, on the true linkage.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import os
-import secrets
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from engine.atomic import atomic_write_bytes
 from engine.data.schema import Schema
 from engine.data.validate import MISSING_CATEGORY
-from engine.errors import ConfigError
-from engine.paths import cache_dir
+from engine.export.keys import pseudonym_key
 
-KEY_FILE = "pseudonym.key"
-KEY_BYTES = 32
 DIGITS = 12  # hex digits of a pseudonym: 48 bits, no collision among millions of values in practice
 
 PROTECTED = "protected by the method"
@@ -40,29 +33,6 @@ TREATMENT_TEXT = {
     "drop": "dropped",
     "keep": "identifier released in clear (kept by the schema's [release] choice)",
 }
-
-
-def pseudonym_key(folder: Path | None = None) -> bytes:
-    """The secret key of pseudonyms: read from the cache folder, created (random, readable by the owner only)
-    on first use."""
-    path = (folder or cache_dir()) / KEY_FILE
-    try:
-        key = path.read_bytes()
-    except FileNotFoundError:
-        key = b""
-    except OSError as exc:
-        raise ConfigError(f"cannot read the pseudonym key {path}: {exc.strerror or exc}") from None
-    if len(key) == KEY_BYTES:
-        return key
-    if key:
-        raise ConfigError(f"the pseudonym key {path} is damaged ({len(key)} bytes, expected {KEY_BYTES}); restore it")
-    key = secrets.token_bytes(KEY_BYTES)
-    try:
-        atomic_write_bytes(path, key)
-        os.chmod(path, 0o600)
-    except OSError as exc:
-        raise ConfigError(f"cannot write the pseudonym key {path}: {exc.strerror or exc}") from None
-    return key
 
 
 def pseudonym(key: bytes, column: str, value: object) -> str:
@@ -90,6 +60,12 @@ def public_frame(
         codes = {v: pseudonym(k, column, v) for v in pd.unique(values.dropna())}
         out[column] = values.map(codes).astype(object).where(values.notna(), None)
     return out
+
+
+def pseudonymized_columns(frame: pd.DataFrame, schema: Schema, withheld: tuple[str, ...] = ()) -> list[str]:
+    """The columns of ``frame`` (a release's data) that leave as keyed pseudonyms (`public_frame`)."""
+    identifiers = schema.identifiers
+    return [str(c) for c in frame.columns if c not in withheld and identifiers.get(c) == "pseudonymize"]
 
 
 def as_written(frame: pd.DataFrame, schema: Schema) -> pd.DataFrame:

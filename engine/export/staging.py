@@ -4,7 +4,9 @@
 parent and, when the block ends without error, puts it in place of ``out`` in one step: an atomic exchange
 of the two folders (Linux ``renameat2(RENAME_EXCHANGE)``), or where that is unavailable two renames, with
 `recover` putting the old bundle back if a crash fell between them. At every moment ``out`` is the old
-complete bundle or the new complete one; a failed or killed export leaves the old one as it was.
+complete bundle or the new complete one; a failed or killed export leaves the old one as it was. A folder that
+holds a bundle already is replaced only when the caller says so (``replace``: `--replace`, or the Export page's
+checkbox), so that a replay command run as printed never writes over the bundle under review.
 A bundle is checked against its manifest by `engine.export.verify`.
 """
 
@@ -60,14 +62,19 @@ def recover(out: Path) -> None:
         shutil.rmtree(stale, ignore_errors=True)
 
 
-def check_target(out: Path) -> None:
-    """ConfigError if ``out`` cannot take a bundle: a file, or a folder of files that are not a bundle."""
+def check_target(out: Path, replace: bool = False) -> None:
+    """ConfigError if ``out`` cannot take a bundle: a file, a folder of files that are not a bundle, or (unless
+    ``replace``) a folder that holds a bundle already."""
     if out.exists() and not out.is_dir():
-        raise ConfigError(f"export folder {out} is a file; choose a new folder, an empty one or an earlier bundle")
+        raise ConfigError(f"export folder {out} is a file; choose a new folder or an empty one")
     if out.is_dir() and any(out.iterdir()) and not (out / MANIFEST).is_file():
         raise ConfigError(
-            f"export folder {out} holds files that are not a textsdc bundle; choose a new folder, an empty one "
-            "or the folder of an earlier bundle (which is then replaced)"
+            f"export folder {out} holds files that are not a textsdc bundle; choose a new folder or an empty one"
+        )
+    if not replace and (out / MANIFEST).is_file():
+        raise ConfigError(
+            f"export folder {out} holds a bundle already; choose a new folder, or replace that bundle on purpose "
+            '(--replace, or "Replace the bundle in this folder" on the Export page)'
         )
 
 
@@ -102,11 +109,12 @@ def _swap_in(tmp: Path, out: Path) -> None:
 
 
 @contextmanager
-def staged_folder(out: Path) -> Iterator[Path]:
+def staged_folder(out: Path, replace: bool = False) -> Iterator[Path]:
     """A temporary folder to write a bundle into; on a clean exit it replaces ``out`` in one step. ConfigError
-    (before any work) for a target that is a file or a folder of other files, or that another export holds."""
+    (before any work) for a target that is a file, a folder of other files or (unless ``replace``) of a bundle, or
+    that another export holds."""
     out = Path(out)
-    check_target(out)
+    check_target(out, replace)
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -114,7 +122,7 @@ def staged_folder(out: Path) -> Iterator[Path]:
     try:
         with _lock(out):
             recover(out)
-            check_target(out)
+            check_target(out, replace)
             tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.partial-", dir=out.parent))
             try:
                 yield tmp

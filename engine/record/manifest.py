@@ -26,7 +26,7 @@ from engine.record.replay import ReplaySpec
 
 MANIFEST_VERSION = 1
 """The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
-``manifest_version`` and ``csv_escaped``)."""
+``manifest_version``, ``csv_escaped`` and ``pseudonym_key``)."""
 MANIFEST_JSON = "manifest.json"
 INTRUDER_DESCRIPTION = "intruder_description"
 """The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
@@ -100,14 +100,24 @@ class SweepSpec:
 
 
 @dataclass(frozen=True)
+class KeyNote:
+    """What a bundle says of the key its pseudonyms were made with: the key's check value
+    (`engine.export.keys.key_check`: whether a key file is that key, and nothing of the key) and the files whose
+    bytes depend on the key. Never the key, nor where a copy of it was written."""
+
+    check: str
+    files: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ReleaseRecord:
     """What a bundle says about its release (`to_manifest` writes it as ``manifest.json``).
 
     Values are kept as JSON holds them (lists for tuples, None for a number that is not finite), so that a record
     read back from its manifest equals the record written. ``files`` is empty until the bundle's files are
-    written (`with_files`); so is ``csv_escaped``, each CSV file of the bundle with the number of its cells
+    written (`with_files`); so are ``csv_escaped``, each CSV file of the bundle with the number of its cells
     (values and column names) that a spreadsheet would run as a formula and that were therefore written with an
-    apostrophe in front (`engine.export.safe_csv`).
+    apostrophe in front (`engine.export.safe_csv`), and ``pseudonym_key`` (None: no column is pseudonymized).
     """
 
     dataset: DatasetIdentity
@@ -126,6 +136,7 @@ class ReleaseRecord:
     sweep: SweepSpec | None = None
     files: Mapping[str, str] = field(default_factory=dict)
     csv_escaped: Mapping[str, int] = field(default_factory=dict)
+    pseudonym_key: KeyNote | None = None
     libraries: Mapping[str, str | None] = field(default_factory=dict)
     textsdc_version: str = __version__
     guard: GuardRecord | None = None
@@ -145,9 +156,10 @@ class ReleaseRecord:
         """The replay command read back (`ReplaySpec.parse`); DataError when it is not one textsdc writes."""
         return ReplaySpec.parse(self.replay)
 
-    def with_files(self, files: Mapping[str, str]) -> ReleaseRecord:
-        """The record with the bundle's files and their SHA-256 checksums."""
-        return replace(self, files=dict(sorted(files.items())))
+    def with_files(self, files: Mapping[str, str], pseudonym_key: KeyNote | None = None) -> ReleaseRecord:
+        """The record with the bundle's files and their SHA-256 checksums, and the note of the key of its
+        pseudonyms (None: no column is pseudonymized)."""
+        return replace(self, files=dict(sorted(files.items())), pseudonym_key=pseudonym_key)
 
     def with_csv_escaped(self, escaped: Mapping[str, int]) -> ReleaseRecord:
         """The record with the number of cells escaped for spreadsheets in each of the bundle's CSV files."""
@@ -189,6 +201,9 @@ class ReleaseRecord:
             if self.guard is None
             else {"replaced": dict(self.guard.replaced), "off": list(self.guard.off)},
             "csv_escaped": dict(self.csv_escaped),
+            "pseudonym_key": None
+            if self.pseudonym_key is None
+            else {"check": self.pseudonym_key.check, "files": list(self.pseudonym_key.files)},
         }
 
     def manifest_text(self) -> str:
@@ -206,7 +221,7 @@ class ReleaseRecord:
             )
         try:
             d, m, k = manifest["dataset"], manifest["method"], manifest["knob"]
-            sweep = manifest.get("sweep")
+            sweep, key = manifest.get("sweep"), manifest.get("pseudonym_key")
             return cls(
                 dataset=DatasetIdentity(
                     d["name"],
@@ -236,6 +251,7 @@ class ReleaseRecord:
                 sweep=None if not sweep else SweepSpec(tuple(sweep["grid"]), sweep["replicates"], sweep["seed"]),
                 files=manifest["files"],
                 csv_escaped=manifest.get("csv_escaped", {}),
+                pseudonym_key=None if not key else KeyNote(str(key["check"]), tuple(key["files"])),
                 libraries=manifest.get("libraries", {}),
                 textsdc_version=str(manifest.get("textsdc_version", "")),
                 guard=None

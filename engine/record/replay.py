@@ -1,7 +1,8 @@
 """How a release is made again: `ReplaySpec`, written as the `textsdc release` command the manifest and the report
 print (`ReplaySpec.command`) and read back from it (`ReplaySpec.parse`), both from the methods' and the measures'
 declarations. The CLI's bundles and the dashboard's exports record it the same way, and `textsdc verify` reads
-it back to make the release again.
+it back to make the release again. The command writes to the bundle's folder with ``-replay`` added
+(`replay_folder`): run as printed, it makes a new folder beside the bundle under review, never over it.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from engine.errors import DataError
@@ -17,6 +19,7 @@ from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 from engine.protect.params import Param
 
+REPLAY_SUFFIX = "-replay"
 _VALUED = ("--data", "--schema", "--encoding", "--method", "--knob", "--replicates", "--replicate", "--seed", "--out")
 
 
@@ -25,7 +28,8 @@ class ReplaySpec:
     """Everything `textsdc release` needs to write a release again: the data (a demo name or a file, with its
     schema file and encoding where they are not found by themselves), the method and the parameters that differ
     from its defaults, the measure settings, the knob, seed, M and the replicate, the folder the bundle names, and
-    whether the report draws the frontier."""
+    whether the report draws the frontier. ``out`` is the folder the command writes to: given the bundle's
+    folder, the spec keeps `replay_folder` of it."""
 
     data: str
     method: str
@@ -39,6 +43,9 @@ class ReplaySpec:
     schema: str | None = None
     encoding: str | None = None
     with_frontier: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "out", replay_folder(self.out))
 
     def command(self) -> str:
         """The shell command that replays the release: every method parameter and measure setting that is not
@@ -109,6 +116,15 @@ class ReplaySpec:
             )
         except ValueError as exc:
             raise DataError(f"the replay command {command!r} does not read as numbers where it should: {exc}") from None
+
+
+def replay_folder(out: str) -> str:
+    """The folder a replay of the bundle in ``out`` writes to: ``out`` with ``-replay`` added, or ``out`` itself
+    when it already ends so (the replay of a replay names the same folder, so its record is the bundle's)."""
+    trimmed = out.rstrip("/") or out
+    if Path(trimmed).name in ("", ".", ".."):  # "." or "..": the folder's own name
+        trimmed = str(Path(trimmed).resolve())
+    return trimmed if trimmed.endswith(REPLAY_SUFFIX) else trimmed + REPLAY_SUFFIX
 
 
 def _flags(declared: tuple[Param, ...]) -> set[str]:
