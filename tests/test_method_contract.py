@@ -121,14 +121,23 @@ def test_unknown_parameter_is_a_config_error_naming_the_accepted_ones(name):
 
 @methods
 def test_changing_any_parameter_changes_the_cache_key(name):
-    base = fit_key(build(name), dataset())
+    """A parameter of the fit changes the fit's key; one every method shares for its releases (the release
+    guard's) leaves the fit's key and changes the sweep's."""
+    from engine.cache import sweep_name
+    from engine.protect.params import RUN_PARAMETERS
+
+    base, sweep = fit_key(build(name), dataset()), sweep_name(build(name), dataset(), {})
     tried = 0
     for p in ALL[name].parameters:
         value = other_value(p, name)
         if value is None:
             continue
         tried += 1
-        assert fit_key(build(name, **{p.name: value}), dataset()) != base, p.name
+        other = build(name, **{p.name: value})
+        if p.name in RUN_PARAMETERS:
+            assert fit_key(other, dataset()) == base and sweep_name(other, dataset(), {}) != sweep, p.name
+        else:
+            assert fit_key(other, dataset()) != base, p.name
     assert tried == sum(1 for p in ALL[name].parameters if other_value(p, name) is not None)
 
 
@@ -224,6 +233,7 @@ def test_a_release_exports_with_every_section_and_check_that_applies_and_its_rec
     section that applies writes into both reports without error."""
     from engine.export import registry as checks
     from engine.export.chosen import Prepared, Run, export_chosen
+    from engine.protect.guard import guarded
     from engine.record.manifest import read_record
     from engine.record.replay import ReplaySpec
     from engine.report import registry as sections
@@ -239,7 +249,7 @@ def test_a_release_exports_with_every_section_and_check_that_applies_and_its_rec
     spec = ReplaySpec("the contract data", name, private, 0, 1, str(out), protector.params(), with_frontier=True)
     result = export_chosen(out, spec, Prepared(data, protector, f, sweep=sweep), run=Run(audit_log=tmp_path / "a"))
     assert read_record(out) == result.record
-    release = make_release(f, private, seed=0)
+    release = make_release(guarded(f, protector, data), private, seed=0)  # as the export makes it
     metrics = metrics_with_intervals(sweep, private)
     assert list(result.record.warnings) == checks.release_warnings(data, release, metrics)
     report = ReleaseReport(result.record, data, release, metrics, f.knob, sweep, sweep)
