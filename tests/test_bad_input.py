@@ -57,7 +57,10 @@ def test_an_upload_error_names_the_file_uploaded_and_the_pages_encoding_box():
     message = str(err.value)
     assert message.startswith("'ventes été.csv' is not valid UTF-8 text") and "Text encoding box" in message
     assert "--encoding" not in message and "load_dataset" not in message and "uploads" not in message
-    assert loading.upload_table("ventes été.csv", "text,user\ncafé,a\n".encode("latin-1"), "latin-1")[0].shape == (1, 2)
+    assert loading.upload_table("ventes été.csv", "text,user\ncafé,a\n".encode("latin-1"), "latin-1").frame.shape == (
+        1,
+        2,
+    )
 
 
 def test_utf16_without_a_byte_order_mark_names_the_encodings_that_read_it(tmp_path, capsys):
