@@ -114,9 +114,10 @@ def _how_read(read: TableRead) -> None:
         st.caption(f"Values separated by {display.md_escape(described(read.delimiter))}.")
     if read.dropped:
         rows = ", ".join(map(str, read.dropped[:SHOWN_ROWS])) + (" …" if len(read.dropped) > SHOWN_ROWS else "")
+        noun = "row" if len(read.dropped) == 1 else "rows"
         st.warning(
-            f"{display.counted(len(read.dropped), 'row')} left out: their number of fields is not the header's "
-            f"(rows {rows}, counted from 1 at the first record)."
+            f"{display.counted(len(read.dropped), 'row')} left out for another number of fields than the header "
+            f"({noun} {rows}, counted from 1 at the first record)."
         )
 
 
