@@ -1080,3 +1080,10 @@ def test_json_nested_beyond_reading_or_with_numbers_of_thousands_of_digits_names
     # A whole number beyond any float (but within what JSON reads) is a value like any other.
     rows = [json.dumps({"text": f"a fine day out number {i}", "user": f"u{i % 3}", "n": 10**4000}) for i in range(9)]
     assert load_dataset(write(tmp_path, "big.jsonl", "\n".join(rows))).n_records == 9
+
+
+def test_one_column_whose_quoted_name_holds_a_line_break_and_a_delimiter_is_read(tmp_path):
+    """Found by the fuzz suite: the header's one name, quoted, holds a carriage return and a semicolon."""
+    path = write(tmp_path, "one.csv", '"a\rb;c"\nsome words\r\nmore words\n')
+    assert read_table(path).to_dict("list") == {"a\rb;c": ["some words", "more words"]}
+    assert read_table(write(tmp_path, "cr.csv", "text,user\rfine words,ann\rmore,bob")).shape == (2, 2)

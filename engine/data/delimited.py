@@ -106,7 +106,7 @@ def read_delimited(
         names = header[2]
         n = len(names)
         if n == 1:
-            _refuse_one_column(path, names[0], sep)
+            _refuse_one_column(path, "".join(rows.raw), sep)
         reject_duplicates(path, [h for h in names if h.strip()])
         last = header
         for last in rows:
@@ -161,7 +161,7 @@ def _reading(sample: tuple[str, bool], sep: str) -> tuple[int, float]:
     text, whole = sample
     rows: list[list[str]] = []
     with _long_csv_fields(), contextlib.suppress(csv.Error):
-        for fields in csv.reader(io.StringIO(text), delimiter=sep):
+        for fields in csv.reader(io.StringIO(text, newline=""), delimiter=sep):
             if fields and (len(fields) > 1 or fields[0].strip()):
                 rows.append(fields)
             if len(rows) > _SAMPLE_RECORDS + 1:
@@ -211,13 +211,20 @@ class _Records:
 
 
 def _refuse_one_column(path: Path, header: str, sep: str) -> None:
-    """DataError for a file read as one column whose header splits on another delimiter."""
+    """DataError for a file read as one column whose header line splits on another delimiter."""
     for d in DELIMITERS:
-        if d != sep and len(next(csv.reader([header], delimiter=d), [])) > 1:
+        if d != sep and _fields_of(header, d) > 1:
             raise DataError(
                 f"{path} reads as one column with {described(sep)} as the delimiter, but its header holds "
                 f"{described(d)}: the values are likely separated by {described(d)}; {delimiter_advice(d)}"
             )
+
+
+def _fields_of(line: str, sep: str) -> int:
+    """How many fields the first record of ``line`` has when ``sep`` separates them (0 if it cannot be read)."""
+    with _long_csv_fields(), contextlib.suppress(csv.Error):
+        return len(next(csv.reader(io.StringIO(line, newline=""), delimiter=sep), []))
+    return 0
 
 
 def _refuse_truncated(path: Path, last: tuple[int, int, list[str]], n: int, raw: list[str], sep: str) -> None:
@@ -241,7 +248,7 @@ def _refuse_truncated(path: Path, last: tuple[int, int, list[str]], n: int, raw:
 def _ends_in_quotes(text: str, sep: str) -> bool:
     """Whether ``text`` (one record) ends inside a quoted value: a line after it is then read into that value."""
     with _long_csv_fields():
-        rows = list(csv.reader(io.StringIO(text + "\nZ"), delimiter=sep))
+        rows = list(csv.reader(io.StringIO(text + "\nZ", newline=""), delimiter=sep))
     return not rows or rows[-1] != ["Z"]
 
 
