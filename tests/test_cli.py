@@ -449,3 +449,23 @@ def test_a_session_file_with_a_value_of_the_wrong_type_names_the_field(capsys, t
     code, _, err = run(capsys, "session", str(path))
     assert code == 2 and err.count("\n") == 1
     assert err.startswith(f"textsdc: error: {path} is not a session file textsdc can read: {message}")
+
+
+def test_a_session_reads_its_data_as_it_was_read_when_pinned(capsys, tmp_path):
+    """`textsdc pin` on a semicolon file with a dropped row keeps --delimiter and --bad-rows in the session:
+    `textsdc session` reads the same data again, and the pin's replay command gives both."""
+    from engine.project import Project
+
+    _, path = semicolon_files(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines, "a stray row;user9"]) + "\n", encoding="utf-8")
+    session = tmp_path / "s.textsdc.json"
+    argv = ["pin", "--data", str(path), "--delimiter", "semicolon", "--bad-rows", "drop", "--method", "redact"]
+    code, _, err = run(capsys, *argv, "--knob", "1", "--no-use-ner", "--session", str(session), "--name", "one")
+    assert code == 0, err
+    assert "left out 1 row of data.csv (row 25)" in err
+    project = Project.load(session)
+    assert (project.delimiter, project.bad_rows) == ("semicolon", "drop")
+    assert "--delimiter semicolon --bad-rows drop" in project.replay(project.get("one").candidate, "out").command()
+    code, out, err = run(capsys, "session", str(session))
+    assert code == 0 and "(24 records), 1 pin(s)" in out, err

@@ -96,7 +96,8 @@ def read_delimited(
     cut short in a record or inside a quoted value."""
     sep = delimiter or sniff_delimiter(path, encoding, default)
     dropped: list[int] = []
-    bad: list[tuple[int, int, int]] = []  # row, line, fields
+    bad: list[tuple[int, int, int]] = []  # the first rows of the wrong length: row, line, fields
+    n_bad = 0
     records: list[list[str]] = []
     with path.open(encoding=encoding, errors="strict", newline="") as f, _long_csv_fields():
         rows = _Records(path, f, sep)
@@ -112,17 +113,17 @@ def read_delimited(
         for last in rows:
             row, line, fields = last
             if len(fields) == n:
-                if not bad:
+                if not n_bad:
                     records.append(fields)
-                continue
-            if bad_rows == "drop":
+            elif bad_rows == "drop":
                 dropped.append(row)
             else:
-                bad.append((row, line, len(fields)))
+                n_bad += 1
+                bad += [(row, line, len(fields))] if len(bad) < SHOWN_ROWS else []
         if last is not header:
             _refuse_truncated(path, last, n, rows.raw, sep)
-    if bad:
-        raise DataError(_bad_rows_message(path, sep, n, bad))
+    if n_bad:
+        raise DataError(_bad_rows_message(path, sep, n, bad, n_bad))
     frame = pd.DataFrame(records, columns=_column_names(names), dtype=str)
     return Delimited(frame.mask(frame.eq("")) if len(frame) else frame, sep, tuple(dropped))
 
@@ -252,14 +253,14 @@ def _ends_in_quotes(text: str, sep: str) -> bool:
     return not rows or rows[-1] != ["Z"]
 
 
-def _bad_rows_message(path: Path, sep: str, n: int, bad: list[tuple[int, int, int]]) -> str:
-    shown = [f"row {row} (line {line}) has {count}" for row, line, count in bad[:SHOWN_ROWS]]
-    if len(bad) == 1:
+def _bad_rows_message(path: Path, sep: str, n: int, bad: list[tuple[int, int, int]], n_bad: int) -> str:
+    shown = [f"row {row} (line {line}) has {count}" for row, line, count in bad]
+    if n_bad == 1:
         what, them = f"{shown[0]} field{'' if bad[0][2] == 1 else 's'} but the header has {n}", "it"
     else:
-        more = f" and {len(bad) - SHOWN_ROWS:,} more" if len(bad) > SHOWN_ROWS else ""
+        more = f" and {n_bad - len(bad):,} more" if n_bad > len(bad) else ""
         what, them = (
-            f"{len(bad):,} rows have another number of fields than the header's {n}: {', '.join(shown)}{more}",
+            f"{n_bad:,} rows have another number of fields than the header's {n}: {', '.join(shown)}{more}",
             "them",
         )
     one = {",": "a comma", ";": "a semicolon", "\t": "a tab", "|": "a pipe"}.get(sep, f"a {sep!r}")

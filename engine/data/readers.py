@@ -3,7 +3,8 @@
 Every problem with the user's file is a `DataError` that names the file, the column, the row and what would be
 accepted. Rows are numbered as a person counts the records of the file: the first record is row 1 and a header
 line is not counted (so in a CSV, row N is usually on line N + 1). Nothing is dropped silently: a record is
-either read or the read fails with a message.
+either read or the read fails with a message, unless the steward asks for rows of the wrong length to be left out
+(``bad_rows="drop"``), which are then counted.
 """
 
 from __future__ import annotations
