@@ -359,6 +359,13 @@ def test_an_upload_is_read_with_its_delimiter_and_the_page_says_how_to_choose_an
     shown = rendered(body)[1]
     assert "reads as one column with commas as the delimiter, but its header holds semicolons" in shown
     assert shown.endswith("choose semicolon in the Delimiter box.") and "--delimiter" not in shown
+    # Two delimiters read the file equally well: the page names both choices of its box.
+    at.selectbox(key="data_delimiter").set_value("").run()
+    at.file_uploader(key="data_upload").set_value(("both.csv", b"a;b|c\n1;2|3\n4;5|6\n", "text/csv")).run()
+    (body,) = [e.value for e in at.error]
+    assert rendered(body)[1].endswith(
+        "say which; choose semicolon in the Delimiter box or choose pipe in the Delimiter box."
+    )
 
 
 def test_rows_of_the_wrong_length_in_an_upload_are_named_or_left_out_and_counted(upload_page):

@@ -20,8 +20,8 @@ UPLOAD = "Upload a file"
 FILE = "File given at start"
 NONE = "(none)"
 FLASH = "data_flash"
+# The choice for rows of the wrong length: the `bad_rows` of `engine.data.load.load_dataset`.
 BAD_ROWS_CHOICES = {"error": "refuse the file", "drop": "leave them out"}
-"""The Data page's choice for rows of the wrong length: the `bad_rows` of `engine.data.load.load_dataset`."""
 
 
 @dataclass

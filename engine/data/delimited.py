@@ -141,8 +141,7 @@ def sniff_delimiter(path: Path, encoding: str, default: str) -> str:
     consistent = [d for d, (_, share) in plausible.items() if share == 1.0]
     if len(consistent) > 1:
         ways = " and as ".join(f"{plausible[d][0]} columns separated by {described(d)}" for d in consistent)
-        flags = " or ".join(delimiter_flag(d) for d in consistent)
-        raise DataError(f"{path} reads as {ways}: say which with {flags}")
+        raise DataError(f"{path} reads as {ways}: say which; {' or '.join(map(delimiter_advice, consistent))}")
     if consistent:
         return consistent[0]
     if plausible:
