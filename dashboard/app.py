@@ -25,14 +25,16 @@ import streamlit as st  # noqa: E402
 from dashboard import display, pages, session  # noqa: E402
 
 
-def data_argument(argv: list[str]) -> tuple[str, str | None]:
-    """``--data NAME_OR_PATH`` (default: the airline-tweets demo) and ``--encoding`` (of that file) from the
-    arguments after ``--``."""
+def data_argument(argv: list[str]) -> tuple[str, str | None, str | None, str]:
+    """``--data NAME_OR_PATH`` (default: the airline-tweets demo) and how that file is read, ``--encoding``,
+    ``--delimiter`` and ``--bad-rows``, from the arguments after ``--``."""
     parser = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
     parser.add_argument("--data", default=session.DEFAULT_SOURCE)
     parser.add_argument("--encoding")
+    parser.add_argument("--delimiter")
+    parser.add_argument("--bad-rows", default="error")
     args, _ = parser.parse_known_args(argv)
-    return args.data or session.DEFAULT_SOURCE, args.encoding or None
+    return args.data or session.DEFAULT_SOURCE, args.encoding or None, args.delimiter or None, args.bad_rows
 
 
 def main() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import string
 from collections.abc import Mapping
 
 import pandas as pd
@@ -97,6 +98,23 @@ def not_measured_lines(skipped: dict[str, str]) -> list[str]:
 def md_escape(text: object) -> str:
     """``text`` with Markdown's special characters escaped (data-derived names go into Markdown as text)."""
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in str(text))
+
+
+_PUNCTUATION = frozenset(string.punctuation)
+
+
+def md_literal(text: object) -> str:
+    """``text`` shown as it is written: every ASCII punctuation character escaped, which Markdown renders as
+    the character itself, so that nothing in it (a column named ``[click](http://…)``, a bare link, an HTML
+    tag, an entity, Streamlit's ``:red[…]``) becomes a link, markup or a colour. For messages that quote
+    the steward's data, as every error message may."""
+    return "".join("\\" + ch if ch in _PUNCTUATION else ch for ch in str(text))
+
+
+def error_text(message: object) -> str:
+    """An engine message as a page's error alert shows it: a sentence (`as_sentence`), written literally
+    (`md_literal`)."""
+    return md_literal(as_sentence(message))
 
 
 SAMPLE_CSS = """<style>

@@ -55,6 +55,8 @@ def replay_spec(
         data=data,
         schema=schema_file_name(dataset, origin),
         encoding=encoding,
+        delimiter=origin.delimiter if origin is not None else None,
+        bad_rows=origin.bad_rows if origin is not None else "error",
         method=candidate.method,
         params=candidate.params,
         options=candidate.measure_options(),

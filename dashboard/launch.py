@@ -102,6 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8501)
     parser.add_argument("--data")
     parser.add_argument("--encoding")
+    parser.add_argument("--delimiter")
+    parser.add_argument("--bad-rows")
     args = parser.parse_args(argv)
     app = Path(__file__).resolve().parent / "app.py"
     streamlit_argv = [
@@ -111,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
         "--",
         *(["--data", args.data] if args.data else []),
         *(["--encoding", args.encoding] if args.encoding else []),
+        *(["--delimiter", args.delimiter] if args.delimiter else []),
+        *(["--bad-rows", args.bad_rows] if args.bad_rows else []),
     ]
     no_outside_lookups()
     import_engine()

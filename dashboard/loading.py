@@ -17,16 +17,11 @@ import streamlit as st
 
 from dashboard.caching import demo_slot
 from engine.data.dataset import Dataset
+from engine.data.delimited import BAD_ROWS_ADVICE, DELIMITERS, delimiter_advice
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
 from engine.data.infer import TEXT_COLUMN_ADVICE, infer_with_reasons, likely_text_column
 from engine.data.load import load_dataset, schema_beside
-from engine.data.readers import (
-    SUGGESTED_ENCODINGS,
-    UTF16_ADVICE,
-    encoding_advice,
-    read_table,
-    read_table_noting_nested,
-)
+from engine.data.readers import SUGGESTED_ENCODINGS, UTF16_ADVICE, TableRead, encoding_advice, read_file, read_table
 from engine.data.schema import ExternalSpec, FieldKind, FieldRole, FieldSpec, Schema
 from engine.errors import ConfigError, DataError, TextsdcError
 from engine.paths import cache_dir
@@ -56,6 +51,8 @@ class Origin:
     data: str
     encoding: str | None = None
     custom_schema: bool = False
+    delimiter: str | None = None
+    bad_rows: str = "error"
 
 
 def load_demo(name: str) -> Dataset:
@@ -63,23 +60,29 @@ def load_demo(name: str) -> Dataset:
     return demo_slot(name).get(lambda: load_dataset(name))
 
 
-def load_source(source: str, encoding: str | None = None) -> tuple[Dataset, Origin]:
-    """The dataset named on the command line: a demo name or a file path (read with ``encoding``)."""
+def load_source(
+    source: str, encoding: str | None = None, delimiter: str | None = None, bad_rows: str = "error"
+) -> tuple[Dataset, Origin]:
+    """The dataset named on the command line: a demo name or a file path (read with ``encoding``,
+    ``delimiter`` and ``bad_rows``)."""
     if is_demo(source):
         return load_demo(source), Origin("demo", source)
-    return load_dataset(source, encoding=encoding), Origin("file", str(source), encoding)
+    dataset = load_dataset(source, encoding=encoding, delimiter=delimiter, bad_rows=bad_rows)
+    return dataset, Origin("file", str(source), encoding, delimiter=delimiter, bad_rows=bad_rows)
 
 
-def file_table(path: str, encoding: str | None) -> tuple[pd.DataFrame, list[str]]:
-    """Every column of the file given at start, as read (for the role mapping), and the columns whose lists or
-    records were read as text; read again when the file changes."""
+def file_table(path: str, encoding: str | None, delimiter: str | None = None, bad_rows: str = "error") -> TableRead:
+    """Every column of the file given at start, as read (for the role mapping), with the columns whose lists or
+    records were read as text and the rows left out; read again when the file changes."""
     stat = Path(path).stat()
-    return _file_table(str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size, encoding or "")
+    return _file_table(
+        str(Path(path).resolve()), stat.st_mtime_ns, stat.st_size, encoding or "", delimiter or "", bad_rows
+    )
 
 
 @st.cache_data(show_spinner=False, max_entries=2)
-def _file_table(path: str, _mtime: int, _size: int, encoding: str) -> tuple[pd.DataFrame, list[str]]:
-    return read_table_noting_nested(path, encoding=encoding or None)
+def _file_table(path: str, _mtime: int, _size: int, encoding: str, delimiter: str, bad_rows: str) -> TableRead:
+    return read_file(path, encoding=encoding or None, delimiter=delimiter or None, bad_rows=bad_rows)
 
 
 def file_schema(path: str) -> Schema | None:
@@ -88,9 +91,11 @@ def file_schema(path: str) -> Schema | None:
     return Schema.from_toml(beside) if beside.is_file() else None
 
 
-def load_file_with_schema(path: str, schema: Schema, encoding: str | None) -> Dataset:
+def load_file_with_schema(
+    path: str, schema: Schema, encoding: str | None, delimiter: str | None = None, bad_rows: str = "error"
+) -> Dataset:
     """The file given at start under a schema chosen on the Data page."""
-    return load_dataset(path, schema, encoding=encoding)
+    return load_dataset(path, schema, encoding=encoding, delimiter=delimiter, bad_rows=bad_rows)
 
 
 def demo_table(name: str) -> pd.DataFrame:
@@ -129,21 +134,22 @@ def _upload_folder() -> tempfile.TemporaryDirectory:
     return tempfile.TemporaryDirectory(dir=base)
 
 
-def upload_table(filename: str, data: bytes, encoding: str | None) -> tuple[pd.DataFrame, list[str]]:
-    """Every column of an uploaded file, as read (for the role mapping), and the columns whose lists or records
-    were read as text; DataError if it cannot be read."""
-    key = (hashlib.sha256(data).hexdigest(), _safe_name(filename), encoding or "")
-    return _upload_table(key, filename, data, encoding)
+def upload_table(
+    filename: str, data: bytes, encoding: str | None, delimiter: str | None = None, bad_rows: str = "error"
+) -> TableRead:
+    """Every column of an uploaded file, as read (for the role mapping), with the columns whose lists or records
+    were read as text, the delimiter and the rows left out; DataError if it cannot be read."""
+    key = (hashlib.sha256(data).hexdigest(), _safe_name(filename), encoding or "", delimiter or "", bad_rows)
+    return _upload_table(key, filename, data)
 
 
 @st.cache_data(show_spinner=False, max_entries=4)
-def _upload_table(
-    key: tuple[str, str, str], filename: str, _data: bytes, encoding: str | None
-) -> tuple[pd.DataFrame, list[str]]:
+def _upload_table(key: tuple[str, str, str, str, str], filename: str, _data: bytes) -> TableRead:
+    _, _, encoding, delimiter, bad_rows = key
     with _upload_folder() as tmp:
         (path,) = _write_uploads(Path(tmp), [(filename, _data)])
         with _as_uploaded({path: filename}):
-            return read_table_noting_nested(path, encoding=encoding or None)
+            return read_file(path, encoding=encoding or None, delimiter=delimiter or None, bad_rows=bad_rows)
 
 
 def upload_encoding_advice(name: str) -> str:
@@ -157,6 +163,14 @@ def upload_encoding_advice(name: str) -> str:
 UPLOAD_UTF16_ADVICE = (
     "Type its encoding in the Text encoding box: utf-16-le or utf-16-be (UTF-16 without a byte-order mark)"
 )
+DELIMITER_CHOICES: dict[str, str] = {"": "find it from the file", **DELIMITERS}
+"""The Data page's Delimiter box: the delimiter (or "" to find it) and how the box names it."""
+UPLOAD_BAD_ROWS_ADVICE = "choose “leave them out” under Rows of the wrong length to read the file without them"
+
+
+def upload_delimiter_advice(delimiter: str) -> str:
+    """`engine.data.delimited.delimiter_advice` pointing to the page's box, not to the command line."""
+    return f"choose {DELIMITER_CHOICES.get(delimiter, repr(delimiter))} in the Delimiter box"
 
 
 @contextmanager
@@ -167,9 +181,11 @@ def _as_uploaded(names: dict[Path, str]) -> Iterator[None]:
     try:
         yield
     except TextsdcError as exc:
-        message = str(exc).replace(UTF16_ADVICE, UPLOAD_UTF16_ADVICE)
+        message = str(exc).replace(UTF16_ADVICE, UPLOAD_UTF16_ADVICE).replace(BAD_ROWS_ADVICE, UPLOAD_BAD_ROWS_ADVICE)
         for name in SUGGESTED_ENCODINGS:
             message = message.replace(encoding_advice(name), upload_encoding_advice(name))
+        for d in DELIMITERS:
+            message = message.replace(delimiter_advice(d), upload_delimiter_advice(d))
         for path, name in names.items():
             message = message.replace(str(path), f"'{name}'")
         raise type(exc)(message) from None
@@ -181,6 +197,8 @@ def load_upload(
     schema: Schema,
     encoding: str | None,
     external: tuple[str, bytes] | None = None,
+    delimiter: str | None = None,
+    bad_rows: str = "error",
 ) -> Dataset:
     """Validate an uploaded file (and optional external file) against ``schema``; DataError / ConfigError if not.
 
@@ -195,7 +213,14 @@ def load_upload(
         if external:
             schema = replace(schema, external=ExternalSpec(file=paths[1].name))
         with _as_uploaded(dict(zip(paths, [name for name, _ in files]))):
-            dataset = load_dataset(paths[0], schema, encoding=encoding or None, name=paths[0].stem)
+            dataset = load_dataset(
+                paths[0],
+                schema,
+                encoding=encoding or None,
+                delimiter=delimiter or None,
+                bad_rows=bad_rows,
+                name=paths[0].stem,
+            )
     return replace(dataset, source=f"upload:{paths[0].name}")
 
 

@@ -38,6 +38,8 @@ def project(dataset: Dataset) -> Project:
             fingerprint=dataset.fingerprint,
             schema=schema,
             encoding=origin.encoding if origin is not None and origin.encoding not in (None, "", "utf-8") else None,
+            delimiter=origin.delimiter if origin is not None else None,
+            bad_rows=origin.bad_rows if origin is not None else "error",
             schema_toml=dataset.schema.to_toml() if schema is not None else None,
         )
         st.session_state[PROJECT] = p
@@ -270,11 +272,11 @@ def open_session(path: str) -> Project:
         st.session_state[AWAITING_DATA] = opened
         return opened
     if opened.schema is None and opened.schema_toml is None:
-        dataset, origin = load_source(opened.data)
+        dataset, origin = load_source(opened.data, opened.encoding, opened.delimiter, opened.bad_rows)
         opened.check_dataset(dataset.fingerprint)
     else:
         dataset = opened.load_data()
-        origin = Origin("file", opened.data, opened.encoding, custom_schema=True)
+        origin = Origin("file", opened.data, opened.encoding, True, opened.delimiter, opened.bad_rows)
     _use(opened, dataset, origin)
     return opened
 
@@ -318,9 +320,9 @@ def _upload_for_session() -> None:
         ext = (external, by_name[external]) if external and external in by_name else None
         if external and ext is None:
             raise ConfigError(f"the session's data has an external file, {external}: upload it with {name}")
-        dataset = load_upload(name, by_name[name], schema, waiting.encoding, ext)
+        dataset = load_upload(name, by_name[name], schema, waiting.encoding, ext, waiting.delimiter, waiting.bad_rows)
         waiting.check_dataset(dataset.fingerprint)
-        _use(waiting, dataset, Origin("upload", name, waiting.encoding, True))
+        _use(waiting, dataset, Origin("upload", name, waiting.encoding, True, waiting.delimiter, waiting.bad_rows))
         return waiting
 
     if session.guarded(reopen) is not None:

@@ -48,8 +48,8 @@ STARTUP_DONE = "startup_done"
 
 
 STARTUP_FILE = "startup_file"
-"""The data file given to `textsdc dashboard --data` and its encoding, offered on the Data page to map its
-columns again (also when it could not be opened as it is)."""
+"""The data file given to `textsdc dashboard --data` and how it is read (encoding, delimiter, bad rows), offered
+on the Data page to map its columns again (also when it could not be opened as it is)."""
 
 
 CHOICE = "choice"
@@ -100,21 +100,23 @@ def guarded(fn: Callable[[], T], prefix: str = "") -> T | None:
         message = str(exc)
     except OSError as exc:
         message = os_error_message(exc)
-    st.error(f"{prefix}{message}" if prefix else display.as_sentence(message))  # a prefix starts the sentence
+    st.error(f"{prefix}{display.md_literal(message)}" if prefix else display.error_text(message))  # a prefix starts it
     return None
 
 
-def init_session(default_source: str, encoding: str | None = None) -> None:
-    """On the first run of a session, load the default dataset (a demo, or a file read with ``encoding``); a
-    failure is kept to show on the Data page."""
+def init_session(
+    default_source: str, encoding: str | None = None, delimiter: str | None = None, bad_rows: str = "error"
+) -> None:
+    """On the first run of a session, load the default dataset (a demo, or a file read with ``encoding``,
+    ``delimiter`` and ``bad_rows``); a failure is kept to show on the Data page."""
     ss = st.session_state
     if ss.get(STARTUP_DONE):
         return
     ss[STARTUP_DONE] = True
     if not is_demo(default_source) and Path(default_source).is_file():
-        ss[STARTUP_FILE] = (default_source, encoding)
+        ss[STARTUP_FILE] = (default_source, encoding, delimiter, bad_rows)
     try:
-        ss[DATASET], ss[ORIGIN] = load_source(default_source, encoding)
+        ss[DATASET], ss[ORIGIN] = load_source(default_source, encoding, delimiter, bad_rows)
     except TextsdcError as exc:
         ss[STARTUP_ERROR] = f"Could not open '{default_source}': {exc}"
 

@@ -85,7 +85,7 @@ def _text_list(p: Param, key: str) -> Any:
     try:
         return list(p.parse(text)) if text.strip() else []
     except TextsdcError as exc:
-        st.error(display.as_sentence(exc))
+        st.error(display.error_text(exc))
         return p.default
 
 
@@ -108,7 +108,7 @@ def _big_number(p: Param, key: str) -> Any:
     try:
         return p.coerce(p.parse(text)) if text.strip() else p.default
     except TextsdcError as exc:
-        st.error(display.as_sentence(exc))
+        st.error(display.error_text(exc))
         return p.default
 
 
@@ -152,7 +152,7 @@ def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any
             try:
                 return p.parse(text) if text.strip() else None
             except TextsdcError as exc:
-                st.error(display.as_sentence(exc))
+                st.error(display.error_text(exc))
                 return None
         if p.type is float and max(abs(p.default), abs(p.high or 0.0)) > JS_SAFE:
             return _big_number(p, key)
@@ -184,7 +184,7 @@ def parameter_widgets(method: str, dataset: Dataset, kinds: tuple[str, ...] = ()
     try:
         from_schema = schema_parameters(dataset.schema, method)
     except TextsdcError as exc:
-        st.error(f"{display.as_sentence(exc)} The method's own defaults are used instead.")
+        st.error(f"{display.error_text(exc)} The method's own defaults are used instead.")
         from_schema = {}
     params = tuple(replace(p, default=from_schema[p.name]) if p.name in from_schema else p for p in declared)
     values: dict[str, Any] = {}

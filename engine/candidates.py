@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from engine import MAX_SEED
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
-from engine.errors import ConfigError
+from engine.errors import ConfigError, DataError
 from engine.export.registry import release_warnings
 from engine.measures.base import MetricResult
 from engine.measures.evaluate import check_options
@@ -24,8 +25,9 @@ from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Fitted, Protector, Release
+from engine.protect.params import coerce_all
 from engine.results import SweepResult
-from engine.sweep import make_release, metrics_with_intervals, run_sweep
+from engine.sweep import MAX_REPLICATES, make_release, metrics_with_intervals, run_sweep
 
 MAX_NAME = 60
 
@@ -104,20 +106,114 @@ class Candidate:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Candidate:
+    def from_dict(cls, d: Any, where: str = "candidate") -> Candidate:
+        """The candidate `to_dict` wrote; a DataError names the field that is missing or not what it must be
+        (``pins[0].candidate.knob must be a number, got 'abc'``) and what is accepted."""
+        obj = JsonObject(d, where)
+        method = obj.text("method")
+        if method not in METHODS:
+            raise DataError(f"{where}.method {method!r} is not a method; the methods: {', '.join(METHODS)}")
+        params = dict(obj.mapping("params"))
+        options = dict(obj.mapping("options"))
+        try:
+            coerce_all(METHODS[method].parameters, params, method)
+        except ConfigError as e:
+            raise DataError(f"{where}.params: {e}") from None
+        try:
+            MeasureSettings(options)
+        except ConfigError as e:
+            raise DataError(f"{where}.options: {e}") from None
         try:
             return cls(
-                name=str(d["name"]),
-                method=str(d["method"]),
-                knob=float(d["knob"]),
-                seed=int(d.get("seed", 0)),
-                replicates=int(d.get("replicates", 1)),
-                replicate=int(d.get("replicate", 0)),
-                params=dict(d.get("params", {})),
-                options=dict(d.get("options", {})),
+                name=obj.text("name"),
+                method=method,
+                knob=obj.number("knob"),
+                seed=obj.whole("seed", 0, 0, MAX_SEED),
+                replicates=obj.whole("replicates", 1, 1, MAX_REPLICATES),
+                replicate=obj.whole("replicate", 0, 0, MAX_REPLICATES - 1),
+                params=params,
+                options=options,
             )
-        except (KeyError, TypeError, ValueError) as e:
-            raise ConfigError(f"a candidate needs name, method and knob (numbers where numbers go): {e}") from None
+        except ConfigError as e:
+            raise DataError(f"{where}: {e}") from None
+
+
+_MISSING: Any = object()
+
+
+@dataclass(frozen=True)
+class JsonObject:
+    """A JSON object read field by field (a session file's pin, its candidate): a value that is missing or not of
+    its type is a DataError naming the field where it is (``where``.field) and what it must be."""
+
+    value: Any
+    where: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, Mapping):
+            raise DataError(f"{self.where or 'it'} must be an object ({{...}}), got {_shown(self.value)}")
+
+    def _at(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def _get(self, key: str, default: Any) -> Any:
+        if key in self.value:
+            return self.value[key]
+        if default is _MISSING:
+            raise DataError(f"{self.where or 'it'} has no {key!r}")
+        return default
+
+    def text(self, key: str, default: Any = _MISSING) -> Any:
+        """A string (or ``default``, which may be None, when the field is absent or null)."""
+        value = self._get(key, default)
+        if value is None and default is not _MISSING:
+            return default
+        if not isinstance(value, str):
+            raise DataError(f"{self._at(key)} must be text, got {_shown(value)}")
+        return value
+
+    def number(self, key: str, default: Any = _MISSING) -> float:
+        """A finite number."""
+        value = self._get(key, default)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not _finite(value):
+            raise DataError(f"{self._at(key)} must be a finite number, got {_shown(value)}")
+        return float(value)
+
+    def whole(self, key: str, default: int, low: int, high: int) -> int:
+        """A whole number from ``low`` to ``high``."""
+        value = self._get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise DataError(f"{self._at(key)} must be a whole number from {low:,} to {high:,}, got {_shown(value)}")
+        return value
+
+    def mapping(self, key: str) -> Mapping[str, Any]:
+        """An object (empty when absent)."""
+        return JsonObject(self._get(key, {}), self._at(key)).value
+
+    def items(self, key: str) -> list[Any]:
+        """A list (empty when absent)."""
+        value = self._get(key, [])
+        if not isinstance(value, list):
+            raise DataError(f"{self._at(key)} must be a list ([...]), got {_shown(value)}")
+        return value
+
+
+def _finite(value: float) -> bool:
+    try:
+        return bool(np.isfinite(float(value)))
+    except OverflowError:  # an integer beyond any float
+        return False
+
+
+def _shown(value: Any) -> str:
+    """A value as a message quotes it: its JSON type, and its text cut short."""
+    kind = {str: "text", bool: "true/false", int: "a number", float: "a number", list: "a list", dict: "an object"}
+    try:
+        text = repr(value) if not isinstance(value, (list, dict)) else ""
+    except ValueError:  # a whole number of more digits than Python writes out
+        text = "of thousands of digits"
+    text = text if len(text) <= 40 else text[:37] + "..."
+    return "null" if value is None else f"{kind.get(type(value), type(value).__name__)} {text}".strip()
 
 
 def metrics_table(metrics: Mapping[str, MetricResult]) -> dict[str, dict[str, float | None]]:

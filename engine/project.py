@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from engine.atomic import atomic_write_text
-from engine.candidates import Candidate, MeasuredCandidate, metrics_table
+from engine.candidates import Candidate, JsonObject, MeasuredCandidate, metrics_table
 from engine.data.dataset import Dataset
 from engine.data.demos import is_demo
 from engine.data.load import load_dataset
@@ -51,9 +51,10 @@ class Pin:
 
 @dataclass
 class Project:
-    """One session: ``data`` as the CLI takes it (a demo name or a file path), with its ``schema`` file and
-    ``encoding`` when they are not the defaults, the data's ``fingerprint``, the pins in the order they were
-    pinned, and the ``history`` of candidates looked at (the latest last, at most `MAX_HISTORY`).
+    """One session: ``data`` as the CLI takes it (a demo name or a file path), with its ``schema`` file,
+    ``encoding``, ``delimiter`` and ``bad_rows`` when they are not the defaults, the data's ``fingerprint``,
+    the pins in the order they were pinned, and the ``history`` of candidates looked at (the latest last, at
+    most `MAX_HISTORY`).
 
     ``schema_toml`` is the schema itself (column names, kinds and roles: no value of the data) when the data
     was not read with a schema the CLI finds on its own — an upload mapped on the Data page, a schema chosen
@@ -66,6 +67,8 @@ class Project:
     pins: list[Pin] = field(default_factory=list)
     history: list[Candidate] = field(default_factory=list)
     schema_toml: str | None = None
+    delimiter: str | None = None
+    bad_rows: str = "error"
 
     def data_schema(self) -> Schema | str | None:
         """The schema to read the data with: the schema file when it is found, else the one kept inline, else
@@ -83,7 +86,13 @@ class Project:
         """The session's data (or the file ``data``, e.g. the upload again), checked to be the data the session
         was made on; DataError naming what differs when it is not."""
 
-        dataset = load_dataset(data if data is not None else self.data, self.data_schema(), encoding=self.encoding)
+        dataset = load_dataset(
+            data if data is not None else self.data,
+            self.data_schema(),
+            encoding=self.encoding,
+            delimiter=self.delimiter,
+            bad_rows=self.bad_rows,
+        )
         self.check_dataset(dataset.fingerprint)
         return dataset
 
@@ -142,6 +151,8 @@ class Project:
             data=self.data,
             schema=self.schema,
             encoding=self.encoding,
+            delimiter=self.delimiter,
+            bad_rows=self.bad_rows,
             method=candidate.method,
             params=candidate.params,
             knob=candidate.knob,
@@ -160,6 +171,8 @@ class Project:
             "data": self.data,
             "schema": self.schema,
             "encoding": self.encoding,
+            **({"delimiter": self.delimiter} if self.delimiter else {}),
+            **({"bad_rows": self.bad_rows} if self.bad_rows != "error" else {}),
             "fingerprint": self.fingerprint,
             "schema_toml": self.schema_toml,
             "pins": [
@@ -169,26 +182,30 @@ class Project:
         }
 
     @classmethod
-    def from_dict(cls, d: Mapping[str, Any], source: str = "session") -> Project:
+    def from_dict(cls, d: Any, source: str = "session") -> Project:
+        """The session `to_dict` wrote; a DataError names the file and the field that is missing or not what
+        it must be (``pins[0].candidate.seed must be a whole number …``)."""
         if not isinstance(d, Mapping) or d.get("format") != FORMAT:
             raise DataError(f'{source} is not a textsdc session file (no "format": "{FORMAT}")')
         if d.get("version") != VERSION:
-            raise DataError(f"{source} is a session file of version {d.get('version')}; this textsdc reads {VERSION}")
-        try:
-            return cls(
-                data=str(d["data"]),
-                fingerprint=str(d["fingerprint"]),
-                schema=d.get("schema"),
-                encoding=d.get("encoding"),
-                pins=[
-                    Pin(Candidate.from_dict(p["candidate"]), dict(p.get("metrics", {})), list(p.get("warnings", [])))
-                    for p in d.get("pins", [])
-                ],
-                history=[Candidate.from_dict(c) for c in d.get("history", [])],
-                schema_toml=d.get("schema_toml"),
+            raise DataError(
+                f"{source} is a session file of version {str(d.get('version'))[:20]}; this textsdc reads {VERSION}"
             )
-        except (KeyError, TypeError) as e:
-            raise DataError(f"{source} is not a complete session file: missing {e}") from None
+        try:
+            obj = JsonObject(d)
+            return cls(
+                data=obj.text("data"),
+                fingerprint=obj.text("fingerprint"),
+                schema=obj.text("schema", None),
+                encoding=obj.text("encoding", None),
+                delimiter=obj.text("delimiter", None),
+                bad_rows=obj.text("bad_rows", "error"),
+                pins=[_pin(p, f"pins[{k}]") for k, p in enumerate(obj.items("pins"))],
+                history=[Candidate.from_dict(c, f"history[{k}]") for k, c in enumerate(obj.items("history"))],
+                schema_toml=obj.text("schema_toml", None),
+            )
+        except DataError as e:
+            raise DataError(f"{source} is not a session file textsdc can read: {e}") from None
 
     def save(self, path: str | Path) -> Path:
         """Write the session to ``path`` (atomically; the ``.textsdc.json`` suffix is added when missing)."""
@@ -207,6 +224,10 @@ class Project:
             d = json.loads(p.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as e:
             raise DataError(f"{p} is not a session file (JSON): {e}") from None
+        except (ValueError, RecursionError):  # a number of thousands of digits, arrays nested thousands deep
+            raise DataError(
+                f"{p} is not a session file: it holds values nested or sized beyond any session's"
+            ) from None
         project = cls.from_dict(d, str(p))
         project.data = _beside(project.data, p.parent, demo_ok=True)
         project.schema = None if project.schema is None else _beside(project.schema, p.parent)
@@ -219,6 +240,21 @@ class Project:
                 f"the data at {self.data} is not the data this session was made on (fingerprint {fingerprint[:12]} "
                 f"now, {self.fingerprint[:12]} when saved): its numbers would not be reproduced"
             )
+
+
+def _pin(value: Any, where: str) -> Pin:
+    """A pin as a session file holds it: its candidate, its measures (numbers or null) and its warnings."""
+    obj = JsonObject(value, where)
+    metrics: dict[str, dict[str, float | None]] = {}
+    for mid, m in obj.mapping("metrics").items():
+        numbers = JsonObject(m, f"{where}.metrics.{mid}")
+        metrics[mid] = {
+            part: None if numbers.value.get(part) is None else numbers.number(part) for part in ("value", "lo", "hi")
+        }
+    warnings = obj.items("warnings")
+    if not all(isinstance(w, str) for w in warnings):
+        raise DataError(f"{where}.warnings must be a list of text")
+    return Pin(Candidate.from_dict(obj.value.get("candidate"), f"{where}.candidate"), metrics, warnings)
 
 
 def _beside(name: str, folder: Path, demo_ok: bool = False) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import errno
 import json
+import re
+import sys
 import tomllib
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from dashboard import display
 from engine.cli import main
 from engine.data import infer
 from engine.data.load import load_dataset
@@ -57,7 +60,10 @@ def test_an_upload_error_names_the_file_uploaded_and_the_pages_encoding_box():
     message = str(err.value)
     assert message.startswith("'ventes été.csv' is not valid UTF-8 text") and "Text encoding box" in message
     assert "--encoding" not in message and "load_dataset" not in message and "uploads" not in message
-    assert loading.upload_table("ventes été.csv", "text,user\ncafé,a\n".encode("latin-1"), "latin-1")[0].shape == (1, 2)
+    assert loading.upload_table("ventes été.csv", "text,user\ncafé,a\n".encode("latin-1"), "latin-1").frame.shape == (
+        1,
+        2,
+    )
 
 
 def test_utf16_without_a_byte_order_mark_names_the_encodings_that_read_it(tmp_path, capsys):
@@ -291,3 +297,89 @@ def test_entities_found_in_two_processes_are_the_ones_found_in_one(monkeypatch):
     two = list(entities.entity_spans(texts, len(texts), lambda d, n, w: seen.append((d, n)), processes=2))
     assert two == one and len(two) == 40 and all(two[i] for i in range(1, 40, 3))
     assert seen[-1] == (40, 40) and len(seen) >= 6  # one report per chunk, then the end
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 49: the dashboard shows an error's text as it is, and reads uploads with the delimiter they are written with
+
+APP = Path(__file__).resolve().parents[1] / "dashboard" / "app.py"
+
+
+@pytest.fixture
+def upload_page(monkeypatch):
+    """The dashboard's Data page on "Upload a file" (the app reads --data from sys.argv: pytest's own here)."""
+    from streamlit.testing.v1 import AppTest
+
+    monkeypatch.setattr(sys, "argv", ["app.py"])
+    at = AppTest.from_file(str(APP), default_timeout=240)
+    at.run()
+    at.radio(key="data_source").set_value("Upload a file").run()
+    assert not at.exception
+    return at
+
+
+def rendered(markdown: str) -> tuple[str, str]:
+    """``markdown`` rendered as CommonMark: the HTML, and the text a reader sees."""
+    from html import unescape
+
+    from markdown_it import MarkdownIt
+
+    html = MarkdownIt("commonmark").render(markdown)
+    return html, unescape(re.sub(r"<[^>]+>", "", html)).strip()
+
+
+def test_markdown_in_a_column_name_is_shown_literally_in_the_dashboards_error(upload_page):
+    """A column named like a Markdown link used to become a live link in the error alert that names it."""
+    name = "[click](http://evil.example)"
+    csv = f"text,{name},{name}\nhello there,a,b\n"
+    upload_page.file_uploader(key="data_upload").set_value(("links.csv", csv.encode(), "text/csv")).run()
+    assert not upload_page.exception
+    (body,) = [e.value for e in upload_page.error]
+    html, shown = rendered(body)
+    assert shown == (
+        f"'links.csv': the column name '{name}' appears more than once in the header; every column needs a unique name."
+    )
+    assert "<a " not in html and "http://" not in body  # neither a link nor a bare address that GFM would link
+    for markup in ("**bold**", "<b>tag</b>", ":red[colour]", "www.evil.example", "&amp;"):
+        assert rendered(display.error_text(markup))[1] == display.as_sentence(markup)
+
+
+def test_an_upload_is_read_with_its_delimiter_and_the_page_says_how_to_choose_another(upload_page):
+    at = upload_page
+    names = "name;text;mood\n" + "".join(
+        f"Person {i};a fine review number {i}, with a comma;{['good', 'bad'][i % 2]}\n" for i in range(12)
+    )
+    at.file_uploader(key="data_upload").set_value(("semi.csv", names.encode(), "text/csv")).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Values separated by semicolons." in [c.value for c in at.caption]
+    assert [s.value for s in at.selectbox if s.label == "Text column"] == ["text"]
+    assert [s.value for s in at.selectbox if s.label == "Author column"] == ["(none)"]
+    at.selectbox(key="data_delimiter").set_value(",").run()
+    (body,) = [e.value for e in at.error]
+    shown = rendered(body)[1]
+    assert "reads as one column with commas as the delimiter, but its header holds semicolons" in shown
+    assert shown.endswith("choose semicolon in the Delimiter box.") and "--delimiter" not in shown
+    # Two delimiters read the file equally well: the page names both choices of its box.
+    at.selectbox(key="data_delimiter").set_value("").run()
+    at.file_uploader(key="data_upload").set_value(("both.csv", b"a;b|c\n1;2|3\n4;5|6\n", "text/csv")).run()
+    (body,) = [e.value for e in at.error]
+    assert rendered(body)[1].endswith(
+        "say which; choose semicolon in the Delimiter box or choose pipe in the Delimiter box."
+    )
+
+
+def test_rows_of_the_wrong_length_in_an_upload_are_named_or_left_out_and_counted(upload_page):
+    at = upload_page
+    rows = [f"a fine review number {i},u{i % 4},{['good', 'bad'][i % 2]}" for i in range(12)]
+    rows[4] += ",surplus"
+    csv = "text,user,mood\n" + "\n".join(rows) + "\n"
+    at.file_uploader(key="data_upload").set_value(("ragged.csv", csv.encode(), "text/csv")).run()
+    (body,) = [e.value for e in at.error]
+    shown = rendered(body)[1]
+    assert "row 5 (line 6) has 4 fields but the header has 3" in shown
+    assert shown.endswith("or choose “leave them out” under Rows of the wrong length to read the file without them.")
+    at.radio(key="data_bad_rows").set_value("drop").run()
+    assert not at.error and not at.exception
+    assert [w.value for w in at.warning] == [
+        "1 row left out for another number of fields than the header (row 5, counted from 1 at the first record)."
+    ]

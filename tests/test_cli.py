@@ -311,3 +311,168 @@ def test_a_release_of_inferred_data_carries_no_name_or_address_column(capsys, tm
     columns = json.loads(files["manifest.json"])["columns"]
     assert "contact" not in columns and columns["reviewerName"] == "dropped"
     assert {"airline", "mood"} <= set(json.loads(files["manifest.json"])["columns"])  # the fields still leave
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 49: the input side — delimiters, rows of the wrong length, the usage error, the swap's field, sessions
+
+
+def semicolon_files(folder):
+    """The tiny data as a semicolon CSV (as a spreadsheet in many locales saves it), with a column of names."""
+    from tests.conftest import tiny_frames
+
+    frame = tiny_frames()[0]
+    frame["full_name"] = [f"Perpetua Quist-{i // 4}" for i in range(len(frame))]
+    path = folder / "data.csv"
+    frame.to_csv(path, sep=";", index=False)
+    return frame, path
+
+
+def test_a_semicolon_csv_releases_no_name_and_its_delimiter_is_replayed(capsys, tmp_path):
+    """Read as one column, a semicolon file released every author's name in clear with exit 0: the delimiter
+    is found, the names' column is left out, and a --delimiter given is written into the replay command (the
+    bundle is made again from it by the test's leak scan, `tests/conftest.py`)."""
+    from tests.leakage import bundle_texts
+
+    frame, path = semicolon_files(tmp_path)
+    out = tmp_path / "bundle"
+    argv = ["release", "--data", str(path), "--method", "redact", "--knob", "1", "--no-use-ner"]
+    code, _, err = run(capsys, *argv, "--out", str(out), "--audit-log", str(tmp_path / "a.sqlite"))
+    assert code == 0, err
+    texts = bundle_texts(out)
+    assert not [name for name, text in texts.items() if "Quist" in text]
+    assert "--delimiter" not in json.loads(texts["manifest.json"])["replay"]  # found again by itself
+    given = tmp_path / "given"
+    code, _, err = run(capsys, *argv, "--delimiter", ";", "--out", str(given), "--audit-log", str(tmp_path / "b"))
+    assert code == 0, err
+    replay = json.loads(bundle_texts(given)["manifest.json"])["replay"]
+    assert f"--data {path} --delimiter ';' --method redact" in replay
+
+
+def test_dropped_rows_are_counted_and_the_choice_replayed(capsys, tmp_path):
+    from engine.record.replay import ReplaySpec
+    from tests.conftest import tiny_frames
+
+    lines = tiny_frames()[0].to_csv(index=False).splitlines()
+    lines[3] += ",surplus"
+    lines[7] = lines[7].rsplit(",", 1)[0]
+    path = tmp_path / "data.csv"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    argv = ["release", "--data", str(path), "--method", "redact", "--knob", "1", "--no-use-ner"]
+    code, _, err = run(capsys, *argv, "--out", str(tmp_path / "refused"))
+    assert code == 2 and err.count("\n") == 1
+    assert "2 rows have another number of fields than the header's 4: row 3 (line 4) has 5, row 7 (line 8) has 3" in err
+    out = tmp_path / "bundle"
+    code, _, err = run(capsys, *argv, "--bad-rows", "drop", "--out", str(out), "--audit-log", str(tmp_path / "a"))
+    assert code == 0, err
+    assert "textsdc: left out 2 rows of data.csv (rows 3, 7): their number of fields is not the header's" in err
+    spec = ReplaySpec.parse(json.loads((out / "manifest.json").read_text(encoding="utf-8"))["replay"])
+    assert spec.bad_rows == "drop" and spec.delimiter is None
+    assert json.loads((out / "manifest.json").read_text(encoding="utf-8"))["dataset"]["n_records"] == 22
+
+
+def test_the_replay_command_writes_and_reads_the_delimiter_and_bad_rows():
+    from engine.record.replay import ReplaySpec
+
+    spec = ReplaySpec(data="d.csv", method="redact", knob=1.0, seed=0, replicates=1, out="o", delimiter="\t")
+    assert "--delimiter tab" in spec.command() and "--bad-rows" not in spec.command()
+    again = ReplaySpec.parse(spec.command())
+    assert again.delimiter == "tab" and again.bad_rows == "error"
+    dropping = ReplaySpec(data="d.csv", method="redact", knob=1.0, seed=0, replicates=1, out="o", bad_rows="drop")
+    assert ReplaySpec.parse(dropping.command()) == dropping and "--delimiter" not in dropping.command()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["sweep", "--data", "x"],
+            "textsdc: error: the following arguments are required: --method, --out (see textsdc sweep --help)\n",
+        ),
+        (
+            ["sweep", "--data", "x", "--method", "redact", "--out", "o", "--seed", "abc"],
+            "textsdc: error: argument --seed: invalid int value: 'abc' (see textsdc sweep --help)\n",
+        ),
+        (["swep"], "textsdc: error: argument command: invalid choice: 'swep' (choose from "),
+        ([], "textsdc: error: the following arguments are required: command (see textsdc --help)\n"),
+        (
+            ["release", "--data", "x", "--bad-rows", "skip"],
+            "argument --bad-rows: invalid choice: 'skip' (choose from 'error', 'drop')",
+        ),
+        (
+            ["sweep", "--data", "x", "--method", "redact", "--out", "o", "--seed", "1\n2"],
+            "invalid int value: '1\\n2' (see",
+        ),
+    ],
+)
+def test_a_command_line_argparse_cannot_read_is_one_line_and_exit_2(capsys, argv, message):
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith("textsdc: error: ") and message in err, err
+    assert "usage:" not in err
+
+
+def test_the_swap_protects_a_categorical_field_never_the_text(capsys, tiny_files, tmp_path):
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files), "--out", str(tmp_path / "o")]
+    code, _, err = run(capsys, "release", "--method", "swap", "--metadata", "text", *data)
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(
+        "textsdc: error: Protected field (metadata) 'text' is the text column: the swap protects a value of each "
+        "document that its text must not disclose"
+    )
+    assert "accepted here: 'airline', 'mood'" in err
+    code, _, err = run(capsys, "release", "--method", "swap", "--metadata", "user", *data)
+    assert code == 2 and "'user' is the author column" in err
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"knob": "abc"}, "pins[0].candidate.knob must be a finite number, got text 'abc'"),
+        (
+            {"seed": "x"},
+            "pins[0].candidate.seed must be a whole number from 0 to 9,223,372,036,854,775,807, got text 'x'",
+        ),
+        ({"replicates": 2.5}, "pins[0].candidate.replicates must be a whole number from 1 to 1,000, got a number 2.5"),
+        (
+            {"params": {"thresholds": "abc"}},
+            "pins[0].candidate.params: parameter 'thresholds' of method 'redact' must be a list",
+        ),
+        ({"method": 3}, "pins[0].candidate.method must be text, got a number 3"),
+    ],
+)
+def test_a_session_file_with_a_value_of_the_wrong_type_names_the_field(capsys, tmp_path, change, message):
+    session = {
+        "format": "textsdc-session",
+        "version": 1,
+        "data": "airline-tweets",
+        "fingerprint": "0" * 64,
+        "pins": [{"candidate": {"name": "a", "method": "redact", "knob": 1, **change}, "metrics": {}}],
+    }
+    path = tmp_path / "s.textsdc.json"
+    path.write_text(json.dumps(session), encoding="utf-8")
+    code, _, err = run(capsys, "session", str(path))
+    assert code == 2 and err.count("\n") == 1
+    assert err.startswith(f"textsdc: error: {path} is not a session file textsdc can read: {message}")
+
+
+def test_a_session_reads_its_data_as_it_was_read_when_pinned(capsys, tmp_path):
+    """`textsdc pin` on a semicolon file with a dropped row keeps --delimiter and --bad-rows in the session:
+    `textsdc session` reads the same data again, and the pin's replay command gives both."""
+    from engine.project import Project
+
+    _, path = semicolon_files(tmp_path)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    path.write_text("\n".join([*lines, "a stray row;user9"]) + "\n", encoding="utf-8")
+    session = tmp_path / "s.textsdc.json"
+    argv = ["pin", "--data", str(path), "--delimiter", "semicolon", "--bad-rows", "drop", "--method", "redact"]
+    code, _, err = run(capsys, *argv, "--knob", "1", "--no-use-ner", "--session", str(session), "--name", "one")
+    assert code == 0, err
+    assert "left out 1 row of data.csv (row 25)" in err
+    project = Project.load(session)
+    assert (project.delimiter, project.bad_rows) == ("semicolon", "drop")
+    assert "--delimiter semicolon --bad-rows drop" in project.replay(project.get("one").candidate, "out").command()
+    code, out, err = run(capsys, "session", str(session))
+    assert code == 0 and "(24 records), 1 pin(s)" in out, err

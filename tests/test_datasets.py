@@ -24,7 +24,7 @@ import engine.data.readers as readers_mod
 from engine.data.demos import DEMOS_DIR, DemoInfo, demo_names, is_demo, list_demos
 from engine.data.external import split_external
 from engine.data.infer import infer_schema, left_out_columns
-from engine.data.load import load_dataset, require_records
+from engine.data.load import dropped_note, load_dataset, require_records
 from engine.data.readers import read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
 from engine.data.validate import MISSING_CATEGORY, validate
@@ -233,7 +233,8 @@ def test_documents_stored_as_lists_of_sentences_or_turns_become_text_that_can_be
         '"speech": "Thanks, and welcome to our call"}], "sentences": []}',
     ]
     path = write(tmp_path, "calls.jsonl", "\n".join(lines) + "\n")
-    frame, nested = readers_mod.read_table_noting_nested(path)
+    read = readers_mod.read_file(path)
+    frame, nested = read.frame, read.nested
     assert nested == ["sentences", "meta", "turns"]
     assert frame["sentences"].tolist() == [
         "Thank you all for joining\nRevenue rose 6%",
@@ -246,8 +247,8 @@ def test_documents_stored_as_lists_of_sentences_or_turns_become_text_that_can_be
     parquet = tmp_path / "calls.parquet"
     pd.DataFrame({"call": ["a", "b"], "sentences": [["s one", "s two"], ["s three"]]}).to_parquet(parquet)
     assert read_table(parquet)["sentences"].tolist() == ["s one\ns two", "s three"]
-    flat = readers_mod.read_table_noting_nested(write(tmp_path, "flat.jsonl", '{"text": "plain words"}\n'))
-    assert flat[1] == [] and not flat[0].attrs  # nothing the export would carry into a Parquet file's metadata
+    flat = readers_mod.read_file(write(tmp_path, "flat.jsonl", '{"text": "plain words"}\n'))
+    assert flat.nested == [] and not flat.frame.attrs  # nothing the export would carry into a Parquet file's metadata
 
 
 def test_corrupt_parquet(tmp_path):
@@ -893,3 +894,196 @@ def test_inference_of_one_record_keeps_its_fields_but_not_an_authors_name():
     schema = infer_schema(frame)
     assert (schema.text, schema.author, [f.name for f in schema.fields]) == ("texte", None, ["note"])
     assert "named like the author column" in left_out_columns(frame)["auteur"]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 49: delimiters, rows of the wrong length, files cut short, encodings that are not text encodings
+
+NAMES_SEMICOLON = (
+    "name;text;mood\n"
+    "Ann Smith;Hello, the flight was late, said Ann Smith;bad\n"
+    "Bob Jones;Great crew, would fly again;good\n"
+    "Cy Lee;ok then, fine;good\n"
+    "Dee Park;Lost my bag, again;bad\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "delimiter"),
+    [
+        ("semicolon.csv", NAMES_SEMICOLON, ";"),
+        ("comma-saved-as.tsv", NAMES_SEMICOLON.replace(",", "").replace(";", ","), ","),
+        ("pipe.csv", NAMES_SEMICOLON.replace(";", "|"), "|"),
+        ("tab.csv", NAMES_SEMICOLON.replace(";", "\t"), "\t"),
+        ("semicolon-in-text.csv", GOOD_CSV.replace("late again", "late; again"), ","),
+    ],
+)
+def test_the_delimiter_is_found_from_the_file(tmp_path, name, content, delimiter):
+    """A semicolon CSV (as spreadsheets in many locales save it), CSV content saved as .tsv, pipes and tabs load
+    as the steward meant: the columns of the header, not one column holding every name in clear."""
+    read = readers_mod.read_file(write(tmp_path, name, content))
+    assert read.delimiter == delimiter and read.dropped == ()
+    if name.startswith("semicolon-in"):
+        assert read.frame["text"][0] == "the flight was late; again"
+        return
+    assert list(read.frame.columns) == ["name", "text", "mood"]
+    assert "Ann Smith" not in "".join(read.frame["text"].str.replace("said Ann Smith", ""))
+    dataset = load_dataset(write(tmp_path, "again" + Path(name).suffix, content))
+    assert dataset.schema.text == "text" and "name" not in dataset.frame.columns
+
+
+def test_a_delimiter_given_is_used_and_one_column_with_another_delimiter_in_its_header_is_refused(tmp_path):
+    path = write(tmp_path, "names.csv", NAMES_SEMICOLON)
+    assert readers_mod.read_file(path, delimiter="semicolon").frame.shape == (4, 3)
+    with pytest.raises(DataError) as err:
+        load_dataset(path, delimiter=",")
+    assert str(err.value) == (
+        f"{path} reads as one column with commas as the delimiter, but its header holds semicolons: the values "
+        "are likely separated by semicolons; give --delimiter ';' (in Python, load_dataset(..., delimiter=';'))"
+    )
+    tabs = write(tmp_path, "tabs.tsv", NAMES_SEMICOLON.replace(";", "\t"))
+    with pytest.raises(DataError, match="its header holds tabs: .* give --delimiter tab"):
+        read_table(tabs, delimiter="|")
+
+
+@pytest.mark.parametrize("bad", ["ab", "x", "7", '"', "", "\n"])
+def test_a_delimiter_that_is_not_one_separating_character_is_a_config_error(tmp_path, bad):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    if bad == "":  # the same as not giving one
+        assert read_table(path, delimiter=bad).shape == (4, 5)
+        return
+    with pytest.raises(ConfigError, match=r"the delimiter must be one character .* such as , ; \| or tab"):
+        read_table(path, delimiter=bad)
+
+
+def test_two_delimiters_that_read_the_file_equally_well_are_named_for_the_steward_to_choose(tmp_path):
+    path = write(tmp_path, "both.csv", "a;b|c\n1;2|3\n4;5|6\n")
+    with pytest.raises(
+        DataError,
+        match=r"reads as 2 columns separated by semicolons and as 2 columns separated by pipes: say which; give --delimiter ';' \(.*\) or give --delimiter '\|'",
+    ):
+        read_table(path)
+    assert list(read_table(path, delimiter="|").columns) == ["a;b", "c"]
+
+
+def ragged(n_bad: int) -> str:
+    rows = [f"text number {i},u{i},{['good', 'bad'][i % 2]}" for i in range(20)]
+    for k in range(n_bad):
+        rows[2 * k + 1] = f"short row {k},u{k}" if k % 2 == 0 else f"long row {k},u{k},good,extra"
+    return "text,user,mood\n" + "\n".join(rows) + "\n"
+
+
+def test_rows_of_the_wrong_length_are_named_with_a_count(tmp_path):
+    path = write(tmp_path, "ragged.csv", ragged(7))
+    with pytest.raises(DataError) as err:
+        read_table(path)
+    message = str(err.value)
+    assert message.startswith(
+        f"{path} is not well-formed CSV: 7 rows have another number of fields than the header's 3: row 2 (line 3) "
+        "has 2, row 4 (line 5) has 4, row 6 (line 7) has 2, row 8 (line 9) has 4, row 10 (line 11) has 2 and 2 more"
+    )
+    assert message.endswith(
+        "or give --bad-rows drop to leave such rows out (in Python, load_dataset(..., bad_rows='drop'))"
+    )
+    assert "a value that holds a comma needs double quotes" in message
+
+
+def test_a_short_last_row_is_refused_not_padded(tmp_path):
+    path = write(tmp_path, "short.csv", "text,user,mood\nfine words,ann,good\nmore words,bob\n")
+    with pytest.raises(DataError, match=r"row 2 \(line 3\) has 2 fields but the header has 3"):
+        load_dataset(path)
+
+
+def test_rows_of_the_wrong_length_are_dropped_and_counted_when_asked(tmp_path):
+    folder = tmp_path
+    write(folder, "data.csv", ragged(3))
+    rows = [f"external text {i},u{i}" for i in range(3)]
+    write(folder, "external.csv", "text,user\n" + "\n".join(rows) + "\nstray,u1,extra\n")
+    schema = Schema(
+        text="text",
+        author="user",
+        fields=(FieldSpec("mood", "categorical", "sensitive"),),
+        external=ExternalSpec(file="external.csv"),
+    )
+    dataset = load_dataset(folder / "data.csv", schema, bad_rows="drop")
+    assert dataset.n_records == 17 and "short row 0" not in set(dataset.texts)
+    assert [(d.file, d.rows) for d in dataset.dropped] == [("data.csv", (2, 4, 6)), ("external.csv", (4,))]
+    assert dropped_note(dataset) == (
+        "left out 3 rows of data.csv (rows 2, 4, 6) and 1 row of external.csv (row 4): their number of fields is "
+        "not the header's (rows are counted from 1 at the first record; a header line is not counted)"
+    )
+    assert dropped_note(load_dataset(write(folder, "good.csv", GOOD_CSV), bad_rows="drop")) == ""  # none to drop
+    with pytest.raises(ConfigError, match="bad rows must be 'error' .* or 'drop'"):
+        load_dataset(folder / "data.csv", bad_rows="skip")
+
+
+def test_blank_lines_are_not_records_and_a_missing_final_line_break_is_fine(tmp_path):
+    path = write(tmp_path, "blank.csv", "\ntext,user\n\nfine words,ann\n   \nmore words,bob")
+    frame = read_table(path)
+    assert frame["text"].tolist() == ["fine words", "more words"] and frame["user"].tolist() == ["ann", "bob"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            'text,user,mood\nfine words,ann,good\n"a review cut in the mid',
+            r"ends inside a quoted value: a double quote opens a value in row 2 \(line 3\) and nothing closes it "
+            r"before the end of the file\. The file looks cut short",
+        ),
+        (
+            'text,user,mood\nfine,ann,good\n"a stray quote, then\nmany lines,bob,bad\nmore,cy,bad\n',
+            r"ends inside a quoted value: a double quote opens a value in row 2 \(line 3\)",
+        ),
+        (
+            "text,user,mood\nfine words,ann,good\nmore words,bo",
+            r"ends in the middle of a record: its last row, row 2 \(line 3\), has 2 of the header's 3 fields and "
+            r"no line break after it\. The file looks cut short",
+        ),
+    ],
+)
+def test_a_file_cut_short_is_reported_as_such(tmp_path, content, message):
+    path = write(tmp_path, "cut.csv", content)
+    with pytest.raises(DataError, match=message):
+        load_dataset(path)
+    with pytest.raises(DataError, match=message):
+        load_dataset(path, bad_rows="drop")  # a file cut short is never "repaired" by leaving rows out
+
+
+@pytest.mark.parametrize("codec", ["rot13", "base64", "zlib_codec", "hex", "bz2"])
+def test_a_codec_that_is_not_a_text_encoding_is_a_config_error_naming_text_encodings(tmp_path, codec):
+    path = write(tmp_path, "d.csv", GOOD_CSV)
+    with pytest.raises(ConfigError) as err:
+        load_dataset(path, encoding=codec)
+    assert str(err.value) == (
+        f"'{codec}' is not a text encoding: it transforms bytes or text rather than reading a file's bytes as "
+        "characters; give the encoding the file was saved in, for example: utf-8, cp1252, latin-1, utf-16"
+    )
+    with pytest.raises(ConfigError, match="unknown text encoding 'utf-8\\\\x00'"):
+        load_dataset(path, encoding="utf-8\x00")
+
+
+def test_json_nested_beyond_reading_or_with_numbers_of_thousands_of_digits_names_the_line(tmp_path):
+    first = '{"text": "a fine day out with friends", "user": "u1"}\n'
+    deep = write(tmp_path, "deep.jsonl", first + '{"text": ' + '{"a": ' * 100_000 + "1" + "}" * 100_000 + "}\n")
+    with pytest.raises(DataError, match=r"deep\.jsonl: line 2 nests arrays or objects more than 64 levels deep"):
+        load_dataset(deep)
+    long = write(tmp_path, "long.jsonl", first + '{"text": "x", "n": ' + "7" * 5000 + "}\n")
+    with pytest.raises(DataError, match=r"long\.jsonl: line 2 holds a whole number of more than 4,300 digits"):
+        load_dataset(long)
+    # Readable JSON, but deeper than a value of a column: refused at a depth that does not depend on the stack.
+    nested = write(tmp_path, "nested.jsonl", first + '{"text": "y", "meta": ' + "[" * 65 + "1" + "]" * 65 + "}\n")
+    with pytest.raises(DataError, match=r"nested\.jsonl: line 2 nests arrays or objects more than 64 levels deep"):
+        read_table(nested)
+    within = write(tmp_path, "within.jsonl", first + '{"text": "y", "meta": ' + "[" * 63 + "1" + "]" * 63 + "}\n")
+    assert read_table(within)["meta"][1].startswith("[[[")
+    # A whole number beyond any float (but within what JSON reads) is a value like any other.
+    rows = [json.dumps({"text": f"a fine day out number {i}", "user": f"u{i % 3}", "n": 10**4000}) for i in range(9)]
+    assert load_dataset(write(tmp_path, "big.jsonl", "\n".join(rows))).n_records == 9
+
+
+def test_one_column_whose_quoted_name_holds_a_line_break_and_a_delimiter_is_read(tmp_path):
+    """Found by the fuzz suite: the header's one name, quoted, holds a carriage return and a semicolon."""
+    path = write(tmp_path, "one.csv", '"a\rb;c"\nsome words\r\nmore words\n')
+    assert read_table(path).to_dict("list") == {"a\rb;c": ["some words", "more words"]}
+    assert read_table(write(tmp_path, "cr.csv", "text,user\rfine words,ann\rmore,bob")).shape == (2, 2)

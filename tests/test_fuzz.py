@@ -1,14 +1,19 @@
-"""Fuzz suite (issue 10): whatever a user gives — a data file, a schema, command-line arguments, a knob value —
-only a `ConfigError` or a `DataError` escapes (or argparse's own usage error for a flag it cannot parse).
+"""Fuzz suite (issues 10 and 49): whatever a user gives — a data file, a codec name, JSON nested to any depth or
+holding numbers of any length, a schema, a session file, command-line arguments, a knob value — only a
+`ConfigError` or a `DataError` escapes; through the command line, one line ``textsdc: error: ...`` with exit 2
+(argparse's usage errors included).
 
 Hypothesis generates the cases; `CASES` counts them and the terminal summary prints the count. The last test
-checks that a run generated at least `MIN_CASES` (10,000 at the default of 2,500 examples per test;
-``TEXTSDC_FUZZ_EXAMPLES`` sets fewer for a quick local run). Under CI (``CI=true``) the cases are derandomized, so a
-failure can be replayed; elsewhere every run draws new ones.
+checks that a run generated at least `MIN_CASES` (11,500 at the default of 2,500 examples per test, 500 for each
+test that runs the whole command up to its work; ``TEXTSDC_FUZZ_EXAMPLES`` sets fewer for a quick local run).
+Under CI (``CI=true``) the cases are derandomized, so a failure can be replayed; elsewhere every run draws new
+ones.
 """
 
 from __future__ import annotations
 
+import encodings.aliases
+import json
 import math
 import os
 import string
@@ -29,7 +34,8 @@ from tests.conftest import tiny_frames
 
 CASES: Counter[str] = Counter()
 EXAMPLES = int(os.environ.get("TEXTSDC_FUZZ_EXAMPLES", "2500"))  # per test; fewer for a quick local run
-MIN_CASES = 4 * EXAMPLES  # four generating tests (the schema test counts twice): 10,000 at the default
+THROUGH_THE_CLI = max(1, EXAMPLES // 5)  # per test that runs the command up to its work (issue 49's three)
+MIN_CASES = 4 * EXAMPLES + 3 * THROUGH_THE_CLI  # the schema test counts twice: 11,500 at the default
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -37,6 +43,7 @@ FUZZ = settings(
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+FEWER = settings(FUZZ, max_examples=THROUGH_THE_CLI)
 ACCEPTED = (ConfigError, DataError)
 
 
@@ -86,8 +93,6 @@ def jsonl(draw) -> bytes:
         ),
         max_leaves=6,
     )
-    import json
-
     lines = draw(st.lists(json_values.map(json.dumps) | st.text(max_size=30), max_size=6))
     return "\n".join(lines).encode("utf-8", errors="replace")
 
@@ -111,6 +116,153 @@ def test_any_data_file_loads_or_gives_a_user_error(tmp_path_factory, file, encod
     dataset = only_user_errors("readers", load_dataset, path, encoding=encoding)
     if dataset is not None:
         assert dataset.n_records >= 1 and dataset.schema.text in dataset.frame.columns
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Issue 49: any codec name (text encodings, codecs of bytes to bytes such as base64, names that are none), JSON
+# nested to any depth or holding numbers of any length, any JSON in place of a session file — through the command
+# line, which ends in one line `textsdc: error: ...` with exit 2 or goes on to the work
+
+CODECS = sorted(
+    {*encodings.aliases.aliases, *encodings.aliases.aliases.values()}
+    | {"rot13", "base64", "zlib_codec", "hex", "uu", "bz2", "quopri", "idna", "punycode", "undefined", "utf-7"}
+    | {"unicode_escape", "raw_unicode_escape", "utf_8_sig", "utf-32", "mbcs", "oem", "UTF8", " utf-8 ", "latin_1"}
+)
+ENCODING_NAMES = st.sampled_from(CODECS) | st.text(max_size=12)
+TEXTS = st.one_of(
+    delimited(","),
+    delimited(";"),
+    st.text(max_size=80).map(lambda t: ("text,user\n" + t + ",a\n").encode("utf-8", errors="replace")),
+    st.binary(max_size=120),
+)
+
+
+def _one_line_or_work(argv: list[str], capsys, area: str) -> int | None:
+    """``textsdc ARGV`` with the fit stubbed out: None where the work would start, else the exit status, after
+    checking that an error is one line ``textsdc: error: ...`` with exit 2 (argparse's own included)."""
+    CASES[area] += 1
+    capsys.readouterr()
+    try:
+        code = cli.main(argv)
+    except _ReachedTheWork:
+        return None
+    except SystemExit as exc:  # argparse: a value it cannot read
+        code = exc.code if isinstance(exc.code, int) else 2
+    err = capsys.readouterr().err
+    if code != 0:
+        assert code == 2, err
+        assert err.startswith("textsdc: error: ") and err.count("\n") == 1, err
+    return code
+
+
+@FEWER
+@given(content=TEXTS, encoding=ENCODING_NAMES, suffix=st.sampled_from([".csv", ".tsv", ".jsonl"]))
+def test_any_codec_name_reads_the_file_or_gives_one_line(
+    tmp_path_factory, monkeypatch, capsys, content, encoding, suffix
+):
+    path = tmp_path_factory.mktemp("codec") / f"data{suffix}"
+    path.write_bytes(content)
+    monkeypatch.setattr("engine.cli.commands.fit_cached", _stop_at_the_fit)
+    argv = ["sweep", "--data", str(path), "--encoding", encoding, "--method", "redact", "--out", str(path) + ".json"]
+    try:
+        _one_line_or_work(argv, capsys, "codec names")
+    finally:
+        monkeypatch.undo()
+
+
+@st.composite
+def json_extremes(draw) -> str:
+    """A JSON value nested up to 200,000 levels deep (arrays and objects mixed) around a number of up to 10,000
+    digits (an integer, a fraction or an exponent) or a long string."""
+    depth = draw(st.integers(min_value=0, max_value=200_000) | st.integers(min_value=60, max_value=70))
+    digits = draw(st.integers(min_value=1, max_value=10_000) | st.integers(min_value=4290, max_value=4310))
+    core = draw(
+        st.sampled_from(["-", ""]).map(lambda sign: sign + "7" * digits)
+        | st.just("1." + "5" * digits)
+        | st.just(f"1e{digits}")
+        | st.just(json.dumps("w" * digits))
+    )
+    kinds = draw(st.lists(st.booleans(), min_size=1, max_size=3))
+    opening = "".join("[" if kinds[k % len(kinds)] else '{"a": ' for k in range(depth))
+    closing = "".join("]" if kinds[k % len(kinds)] else "}" for k in reversed(range(depth)))
+    return opening + core + closing
+
+
+@FEWER
+@given(value=json_extremes(), column=st.sampled_from(["text", "meta", "user"]), truncate=st.booleans())
+def test_any_json_depth_or_number_length_loads_or_gives_one_line(
+    tmp_path_factory, monkeypatch, capsys, value, column, truncate
+):
+    records = [json.dumps({"text": f"a fine day out with friends number {i}", "user": f"u{i % 3}"}) for i in range(6)]
+    line = '{"text": "the last fine day out", "user": "u1", ' + json.dumps(column) + ": " + value + "}"
+    path = tmp_path_factory.mktemp("json") / "data.jsonl"
+    path.write_text("\n".join([*records, line[: len(line) // 2] if truncate else line]) + "\n", encoding="utf-8")
+    monkeypatch.setattr("engine.cli.commands.fit_cached", _stop_at_the_fit)
+    try:
+        _one_line_or_work(["sweep", "--data", str(path), "--method", "redact", "--out", f"{path}.json"], capsys, "JSON")
+    finally:
+        monkeypatch.undo()
+
+
+SESSION_KEYS = ["format", "version", "data", "fingerprint", "schema", "encoding", "delimiter", "bad_rows"]
+SESSION_KEYS += ["schema_toml", "pins", "history", "extra"]
+CANDIDATE_KEYS = ["name", "method", "knob", "seed", "replicates", "replicate", "params", "options", "other"]
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**80), max_value=2**80)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=12)
+    | st.sampled_from(["redact", "glm", "posts", "error", "drop", ";", "utf-8", "rot13", "1", "abc", "x"]),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3),
+    max_leaves=8,
+)
+
+
+@st.composite
+def sessions(draw, data: Path, fingerprint: str) -> object:
+    """Any JSON value, mostly shaped like a session: the right format, version, data and fingerprint with some
+    keys missing or of another type, pins whose candidates' fields are of any type."""
+    if draw(st.integers(0, 9)) == 0:
+        return draw(JSON_VALUES)
+    good = {"format": "textsdc-session", "version": 1, "data": str(data), "fingerprint": fingerprint}
+
+    def candidate() -> object:
+        base = {"name": "pin", "method": draw(st.sampled_from(sorted(METHODS))), "knob": 1.0}
+        for key in draw(st.lists(st.sampled_from(CANDIDATE_KEYS), unique=True, max_size=3)):
+            base[key] = draw(JSON_VALUES)
+        return base if draw(st.integers(0, 9)) else draw(JSON_VALUES)
+
+    def pin() -> object:
+        metrics = draw(st.dictionaries(st.sampled_from(["text_reid", "pmse_ratio", "x"]), JSON_VALUES, max_size=2))
+        shaped = {"value": draw(JSON_VALUES), "lo": 0.1, "hi": 0.2}
+        return {"candidate": candidate(), "metrics": metrics | {"text_reid": shaped}, "warnings": draw(JSON_VALUES)}
+
+    good["pins"] = [pin() for _ in range(draw(st.integers(0, 2)))]
+    good["history"] = [candidate() for _ in range(draw(st.integers(0, 2)))]
+    for key in draw(st.lists(st.sampled_from(SESSION_KEYS), unique=True, max_size=3)):
+        if draw(st.booleans()):
+            good.pop(key, None)
+        else:
+            good[key] = draw(JSON_VALUES)
+    return good
+
+
+@pytest.fixture(scope="module")
+def session_data(data_folder) -> tuple[Path, str]:
+    path = data_folder / "session-data.csv"
+    path.write_bytes((data_folder / "data.csv").read_bytes())
+    return path, load_dataset(path).fingerprint
+
+
+@FEWER
+@given(data=st.data())
+def test_any_json_in_place_of_a_session_opens_or_gives_one_line(session_data, tmp_path_factory, capsys, data):
+    path = tmp_path_factory.mktemp("session") / "s.textsdc.json"
+    value = data.draw(sessions(*session_data))
+    raw = json.dumps(value) if data.draw(st.integers(0, 19)) else data.draw(st.text(max_size=40))
+    path.write_text(raw, encoding="utf-8")
+    _one_line_or_work(["session", str(path)], capsys, "session files")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -260,9 +412,8 @@ def test_any_command_line_is_checked_before_work_or_gives_one_line(cli_folders, 
         code = cli.main(argv)
     except _ReachedTheWork:
         return
-    except SystemExit as exc:  # argparse's usage error for a value of the wrong type
-        assert exc.code == 2
-        return
+    except SystemExit as exc:  # argparse's usage error for a value of the wrong type: one line too
+        code = exc.code
     finally:
         monkeypatch.undo()
     err = capsys.readouterr().err

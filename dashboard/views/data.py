@@ -9,7 +9,9 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import display, loading, session
+from engine.data.delimited import SHOWN_ROWS, described
 from engine.data.demos import DemoInfo
+from engine.data.readers import TableRead
 from engine.data.schema import FIELD_KINDS, FIELD_ROLES, ExternalSpec, Schema
 from engine.measures.risk.duplicates import verbatim_warning
 
@@ -18,6 +20,8 @@ UPLOAD = "Upload a file"
 FILE = "File given at start"
 NONE = "(none)"
 FLASH = "data_flash"
+# The choice for rows of the wrong length: the `bad_rows` of `engine.data.load.load_dataset`.
+BAD_ROWS_CHOICES = {"error": "refuse the file", "drop": "leave them out"}
 
 
 @dataclass
@@ -35,6 +39,8 @@ class Source:
     external: tuple[str, bytes] | None = None
     unclear: str | None = None  # why no column surely holds the text (the steward chooses it), or None
     nested: tuple[str, ...] = ()  # columns whose lists or records were read as text
+    delimiter: str | None = None  # as chosen (None: found from the file)
+    bad_rows: str = "error"
 
 
 def _demo_source() -> Source | None:
@@ -69,17 +75,18 @@ def _demo_source() -> Source | None:
     return Source(id=f"demo:{name}", table=table, schema=loading.demo_schema(name), demo=name)
 
 
-def _file_source(path: str, encoding: str | None) -> Source | None:
+def _file_source(path: str, encoding: str | None, delimiter: str | None, bad_rows: str) -> Source | None:
     """The file given to `textsdc dashboard --data`, with the schema saved beside it or one inferred."""
     st.caption(
         f"{display.md_escape(path)}, given to `textsdc dashboard --data`"
         + (f" (encoding {display.md_escape(encoding)})" if encoding else "")
         + "."
     )
-    read = session.guarded(lambda: loading.file_table(path, encoding))
+    read = session.guarded(lambda: loading.file_table(path, encoding, delimiter, bad_rows))
     if read is None:
         return None
-    table, nested = read
+    _how_read(read)
+    table, nested = read.frame, read.nested
     beside = session.guarded(lambda: loading.file_schema(path))
     if beside is not None:
         schema, why = beside, None
@@ -96,7 +103,22 @@ def _file_source(path: str, encoding: str | None) -> Source | None:
         encoding=encoding,
         unclear=why,
         nested=tuple(nested),
+        delimiter=delimiter,
+        bad_rows=bad_rows,
     )
+
+
+def _how_read(read: TableRead) -> None:
+    """The delimiter a delimited file was read with, and the rows left out (with their numbers)."""
+    if read.delimiter is not None:
+        st.caption(f"Values separated by {display.md_escape(described(read.delimiter))}.")
+    if read.dropped:
+        rows = ", ".join(map(str, read.dropped[:SHOWN_ROWS])) + (" …" if len(read.dropped) > SHOWN_ROWS else "")
+        noun = "row" if len(read.dropped) == 1 else "rows"
+        st.warning(
+            f"{display.counted(len(read.dropped), 'row')} left out for another number of fields than the header "
+            f"({noun} {rows}, counted from 1 at the first record)."
+        )
 
 
 def _upload_source() -> Source | None:
@@ -117,6 +139,26 @@ def _upload_source() -> Source | None:
         "If the file was saved by Excel or an older program and does not load, the message says which encoding "
         "reads it (usually **cp1252**)."
     )
+    c1, c2 = st.columns(2)
+    delimiter = c1.selectbox(
+        "Delimiter",
+        list(loading.DELIMITER_CHOICES),
+        format_func=loading.DELIMITER_CHOICES.__getitem__,
+        key="data_delimiter",
+        persist_state="session",
+        help="Of CSV and TSV files: what separates the values (spreadsheets in many countries save CSV files "
+        "with semicolons). Found from the file's first records unless chosen here.",
+    )
+    bad_rows = c2.radio(
+        "Rows of the wrong length",
+        list(BAD_ROWS_CHOICES),
+        format_func=BAD_ROWS_CHOICES.__getitem__,
+        key="data_bad_rows",
+        persist_state="session",
+        horizontal=True,
+        help="Rows of a CSV or TSV file with more or fewer values than the header: refuse the file (naming the "
+        "rows), or leave those rows out and count them.",
+    )
     external = st.file_uploader(
         "Intruder's external texts (optional)",
         type=list(loading.UPLOAD_TYPES),
@@ -129,10 +171,11 @@ def _upload_source() -> Source | None:
         return None
     data = upload.getvalue()
     enc = encoding.strip() or None
-    read = session.guarded(lambda: loading.upload_table(upload.name, data, enc))
+    read = session.guarded(lambda: loading.upload_table(upload.name, data, enc, delimiter or None, bad_rows))
     if read is None:
         return None
-    table, nested = read
+    _how_read(read)
+    table, nested = read.frame, read.nested
     start = session.guarded(lambda: loading.default_schema_for(table, None))
     if start is None:
         return None
@@ -148,6 +191,8 @@ def _upload_source() -> Source | None:
         external=None if external is None else (external.name, external.getvalue()),
         unclear=why,
         nested=tuple(nested),
+        delimiter=delimiter or None,
+        bad_rows=bad_rows,
     )
 
 
@@ -291,15 +336,15 @@ def _load(
         dataset = loading.load_demo_with_schema(source.demo, schema)
         custom = schema != loading.demo_schema(source.demo)
         return dataset, loading.Origin("demo", source.demo, None, custom)
+    delimiter, bad_rows = source.delimiter, source.bad_rows
     if source.path is not None:
-        dataset = loading.load_file_with_schema(source.path, schema, source.encoding)
+        dataset = loading.load_file_with_schema(source.path, schema, source.encoding, delimiter, bad_rows)
         # the CLI reads the file with the schema beside it, or infers one: any other needs a schema file
         custom = schema != source.schema or source.unclear is not None
-        return dataset, loading.Origin("file", source.path, source.encoding, custom)
-    dataset = loading.load_upload(
-        source.filename, source.data, schema, source.encoding, source.external if author else None
-    )
-    return dataset, loading.Origin("upload", source.filename, source.encoding, True)
+        return dataset, loading.Origin("file", source.path, source.encoding, custom, delimiter, bad_rows)
+    second = source.external if author else None
+    dataset = loading.load_upload(source.filename, source.data, schema, source.encoding, second, delimiter, bad_rows)
+    return dataset, loading.Origin("upload", source.filename, source.encoding, True, delimiter, bad_rows)
 
 
 def _preview() -> None:
@@ -335,7 +380,7 @@ def render() -> None:
     """The Data page."""
     st.title("Data")
     if error := st.session_state.get(session.STARTUP_ERROR):
-        st.error(error)
+        st.error(display.md_literal(error))
     if flash := st.session_state.pop(FLASH, None):
         st.success(flash)
     started = st.session_state.get(session.STARTUP_FILE)

@@ -8,9 +8,16 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import NoReturn
 
 from engine.backends import BACKENDS
-from engine.cli.args import add_data_arguments, add_key_arguments, add_parameter_flags, knob_argument
+from engine.cli.args import (
+    add_data_arguments,
+    add_key_arguments,
+    add_parameter_flags,
+    add_reading_arguments,
+    knob_argument,
+)
 from engine.cli.commands import (
     cmd_compare,
     cmd_datasets,
@@ -23,14 +30,22 @@ from engine.cli.dashboard import cmd_dashboard, is_loopback
 from engine.cli.pins import add_parsers
 from engine.cli.progress import OPEN_BARS, close_bars
 from engine.data.load import left_out_hint
-from engine.errors import TextsdcError, os_error_message
+from engine.errors import TextsdcError, one_line, os_error_message
 
 __all__ = ["build_parser", "is_loopback", "main"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser (its commands' too) whose usage error is one line, ``textsdc: error: ...`` with where
+    to read the options, rather than the usage block of every flag; the exit status stays 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"textsdc: error: {one_line(message)} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `textsdc` parser; the method and measure flags come from their declarations (`Param`)."""
-    p = argparse.ArgumentParser(prog="textsdc", description="Disclosure control for text and the fields beside it.")
+    p = _Parser(prog="textsdc", description="Disclosure control for text and the fields beside it.")
     sub = p.add_subparsers(dest="command", required=True)
 
     d = sub.add_parser("datasets", help="list the demo datasets")
@@ -133,7 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     b = sub.add_parser("dashboard", help="start the dashboard on this machine")
     b.add_argument("--data", help="demo or file to open first")
-    b.add_argument("--encoding", help="text encoding of that file (default UTF-8), e.g. latin-1")
+    add_reading_arguments(b)
     b.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     b.add_argument("--port", type=int, default=8501, help="port to listen on (default 8501)")
     b.add_argument(

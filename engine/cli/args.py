@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,8 @@ from typing import Any
 from engine import MAX_SEED
 from engine.backends import check_backend
 from engine.data.dataset import Dataset
-from engine.data.load import load_dataset
+from engine.data.delimited import BAD_ROWS
+from engine.data.load import dropped_note, load_dataset
 from engine.data.schema import Schema
 from engine.errors import ConfigError
 from engine.export.keys import check_key_target, read_key_file
@@ -104,7 +106,7 @@ def add_data_arguments(sp: argparse.ArgumentParser, one_method: bool = True) -> 
     """The data, the method (or methods), their parameters, the measure settings and the run's seed and M."""
     sp.add_argument("--data", required=True, help="a demo name (see `textsdc datasets`) or a CSV/Parquet/JSONL file")
     sp.add_argument("--schema", help="a schema TOML file (default: the demo's, or inferred)")
-    sp.add_argument("--encoding", help="text encoding of the file (default UTF-8), e.g. latin-1")
+    add_reading_arguments(sp)
     if one_method:
         sp.add_argument("--method", required=True, help=f"protection method: {', '.join(METHODS)}")
     else:
@@ -119,6 +121,23 @@ def add_data_arguments(sp: argparse.ArgumentParser, one_method: bool = True) -> 
     sp.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     sp.add_argument("--jobs", type=int, default=1, help="parallel workers (default 1; -1 = all cores)")
     sp.add_argument("--no-cache", action="store_true", help="refit instead of using the on-disk fit cache")
+
+
+def add_reading_arguments(sp: argparse.ArgumentParser) -> None:
+    """How the data file is read: its encoding, delimiter and what to do with rows of the wrong length."""
+    sp.add_argument("--encoding", help="text encoding of the file (default UTF-8), e.g. latin-1")
+    sp.add_argument(
+        "--delimiter",
+        help="what separates the values of a CSV or TSV file: one character, or comma, semicolon, tab, pipe "
+        "(default: the one the file's first records are written with)",
+    )
+    sp.add_argument(
+        "--bad-rows",
+        choices=BAD_ROWS,
+        default="error",
+        help="rows with more or fewer fields than the header: error (refuse the file, naming the rows; the "
+        "default) or drop (leave them out and count them)",
+    )
 
 
 def method_params(
@@ -216,8 +235,13 @@ def add_key_arguments(sp: argparse.ArgumentParser, key: bool = True) -> None:
 
 
 def load(args: argparse.Namespace) -> Dataset:
-    """The command's dataset; kept on ``args`` so that an error naming a column it left out can say why (`main`)."""
-    args.loaded = load_dataset(args.data, args.schema, encoding=args.encoding)
+    """The command's dataset; kept on ``args`` so that an error naming a column it left out can say why (`main`).
+    The rows left out of the file (``--bad-rows drop``) are counted on stderr."""
+    args.loaded = load_dataset(
+        args.data, args.schema, encoding=args.encoding, delimiter=args.delimiter, bad_rows=args.bad_rows
+    )
+    if note := dropped_note(args.loaded):
+        print(f"textsdc: {note}", file=sys.stderr)
     return args.loaded
 
 

@@ -178,6 +178,8 @@ def cmd_release(args: argparse.Namespace) -> int:
         data=args.data,
         schema=args.schema,
         encoding=args.encoding,
+        delimiter=args.delimiter,
+        bad_rows=args.bad_rows,
         method=args.method,
         params=method_params(args, schema=dataset.schema),
         options=options,

@@ -43,6 +43,7 @@ def cmd_dashboard(args: argparse.Namespace) -> int:
     print(f"textsdc dashboard on http://{host}:{args.port}  (Ctrl+C stops it)", flush=True)
     argv = [sys.executable, "-m", "dashboard.launch", "--address", args.address, "--port", str(args.port)]
     argv += [*(["--data", args.data] if args.data else []), *(["--encoding", args.encoding] if args.encoding else [])]
+    argv += [*(["--delimiter", args.delimiter] if args.delimiter else []), "--bad-rows", args.bad_rows]
     sys.stderr.flush()
     os.execv(sys.executable, argv)
     return 0  # not reached: this process is the server now

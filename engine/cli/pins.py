@@ -67,6 +67,8 @@ def cmd_pin(args: argparse.Namespace) -> int:
             dataset.fingerprint,
             schema=args.schema,
             encoding=args.encoding,
+            delimiter=args.delimiter,
+            bad_rows=args.bad_rows,
             schema_toml=dataset.schema.to_toml() if args.schema else None,
         )
     else:

@@ -21,6 +21,15 @@ class LeftOut:
     kind: FieldKind
 
 
+@dataclass(frozen=True)
+class DroppedRows:
+    """Rows of a data file left out because their number of fields is not the header's (read with
+    ``bad_rows="drop"``): the file's name and the rows, counted from 1 at the first record."""
+
+    file: str
+    rows: tuple[int, ...]
+
+
 @dataclass(frozen=True, eq=False)
 class Dataset:
     """Records to be released plus, optionally, what an intruder already holds.
@@ -41,6 +50,8 @@ class Dataset:
     source: str = ""
     left_out: tuple[LeftOut, ...] = ()
     """The file's columns that ``frame`` leaves out (not part of the `fingerprint`: the data is what it holds)."""
+    dropped: tuple[DroppedRows, ...] = ()
+    """The rows of the data file (and of the external file) left out for their number of fields."""
 
     def __post_init__(self) -> None:
         _ = self.fingerprint  # computed now, from the data as it is when the Dataset is made

@@ -9,20 +9,29 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from engine.data.readers import read_table
+from engine.data.readers import read_file
 from engine.data.schema import ExternalSpec, Schema
 from engine.data.validate import conformed
 from engine.errors import ConfigError, DataError
 
 
-def load_external_file(path: Path, schema: Schema, frame: pd.DataFrame, encoding: str | None) -> pd.DataFrame:
-    """The intruder's records from a second file: text, author and any schema fields it holds."""
+def load_external_file(
+    path: Path,
+    schema: Schema,
+    frame: pd.DataFrame,
+    encoding: str | None,
+    delimiter: str | None = None,
+    bad_rows: str = "error",
+) -> tuple[pd.DataFrame, tuple[int, ...]]:
+    """The intruder's records from a second file (text, author and any schema fields it holds), read as the data
+    file is; and the rows left out for their number of fields (``bad_rows="drop"``)."""
     if schema.author is None:
         raise ConfigError(
             f"the schema names an external file ({path}) but no author column; external records are matched to "
             "released records by author, so set 'author' in the schema"
         )
-    external = conformed(read_table(path, encoding=encoding), schema, str(path), release=False)
+    read = read_file(path, encoding=encoding, delimiter=delimiter, bad_rows=bad_rows)
+    external = conformed(read.frame, schema, str(path), release=False)
     released = set(frame[schema.author])
     if not external[schema.author].isin(released).any():
         sample = ", ".join(repr(a) for a in external[schema.author].unique()[:3])
@@ -30,7 +39,7 @@ def load_external_file(path: Path, schema: Schema, frame: pd.DataFrame, encoding
             f"{path}: none of the external authors (for example {sample}) appears in the release file's author "
             f"column '{schema.author}'; the external file must hold other texts by some of the same authors"
         )
-    return external
+    return external, read.dropped
 
 
 def split_external(

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.data.dataset import Dataset, LeftOut
+from engine.data.dataset import Dataset, DroppedRows, LeftOut
+from engine.data.delimited import ROW_CONVENTION, SHOWN_ROWS
 from engine.data.demos import DEMOS_DIR, demo_names, is_demo
 from engine.data.external import load_external_file, split_external
 from engine.data.infer import infer_with_reasons, kind_of
-from engine.data.readers import read_table
+from engine.data.readers import read_file
 from engine.data.schema import FieldSpec, Schema
 from engine.data.validate import conformed
 from engine.errors import DataError
@@ -29,6 +30,8 @@ def load_dataset(
     schema: Schema | str | Path | None = None,
     *,
     encoding: str | None = None,
+    delimiter: str | None = None,
+    bad_rows: str = "error",
     name: str | None = None,
 ) -> Dataset:
     """Load a demo (by name) or a data file, validate it against its schema and attach the external records.
@@ -42,6 +45,12 @@ def load_dataset(
         ``<stem>.schema.toml`` beside it; otherwise one inferred with `infer_with_reasons`.
     encoding
         Text encoding of CSV / TSV / JSON Lines files; default strict UTF-8 (a byte-order mark is accepted).
+    delimiter
+        Of CSV / TSV files: one character, or comma, semicolon, tab, pipe; default the one the file's first
+        records are written with.
+    bad_rows
+        "error" (the default): a CSV / TSV row whose number of fields is not the header's is an error naming
+        the rows; "drop": such rows are left out, and `Dataset.dropped` names them.
     name
         Name of the dataset; default the demo name or the file's stem.
 
@@ -52,7 +61,9 @@ def load_dataset(
     """
     path, demo = _resolve_source(source)
     resolved, base_dir = _resolve_schema(schema, path, demo)
-    raw = read_table(path, encoding=encoding)
+    read = read_file(path, encoding=encoding, delimiter=delimiter, bad_rows=bad_rows)
+    raw = read.frame
+    dropped = [DroppedRows(path.name, read.dropped)] if read.dropped else []
     if resolved is None:
         resolved, reasons = infer_with_reasons(raw)
     else:
@@ -61,7 +72,9 @@ def load_dataset(
     external = None
     if resolved.external is not None:
         if resolved.external.file:
-            external = load_external_file(base_dir / resolved.external.file, resolved, frame, encoding)
+            external_path = base_dir / resolved.external.file
+            external, left = load_external_file(external_path, resolved, frame, encoding, delimiter, bad_rows)
+            dropped += [DroppedRows(external_path.name, left)] if left else []
         else:
             frame, external = split_external(frame, resolved)
     return Dataset(
@@ -71,7 +84,20 @@ def load_dataset(
         external=external,
         source=demo or str(path.resolve()),
         left_out=_left_out(raw, reasons),
+        dropped=tuple(dropped),
     )
+
+
+def dropped_note(dataset: Dataset) -> str:
+    """What was left out of the files for rows of the wrong length ("" for nothing): the rows of each file."""
+    parts = []
+    for d in dataset.dropped:
+        shown = ", ".join(map(str, d.rows[:SHOWN_ROWS])) + (" …" if len(d.rows) > SHOWN_ROWS else "")
+        noun = "row" if len(d.rows) == 1 else "rows"
+        parts.append(f"{len(d.rows):,} {noun} of {d.file} ({noun} {shown})")
+    if not parts:
+        return ""
+    return f"left out {' and '.join(parts)}: their number of fields is not the header's ({ROW_CONVENTION})"
 
 
 NOT_IN_SCHEMA = "the schema does not name it"

@@ -3,28 +3,28 @@
 Every problem with the user's file is a `DataError` that names the file, the column, the row and what would be
 accepted. Rows are numbered as a person counts the records of the file: the first record is row 1 and a header
 line is not counted (so in a CSV, row N is usually on line N + 1). Nothing is dropped silently: a record is
-either read or the read fails with a message.
+either read or the read fails with a message, unless the steward asks for rows of the wrong length to be left out
+(``bad_rows="drop"``), which are then counted.
 """
 
 from __future__ import annotations
 
 import codecs
-import contextlib
-import csv
 import json
 import os
+import sys
 import warnings
-from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from engine.data.delimited import check_bad_rows, parse_delimiter, read_delimited, reject_duplicates
 from engine.errors import ConfigError, DataError
 
 FORMATS: dict[str, str] = {".csv": "csv", ".tsv": "tsv", ".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}
-ROW_CONVENTION = "rows are counted from 1 at the first record; a header line is not counted"
 _DEFAULT_MAX_MB = 2048
 
 
@@ -42,28 +42,52 @@ MAX_FILE_BYTES: int = _max_file_bytes_from_env()
 """Largest data file accepted, in bytes: ``$TEXTSDC_MAX_FILE_MB`` megabytes, default 2048."""
 
 
-def read_table(path: str | Path, *, encoding: str | None = None) -> pd.DataFrame:
+@dataclass(frozen=True)
+class TableRead:
+    """A data file as read: every column (CSV / TSV values as strings), the columns whose JSON arrays or objects
+    were written as text (`nested_as_text`), the delimiter a delimited file was read with (None for JSON Lines
+    and Parquet) and the rows left out for their number of fields (``bad_rows="drop"``)."""
+
+    frame: pd.DataFrame
+    nested: list[str]
+    delimiter: str | None = None
+    dropped: tuple[int, ...] = ()
+
+
+def read_table(
+    path: str | Path, *, encoding: str | None = None, delimiter: str | None = None, bad_rows: str = "error"
+) -> pd.DataFrame:
     """Read a data file as it is (every column, CSV / TSV values as strings), or raise a `DataError`
-    (`read_table_noting_nested`, without the note)."""
-    return read_table_noting_nested(path, encoding=encoding)[0]
+    (`read_file`'s frame)."""
+    return read_file(path, encoding=encoding, delimiter=delimiter, bad_rows=bad_rows).frame
 
 
-def read_table_noting_nested(path: str | Path, *, encoding: str | None = None) -> tuple[pd.DataFrame, list[str]]:
-    """Read a data file as it is (every column, CSV / TSV values as strings), or raise a `DataError`; with the
-    columns whose JSON arrays or objects were written as text (`nested_as_text`).
+def read_file(
+    path: str | Path, *, encoding: str | None = None, delimiter: str | None = None, bad_rows: str = "error"
+) -> TableRead:
+    """Read a data file as it is, or raise a `DataError` (`ConfigError` for an encoding, delimiter or
+    ``bad_rows`` that is not one).
 
     Checks that the file exists, is readable, not empty, not larger than `MAX_FILE_BYTES`, is text (not a
     binary file renamed), decodes in the given encoding (default: strict UTF-8, or UTF-16 for a file that starts
-    with its byte-order mark), parses, has no duplicated column names and at least one data row.
+    with its byte-order mark), parses, has no duplicated column names and at least one data row. A CSV or TSV
+    file is read with ``delimiter`` (one character, or comma, semicolon, tab, pipe), else the one its first
+    records are written with; its rows with another number of fields than the header are an error, or left
+    out when ``bad_rows`` is "drop".
     """
     path = Path(path)
+    sep = parse_delimiter(delimiter)
+    policy = check_bad_rows(bad_rows)
     fmt = _check_file(path)
     enc = _encoding(encoding or _utf16_by_bom(path))
     if fmt != "parquet" and not codecs.lookup(enc).name.startswith(("utf-16", "utf-32")):
         _check_text(path)
+    used: str | None = None
+    dropped: tuple[int, ...] = ()
     try:
         if fmt in ("csv", "tsv"):
-            frame = _read_delimited(path, "," if fmt == "csv" else "\t", enc)
+            read = read_delimited(path, enc, "," if fmt == "csv" else "\t", sep, policy)
+            frame, used, dropped = read.frame, read.delimiter, read.dropped
         elif fmt == "jsonl":
             frame = _read_jsonl(path, enc)
         else:
@@ -72,15 +96,17 @@ def read_table_noting_nested(path: str | Path, *, encoding: str | None = None) -
         raise DataError(_decode_error_message(path, enc, exc)) from None
     except UnicodeError as exc:  # e.g. "UTF-16 stream does not start with BOM": no position to report
         raise DataError(f"{path} cannot be decoded as {enc}: {exc}. {UTF16_ADVICE}") from None
-    except csv.Error as exc:
-        raise DataError(f"{path} is not well-formed {fmt.upper()}: {exc}") from None
     except PermissionError:
         raise DataError(f"{path} cannot be read: permission denied") from None
     if frame.shape[1] == 0:
         raise DataError(f"{path} has no columns; a data file needs a header row and at least one record")
     if len(frame) == 0:
         raise DataError(f"{path} has a header but no data rows; it needs at least one record")
-    return frame, nested_as_text(frame)
+    try:
+        nested = nested_as_text(frame)
+    except _TooDeep as exc:
+        raise DataError(f"{path}: {exc}") from None
+    return TableRead(frame, nested, used, dropped)
 
 
 def nested_as_text(frame: pd.DataFrame) -> list[str]:
@@ -94,9 +120,27 @@ def nested_as_text(frame: pd.DataFrame) -> list[str]:
         values = frame[column]
         if values.dtype != object or not values.map(_is_nested).any():
             continue
-        frame[column] = values.map(lambda v: _as_text(v) if _is_nested(v) else v)
+        frame[column] = pd.Series(
+            [_cell_as_text(v, column, row) for row, v in enumerate(values, start=1)], index=frame.index, dtype=object
+        )
         written.append(str(column))
     return written
+
+
+class _TooDeep(ValueError):
+    """A value nested too deeply to be written as text (its message names the column and the row)."""
+
+
+def _cell_as_text(value: Any, column: object, row: int) -> Any:
+    if not _is_nested(value):
+        return value
+    try:
+        return _as_text(value)
+    except RecursionError:
+        raise _TooDeep(
+            f"column '{column}', row {row}, nests lists or records too deeply to be read as text; "
+            "give the value as text or as a shallower list"
+        ) from None
 
 
 def _is_nested(value: Any) -> bool:
@@ -179,9 +223,22 @@ def _encoding(encoding: str | None) -> str:
         return "utf-8-sig"
     try:
         name = codecs.lookup(encoding).name
-    except LookupError:
-        raise ConfigError(f"unknown text encoding '{encoding}'; for example: utf-8, latin-1, cp1252") from None
+    except (LookupError, ValueError):  # ValueError: a NUL character in the name
+        raise ConfigError(f"unknown text encoding {encoding!r}; for example: {TEXT_ENCODINGS}") from None
+    try:
+        b"a".decode(name)
+    except LookupError:  # rot13, base64, zlib_codec: codecs of bytes to bytes or of text to text
+        raise ConfigError(
+            f"{encoding!r} is not a text encoding: it transforms bytes or text rather than reading a file's bytes "
+            f"as characters; give the encoding the file was saved in, for example: {TEXT_ENCODINGS}"
+        ) from None
+    except (UnicodeError, ValueError):  # a text encoding that does not decode this byte
+        pass
     return "utf-8-sig" if name == "utf-8" else encoding
+
+
+TEXT_ENCODINGS = "utf-8, cp1252, latin-1, utf-16"
+"""Encodings a message names as examples of what is accepted."""
 
 
 def _decode_error_message(path: Path, encoding: str, exc: UnicodeDecodeError) -> str:
@@ -270,75 +327,6 @@ def _locate_decode_error(path: Path, encoding: str, chunk_size: int = 1 << 20) -
                 line_start = offset - len(chunk) + last + 1
 
 
-def _read_delimited(path: Path, sep: str, encoding: str) -> pd.DataFrame:
-    """CSV / TSV with every value as a string and only empty cells missing (so 'NA' or 'null' stay text)."""
-    header = _raw_header(path, sep, encoding)
-    _reject_duplicates(path, [h for h in header if h.strip()], "header")
-    with warnings.catch_warnings():
-        # With index_col=False pandas would silently drop surplus fields of the first row; make that an error.
-        warnings.simplefilter("error", pd.errors.ParserWarning)
-        try:
-            return pd.read_csv(
-                path,
-                sep=sep,
-                dtype=str,
-                keep_default_na=False,
-                na_values=[""],
-                encoding=encoding,
-                encoding_errors="strict",
-                index_col=False,
-            )
-        except pd.errors.EmptyDataError:
-            raise DataError(
-                f"{path} has no header row and no data; it needs a header row and at least one record"
-            ) from None
-        except (pd.errors.ParserError, pd.errors.ParserWarning) as exc:
-            raise DataError(_malformed_csv_message(path, sep, encoding, len(header), exc)) from None
-
-
-@contextlib.contextmanager
-def _long_csv_fields() -> Iterator[None]:
-    """Let Python's csv module read fields of any length a file can hold (its default stops at 131,072
-    characters, where pandas' own parser has no limit), restoring the limit afterwards."""
-    old = csv.field_size_limit()
-    csv.field_size_limit(2**31 - 1)
-    try:
-        yield
-    finally:
-        csv.field_size_limit(old)
-
-
-def _raw_header(path: Path, sep: str, encoding: str) -> list[str]:
-    """The header as written (pandas renames a duplicated 'a' to 'a.1', so duplicates are found here)."""
-    with path.open(encoding=encoding, errors="strict", newline="") as f, _long_csv_fields():
-        return next(csv.reader(f, delimiter=sep), [])
-
-
-def _malformed_csv_message(path: Path, sep: str, encoding: str, n_header: int, exc: Exception) -> str:
-    kind = "CSV" if sep == "," else "TSV"
-    with path.open(encoding=encoding, errors="strict", newline="") as f, _long_csv_fields():
-        reader = csv.reader(f, delimiter=sep)
-        next(reader, None)
-        for row_number, fields in enumerate(reader, start=1):
-            if len(fields) > n_header:
-                return (
-                    f"{path} is not well-formed {kind}: row {row_number} (line {reader.line_num}) has {len(fields)} "
-                    f"fields but the header has {n_header} ({ROW_CONVENTION}); every row needs at most as many "
-                    "fields as the header — check for an unquoted separator inside a value"
-                )
-    return f"{path} is not well-formed {kind}: {str(exc).strip()}"
-
-
-def _reject_duplicates(path: Path, names: list[str], where: str) -> None:
-    seen: set[str] = set()
-    for n in names:
-        if n in seen:
-            raise DataError(
-                f"{path}: the column name '{n}' appears more than once in the {where}; every column needs a unique name"
-            )
-        seen.add(n)
-
-
 class _DuplicateKey(ValueError):
     pass
 
@@ -369,6 +357,20 @@ def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
                     f"{path}: line {line_number} is not valid JSON ({exc.msg} at column {exc.colno}); "
                     "JSON Lines needs one JSON object per line"
                 ) from None
+            except RecursionError:
+                obj = _TOO_DEEP
+            except ValueError:  # an integer longer than Python converts
+                raise DataError(
+                    f"{path}: line {line_number} holds a whole number of more than "
+                    f"{sys.get_int_max_str_digits():,} digits, too long to read as a number; write such a value as "
+                    "a string, in double quotes"
+                ) from None
+            if obj is _TOO_DEEP or _deeper_than(obj, MAX_NESTING):
+                raise DataError(
+                    f"{path}: line {line_number} nests arrays or objects more than {MAX_NESTING} levels deep; "
+                    "JSON Lines needs one object per line whose values are text, numbers, or lists and objects "
+                    f"nested at most {MAX_NESTING} levels deep"
+                )
             if not isinstance(obj, dict):
                 raise DataError(
                     f"{path}: line {line_number} holds a JSON {type(obj).__name__}, not an object; "
@@ -380,13 +382,30 @@ def _read_jsonl(path: Path, encoding: str) -> pd.DataFrame:
     return pd.DataFrame.from_records(records)
 
 
+MAX_NESTING = 64
+"""How deep a JSON Lines record may nest arrays and objects (a column's value is read as text from them)."""
+_TOO_DEEP = object()
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists or dicts more than ``limit`` levels deep (walked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (dict, list)):
+            if depth > limit:
+                return True
+            stack.extend((v, depth + 1) for v in (item.values() if isinstance(item, dict) else item))
+    return False
+
+
 def _read_parquet(path: Path) -> pd.DataFrame:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
         pf = pq.ParquetFile(path)
-        _reject_duplicates(path, list(pf.schema_arrow.names), "Parquet schema")
+        reject_duplicates(path, list(pf.schema_arrow.names), "Parquet schema")
         table = pf.read()
     except (pa.ArrowException, OSError) as exc:
         if isinstance(exc, PermissionError):

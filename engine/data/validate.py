@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from engine.data.readers import ROW_CONVENTION
+from engine.data.delimited import ROW_CONVENTION
 from engine.data.schema import FieldSpec, Schema
 from engine.data.values import is_str, n_distinct, numbers
 from engine.errors import DataError

@@ -35,7 +35,7 @@ def numbers(col: pd.Series) -> pd.Series:
         return col.astype("float64")
     try:
         return pd.to_numeric(col, errors="coerce").astype("float64")
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # OverflowError: a whole number beyond any float (JSON's 10**400)
         return col.map(_float_or_nan).astype("float64")
 
 
@@ -44,5 +44,7 @@ def _float_or_nan(value: Any) -> float:
         return np.nan
     try:
         return float(value)
+    except OverflowError:
+        return np.inf if value > 0 else -np.inf  # a whole number beyond any float
     except (TypeError, ValueError):
         return np.nan

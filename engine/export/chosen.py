@@ -154,7 +154,9 @@ def release_again(
     """What `textsdc release` does: load ``spec.data`` (or ``data``, where the data is now), check the method and
     the measure settings against it, fit (from the cache where it holds the fit) and `export_chosen` into
     ``out_dir``. The record keeps ``spec``'s data and replay folder, so the bundle names what the steward named."""
-    dataset = load_dataset(data or spec.data, spec.schema, encoding=spec.encoding)
+    dataset = load_dataset(
+        data or spec.data, spec.schema, encoding=spec.encoding, delimiter=spec.delimiter, bad_rows=spec.bad_rows
+    )
     protector = get_protector(spec.method, **spec.params)
     protector.knob.validate(spec.knob)  # the method's general range, before the costly fit
     check_options(dataset, protector.check(dataset), spec.options)

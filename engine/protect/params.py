@@ -20,7 +20,7 @@ SCALARS: tuple[type, ...] = (str, int, float, bool)
 RESERVED_NAMES = frozenset(
     {"address", "audit_log", "backend", "data", "encoding", "grid", "jobs", "json", "knob", "method", "no_cache", "out"}
     | {"overwrite", "port", "replicate", "replicates", "schema", "seed", "allow_remote", "scheduler", "with_frontier"}
-    | {"gold", "level", "ner", "methods", "risk", "utility", "bundle", "replay"}
+    | {"gold", "level", "ner", "methods", "risk", "utility", "bundle", "replay", "delimiter", "bad_rows"}
     | {"session", "name", "check", "a", "b", "limit", "pin", "by", "why", "date", "decision", "recorded_out"}
 )
 """Names the commands use for their own settings: a method parameter of that name would collide with them

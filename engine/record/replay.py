@@ -20,13 +20,17 @@ from engine.protect import METHODS
 from engine.protect.params import Param
 
 REPLAY_SUFFIX = "-replay"
-_VALUED = ("--data", "--schema", "--encoding", "--method", "--knob", "--replicates", "--replicate", "--seed", "--out")
+_VALUED = (
+    *("--data", "--schema", "--encoding", "--delimiter", "--bad-rows", "--method", "--knob", "--replicates"),
+    *("--replicate", "--seed", "--out"),
+)
 
 
 @dataclass(frozen=True)
 class ReplaySpec:
     """Everything `textsdc release` needs to write a release again: the data (a demo name or a file, with its
-    schema file and encoding where they are not found by themselves), the method and the parameters that differ
+    schema file, encoding, delimiter and what to do with rows of the wrong length where they are not the
+    defaults), the method and the parameters that differ
     from its defaults, the measure settings, the knob, seed, M and the replicate, the folder the bundle names, and
     whether the report draws the frontier. ``out`` is the folder the command writes to: given the bundle's
     folder, the spec keeps `replay_folder` of it."""
@@ -43,6 +47,8 @@ class ReplaySpec:
     schema: str | None = None
     encoding: str | None = None
     with_frontier: bool = False
+    delimiter: str | None = None
+    bad_rows: str = "error"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "out", replay_folder(self.out))
@@ -55,6 +61,10 @@ class ReplaySpec:
             parts += ["--schema", self.schema]
         if self.encoding:
             parts += ["--encoding", self.encoding]
+        if self.delimiter:
+            parts += ["--delimiter", "tab" if self.delimiter == "\t" else self.delimiter]
+        if self.bad_rows != "error":
+            parts += ["--bad-rows", self.bad_rows]
         parts += ["--method", self.method]
         for p in METHODS[self.method].parameters:
             parts += p.to_cli(self.params.get(p.name, p.default))
@@ -113,6 +123,8 @@ class ReplaySpec:
                 schema=given.get("--schema"),
                 encoding=given.get("--encoding"),
                 with_frontier="--with-frontier" in flags,
+                delimiter=given.get("--delimiter"),
+                bad_rows=given.get("--bad-rows", "error"),
             )
         except ValueError as exc:
             raise DataError(f"the replay command {command!r} does not read as numbers where it should: {exc}") from None

@@ -366,12 +366,27 @@ class EntitySwap(Protector):
         return {**dict.fromkeys(self.swap, "S"), **dict.fromkeys(self.fixed, "F"), **dict.fromkeys(self.change, "C")}
 
     def metadata_field(self, dataset: Dataset) -> str:
+        """The field the swap protects: the one given, which must be a categorical field or the document column
+        (never the text, whose release would then be withheld), else the first sensitive categorical field,
+        else the document column."""
         schema = dataset.schema
         if self.metadata is not None:
             if self.metadata not in dataset.frame.columns:
                 raise ConfigError(
                     f"metadata field {self.metadata!r} is not a column of {dataset.name}; columns: "
                     + ", ".join(map(str, dataset.frame.columns))
+                )
+            accepted = [f.name for f in schema.fields if f.kind == "categorical"]
+            accepted += [schema.document] if schema.document is not None else []
+            if self.metadata not in accepted:
+                kinds = {f.name: f"a {f.kind} field" for f in schema.fields}
+                what = {schema.text: "the text column", schema.author: "the author column"} | kinds
+                named = next(p.named for p in self.parameters if p.name == "metadata")
+                raise ConfigError(
+                    f"{named} {self.metadata!r} is {what.get(self.metadata, 'not a field')}: the swap protects a "
+                    "value of each document that its text must not disclose (the company of a call), a categorical "
+                    "field or the document column; accepted here: "
+                    + (", ".join(map(repr, accepted)) or "none (the data has neither)")
                 )
             return self.metadata
         sensitive = [f.name for f in schema.fields_with_role("sensitive") if f.kind == "categorical"]
