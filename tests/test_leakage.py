@@ -85,7 +85,7 @@ def formula_files(tmp_path) -> Path:
     frame, ext = tiny_frames()
     frame["text"] = [FORMULA_PREFIXES[k % len(FORMULA_PREFIXES)] + t for k, t in enumerate(frame["text"])]
     frame["airline"] = frame["airline"].map({"Delta": "+Delta", "United": "\tUnited"})
-    frame["mood"] = frame["mood"].map({"good": "=1+good", "bad": "@bad", "meh": "-meh"})
+    frame["mood"] = frame["mood"].map({"good": "=1+good", "bad": "@-bad", "meh": "-meh"})  # "@bad" is a handle
     frame["temp"] = [(-1) ** k * (k + 0.5) for k in range(len(frame))]
     frame.to_csv(tmp_path / "data.csv", index=False, quoting=csv.QUOTE_NONNUMERIC)  # a lone \r stays in its cell
     ext.to_csv(tmp_path / "external.csv", index=False)

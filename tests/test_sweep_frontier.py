@@ -109,15 +109,18 @@ def test_parallel_sweep_equals_serial(tiny_dataset, monkeypatch, share_here):
 
 def test_a_sweep_keeps_the_releases_it_is_asked_for_and_they_are_the_releases(tiny_dataset):
     """The dashboard shows a kept release instead of making it again: it must be the same release, holding only
-    its protected columns until it is put back into the data."""
+    the columns it changed — its protected ones, and the text the release guard took the handles out of — until it
+    is put back into the data."""
+    from engine.cache import fit_cached
+
     protector = get_protector("cart", fields=["mood"])
     grid = [1e-3, 5e-2]
     sweep = run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1, keep_releases=2)
     assert sorted(sweep.releases) == sweep.grid and all(len(v) == 2 for v in sweep.releases.values())
-    fitted = protector.fit(tiny_dataset)
+    fitted = fit_cached(protector, tiny_dataset)  # as the sweep fits it: with the release guard
     for value in sweep.grid:
         for r, kept in enumerate(sweep.releases[value]):
-            assert list(kept.data.columns) == ["mood"] and kept.replicate == r
+            assert list(kept.data.columns) == ["mood", "text"] and kept.replicate == r
             made = make_release(fitted, value, 1, 3, r)
             pd.testing.assert_frame_equal(kept.within(tiny_dataset.frame).data, made.data)
     assert run_sweep(tiny_dataset, protector, grid=grid, replicates=3, seed=1).releases == {}

@@ -170,8 +170,10 @@ def prevalence_ratio(confidential: pd.DataFrame, synthetic: pd.DataFrame, field:
 
 
 def content_coefficients(model: TopicModel, codes: np.ndarray, n_levels: int) -> np.ndarray:
-    """β (levels × topics × words): token counts that documents of each level assign to each topic."""
-    G = sparse.csr_matrix((np.ones(len(codes)), (codes, np.arange(len(codes)))), shape=(n_levels, len(codes)))
+    """β (levels × topics × words): token counts that documents of each level assign to each topic. A record
+    whose released value the field never took (code −1: a value the release guard replaced) counts for no level."""
+    known = np.flatnonzero(codes >= 0)
+    G = sparse.csr_matrix((np.ones(len(known)), (codes[known], known)), shape=(n_levels, len(codes)))
     return np.stack([np.asarray((G @ A).todense()) for A in model.assigned], axis=1)
 
 
