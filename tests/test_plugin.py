@@ -201,7 +201,10 @@ def test_the_schema_gives_a_method_its_settings_and_a_flag_overrides_them(toy, c
     assert replay[replay.index("--keep-first") + 1] == "3"  # the replay names it, whatever schema it finds
     code, _, err = run(capsys, "release", *common, "--keep-first", "1", "--out", tmp_path / "flag")
     assert code == 0, err
-    assert json.loads((tmp_path / "flag" / "manifest.json").read_text())["method"]["params"] == {"keep_first": 1, "guard_off": []}
+    assert json.loads((tmp_path / "flag" / "manifest.json").read_text())["method"]["params"] == {
+        "keep_first": 1,
+        "guard_off": [],
+    }
 
 
 @pytest.mark.parametrize(
