@@ -263,7 +263,9 @@ def _view_at(
     )
     samples = [
         knob_view.text(
-            "Synthetic dataset 1 at this setting; the text and the other fields are released unchanged.", "caption"
+            "Synthetic dataset 1 at this setting; the text and the other fields are released as they are, but for the "
+            "identifiers the release guard takes out.",
+            "caption",
         ),
         knob_view.table(_sample_table(dataset, releases[0], fields), long=["text"]),
     ]
@@ -343,7 +345,7 @@ def render() -> None:
     st.title("Counts and amounts")
     started = compute.page_sweep(
         "a count field and an amount are replaced by synthetic values; the text and the "
-        "predictors are released unchanged.",
+        "predictors are released as they are, but for the identifiers the release guard takes out.",
         _settings,
     )
     if started is None:

@@ -275,7 +275,9 @@ def render() -> None:
     """The Synthesize page."""
     st.title("Synthesize fields")
     started = compute.page_sweep(
-        "the text is released unchanged; the chosen fields are replaced by synthetic values.", _settings
+        "the text is released as it is but for the identifiers the release guard takes out; the chosen fields are "
+        "replaced by synthetic values.",
+        _settings,
     )
     if started is None:
         return

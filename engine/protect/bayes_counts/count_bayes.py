@@ -399,7 +399,8 @@ class CountBayesSynthesizer(Protector):
         "truncated Poisson regression, then an amount (e.g. price) by draws from a regression of its logarithm "
         "on the same predictors and the synthetic count (Guo & Hu). λ multiplies the precision of the priors "
         "on the slopes: larger λ = more privacy; at the top every record is drawn from the field's overall "
-        "distribution. The text and the predictors are released unchanged."
+        "distribution. The text and the predictors are released as they are, but for the identifiers the release "
+        "guard takes out."
     )
     knob = COUNT_BAYES_KNOB
     changes = "fields"

@@ -391,7 +391,7 @@ class CARTSynthesizer(FieldSynthesizer):
         "Replaces the chosen fields by draws from the confidential values in the leaves of a tree of each field "
         "given the text, the predictor fields and the fields before it (a classification tree for categories, "
         "a regression tree for counts and amounts). Larger α prunes more splits: more privacy. The text is "
-        "released unchanged."
+        "released as it is, but for the identifiers the release guard takes out."
     )
     knob = CART_KNOB
     field_kinds = ("categorical", "count", "continuous")

@@ -119,7 +119,7 @@ class GLMSynthesizer(FieldSynthesizer):
         "Replaces the sensitive categorical fields by draws from a multinomial model of each field given the "
         "text (and the fields before it), with a Laplace prior of strength λ on the text's coefficients. "
         "Larger λ = more privacy: at λmax every record is drawn from the field's overall distribution. "
-        "The text is released unchanged."
+        "The text is released as it is, but for the identifiers the release guard takes out."
     )
     knob = GLM_KNOB
 
