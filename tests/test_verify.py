@@ -51,6 +51,22 @@ def test_a_replay_that_gives_other_bytes_is_named(bundle, capsys, tiny_files):
     assert "release.csv: the replay gives other bytes" in capsys.readouterr().out
 
 
+def test_a_replay_by_other_engine_code_says_the_code_may_be_why(bundle, capsys, tiny_files):
+    """A manifest records the digest of the engine's code that wrote it; when the replay differs and the code does
+    too, verify says so, so a reviewer does not take a code change for a release that does not reproduce."""
+    from engine.cache import engine_digest
+
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["engine_code"] == engine_digest()
+    manifest["engine_code"] = "0" * 16  # as an older textsdc's manifest would say
+    (bundle / "manifest.json").write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    data = tiny_files.parent / "data.csv"
+    data.write_text(data.read_text().replace("@", "at "))
+    assert main(["verify", str(bundle)]) == 1
+    out = capsys.readouterr().out
+    assert f"written by other engine code (0000000000000000 against this textsdc's {engine_digest()})" in out
+
+
 def test_a_folder_without_a_manifest_is_a_user_error(tmp_path, capsys):
     assert main(["verify", str(tmp_path)]) == 2
     assert "holds no manifest.json" in capsys.readouterr().err

@@ -32,6 +32,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.atomic import atomic_write_text
+from engine.cache import engine_digest
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError, os_error_message
 from engine.export.audit import append_audit
@@ -204,6 +205,7 @@ def release_record(
         decision=decision,
         sweep=None if sweep is None else SweepSpec(tuple(sweep.grid), sweep.replicates, sweep.seed),
         libraries=library_versions(),
+        engine_code=engine_digest(),
         guard=None if counts is None else GuardRecord(dict(counts.replaced), counts.off),
     )
 

@@ -19,6 +19,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.cache import engine_digest
 from engine.errors import ConfigError
 from engine.export.bundle import file_sha256
 from engine.export.chosen import Run, release_again
@@ -99,5 +100,11 @@ def verify_replay(
     out += [
         f"{name}: the replay writes it, the bundle does not have it" for name in sorted(set(made) - set(record.files))
     ]
+    if out and record.engine_code and record.engine_code != engine_digest():
+        out.append(
+            f"the bundle was written by other engine code ({record.engine_code} against this textsdc's "
+            f"{engine_digest()}): a difference may come from the code, not the data; replay with the textsdc that "
+            "wrote it"
+        )
     compared = tuple(n for n in sorted(record.files) if n not in not_replayed)
     return ReplayCheck(tuple(out), compared, tuple(n for n in sorted(record.files) if n in not_replayed))

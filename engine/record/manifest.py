@@ -139,6 +139,9 @@ class ReleaseRecord:
     pseudonym_key: KeyNote | None = None
     libraries: Mapping[str, str | None] = field(default_factory=dict)
     textsdc_version: str = __version__
+    engine_code: str = ""
+    """A digest of the engine's code that wrote the bundle (`engine.cache.engine_digest`): a replay by other code
+    may give other bytes, and `verify` says so."""
     guard: GuardRecord | None = None
 
     def __post_init__(self) -> None:
@@ -171,6 +174,7 @@ class ReleaseRecord:
         return {
             "manifest_version": MANIFEST_VERSION,
             "textsdc_version": self.textsdc_version,
+            "engine_code": self.engine_code,
             "libraries": dict(self.libraries),
             "dataset": {
                 "name": d.name,
@@ -254,6 +258,7 @@ class ReleaseRecord:
                 pseudonym_key=None if not key else KeyNote(str(key["check"]), tuple(key["files"])),
                 libraries=manifest.get("libraries", {}),
                 textsdc_version=str(manifest.get("textsdc_version", "")),
+                engine_code=str(manifest.get("engine_code", "")),
                 guard=None
                 if not manifest.get("guard")
                 else GuardRecord(dict(manifest["guard"]["replaced"]), tuple(manifest["guard"].get("off", ()))),
