@@ -101,10 +101,12 @@ def _replayable(folder: Path) -> bool:
 @pytest.fixture(autouse=True)
 def _scan_every_bundle(monkeypatch):
     """Every bundle written through `export_release` in this process (the CLI's `release`, the dashboard's
-    Export page, the export tests) is read back, scanned for leaks (tests/leakage.py) and its files checked
-    against the manifest's checksums before the test goes on, and made again by its replay command (`textsdc
-    verify`) when its data can be read from here; a finding fails the test that exported it."""
+    Export page, the export tests) is read back, scanned for leaks (tests/leakage.py), its files checked
+    against the manifest's checksums and its tables against the manifest's claims (k, ℓ, t) before the test goes
+    on, and made again by its replay command (`textsdc verify`) when its data can be read from here; a finding
+    fails the test that exported it."""
     import engine.export.bundle as bundle
+    from engine.export.claims import verify_claims
     from engine.export.verify import REPLAY_PREFIX, verify_checksums, verify_replay
     from tests.leakage import scan_bundle
 
@@ -124,6 +126,8 @@ def _scan_every_bundle(monkeypatch):
         assert not findings, f"the bundle in {result.out_dir} leaks: {findings}"
         differences = verify_checksums(result.out_dir)  # `textsdc verify --no-replay` on every bundle written
         assert not differences, f"the bundle in {result.out_dir} does not match its manifest: {differences}"
+        unmet = [c.line() for c in verify_claims(result.out_dir) if not c.holds]  # its tables' k, ℓ, t
+        assert not unmet, f"the bundle in {result.out_dir} does not bear out its claims: {unmet}"
         if Path(result.out_dir).parent.name.startswith(REPLAY_PREFIX):  # a replay's own bundle, for `verify`
             return result
         SCANNED.append(str(result.out_dir))

@@ -1,6 +1,7 @@
 """The `kanon` method end to end on the gold set's 640 posts (shipped in assets/, so this runs on a fresh
-clone): every release is k-anonymous (pycanon), DM and LM rise with k, no direct identifier survives, the text
-changes only inside tagged spans, releases are seeded, and the bundle carries the quasi-identifier table."""
+clone): every release is k-anonymous (pycanon, over every column of its released table), DM and LM rise with k,
+no direct identifier survives, the text changes only inside tagged spans, releases are seeded, and the bundle
+carries the quasi-identifier table and the claims `textsdc verify` checks."""
 
 from __future__ import annotations
 
@@ -36,9 +37,10 @@ def fitted(posts):
     return get_protector("kanon").fit(posts)
 
 
-def _grouped_columns(scheme: dict[str, str]) -> list[str]:
-    """The released table's columns that are k-anonymous as they stand (a swapped attribute varies in a class)."""
-    return [c for c in QI_LABELS if scheme[c] != "swap"]
+def _released_columns(table: pd.DataFrame) -> list[str]:
+    """Every column of the released table but the mark of suppressed rows and the sensitive values: a swapped
+    attribute only says whether the record states it (its values are in a table per class)."""
+    return [c for c in table.columns if c not in ("suppressed", "SA")]
 
 
 def test_every_release_is_k_anonymous_and_suppresses_at_most_the_limit(fitted):
@@ -47,8 +49,9 @@ def test_every_release_is_k_anonymous_and_suppresses_at_most_the_limit(fitted):
         release = make_release(fitted, k, seed=0)
         detail = release.detail(KanonDetail)
         table = release.tables[QI_TABLE]
-        kept = table[~table["suppressed"]]
-        assert anonymity.k_anonymity(kept, _grouped_columns(fitted.scheme)) >= k
+        kept = table[~table["suppressed"]].reset_index(drop=True)
+        assert set(QI_LABELS) < set(_released_columns(table))
+        assert anonymity.k_anonymity(kept, _released_columns(table)) >= k
         assert detail.class_sizes[~detail.suppressed].min() >= k
         # within the 5% limit, unless no generalization reaches k there (whether a post states an attribute
         # at all cannot be generalized away): then the least suppression the top node needs, and it says so
@@ -245,3 +248,35 @@ def test_the_report_and_the_page_show_the_tagger_and_the_groups_from_one_functio
     assert "<h2>k-anonymity: the tagger&#x27;s quality and the groups</h2>" in report
     for key in keys:
         assert f'id="fig-{key}"' in report
+
+
+def test_a_bundle_claims_l_and_t_with_its_sensitive_column_and_verify_counts_them_as_pycanon_does(
+    posts, fitted, tmp_path, capsys
+):
+    from dataclasses import replace
+
+    from engine.cli import main
+    from engine.export.chosen import Prepared, Run, export_chosen
+    from engine.record.manifest import read_record
+    from engine.record.replay import ReplaySpec
+
+    protector = get_protector("kanon", ell=2, t=0.4)
+    out = tmp_path / "bundle"
+    spec = ReplaySpec("posts made in the test", "kanon", 5.0, 0, 1, str(out), protector.params())
+    prepared = Prepared(posts, protector, replace(fitted, ell=2, t=0.4))
+    export_chosen(out, spec, prepared, run=Run(audit_log=tmp_path / "audit.sqlite"))
+    [claim] = read_record(out).claims
+    assert (claim.k, claim.ell, claim.t, claim.sensitive) == (5, 2, 0.4, "SA")
+    table = pd.read_csv(out / f"{QI_TABLE}.csv", dtype=str, keep_default_na=False)
+    kept = table[table["suppressed"] == "False"].reset_index(drop=True)
+    columns = _released_columns(table)
+    k, ell = anonymity.k_anonymity(kept, columns), anonymity.l_diversity(kept, columns, ["SA"])
+    t = anonymity.t_closeness(kept, columns, ["SA"])
+    assert k >= 5 and ell >= 2 and t <= 0.4 + 1e-9
+    capsys.readouterr()
+    assert main(["verify", str(out), "--no-replay"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for claimed, found in ((f"k = 5 claimed; on {QI_TABLE}.csv", f": k = {k} ✓"),
+                           (f"ℓ = 2 claimed; SA on {QI_TABLE}.csv", f": ℓ = {ell} ✓"),
+                           (f"t = 0.4 claimed; SA on {QI_TABLE}.csv", f": t = {t:.3f} ✓")):  # fmt: skip
+        assert any(line.startswith(claimed) and line.endswith(found) for line in lines), (claimed, lines)

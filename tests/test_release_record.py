@@ -95,6 +95,36 @@ def test_a_manifest_without_a_version_reads_and_one_of_a_newer_layout_is_refused
         ReleaseRecord.from_manifest({"files": {}})
 
 
+def test_a_records_claims_are_written_and_read_back(capsys, tiny_files, tmp_path):
+    """What a release claims of its tables (k, ℓ, t; the kanon method's) goes into the manifest and comes back
+    the same; a claim that is not one is a user error."""
+    from dataclasses import replace
+
+    from engine.protect.claims import AnonymityClaim
+
+    record = read_record(_bundle(capsys, tiny_files, tmp_path))
+    assert record.claims == () and record.to_manifest()["claims"] == []  # redaction claims nothing
+    claim = AnonymityClaim(
+        "quasi_identifiers.csv",
+        ("class", "QIAGE"),
+        5,
+        "suppressed",
+        "SA",
+        2,
+        0.25,
+        (("QIAGE", "age: 10-year bands"), ("QIJOB", "occupation: whether stated")),
+        ("swapped_values.csv",),
+        "class",
+    )
+    claimed = replace(record, claims=(claim,))
+    manifest = json.loads(claimed.manifest_text())
+    assert manifest["claims"][0]["attributes"] == {"QIAGE": "age: 10-year bands", "QIJOB": "occupation: whether stated"}
+    assert ReleaseRecord.from_manifest(manifest) == claimed
+    manifest["claims"][0]["k"] = "five"
+    with pytest.raises(DataError, match="is not a textsdc manifest"):
+        ReleaseRecord.from_manifest(manifest)
+
+
 @pytest.mark.parametrize("method", sorted(METHODS))
 def test_every_methods_replay_command_reads_back_into_the_same_spec(method):
     """Each method's parameters given other values than the defaults, and measure settings besides, make a

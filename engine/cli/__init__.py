@@ -107,7 +107,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub, add_data_arguments)
 
-    v = sub.add_parser("verify", help="check an exported bundle: every checksum, then the release made again")
+    v = sub.add_parser(
+        "verify",
+        help="check an exported bundle: every checksum, the claims of its tables (k, ℓ, t), then the release made again",
+    )
     v.add_argument("bundle", help="the folder `textsdc release` or the Export page wrote")
     v.add_argument("--data", help="where the confidential data is now, if not where the bundle's replay reads it")
     v.add_argument(

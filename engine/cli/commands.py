@@ -26,6 +26,7 @@ from engine.data.demos import list_demos
 from engine.errors import ConfigError
 from engine.export.bundle import ExportResult
 from engine.export.chosen import Prepared, Run, export_chosen
+from engine.export.claims import verify_claims
 from engine.export.verify import ReplayCheck, verify_checksums, verify_replay
 from engine.figures.detection import detection_figure
 from engine.figures.text import comparison_figure
@@ -288,6 +289,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
     folder = Path(args.bundle)
     key = key_of(args)
     differences = verify_checksums(folder)
+    claims = verify_claims(folder)
+    for claim in claims:
+        print(claim.line())
     check = ReplayCheck()
     if not differences and args.replay:
         check = verify_replay(folder, args.data, progress_bar("making the release again"), key)
@@ -296,10 +300,15 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(line)
     if check.not_replayed:
         print(f"{', '.join(check.not_replayed)}: not replayed: the pseudonym key is not here (give --key FILE)")
-    if differences:
-        print(f"{folder}: {len(differences)} difference(s)")
+    unmet = sum(not claim.holds for claim in claims)
+    if differences or unmet:
+        said = [f"{len(differences)} difference(s)"] if differences else []
+        said += [f"{unmet} claim(s) the tables do not bear out"] if unmet else []
+        print(f"{folder}: {', '.join(said)}")
         return 1
     what = "every file matches its checksum"
+    if claims:
+        what += ", its tables bear out every claim of the manifest"
     if args.replay and check.not_replayed:
         what += f"; the replay makes the same {', '.join(check.compared)}"
     elif args.replay:

@@ -46,6 +46,7 @@ from engine.measures.base import MetricResult, metric_info
 from engine.measures.intruders import INTRUDER, intruder
 from engine.paths import default_audit_log
 from engine.protect.base import Release
+from engine.protect.claims import AnonymityClaim
 from engine.protect.guard import GuardCounts
 from engine.record.decision import Decision
 from engine.record.manifest import (
@@ -207,6 +208,7 @@ def release_record(
         libraries=library_versions(),
         engine_code=engine_digest(),
         guard=None if counts is None else GuardRecord(dict(counts.replaced), counts.off),
+        claims=tuple(d for d in release.details if isinstance(d, AnonymityClaim)),
     )
 
 

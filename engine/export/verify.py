@@ -1,4 +1,5 @@
-"""Check an exported bundle: every file against its checksum in the manifest, then the release made again.
+"""Check an exported bundle: every file against its checksum in the manifest, then the release made again (the
+claims the manifest makes of the bundle's tables are checked by `engine.export.claims`).
 
 `verify_checksums` reads the bundle's record (`engine.record.manifest.read_record`) and names every file that is
 missing, changed (its SHA-256 differs) or not listed. `verify_replay` makes the release the record's replay

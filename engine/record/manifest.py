@@ -2,11 +2,11 @@
 
 `ReleaseRecord` holds the dataset's identity, the method with its parameters and knob, seed and replicate, the
 measured point with its intervals, the measure settings, the column treatments, the warnings, the decision note,
-the replay command, the files with their checksums and how many cells of each CSV file were escaped for
-spreadsheets. `to_manifest` writes it with a ``manifest_version``; `from_manifest` reads a manifest back (a
-manifest written before the version was recorded reads as version 0, the same layout without ``csv_escaped``). Export, the reports, `textsdc verify` and the dashboard's Export page read and write
-the record, never the manifest's keys.
-"""
+the replay command, the files with their checksums, how many cells of each CSV file were escaped for
+spreadsheets and what the release claims of its public tables (`AnonymityClaim`: k, ℓ, t). `to_manifest` writes
+it with a ``manifest_version``; `from_manifest` reads a manifest back (a manifest written before the version was
+recorded reads as version 0, the same layout without ``csv_escaped``). Export, the reports, `textsdc verify` and
+the dashboard's Export page read and write the record, never the manifest's keys."""
 
 from __future__ import annotations
 
@@ -21,12 +21,13 @@ import numpy as np
 
 from engine import __version__
 from engine.errors import DataError
+from engine.protect.claims import AnonymityClaim
 from engine.record.decision import Decision
 from engine.record.replay import ReplaySpec
 
 MANIFEST_VERSION = 1
 """The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
-``manifest_version``, ``csv_escaped`` and ``pseudonym_key``)."""
+``manifest_version``, ``csv_escaped``, ``pseudonym_key`` and ``claims``)."""
 MANIFEST_JSON = "manifest.json"
 INTRUDER_DESCRIPTION = "intruder_description"
 """The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
@@ -109,6 +110,38 @@ class KeyNote:
     files: tuple[str, ...]
 
 
+def claim_manifest(claim: AnonymityClaim) -> dict[str, Any]:
+    """A claim as plain JSON values."""
+    return {
+        "table": claim.table,
+        "quasi_identifiers": list(claim.quasi_identifiers),
+        "k": claim.k,
+        "suppressed": claim.suppressed,
+        "sensitive": claim.sensitive,
+        "ell": claim.ell,
+        "t": claim.t,
+        "attributes": dict(claim.attributes),
+        "separate": list(claim.separate),
+        "class_column": claim.class_column,
+    }
+
+
+def claim_from_manifest(entry: Mapping[str, Any]) -> AnonymityClaim:
+    """A claim read back from its manifest entry (`claim_manifest`)."""
+    return AnonymityClaim(
+        table=str(entry["table"]),
+        quasi_identifiers=tuple(entry["quasi_identifiers"]),
+        k=int(entry["k"]),
+        suppressed=entry.get("suppressed"),
+        sensitive=entry.get("sensitive"),
+        ell=entry.get("ell"),
+        t=entry.get("t"),
+        attributes=tuple(dict(entry.get("attributes", {})).items()),
+        separate=tuple(entry.get("separate", ())),
+        class_column=entry.get("class_column"),
+    )
+
+
 @dataclass(frozen=True)
 class ReleaseRecord:
     """What a bundle says about its release (`to_manifest` writes it as ``manifest.json``).
@@ -143,6 +176,8 @@ class ReleaseRecord:
     """A digest of the engine's code that wrote the bundle (`engine.cache.engine_digest`): a replay by other code
     may give other bytes, and `verify` says so."""
     guard: GuardRecord | None = None
+    claims: tuple[AnonymityClaim, ...] = ()
+    """What the release claims of its public tables (k, ℓ, t), which `textsdc verify` checks on them."""
 
     def __post_init__(self) -> None:
         for name in ("measure_settings", "libraries", "columns", "files", "csv_escaped"):
@@ -208,6 +243,7 @@ class ReleaseRecord:
             "pseudonym_key": None
             if self.pseudonym_key is None
             else {"check": self.pseudonym_key.check, "files": list(self.pseudonym_key.files)},
+            "claims": [claim_manifest(c) for c in self.claims],
         }
 
     def manifest_text(self) -> str:
@@ -262,8 +298,9 @@ class ReleaseRecord:
                 guard=None
                 if not manifest.get("guard")
                 else GuardRecord(dict(manifest["guard"]["replaced"]), tuple(manifest["guard"].get("off", ()))),
+                claims=tuple(claim_from_manifest(c) for c in manifest.get("claims", ())),
             )
-        except (KeyError, TypeError, AttributeError) as exc:
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{source} is not a textsdc manifest: {exc!r} is missing or of the wrong kind") from None
 
 

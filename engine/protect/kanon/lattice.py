@@ -8,7 +8,7 @@ a lattice node gives every attribute a level. A node is *k-anonymous with suppre
 equivalence class (same generalized cells) holds fewer than k of them are at most ``max_suppressed`` of all:
 those records are suppressed (every cell "*"). Optional ℓ-diversity (distinct ℓ-diversity of the sensitive
 values in every class kept) and t-closeness (the variational distance of a class's sensitive distribution from
-the whole table's, the equal-distance form of Li, Li & Venkatasubramanian 2007, at most t) are further
+that of all records kept, the equal-distance form of Li, Li & Venkatasubramanian 2007, at most t) are further
 conditions on the classes kept.
 
 The search, in the style of the Incognito/Flash family (LeFevre, DeWitt & Ramakrishnan 2005; Kohlmayer et al.
@@ -132,10 +132,10 @@ def discernibility(class_sizes: np.ndarray, suppressed: np.ndarray) -> float:
 def _failing_classes(
     codes: np.ndarray, keep: np.ndarray, sensitive: np.ndarray | None, ell: int | None, t: float | None
 ) -> list[int]:
-    """The kept classes whose sensitive values are not ℓ-diverse or not t-close to the whole table's."""
-    if sensitive is None or (ell is None and t is None):
+    """The kept classes whose sensitive values are not ℓ-diverse or not t-close to those of all records kept."""
+    if sensitive is None or (ell is None and t is None) or not keep.any():
         return []
-    whole = pd.Series(sensitive).value_counts(normalize=True)
+    whole = pd.Series(sensitive[keep]).value_counts(normalize=True)
     out = []
     for code in np.unique(codes[keep]):
         values = pd.Series(sensitive[keep & (codes == code)])
@@ -218,8 +218,10 @@ def k_anonymize(
         top = tuple(heights)
         _, table, small, sizes = _node_release(qi, hierarchies, top, k, 1.0, None, None, None)
         codes = class_codes(table)
-        for code in _failing_classes(codes, ~small, sens, ell, t):
-            small = small | (codes == code)
+        failing = _failing_classes(codes, ~small, sens, ell, t)
+        while failing:  # suppressing a class moves the distribution of those kept: check again
+            small = small | np.isin(codes, failing)
+            failing = _failing_classes(codes, ~small, sens, ell, t)
         released = table.copy()
         for c in released.columns:
             released.loc[small, c] = pd.Series([(ANY,)] * int(small.sum()), index=released.index[small])

@@ -4,7 +4,12 @@ steps are in `tagger`, `sanitize` and `lattice`). The knob is k, the least size 
 
 `fit` tags every text once (the CRF of `tagger`, trained on the project's gold set) and builds the records'
 quasi-identifier table; `release(k)` searches the generalization lattice, sanitizes and rebuilds the text. The
-bundle carries the released quasi-identifier table (`quasi_identifiers.csv`, one row per record).
+bundle carries the released quasi-identifier table (`quasi_identifiers.csv`, one row per record, in the order
+of the released data: its class, its attributes as released, whether it was suppressed, and its sensitive
+values when ℓ or t is asked) and, when an attribute is swapped, that attribute's values per class
+(`swapped_values.csv`: class, attribute, values, records; no record order). The release claims (an
+`AnonymityClaim`, which the manifest records and `textsdc verify` checks) that the first is k-anonymous over
+every column but ``suppressed`` (and ``SA``), its suppressed rows set aside.
 """
 
 from __future__ import annotations
@@ -19,12 +24,15 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail, Statement
+from engine.protect.claims import AnonymityClaim
 from engine.protect.kanon.gold import LABEL_NAMES, Span
-from engine.protect.kanon.lattice import Anonymized
+from engine.protect.kanon.lattice import ANY, Anonymized
 from engine.protect.kanon.sanitize import (
     HIERARCHIES,
+    MAX_UNION,
     OPERATIONS,
     SCHEME,
+    Sanitized,
     propagate,
     qi_table,
     rebuild,
@@ -49,6 +57,10 @@ KANON_KNOB = Knob(
     help="every record shares the quasi-identifiers it states with at least k − 1 others (or is suppressed)",
 )
 QI_TABLE = "quasi_identifiers"
+SWAPPED_TABLE = "swapped_values"
+CLASS = "class"
+SUPPRESSED = "suppressed"
+SENSITIVE = "SA"
 ATTRIBUTES = {
     "QIAGE": ("age", "age"),
     "QIRACE": ("race", "race or nationality"),
@@ -104,6 +116,55 @@ def _flat(table: pd.DataFrame) -> pd.DataFrame:
     return table.apply(lambda col: col.map(lambda cell: "; ".join(cell)))
 
 
+def public_tables(done: Sanitized, scheme: dict[str, str], sensitive: np.ndarray | None) -> dict[str, pd.DataFrame]:
+    """The released tables: per record (in the order of the released data) its quasi-identifiers as released, its
+    class ("*" when suppressed), whether it was suppressed and, with ``sensitive`` (ℓ or t asked), its sensitive
+    values; and, when an attribute is swapped, its values per class (`sanitize.Sanitized.swapped`)."""
+    suppressed = done.anonymized.suppressed
+    table = _flat(done.table)
+    table.insert(0, CLASS, [str(c) if c else ANY for c in done.class_ids])
+    table[SUPPRESSED] = suppressed
+    if sensitive is not None:
+        table[SENSITIVE] = sensitive
+    out = {QI_TABLE: table}
+    if "swap" in scheme.values():
+        out[SWAPPED_TABLE] = done.swapped
+    return out
+
+
+def claim(k: int, levels: dict[str, int], scheme: dict[str, str], ell: int | None, t: float | None) -> AnonymityClaim:
+    """What the release claims of its quasi-identifier table, with how each attribute is released."""
+    how = {}
+    for label, (name, _) in ATTRIBUTES.items():
+        op = scheme.get(label, "generalize")
+        if op == "generalize":
+            level = levels.get(label, 0)
+            said = HIERARCHIES[label].level_name(level)
+            how[label] = f"{name}: {said}" if level == 0 else f"{name}: generalized to {said}"
+        elif op == "suppress":
+            how[label] = f"{name}: suppressed ('*')"
+        elif op == "union":
+            how[label] = f"{name}: the union of its class's values (at most {MAX_UNION}, else generalized)"
+        else:
+            how[label] = (
+                f"{name}: whether stated; swapped within its class in the text, its values per class in "
+                f"{SWAPPED_TABLE}.csv (anatomy)"
+            )
+    sensitive = SENSITIVE if ell or t else None
+    return AnonymityClaim(
+        table=f"{QI_TABLE}.csv",
+        quasi_identifiers=(CLASS, *ATTRIBUTES),
+        k=k,
+        suppressed=SUPPRESSED,
+        sensitive=sensitive,
+        ell=ell,
+        t=t,
+        attributes=tuple(how.items()),
+        separate=(f"{SWAPPED_TABLE}.csv",) if "swap" in scheme.values() else (),
+        class_column=CLASS,
+    )
+
+
 @dataclass
 class FittedKanon(Fitted):
     frame: pd.DataFrame
@@ -135,16 +196,18 @@ class FittedKanon(Fitted):
         data[self.text_column] = texts
         a = done.anonymized
         detail = KanonDetail(done.original, done.released, a.suppressed, a.class_sizes, a.levels, a.loss, a.over_limit)
+        said = Statement("Anonymization", summary(a, self.scheme, self.max_suppressed))
+        sensitive = self.sensitive if self.ell or self.t else None
         return Release(
             data=data,
             method=self.method,
             knob=float(k),
             protected_columns=(self.text_column,),
             changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
-            details=(detail, Statement("Anonymization", summary(a, self.scheme, self.max_suppressed))),
+            details=(detail, said, claim(k, a.levels, self.scheme, self.ell, self.t)),
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
             # (they also list the spans kept as written: new == original)
-            tables={QI_TABLE: _flat(done.released).assign(suppressed=a.suppressed)},
+            tables=public_tables(done, self.scheme, sensitive),
         )
 
 

@@ -14,16 +14,26 @@ Each attribute takes one operation (`SCHEME`, the paper's Table 6 by default):
 - swap: within each equivalence class, the records that state the attribute exchange their values (a seeded
   permutation).
 
+A union or a swap writes one record's values into another's text, so it writes them as the attribute's
+vocabulary does (`vocabulary`: "usa" → "United States"); a value outside it (a handle, a name the tagger took
+for a place) is generalized instead, to "*" when its hierarchy does not know it, and takes no part in a union.
+A union of more than `MAX_UNION` values is generalized, all its values one level up the hierarchy at a time,
+until it is no longer. The public table shows a swapped attribute only as whether the record states it; its
+values go to a table of their own, per class and without record order (anatomy, Xiao & Tao 2006), so that the
+table's every column is as k-anonymous as its classes.
+
 For union and swap the classes are those of the generalized and suppressed attributes together with whether
 each union or swap attribute is stated at all (a post that names no place cannot be made to name one), so
 every class shares its union cells, and a swapped value stays in its class. Direct identifiers (DI) become
 "****" (the paper's complete anonymization); sensitive values (SA) stay, as the attribute the classes protect
-(with ℓ-diversity or t-closeness when asked); a suppressed record's quasi-identifier spans all become "*".
+(with ℓ-diversity or t-closeness when asked); a suppressed record's quasi-identifier spans all become "*", and
+so do its cells of the public table.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,6 +43,7 @@ import pandas as pd
 from engine.protect.kanon.gold import Span
 from engine.protect.kanon.hierarchies import AGE, GENDER, LANGUAGE, OCCUPATION, PLACE
 from engine.protect.kanon.lattice import ANY, Anonymized, Hierarchy, class_codes, k_anonymize
+from engine.protect.kanon.vocabulary import released as released_value
 
 QI_LABELS = ("QIAGE", "QIRACE", "QIREGION", "QIGENDER", "QILANG", "QIJOB")
 OPERATIONS = ("generalize", "suppress", "union", "swap")
@@ -56,6 +67,8 @@ HIERARCHIES: dict[str, Hierarchy] = {
 """Race generalizes straight to "*": no maintained hierarchy of how people name their race or nationality."""
 MASK = "****"
 STATED = "stated"
+MAX_UNION = 3
+"""The most values a union writes; a longer one is generalized along the hierarchy until it is no longer."""
 
 
 def _whole_words(words: Sequence[str]) -> re.Pattern[str] | None:
@@ -129,10 +142,22 @@ class Sanitized:
     """A release's quasi-identifier table and how each record's values are to be written back."""
 
     original: pd.DataFrame  # the records' stated values
-    released: pd.DataFrame  # the values as released (tuples)
+    released: pd.DataFrame  # per record, the values its text states as released (tuples)
     anonymized: Anonymized  # the lattice search over the generalized and suppressed attributes
-    class_ids: np.ndarray  # per record: its equivalence class (−1 when suppressed)
+    class_ids: np.ndarray  # per record: its equivalence class, 1 … C in order of its first record (0: suppressed)
     replacement: list[dict[tuple[str, str], str]]  # per record: (label, normalized value) → released text
+    table: pd.DataFrame  # the public table (tuples): a swapped attribute only says whether it is stated
+    swapped: pd.DataFrame  # per class and swapped attribute, its records' values and how many (anatomy)
+
+
+def _union(values: Sequence[str], label: str, h: Hierarchy) -> tuple[int, tuple[str, ...]]:
+    """The level and the values a union of ``values`` writes: each value as its vocabulary writes it (outside
+    it, generalized), "*" left out; while more than `MAX_UNION`, every value one level up its hierarchy."""
+    level, united = 0, {released_value(label, v, h) for v in values} - {ANY}
+    while len(united) > MAX_UNION:
+        level += 1
+        united = {h.at(v, level) for v in values} - {ANY}
+    return level, tuple(sorted(united))
 
 
 def sanitize(
@@ -147,7 +172,7 @@ def sanitize(
     surface: Surface | None = None,
 ) -> Sanitized:
     """The k-anonymous sanitization of ``qi`` (module docstring); ``surface`` gives the values as written, for
-    the released unions and swaps."""
+    a generalized attribute released as stated."""
     bad = {label: op for label, op in scheme.items() if op not in OPERATIONS}
     if bad:
         raise ValueError(f"unknown operations {bad}; each attribute is one of {', '.join(OPERATIONS)}")
@@ -170,52 +195,62 @@ def sanitize(
     for c in [c for c in lattice_cols if scheme.get(c) == "suppress"]:
         table[c] = [tuple(sorted({ANY for _ in cell})) for cell in table[c]]
     anonymized = k_anonymize(table, hierarchies, k, max_suppressed, sensitive, ell, t)
-    class_ids = np.where(anonymized.suppressed, -1, class_codes(anonymized.table))
+    codes = class_codes(anonymized.table)
+    members_of: dict[int, list[int]] = {}  # class → its records, in record order (classes by their first record)
+    for r, code in enumerate(codes.tolist()):
+        if not anonymized.suppressed[r]:
+            members_of.setdefault(code, []).append(r)
+    class_ids = np.zeros(len(qi), dtype=int)
+    for number, members in enumerate(members_of.values(), start=1):
+        class_ids[members] = number
     released = pd.DataFrame(index=qi.index)
+    public = pd.DataFrame(index=qi.index)
     replacement: list[dict[tuple[str, str], str]] = [{} for _ in range(len(qi))]
-    members_of: dict[int, list[int]] = {}  # class → its records, in record order
-    for r, cid in enumerate(class_ids.tolist()):
-        if cid >= 0:
-            members_of.setdefault(cid, []).append(r)
+    swapped_rows: list[tuple[int, str, str, int]] = []
+    gone = np.flatnonzero(anonymized.suppressed).tolist()
     for c in qi.columns:
         op = scheme.get(c, "generalize")
+        stated = qi[c].tolist()
+        cells: list[tuple[str, ...]] = [() for _ in range(len(qi))]
+        shown = cells.copy()  # what the public table says of the attribute
         if op in ("generalize", "suppress"):
-            level = anonymized.levels[c]
-            h = hierarchies[c]
-            cells = []
-            for r, cell in enumerate(qi[c]):
-                if anonymized.suppressed[r]:
-                    out = {v: ANY for v in cell}
-                elif op == "suppress":
+            level, h = anonymized.levels[c], hierarchies[c]
+            for r, cell in enumerate(stated):
+                if op == "suppress":
                     out = {v: ANY for v in cell}
                 else:
                     out = {v: surface.get((c, v), v) if level == 0 else h.at(v, level) for v in cell}
                 replacement[r].update({(c, v): w for v, w in out.items()})
-                cells.append(tuple(sorted(set(out.values()))))
-            released[c] = cells
-            continue
-        cells = [() for _ in range(len(qi))]
-        stated = qi[c].tolist()
-        for r in np.flatnonzero(anonymized.suppressed).tolist():
-            replacement[r].update({(c, v): ANY for v in stated[r]})
-            cells[r] = (ANY,) if stated[r] else ()
-        for cid in sorted(members_of):
-            members = [r for r in members_of[cid] if stated[r]]
+                cells[r] = shown[r] = tuple(sorted(set(out.values())))
+        for members in members_of.values() if op in ("union", "swap") else ():
+            members = [r for r in members if stated[r]]
             if not members:
                 continue
+            h = HIERARCHIES[c]
             if op == "union":
-                union = tuple(sorted({surface.get((c, v), v) for r in members for v in stated[r]}))
+                level, union = _union([v for r in members for v in stated[r]], c, h)
                 for r in members:
-                    replacement[r].update({(c, v): ", ".join(union) for v in stated[r]})
-                    cells[r] = union
-            else:  # swap: a seeded permutation of the class's stating records
-                order = [members[i] for i in rng.permutation(len(members))]
-                for r, source in zip(members, order):
-                    theirs = tuple(surface.get((c, v), v) for v in stated[source])
-                    replacement[r].update({(c, v): theirs[i % len(theirs)] for i, v in enumerate(stated[r])})
-                    cells[r] = theirs
-        released[c] = cells
-    return Sanitized(qi.copy(), released, anonymized, class_ids, replacement)
+                    for v in stated[r]:
+                        mine = released_value(c, v, h) if level == 0 else h.at(v, level)
+                        replacement[r][(c, v)] = ANY if mine == ANY else ", ".join(union)
+                    cells[r] = shown[r] = union or (ANY,)
+                continue
+            # swap: a seeded permutation of the class's stating records, each writing another's values
+            own = {r: tuple(released_value(c, v, h) for v in stated[r]) for r in members}
+            order = [members[i] for i in rng.permutation(len(members))]
+            for r, source in zip(members, order):
+                theirs = own[source]
+                replacement[r].update({(c, v): theirs[i % len(theirs)] for i, v in enumerate(stated[r])})
+                cells[r], shown[r] = tuple(sorted(set(theirs))), (STATED,)
+            counts = Counter("; ".join(sorted(set(values))) for values in own.values())
+            swapped_rows += [(int(class_ids[members[0]]), c, v, n) for v, n in sorted(counts.items())]
+        for r in gone:  # a suppressed record: every value "*"
+            replacement[r].update({(c, v): ANY for v in stated[r]})
+            cells[r], shown[r] = ((ANY,) if stated[r] else ()), (ANY,)
+        released[c], public[c] = cells, shown
+    swapped = pd.DataFrame(swapped_rows, columns=["class", "attribute", "values", "records"])
+    swapped = swapped.sort_values(["class", "attribute", "values"], kind="stable").reset_index(drop=True)
+    return Sanitized(qi.copy(), released, anonymized, class_ids, replacement, public, swapped)
 
 
 def rebuild(text: str, spans: Sequence[Span], replacement: Mapping[tuple[str, str], str]) -> tuple[str, list[tuple]]:

@@ -1,0 +1,51 @@
+"""What a release claims of one of its public tables, for anyone to check on the bundle (`textsdc verify`, or an
+outside tool such as pycanon): the table is k-anonymous (and ℓ-diverse, t-close when asked) over every column
+but the one that marks its suppressed rows and the sensitive one. The manifest records the claim
+(`engine.record.manifest`), the report's facts table and the method's page state it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from engine.protect.base import ReleaseDetail
+
+
+@dataclass(frozen=True)
+class AnonymityClaim(ReleaseDetail):
+    """``table`` (a file of the bundle) is ``k``-anonymous over its ``quasi_identifiers``, its rows whose
+    ``suppressed`` column is true set aside (every cell "*"); with ``ell`` and ``t``, every class is distinct
+    ℓ-diverse in ``sensitive`` and t-close (equal distance) to the records kept. ``attributes`` say how each
+    column is released; ``separate`` are tables of values per class (``class_column``), linked to no record."""
+
+    table: str
+    quasi_identifiers: tuple[str, ...]
+    k: int
+    suppressed: str | None = None
+    sensitive: str | None = None
+    ell: int | None = None
+    t: float | None = None
+    attributes: tuple[tuple[str, str], ...] = ()
+    separate: tuple[str, ...] = ()
+    class_column: str | None = None
+    section: ClassVar[str] = "facts"
+    block: ClassVar[str] = "caption"
+
+    def describe(self) -> str:
+        """The claim in words."""
+        also = [f"distinct {self.ell}-diverse" if self.ell else "", f"{self.t:g}-close" if self.t else ""]
+        also = [a for a in also if a]
+        said = f"{self.table} is {self.k}-anonymous{''.join(', ' + a for a in also)}"
+        said += f" over its columns {', '.join(self.quasi_identifiers)}"
+        if self.sensitive and also:
+            said += f" in {self.sensitive}"
+        if self.suppressed:
+            said += f", the records marked {self.suppressed} set aside"
+        if self.separate:
+            held = "holds" if len(self.separate) == 1 else "hold"
+            said += f"; {', '.join(self.separate)} {held} values per class, linked to no record"
+        return said + "."
+
+    def facts(self) -> tuple[tuple[str, str], ...]:
+        return (("Claim", self.describe()),)
