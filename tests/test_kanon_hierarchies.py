@@ -109,3 +109,44 @@ def test_language_families_load_under_a_console_script_whose_folder_holds_lang2v
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "Indo-European"
+
+
+@pytest.mark.parametrize(
+    "label, value, written",
+    [
+        ("QIREGION", "usa", "United States"),
+        ("QIREGION", "SEATTLE", "Seattle"),
+        ("QIREGION", "Rebecca", None),  # a name the tagger took for a place
+        ("QIRACE", "americans", "American"),
+        ("QIRACE", "black", "Black"),
+        ("QIRACE", "lenevans", None),  # a handle the tagger took for a nationality
+        ("QIJOB", "writers", "Writer"),
+        ("QIJOB", "CEO", "Top executives"),
+        ("QIJOB", "renaissance art historian", None),
+        ("QIAGE", "25yo", "25"),
+        ("QIAGE", "twenties", "twenties"),
+        ("QIGENDER", "Mom", "mom"),
+        ("QILANG", "EN", "English"),
+    ],
+)
+def test_the_vocabulary_writes_a_value_as_its_list_does_or_not_at_all(label, value, written):
+    from engine.protect.kanon.vocabulary import form
+
+    assert form(label, value) == written
+
+
+def test_a_union_writes_only_vocabulary_values_and_at_most_three_else_the_level_above():
+    import pandas as pd
+
+    from engine.protect.kanon.sanitize import MAX_UNION, rebuild, sanitize
+
+    places = ["seattle", "chicago", "boston", "austin", "rebecca"]
+    qi = pd.DataFrame({"QIREGION": [(p,) for p in places]})
+    done = sanitize(qi, 5, {"QIREGION": "union"})
+    assert MAX_UNION == 3 and set(done.table["QIREGION"]) == {("United States",)}  # 4 cities, 4 states: a country
+    text, _ = rebuild("Tweets by Rebecca Veals", [(10, 17, "QIREGION")], done.replacement[4])
+    assert text == "Tweets by * Veals"  # outside the vocabulary: not united, not carried to the others
+    text, _ = rebuild("Seattle born", [(0, 7, "QIREGION")], done.replacement[0])
+    assert text == "United States born"
+    few = sanitize(pd.DataFrame({"QIREGION": [("usa",), ("uk",), ("lenevans",)] * 2}), 2, {"QIREGION": "union"})
+    assert set(few.table["QIREGION"]) == {("United Kingdom", "United States")}

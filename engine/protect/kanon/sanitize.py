@@ -222,9 +222,9 @@ def sanitize(
                     out = {v: surface.get((c, v), v) if level == 0 else h.at(v, level) for v in cell}
                 replacement[r].update({(c, v): w for v, w in out.items()})
                 cells[r] = shown[r] = tuple(sorted(set(out.values())))
-        for members in members_of.values() if op in ("union", "swap") else ():
+        for members in members_of.values():
             members = [r for r in members if stated[r]]
-            if not members:
+            if op not in ("union", "swap") or not members:
                 continue
             h = HIERARCHIES[c]
             if op == "union":
