@@ -189,3 +189,33 @@ def test_the_printed_replay_command_with_the_key_file_makes_the_same_files_in_a_
     made = {p.name: p.read_bytes() for p in (tmp_path / "bundle-replay").iterdir()}
     assert made == {p.name: p.read_bytes() for p in bundle.iterdir()}
     assert not (cache / "pseudonym.key").exists()
+
+
+# --- the claims of a bundle's tables (issue 50) ------------------------------------------------------------------
+
+
+def test_a_tables_claims_are_counted_on_the_table_by_hand(tmp_path):
+    """k, ℓ and t on a hand table, the suppressed rows set aside and every column but them and the sensitive
+    one counted; a table with every record suppressed singles no one out."""
+    import pandas as pd
+
+    from engine.export.claims import check_claim
+    from engine.protect.claims import AnonymityClaim
+
+    rows = [("1", "20-29", "flu", False)] * 2 + [("1", "20-29", "none", False)] + [("2", "30-39", "none", False)] * 3
+    rows += [("*", "*", "flu", True)]  # suppressed: set aside, though a class of one
+    table = pd.DataFrame(rows, columns=["class", "age", "SA", "suppressed"])
+    table.to_csv(tmp_path / "qi.csv", index=False)
+    claim = AnonymityClaim("qi.csv", ("class", "age"), 3, "suppressed", "SA", 2, 0.5)
+    k, ell, t = check_claim(tmp_path, claim)
+    assert k.holds and k.found.endswith(": k = 3") and "(6 records; 1 suppressed set aside)" in k.found
+    assert not ell.holds and ell.found.endswith(": ℓ = 1")  # class 2 holds "none" only
+    # kept: flu 2/6, none 4/6; class 2 is none 3/3: (|0 − 1/3| + |1 − 2/3|) / 2 = 1/3
+    assert t.holds and t.found.endswith(": t = 0.333") and t.line().endswith("✓")
+    table.assign(extra=range(len(table))).to_csv(tmp_path / "qi.csv", index=False)  # a column per record
+    assert check_claim(tmp_path, claim)[0].found.endswith(": k = 1")
+    table.assign(suppressed=True).to_csv(tmp_path / "qi.csv", index=False)
+    [nothing] = check_claim(tmp_path, claim)
+    assert nothing.holds and "every record suppressed" in nothing.found
+    (tmp_path / "qi.csv").unlink()
+    assert not check_claim(tmp_path, claim)[0].holds

@@ -86,6 +86,8 @@ def check_claim(folder: Path, claim: AnonymityClaim) -> list[ClaimCheck]:
     where += f" ({len(kept):,} records; {aside:,} suppressed set aside)"
     if missing:
         return [ClaimCheck(f"k = {claim.k} claimed", f"{claim.table} has no column {', '.join(missing)}", False)]
+    if not len(kept):  # every record suppressed: no class to single one out of
+        return [ClaimCheck(f"k = {claim.k} claimed", f"on {claim.table}: every record suppressed, no class", True)]
     k = smallest_class(kept, columns)
     out = [ClaimCheck(f"k = {claim.k} claimed", f"{where}: k = {k}", k >= claim.k)]
     if (claim.ell or claim.t) and claim.sensitive not in kept.columns:

@@ -4,12 +4,12 @@ steps are in `tagger`, `sanitize` and `lattice`). The knob is k, the least size 
 
 `fit` tags every text once (the CRF of `tagger`, trained on the project's gold set) and builds the records'
 quasi-identifier table; `release(k)` searches the generalization lattice, sanitizes and rebuilds the text. The
-bundle carries the released quasi-identifier table (`quasi_identifiers.csv`, one row per record, in the order
-of the released data: its class, its attributes as released, whether it was suppressed, and its sensitive
-values when ℓ or t is asked) and, when an attribute is swapped, that attribute's values per class
-(`swapped_values.csv`: class, attribute, values, records; no record order). The release claims (an
-`AnonymityClaim`, which the manifest records and `textsdc verify` checks) that the first is k-anonymous over
-every column but ``suppressed`` (and ``SA``), its suppressed rows set aside.
+bundle carries the released quasi-identifier table (`quasi_identifiers.csv`, one row per record — a post, or an
+author with ``--unit author`` — in the order of the released data: its class, its attributes as released,
+whether it was suppressed, and its sensitive values when ℓ or t is asked) and, when an attribute is swapped,
+that attribute's values per class (`swapped_values.csv`: class, attribute, values, records; no record order).
+The release claims (an `AnonymityClaim`, which the manifest records and `textsdc verify` checks) that the first
+is k-anonymous over every column but ``suppressed`` (and ``SA``), its suppressed rows set aside.
 """
 
 from __future__ import annotations
@@ -117,7 +117,7 @@ def _flat(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def public_tables(done: Sanitized, scheme: dict[str, str], sensitive: np.ndarray | None) -> dict[str, pd.DataFrame]:
-    """The released tables: per record (in the order of the released data) its quasi-identifiers as released, its
+    """The released tables: per record (in the order of its first post) its quasi-identifiers as released, its
     class ("*" when suppressed), whether it was suppressed and, with ``sensitive`` (ℓ or t asked), its sensitive
     values; and, when an attribute is swapped, its values per class (`sanitize.Sanitized.swapped`)."""
     suppressed = done.anonymized.suppressed
