@@ -32,6 +32,10 @@ class AnonymityClaim(ReleaseDetail):
     section: ClassVar[str] = "facts"
     block: ClassVar[str] = "caption"
 
+    def __post_init__(self) -> None:
+        # in the order of the column names, as a manifest (JSON, sorted keys) gives them back
+        object.__setattr__(self, "attributes", tuple(sorted(self.attributes)))
+
     def describe(self) -> str:
         """The claim in words."""
         also = [f"distinct {self.ell}-diverse" if self.ell else "", f"{self.t:g}-close" if self.t else ""]
