@@ -253,6 +253,37 @@ def test_unknown_startup_data_is_a_message_and_a_demo_can_still_be_loaded():
     assert any("Loaded airline-tweets" in s.value for s in at.success)
 
 
+def open_address(path: str, argv: list[str]) -> AppTest:
+    """The app opened at ``/path`` in a new tab, as a bookmark opens it (the browser sends the page's name)."""
+    import streamlit.testing.v1.local_script_runner as runner
+
+    sys.argv = ["app.py", *argv]
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    original = runner.RerunData
+    runner.RerunData = lambda **kw: original(**kw, page_name=path)
+    try:
+        at.run()
+    finally:
+        runner.RerunData = original
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_every_pages_address_opens_that_page(monkeypatch):
+    """Issue 54: a bookmarked ``/data`` said "Page not found" (Streamlit serves its default page at the root
+    only); the root opens Data. Without a dataset, so that no page starts a sweep."""
+    from streamlit.commands import navigation
+
+    from dashboard import pages
+
+    not_found: list[str] = []
+    monkeypatch.setattr(navigation, "send_page_not_found", lambda ctx: not_found.append("page not found"))
+    for path, (title, _) in [("", pages.PAGES["data"]), *pages.PAGES.items()]:
+        at = open_address(path, ["--data", "no-such-demo"])
+        assert not not_found, f"/{path}"
+        assert [t.value for t in at.title] == [title], f"/{path}"
+
+
 def test_another_dataset_starts_the_protect_page_from_the_default_method():
     """A steward who swapped on the calls and then loads other data does not see the swap start on it: the
     method returns to the default. Loading the same data again keeps the choice."""
