@@ -38,6 +38,10 @@ pio.templates.default = TEMPLATE
 TOP_LEGEND = dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0)
 """A legend in one line between the title and the plot, for figures whose slanted category names fill the space
 below the plot (the title then needs a taller top margin)."""
+FOOT_LEGEND = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
+"""A legend at the foot of the figure, below the axis labels however they slant (placed in the figure's own
+coordinates, it makes room for itself): for a figure whose title takes two lines, on which a legend of several
+rows between the title and the plot would sit."""
 MODEBAR_PX = 34
 """Height of the band at a figure's top where Plotly shows its toolbar when the pointer is over the figure."""
 
