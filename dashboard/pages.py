@@ -18,13 +18,22 @@ PAGES: dict[str, tuple[str, str]] = {
 
 
 def page(name: str) -> StreamlitPage:
-    """The page ``name`` (a key of `PAGES`), served at ``/name``; Data is the default page."""
+    """The page ``name`` (a key of `PAGES`), served at ``/name``."""
     title, icon = PAGES[name]
-    return st.Page(f"views/{name}.py", title=title, icon=icon, url_path=name, default=name == "data")
+    return st.Page(f"views/{name}.py", title=title, icon=icon, url_path=name)
+
+
+def _start() -> None:
+    """The app's own address opens the Data page at ``/data``: Streamlit serves its default page at the root
+    only, so a Data page that was the default had no address of its own and a bookmarked ``/data`` was not
+    found."""
+    st.switch_page(page("data"))
 
 
 def all_pages() -> list[StreamlitPage]:
-    return [page(name) for name in PAGES]
+    """Every page at its own address, and the root address that opens Data (not in the menu)."""
+    start = st.Page(_start, title=PAGES["data"][0], url_path="start", default=True, visibility="hidden")
+    return [start, *(page(name) for name in PAGES)]
 
 
 def export_link(setting: str) -> None:

@@ -14,6 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import display, knob_view, pages
 from dashboard.loading import Origin, load_source
+from engine.compare import applicable_methods
 from engine.data.dataset import Dataset
 from engine.data.demos import is_demo
 from engine.errors import TextsdcError, os_error_message
@@ -59,6 +60,16 @@ EXPORTED = "exported"
 
 
 METHOD_KEY = "protect_method"
+
+
+SYNTH_METHOD_KEY = "synth_method"
+
+
+COUNTS_METHOD_KEY = "counts_method"
+
+
+METHOD_KEYS = (METHOD_KEY, SYNTH_METHOD_KEY, COUNTS_METHOD_KEY)
+"""The method the steward chose on each page that sweeps one (Protect, Synthesize, Counts)."""
 
 
 RISK_KEY = "protect_risk"
@@ -140,12 +151,15 @@ def current_origin() -> Origin | None:
 
 
 def use_dataset(dataset: Dataset, origin: Origin) -> None:
-    """Make ``dataset`` the one in use. A choice made on another dataset stays but no longer applies, and the
-    Protect page starts again from the default method: a long method chosen for the last data (the swap) does
-    not start on this one before the steward chooses it."""
+    """Make ``dataset`` the one in use. A choice made on another dataset stays but no longer applies; the method
+    chosen on each page stays where ``dataset`` allows it at the method's default settings, and otherwise the
+    page starts again from its default."""
     previous = st.session_state.get(DATASET)
     if previous is not None and previous.fingerprint != dataset.fingerprint:
-        st.session_state.pop(METHOD_KEY, None)
+        allowed = [name for name, refused in applicable_methods(dataset).items() if not refused]
+        for key in METHOD_KEYS:
+            if key in st.session_state and st.session_state[key] not in allowed:
+                st.session_state.pop(key)
     st.session_state[DATASET] = dataset
     st.session_state[ORIGIN] = origin
     st.session_state.pop(STARTUP_ERROR, None)

@@ -4,7 +4,8 @@
 far it has got into its slot of a small shared file that the calling process reads while it waits (a file, not a
 multiprocessing queue: that needs a manager process started by re-importing ``__main__``, which under Streamlit
 is the page being run). With ``here``, the calling process, which would only wait, takes a share of the pieces
-in a thread of its own beside one worker fewer. `shipped_once` sends the large objects every task of a sweep
+in a thread of its own beside one worker fewer. `stream_in_workers` yields the results of pieces in order as
+they are ready, and stops cleanly when its caller stops reading. `shipped_once` sends the large objects every task of a sweep
 takes (the fitted model, the Evaluator) to each worker once instead of with every task.
 
 The pieces run with BLAS and OpenMP held to one thread, in the workers and in this process alike, so a result
@@ -20,10 +21,12 @@ import pickle
 import tempfile
 import threading
 import uuid
+from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -235,6 +238,37 @@ def map_reporting(
     if failed:
         raise failed[0]
     return [results[k] for k in range(len(items))]
+
+
+def stream_in_workers(func: Callable[[T], R], items: Sequence[T], processes: int) -> Iterator[R]:
+    """Yield ``func(item)`` for each of ``items`` in order, computed in up to ``processes`` of joblib's reusable
+    workers (`joblib_workers`) with `AHEAD` items per worker queued at a time, so that the caller works on each
+    result while the workers compute the next (in a worker, `in_worker`, they run here one after the other).
+
+    Left early (the caller's error, a Streamlit rerun raised in its progress callback, the generator closed),
+    the items not started are cancelled and those running finish in their workers, unread: the workers stay for
+    the next work, this caller's or another session's. joblib's own generator (``return_as="generator"``) ends
+    every worker when left early, and only once the collector frees it, maybe in the middle of the next work,
+    which then fails ("The executor underlying Parallel has been shutdown")."""
+    processes = 1 if in_worker() else max(1, min(int(processes), len(items)))
+    if processes == 1:
+        for item in items:
+            yield func(item)
+        return
+    with joblib_workers(processes) as pool:
+        pending: deque[Any] = deque()
+        taken = iter(items)
+        try:
+            for item in islice(taken, processes * AHEAD):
+                pending.append(pool.submit(func, item))
+            while pending:
+                result = pending.popleft().result()
+                for item in islice(taken, 1):
+                    pending.append(pool.submit(func, item))
+                yield result
+        finally:
+            for future in pending:
+                future.cancel()
 
 
 def fewer_workers(pool: Any, workers: int) -> None:

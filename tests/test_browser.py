@@ -6,6 +6,7 @@ Needs Debian's chromium (or any `chromium` on PATH) and the playwright Python pa
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -270,3 +271,52 @@ def test_pin_three_diff_two_and_export_one_with_a_decision(playwright_api, dashb
     assert "Candidates weighed" in text and "Risk and utility across the knob" in text
     for i in range(len(pdf)):
         pdf[i].render(scale=1).to_pil().save(tmp_path / f"report-page-{i + 1}.png")
+
+
+def test_switching_method_page_or_dataset_during_a_sweep_never_shows_a_traceback(playwright_api, dashboard, tmp_path):
+    """Issue 54: a steward who changes method while redaction finds named entities, while k-anonymity tags its
+    attributes, or changes page while releases are measured, sees the new work start and no traceback; the
+    server logs none (joblib's workers ended under the next method's work raised "The executor underlying
+    Parallel has been shutdown")."""
+    sync_api, executable = playwright_api
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(dashboard)
+            expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.get_by_role("combobox", name="Demo dataset").click()
+            page.get_by_role("option", name="Twitter profiles with gender", exact=True).click()
+            expect(page.get_by_text(re.compile("name: twitter-profiles"))).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.get_by_role("button", name="Use this data").click()
+            expect(page.get_by_text("Loaded twitter-profiles")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            nav = page.locator('[data-testid="stSidebarNav"] a')
+            bar = page.locator('[data-testid="stProgress"]')
+            traceback = page.locator('[data-testid="stException"]')
+
+            def switch_method(title: str) -> None:
+                page.get_by_role("combobox", name="Protection method").click()
+                page.get_by_role("option", name=title, exact=True).click()
+
+            nav.filter(has_text="Protect text").click()
+            expect(bar).to_contain_text("named entities", timeout=SWEEP_TIMEOUT_MS)
+            switch_method("k-anonymity of attributes in text")
+            expect(bar).to_contain_text(re.compile("tagging|spaCy and word lists"), timeout=SWEEP_TIMEOUT_MS)
+            assert not traceback.count()
+            switch_method("Identifier redaction")
+            expect(bar).to_contain_text("Protecting and measuring", timeout=SWEEP_TIMEOUT_MS)
+            assert not traceback.count()
+            nav.filter(has_text="Data").click()
+            expect(page.get_by_role("combobox", name="Demo dataset")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            nav.filter(has_text="Protect text").click()
+            caption = page.frame_locator('iframe[title*="knob_view"]').locator("#caption")
+            expect(caption).to_contain_text("Current knob: level", timeout=SWEEP_TIMEOUT_MS)
+            assert not traceback.count()
+            page.screenshot(path=str(tmp_path / "switched.png"), full_page=True)
+        finally:
+            browser.close()
+    log = (tmp_path / "streamlit.log").read_text(errors="replace")
+    assert "Traceback" not in log and "ShutdownExecutorError" not in log, log[-3000:]
+    # joblib's warning that it ended the workers under the work left: the next work's workers may be those
+    assert "were still being processed by the workers have been cancelled" not in log, log[-3000:]

@@ -253,17 +253,60 @@ def test_unknown_startup_data_is_a_message_and_a_demo_can_still_be_loaded():
     assert any("Loaded airline-tweets" in s.value for s in at.success)
 
 
-def test_another_dataset_starts_the_protect_page_from_the_default_method():
-    """A steward who swapped on the calls and then loads other data does not see the swap start on it: the
-    method returns to the default. Loading the same data again keeps the choice."""
+def open_address(path: str, argv: list[str]) -> AppTest:
+    """The app opened at ``/path`` in a new tab, as a bookmark opens it (the browser sends the page's name)."""
+    import streamlit.testing.v1.local_script_runner as runner
+
+    sys.argv = ["app.py", *argv]
+    at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
+    original = runner.RerunData
+    runner.RerunData = lambda **kw: original(**kw, page_name=path)
+    try:
+        at.run()
+    finally:
+        runner.RerunData = original
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_every_pages_address_opens_that_page(monkeypatch):
+    """Issue 54: a bookmarked ``/data`` said "Page not found" (Streamlit serves its default page at the root
+    only); the root opens Data. Without a dataset, so that no page starts a sweep."""
+    from streamlit.commands import navigation
+
+    from dashboard import pages
+
+    not_found: list[str] = []
+    monkeypatch.setattr(navigation, "send_page_not_found", lambda ctx: not_found.append("page not found"))
+    for path, (title, _) in [("", pages.PAGES["data"]), *pages.PAGES.items()]:
+        at = open_address(path, ["--data", "no-such-demo"])
+        assert not not_found, f"/{path}"
+        assert [t.value for t in at.title] == [title], f"/{path}"
+
+
+def test_another_dataset_keeps_each_pages_method_where_it_allows_it():
+    """Issue 54: Synthesize kept CART across a change of dataset while Protect went back to its default. Every
+    page now keeps the steward's method when the new data allows it at its default settings (the Compare page
+    its methods), and starts from its default otherwise."""
     at = start()
-    at.session_state[session.METHOD_KEY] = "swap"
-    by_label(at.button, "Use this data").click().run()  # the same demo again
-    assert at.session_state[session.METHOD_KEY] == "swap"
-    at.selectbox(key="data_demo").set_value("clothing-reviews").run()
-    by_label(at.button, "Use this data").click().run()
-    assert not at.exception and at.session_state[session.DATASET].name == "clothing-reviews"
-    assert session.METHOD_KEY not in at.session_state
+    chosen = {session.METHOD_KEY: "swap", session.SYNTH_METHOD_KEY: "cart", session.COUNTS_METHOD_KEY: "cart"}
+    for key, method in chosen.items():
+        at.session_state[key] = method
+    at.session_state["compare_methods"] = ["swap", "kanon"]
+
+    def use(demo: str) -> None:
+        at.selectbox(key="data_demo").set_value(demo).run()
+        by_label(at.button, "Use this data").click().run()
+        assert not at.exception and at.session_state[session.DATASET].name == demo
+
+    use("clothing-reviews")
+    assert {key: at.session_state[key] for key in chosen} == chosen
+    at.session_state[session.SYNTH_METHOD_KEY] = "glm"
+    use("nyc-airbnb")  # no sensitive categorical field: neither the swap nor the GLM applies
+    assert session.METHOD_KEY not in at.session_state and session.SYNTH_METHOD_KEY not in at.session_state
+    assert at.session_state[session.COUNTS_METHOD_KEY] == "cart"
+    go(at, "compare")
+    assert at.multiselect(key="compare_methods").value == ["kanon"]
 
 
 GOOD_CSV = "text,user,rating\n" + "".join(

@@ -367,3 +367,35 @@ def test_the_amount_density_does_not_draw_the_extreme_confidential_amounts():
     low, high = np.exp(np.quantile(np.log(prices), [0.005, 0.995]))
     assert xs.min() == pytest.approx(low) and xs.max() == pytest.approx(high)
     assert not np.isin([prices.min(), prices.max()], xs).any() and high < 1_000
+
+
+def test_the_topic_correlation_legend_sits_at_the_foot_not_on_its_two_line_title():
+    """Issue 54: above the plot its rows (two per field) covered the title's second line."""
+    from engine.figures.field_synthesis import content_correlation_figure
+
+    detail = pd.DataFrame(
+        [
+            {"field": f, "level": lv, "topic": t, "topic_words": "delay, hours", "correlation": 0.5}
+            for f in ("airline", "sentiment")
+            for lv in ("a", "b")
+            for t in range(3)
+        ]
+    )
+    fig = content_correlation_figure(detail)
+    assert "<br>" in fig.layout.title.text and len(fig.data) == 4
+    legend = fig.layout.legend
+    assert (legend.yref, legend.y, legend.yanchor, legend.orientation) == ("container", 0, "bottom", "h")
+
+
+def test_methods_whose_releases_coincide_all_show_on_the_comparison():
+    """Issue 54: k-anonymity's points hid under redaction's, and md's under rnn's. The markers are hollow, and
+    each method's marker and line are larger than those of the methods drawn over it."""
+    same = make_sweep()
+    fig = methods_frontier_figure([("Redaction", same), ("k-anonymity", same), ("Generator", same)], RISK, UTILITY)
+    lines = [t for t in fig.data if t.name != "Unprotected data"]
+    assert all(t.marker.symbol.endswith("-open") for t in lines)
+    assert len({t.marker.symbol for t in lines}) == 3
+    sizes, widths = [t.marker.size for t in lines], [t.line.width for t in lines]
+    assert sizes == sorted(sizes, reverse=True) and len(set(sizes)) == 3
+    assert widths == sorted(widths, reverse=True) and len(set(widths)) == 3
+    assert sizes[-2] - sizes[-1] >= 3  # the rim of the one below shows round the one above

@@ -253,3 +253,76 @@ def test_a_piece_that_asks_for_workers_runs_its_items_where_it_runs():
     out = map_reporting(_nested, list(range(4)), 1, lambda *r: None, "nesting", 2, here=True)
     assert all(inner == {pid} for pid, inner in out)
     assert os.getpid() in {pid for pid, _ in out}
+
+
+def _slow_square(n: int) -> int:
+    import time
+
+    time.sleep(0.05)
+    return n * n
+
+
+class _Rerun(BaseException):
+    """As Streamlit's rerun: raised in the caller's progress callback, through the work it was waiting for."""
+
+
+def test_streamed_results_come_in_order_in_workers_or_here():
+    from engine.workers import stream_in_workers
+
+    assert list(stream_in_workers(_slow_square, list(range(9)), 2)) == [k * k for k in range(9)]
+    assert list(stream_in_workers(_slow_square, [3, 1], 1)) == [9, 1]
+
+
+def test_a_stream_left_early_leaves_the_workers_to_the_next_work():
+    """A steward who switches method during a fit leaves its stream unfinished, and Streamlit's frames may keep
+    it until the collector frees it, in the middle of the next method's work: that must find its workers."""
+    import gc
+
+    from engine.workers import stream_in_workers
+
+    before = set(map_reporting(_slow_pid, list(range(6)), 1, lambda *r: None, "first", 2))
+    left: list = []
+    try:
+        for _ in stream_in_workers(_slow_square, list(range(40)), 2):
+            raise _Rerun
+    except _Rerun as error:
+        left += [error, left]  # a cycle: freed only by the collector
+    calls = []
+
+    def collect_midway(done: int, total: int, what: str) -> None:
+        calls.append(done)
+        if len(calls) == 2:  # the next work's pieces are with the workers
+            left.clear()
+            gc.collect()
+
+    after = set(map_reporting(_slow_pid, list(range(6)), 1, collect_midway, "next", 2))
+    assert len(calls) > 2 and after <= before
+
+
+def test_named_entities_left_early_stop_their_work_at_once(monkeypatch):
+    """A rerun raised in the progress callback while entities are found closes their stream as it passes, not
+    when the collector frees the frames its traceback holds."""
+    from engine.text import entities
+
+    closed: list[bool] = []
+
+    def stream(func, items, processes):
+        try:
+            for _ in items:
+                yield []
+        finally:
+            closed.append(True)
+
+    calls: list[int] = []
+
+    def rerun(done: int, total: int, what: str) -> None:
+        calls.append(done)
+        if len(calls) == 2:  # the first call announces the step, the second reports the first chunk found
+            raise _Rerun
+
+    monkeypatch.setattr(entities, "stream_in_workers", stream)
+    texts = ["word"] * (entities.CHUNK_PIECES * 3)
+    with pytest.raises(_Rerun):
+        for _ in entities.entity_spans(texts, len(texts), rerun, processes=2):
+            pass
+    assert closed == [True]

@@ -40,10 +40,10 @@ def _methods_frontier(dataset) -> None:
     if not options:
         st.info("No protection method applies to this data at its default settings; map its columns on the Data page.")
         return
-    if not isinstance(st.session_state.get(CHOSEN_KEY), list) or any(
-        m not in options for m in st.session_state[CHOSEN_KEY]
-    ):
-        st.session_state[CHOSEN_KEY] = [m for m in options if METHODS[m].changes == "text"][:3] or options[:2]
+    before = st.session_state.get(CHOSEN_KEY)
+    kept = [m for m in before if m in options] if isinstance(before, list) else []  # those this data allows
+    if kept != before:
+        st.session_state[CHOSEN_KEY] = kept or [m for m in options if METHODS[m].changes == "text"][:3] or options[:2]
     chosen = st.multiselect(
         "Methods",
         options,

@@ -49,12 +49,12 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
     )
     c1, c2 = st.columns([1, 2])
     with c1:
-        if st.session_state.get(PREFIX + "method") not in methods:
-            st.session_state[PREFIX + "method"] = methods[0]
+        if st.session_state.get(session.COUNTS_METHOD_KEY) not in methods:
+            st.session_state[session.COUNTS_METHOD_KEY] = methods[0]
         method = st.radio(
             "Synthesizer",
             methods,
-            key=PREFIX + "method",
+            key=session.COUNTS_METHOD_KEY,
             format_func=lambda m: METHODS[m].title,
             persist_state="session",
         )

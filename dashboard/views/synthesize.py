@@ -34,7 +34,7 @@ from engine.protect.base import Release
 from engine.protect.field_synthesis.sequential import FieldDraws
 from engine.results import SweepResult
 
-METHOD_KEY = "synth_method"
+METHOD_KEY = session.SYNTH_METHOD_KEY
 
 
 def knob_key(method: str, fingerprint: str) -> str:

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 
 from engine.figures.text import (
     COLOURS,
+    FOOT_LEGEND,
     METHOD_COLOURS,
     TOP_LEGEND,
     UIREVISION,
@@ -231,8 +232,8 @@ def content_correlation_figure(detail: pd.DataFrame) -> go.Figure:
     fig.update_layout(
         uirevision=UIREVISION,
         barmode="group",
-        height=400,
-        margin=dict(l=60, r=20, t=96, b=40),
+        height=440,
+        margin=dict(l=60, r=20, t=76, b=20),
         title=dict(
             text="Topic content correlation, confidential vs synthetic<br>(1 = same words per level)",
             font=dict(size=15),
@@ -242,7 +243,7 @@ def content_correlation_figure(detail: pd.DataFrame) -> go.Figure:
             title="Correlation",
             range=[min(0.0, float(np.nanmin(per_level["correlation"])) if len(per_level) else 0.0), 1.02],
         ),
-        legend=TOP_LEGEND,
+        legend=FOOT_LEGEND,  # a legend of two rows per field would sit on the two-line title
     )
     return fig
 

@@ -38,6 +38,10 @@ pio.templates.default = TEMPLATE
 TOP_LEGEND = dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0)
 """A legend in one line between the title and the plot, for figures whose slanted category names fill the space
 below the plot (the title then needs a taller top margin)."""
+FOOT_LEGEND = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")
+"""A legend at the foot of the figure, below the axis labels however they slant (placed in the figure's own
+coordinates, it makes room for itself): for a figure whose title takes two lines, on which a legend of several
+rows between the title and the plot would sit."""
 MODEBAR_PX = 34
 """Height of the band at a figure's top where Plotly shows its toolbar when the pointer is over the figure."""
 
@@ -385,6 +389,10 @@ def _axis_range(
 METHOD_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
 """One colour per method of a comparison (no red: the frontier's ring is red), and per line elsewhere."""
 METHOD_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "cross", "star-triangle-up", "x", "pentagon")
+MARKER_PX, MARKER_STEP_PX, LINE_STEP_PX = 9, 3.5, 0.75
+"""A comparison's last method's marker size, and how much larger each method's marker and wider its line is than
+the next one's, drawn over it: two methods whose releases coincide (k-anonymity and redaction that change
+little, two text generators) both show, the first as a rim round the second."""
 PARETO_RING = "#d62728"
 """The ring around a release on the frontier across methods: a red no method's line has."""
 SUBTITLE_WIDTH = 130
@@ -419,9 +427,9 @@ def methods_frontier_figure(
     xs: list[float] = []
     ys: list[float] = []
     baseline = None
-    for i, (title, sweep) in enumerate(sweeps):
-        if not {risk, utility} <= set(sweep.metric_ids):
-            continue
+    drawn = [(i, title, sweep) for i, (title, sweep) in enumerate(sweeps) if {risk, utility} <= set(sweep.metric_ids)]
+    for order, (i, title, sweep) in enumerate(drawn):
+        under = len(drawn) - 1 - order  # methods drawn over this one: its marker and line show round theirs
         knob = sweep.knob
         t = frontier(sweep.summary, risk, utility).sort_values("knob").reset_index(drop=True)
         labels = [f"{plain(knob.symbol)} {knob.format(k)}" for k in t["knob"]]
@@ -441,8 +449,16 @@ def methods_frontier_figure(
                 textfont=dict(size=10, color=METHOD_COLOURS[i % len(METHOD_COLOURS)]),
                 hovertemplate=f"{plain(title)}, %{{customdata}}<br>{plain(u_info.label)}: %{{x:.3f}}"
                 f"<br>{plain(r_info.label)}: %{{y:.3f}}<extra></extra>",
-                line=dict(color=METHOD_COLOURS[i % len(METHOD_COLOURS)], width=1.5, dash="dot" if other else None),
-                marker=dict(symbol=METHOD_SYMBOLS[i % len(METHOD_SYMBOLS)], size=9),
+                line=dict(
+                    color=METHOD_COLOURS[i % len(METHOD_COLOURS)],
+                    width=1.5 + under * LINE_STEP_PX,
+                    dash="dot" if other else None,
+                ),
+                marker=dict(
+                    symbol=METHOD_SYMBOLS[i % len(METHOD_SYMBOLS)] + "-open",
+                    size=MARKER_PX + under * MARKER_STEP_PX,
+                    line=dict(width=2),
+                ),
             )
         )
         r0, u0 = sweep.baseline_value(risk), sweep.baseline_value(utility)

@@ -12,7 +12,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, TypeVar
 
 import pandas as pd
@@ -21,7 +21,7 @@ from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.text.allow import is_identifier
 from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS, recognize
-from engine.workers import keep_what_workers_load
+from engine.workers import keep_what_workers_load, stream_in_workers
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -209,23 +209,19 @@ def entity_spans(
     chunks = list(bounded_batches(pieces, CHUNK_PIECES, CHUNK_CHARS))
     what = "finding named entities" + (f" in {processes} processes" if processes > 1 and len(chunks) > 1 else "")
     progress(0, n, what)
-    if processes > 1 and len(chunks) > 1:
-        from joblib import Parallel, delayed
-
-        results = Parallel(n_jobs=processes, return_as="generator")(
-            delayed(_piece_entities)(chunk, batch_size, wanted) for chunk in chunks
-        )
-    else:
-        results = (_piece_entities(chunk, batch_size, wanted) for chunk in chunks)
+    results = stream_in_workers(partial(_piece_entities, batch_size=batch_size, labels=wanted), chunks, processes)
     current = 0
     spans: list[tuple[int, int, str]] = []
-    for found in results:
-        for (i, offset), ents in found:
-            while current < i:
-                yield spans
-                current, spans = current + 1, []
-            spans += [(start + offset, end + offset, label) for start, end, label in ents]
-        progress(min(current, n), n, what)
+    try:
+        for found in results:
+            for (i, offset), ents in found:
+                while current < i:
+                    yield spans
+                    current, spans = current + 1, []
+                spans += [(start + offset, end + offset, label) for start, end, label in ents]
+            progress(min(current, n), n, what)
+    finally:  # left early: the chunks not started are cancelled now, not whenever the collector frees them
+        results.close()
     while current < n:
         yield spans
         current, spans = current + 1, []
