@@ -44,7 +44,46 @@ TARGETS: dict[str, str] = {
     "release": "every method (the release as a whole, text and fields)",
 }
 
+Holding = Literal["released_fields", "key_fields", "other_texts", "background", "original_sample"]
+HOLDINGS: dict[str, str] = {
+    "released_fields": "the released table's fields",
+    "key_fields": "the confidential key fields of the people she targets",
+    "other_texts": "other texts written by the people she targets",
+    "background": "a background corpus the steward declares (public documents of the same sources)",
+    "original_sample": "part of the confidential records themselves (the attack's training or control split)",
+}
+"""What an attacker may be declared to hold, in the steward's words."""
+
+Names = Literal["record", "author", "document", "value"]
+NAMES: dict[str, str] = {
+    "record": "which confidential record a released record is",
+    "author": "who wrote a released text",
+    "document": "which document (its metadata, e.g. the company) a released text or passage came from",
+    "value": "a protected value of a record (inference)",
+}
+"""What an attack names when it succeeds."""
+
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Attack:
+    """What a risk measure that is an attack declares: what the intruder ``holds`` (keys of `HOLDINGS`), what
+    she ``names`` (a key of `NAMES`) and her ``assumptions`` in plain words for the report. A measure with an
+    ``attack`` gives the attack's success as its value (higher = more exposed) and the chance level it is read
+    against in `MetricResult.chance`."""
+
+    holds: tuple[Holding, ...]
+    names: Names
+    assumptions: str
+
+    def __post_init__(self) -> None:
+        unknown = [h for h in self.holds if h not in HOLDINGS] + ([] if self.names in NAMES else [self.names])
+        if unknown or not self.holds or not self.assumptions.strip():
+            raise ConfigError(
+                f"attack declaration: unknown {unknown}, or no holdings or assumptions; holdings accepted: "
+                f"{', '.join(HOLDINGS)}; names accepted: {', '.join(NAMES)}"
+            )
 
 
 @dataclass(frozen=True)
@@ -65,6 +104,7 @@ class MetricInfo:
     integer: bool = False  # a count: shown without decimals
     p_value: bool = False  # a p-value: below 0.001 shown as "< 0.001", as p-values are reported
     card_label: str = ""  # the name on a page's card, where ``label`` is too long for one
+    attack: Attack | None = None  # the attack the risk measure is, if it is one
 
     @property
     def card(self) -> str:
@@ -123,13 +163,15 @@ def oriented(better: Better, value: float) -> float:
 
 @dataclass(frozen=True)
 class MetricResult:
-    """One measured value; ``lo``/``hi`` is the 95% interval over replicates where there are several."""
+    """One measured value; ``lo``/``hi`` is its 95% interval where it has one (over replicates, or the binomial
+    interval of an attack's success); ``chance`` is the value an attack reaches by guessing (its `Attack`)."""
 
     id: str
     value: float
     detail: pd.DataFrame | None = None
     lo: float | None = None
     hi: float | None = None
+    chance: float | None = None
 
     @property
     def info(self) -> MetricInfo:
@@ -272,6 +314,8 @@ class Measure(ABC):
     of its target."""
     integer: ClassVar[bool] = False  # the value is a count (shown without decimals)
     card_label: ClassVar[str] = ""  # a shorter name for a page's card, where ``label`` is too long for one
+    attack: ClassVar[Attack | None] = None
+    """For a risk measure that is an attack: what the intruder holds, what she names, her assumptions."""
     p_value: ClassVar[bool] = False  # the value is a p-value (shown "< 0.001" below 0.001)
     reads_withheld: ClassVar[bool] = False
     """Whether `prepare` depends on the fields the fitted method's releases withhold (`PrepareContext.withheld`):
@@ -325,6 +369,7 @@ class Measure(ABC):
             cls.integer,
             cls.p_value,
             cls.card_label,
+            cls.attack,
         )
 
 
