@@ -22,7 +22,7 @@ import tempfile
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -240,7 +240,7 @@ def map_reporting(
     return [results[k] for k in range(len(items))]
 
 
-def stream_in_workers(func: Callable[[T], R], items: Sequence[T], processes: int) -> Iterator[R]:
+def stream_in_workers(func: Callable[[T], R], items: Sequence[T], processes: int) -> Generator[R, None, None]:
     """Yield ``func(item)`` for each of ``items`` in order, computed in up to ``processes`` of joblib's reusable
     workers (`joblib_workers`) with `AHEAD` items per worker queued at a time, so that the caller works on each
     result while the workers compute the next (in a worker, `in_worker`, they run here one after the other).
