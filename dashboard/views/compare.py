@@ -13,6 +13,14 @@ from engine.protect import METHODS
 
 CHOSEN_KEY = "compare_methods"
 STARTED_KEY = "compare_started"
+REQUESTED_KEY = "compare_requested"
+
+
+def _request() -> None:
+    """The Compare button's callback: Streamlit calls it at the start of the next run, before the page is drawn
+    and whether or not the button is drawn again, so a click made while the page still shows the previous
+    selection is not lost, and the run it starts compares the methods chosen by then."""
+    st.session_state[REQUESTED_KEY] = True
 
 
 def _applicable(dataset) -> list[str]:
@@ -64,12 +72,18 @@ def _methods_frontier(dataset) -> None:
         return
     measures = MeasureSettings(intruder=widgets.intruder_picker(dataset))
     ready = all(compute.sweep_ready(dataset, m, replicates, seed, {}, measures) for m in chosen)
-    started = st.session_state.get(STARTED_KEY) == (dataset.fingerprint, tuple(chosen), replicates, seed)
-    if not ready and not started:
-        if not st.button("Compare", type="primary"):
-            return
-        st.session_state[STARTED_KEY] = (dataset.fingerprint, tuple(chosen), replicates, seed)
+    settings = (dataset.fingerprint, tuple(chosen), replicates, seed)
+    if st.session_state.pop(REQUESTED_KEY, False):
+        st.session_state[STARTED_KEY] = settings
+    started = st.session_state.get(STARTED_KEY) == settings
+    start = st.empty()  # the button's place: while the methods are swept it says so, and no faded button
+    if not ready and not started:  # is left there to invite a second click
+        start.button("Compare", type="primary", key="compare_start", on_click=_request)
+        return
+    if not ready:
+        start.caption(f"Comparing {display.counted(len(chosen), 'method')}: each is swept once and kept.")
     comparison = compute.comparison(dataset, [(m, {}) for m in chosen], replicates, seed, measures)
+    start.empty()
     if len(comparison.sweeps) < len(chosen):
         return
     pair = session.guarded(comparison.default_pair)
