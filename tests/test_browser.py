@@ -137,6 +137,14 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             view = page.frame_locator('iframe[title*="knob_view"]')
             knob_caption = view.locator("#caption")
             expect(knob_caption).to_have_text("Current knob: level = 1", timeout=SWEEP_TIMEOUT_MS)
+            # Issue 54: the knob is in sight on a laptop's screen (1280 × 800) without scrolling, the settings
+            # folded in expanders above it.
+            page.set_viewport_size({"width": 1280, "height": 800})
+            page.wait_for_timeout(1000)
+            knob_box = view.get_by_role("slider").bounding_box()
+            assert knob_box is not None and 0 <= knob_box["y"] and knob_box["y"] + knob_box["height"] <= 800, knob_box
+            assert page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop") == 0
+            page.set_viewport_size({"width": 1500, "height": 1100})
             first_sample = view.locator(".view:not(.off) .textsdc-protected").first
             expect(first_sample).to_be_visible(timeout=MOVE_TIMEOUT_MS)
             expect(view.locator(".view:not(.off) .js-plotly-plot").first).to_be_visible(timeout=MOVE_TIMEOUT_MS)
