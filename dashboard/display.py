@@ -199,6 +199,18 @@ def sample_html(dataset: Dataset, release: Release, record: int, labels: Mapping
     )
 
 
+PAGE_CSS = """<style>
+[data-testid="stMultiSelectTagsContainer"]{flex-wrap:wrap;overflow-x:visible;height:auto;row-gap:4px;padding:4px 0;
+mask-image:none;-webkit-mask-image:none}
+[data-testid="stMultiSelect"] [role="group"]:has(> [data-testid="stMultiSelectTagsContainer"]){height:auto;max-height:none}
+[data-testid="stMultiSelectTagsContainer"] [data-tag]{max-width:100%;height:auto}
+[data-testid="stMultiSelectTagsContainer"] [data-tag] > span[title]{white-space:normal;overflow-wrap:anywhere;
+text-overflow:clip;height:auto}
+</style>"""
+"""What every page adds to Streamlit's own styles: a multiselect's chips (the intruder's targets, the methods
+compared) wrap onto more lines, each name whole, rather than being cut short in one scrolled line."""
+
+
 DIFF_CSS = """<style>
 .textsdc-diff-box{max-height:36rem;overflow:auto;border:1px solid #ddd;border-radius:.4rem}
 table.textsdc-diff{border-collapse:collapse;width:100%;table-layout:fixed;font-size:.9rem}

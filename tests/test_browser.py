@@ -144,6 +144,19 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             knob_box = view.get_by_role("slider").bounding_box()
             assert knob_box is not None and 0 <= knob_box["y"] and knob_box["y"] + knob_box["height"] <= 800, knob_box
             assert page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop") == 0
+            # The chips naming the intruder's targets, beside the view, show each name whole (wrapped, not cut).
+            chips = page.locator('[data-testid="stMultiSelect"]', has_text="Targets of the intruder").locator(
+                "[data-tag] > span[title]"
+            )
+            expect(chips.first).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            cut = chips.evaluate_all(
+                """els => els.filter(e => {
+                    const box = e.closest('[data-testid="stMultiSelectTagsContainer"]').getBoundingClientRect();
+                    const r = e.getBoundingClientRect();
+                    return e.scrollWidth > e.clientWidth + 1 || r.right > box.right + 1 || r.left < box.left - 1;
+                }).map(e => e.title)"""
+            )
+            assert chips.count() >= 2 and cut == [], cut
             page.set_viewport_size({"width": 1500, "height": 1100})
             first_sample = view.locator(".view:not(.off) .textsdc-protected").first
             expect(first_sample).to_be_visible(timeout=MOVE_TIMEOUT_MS)
