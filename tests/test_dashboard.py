@@ -959,3 +959,28 @@ def test_an_area_moves_to_its_other_place_when_fresh_and_stays_otherwise(monkeyp
     assert place() == 1 - start_place and at.markdown[0].value == "another method"
     at.run()  # fresh again: back to the first place
     assert place() == start_place
+
+
+def test_the_samples_promise_colours_only_where_the_release_marks_changes():
+    """Issue 54: a text synthesizer's samples (drawn anew, no changed spans) are not promised red and green; a
+    redaction's are, and carry the marks."""
+    import numpy as np
+
+    from dashboard.views import protect
+    from engine.protect import METHODS, get_protector
+    from tests.contract_data import contract_dataset
+
+    dataset = contract_dataset()
+    records = list(range(10))
+
+    def caption_and_html(method: str, knob: float) -> tuple[str, str]:
+        release = get_protector(method).fit(dataset).release(knob, np.random.default_rng(0))
+        out = protect._sample_blocks(dataset, release, METHODS[method].knob, records)
+        caption = next(b["text"] for b in out if b["t"] == "text" and "in the sample changed" in b["text"])
+        return caption, "".join(b["html"] for b in out if b["t"] == "html")
+
+    caption, shown = caption_and_html("md", 1.0)
+    assert "generated anew" in caption and "Red" not in caption and "green" not in caption
+    assert "<mark" not in shown and shown.count('class="textsdc-sample"') == 10
+    caption, shown = caption_and_html("redact", 4.0)
+    assert "Red: what was removed; green: what replaced it." in caption and '<mark class="orig"' in shown

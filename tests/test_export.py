@@ -419,6 +419,16 @@ def test_how_to_read_speaks_of_the_frontier_only_when_the_report_draws_it():
         assert "The 95% interval shows" in undrawn
 
 
+def test_how_to_read_explains_red_and_green_only_where_the_samples_are_marked():
+    """Issue 54: a release that records no changed spans (the text synthesizers) has no marked sample, and its
+    internal report does not promise red and green."""
+    words = "In the samples, red marks what was removed"
+    assert words in _report(internal=True) and words not in _report(internal=False)
+    unmarked = dataclasses.replace(make_release(), changes=None)
+    page = _report(internal=True, release=unmarked)
+    assert words not in page and "reports no per-record changes" in page
+
+
 def test_fields_released_as_they_are_that_single_out_records_are_warned_of():
     """A date and a count left as "other" beside each record name it, though no risk measure assumes an
     intruder knows them: the warning counts the records they single out; key fields and protected or withheld

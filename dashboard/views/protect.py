@@ -260,12 +260,7 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     ]
     if not changed:
         return [*out, knob_view.text(f"No sample record is changed at {display.knob_text(knob, at)}.", "info")]
-    how = (
-        "Each value the method found is coloured by what it is, in the original (left) and as released (right); "
-        "a value kept as written is coloured on both sides alike."
-        if labels
-        else "Red: what was removed; green: what replaced it."
-    )
+    how = _how_marked(release, labels)
     shown = (
         f"{display.counted(len(changed), 'record')} of the {len(records)} in the sample changed at this setting (the same "
         f"sample at every setting; a long text scrolls in its box). {how}"
@@ -273,6 +268,23 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     out.append(knob_view.text(shown, "caption"))
     legend = display.label_legend(labels) if labels else ""
     return [*out, knob_view.html(display.SAMPLE_CSS + legend + "".join(changed[:MAX_SAMPLES]))]
+
+
+def _how_marked(release: Release, labels: dict[str, str]) -> str:
+    """What the marks of the sample records mean. A release that records no changed spans (`Release.changes`
+    None: the text synthesizers, whose texts are drawn anew rather than edited from the original) has none to
+    mark, and the caption says so instead of promising colours."""
+    if release.changes is None:
+        return (
+            "These texts are generated anew by the synthesizer, not edited from the originals, so nothing in them "
+            "is marked: each original is shown beside the synthetic text released in its place."
+        )
+    if labels:
+        return (
+            "Each value the method found is coloured by what it is, in the original (left) and as released "
+            "(right); a value kept as written is coloured on both sides alike."
+        )
+    return "Red: what was removed; green: what replaced it."
 
 
 def _author_blocks(dataset: Dataset, release: Release, knob: Knob, who: str | None) -> list[knob_view.Block]:

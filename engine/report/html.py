@@ -343,7 +343,9 @@ def render_report(report: ReleaseReport, internal: bool = False) -> str:
             "<h2>How to read this report</h2>",
             _HOW_TO_READ.format(
                 frontier=_FRONTIER_HELP if frontier_axes(report) is not None else "",
-                samples=_SAMPLES_HELP if internal else "",
+                # the colours are explained where samples are marked: a method that records no changed spans (a
+                # text synthesizer's texts are drawn anew) has its samples unmarked, or none
+                samples=_SAMPLES_HELP if internal and release.changes is not None else "",
             ),
             f'<p class="muted">Written by textsdc {_e(__version__)}.</p>',
             "</body></html>",
