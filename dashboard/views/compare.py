@@ -8,6 +8,7 @@ import streamlit as st
 from dashboard import compute, display, pins, session, widgets
 from engine.compare import Comparison, applicable_methods
 from engine.figures.text import comparison_figure
+from engine.measures.base import metric_info
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 
@@ -102,9 +103,13 @@ def _methods_frontier(dataset) -> None:
     st.dataframe(_table(comparison, risk, utility), hide_index=True, key="compare_table")
 
 
-def _with_interval(mean: float, lo: float, hi: float) -> str:
-    """ "0.070 [0.061, 0.079]", or the mean alone where the replicates did not differ."""
-    return f"{mean:.3f}" if abs(hi - lo) < 5e-4 else f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
+def _with_interval(metric_id: str, mean: float, lo: float, hi: float) -> str:
+    """ "0.070 [0.061, 0.079]", or the mean alone where the replicates did not differ, each number as the measure
+    is shown everywhere (`MetricInfo.format`: a count whole)."""
+    info = metric_info(metric_id)
+    if abs(hi - lo) < 5e-4:
+        return info.format(mean)
+    return f"{info.format(mean)} [{info.format(lo)}, {info.format(hi)}]"
 
 
 def _on_frontier(unprotected: bool, pareto: bool) -> str:
@@ -122,8 +127,8 @@ def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
             {
                 "Method": METHODS[r.method].title,
                 "Knob": display.knob_text(knob, r.knob),
-                display.metric_label(risk): _with_interval(r.risk, r.risk_lo, r.risk_hi),
-                display.metric_label(utility): _with_interval(r.utility, r.utility_lo, r.utility_hi),
+                display.metric_label(risk): _with_interval(risk, r.risk, r.risk_lo, r.risk_hi),
+                display.metric_label(utility): _with_interval(utility, r.utility, r.utility_lo, r.utility_hi),
                 "On the frontier": "another task" if r.apart else _on_frontier(r.unprotected, r.pareto),
             }
         )
