@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import display
 from engine.data.dataset import Dataset
@@ -194,6 +195,7 @@ def parameter_widgets(
     for group in ([p for p in params if not p.expert], [p for p in params if p.expert]):
         if not group:
             continue
+        container: DeltaGenerator
         if group[0].expert:
             container = st.expander("Expert settings of the method")
         else:

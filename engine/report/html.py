@@ -209,7 +209,9 @@ def _decision(decision: Decision | None, metrics: Mapping[str, MetricResult], kn
     shown = [mid for mid in chosen if not mid.endswith(CONFIDENTIAL_SUFFIX)]
     # One column per candidate and one row per measure: a few candidates side by side fit the page however many
     # measures were taken, and no measure's name is squeezed into a column narrower than its words.
-    columns = [(f"<b>{_e(decision.chosen)}</b> (chosen)", chosen)]
+    columns: list[tuple[str, Mapping[str, Mapping[str, float | None]]]] = [
+        (f"<b>{_e(decision.chosen)}</b> (chosen)", chosen)
+    ]
     columns += [(f"{_e(a.name)}<br><small>{_e(a.describe)}</small>", a.metrics) for a in decision.alternatives]
 
     def cell(mid: str, values: Mapping[str, Mapping[str, float | None]]) -> str:
