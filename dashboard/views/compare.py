@@ -77,12 +77,16 @@ def _methods_frontier(dataset) -> None:
     if st.session_state.pop(REQUESTED_KEY, False):
         st.session_state[STARTED_KEY] = settings
     started = st.session_state.get(STARTED_KEY) == settings
-    start = st.empty()  # the button's place: while the methods are swept it says so, and no faded button
-    if not ready and not started:  # is left there to invite a second click
+    # The button's place. While the methods are swept it holds the same button (one key: the page redraws it in
+    # place), disabled and saying so, rather than leaving the faded button of the last run to invite a second
+    # click; emptied once they are.
+    start = st.empty()
+    if not ready and not started:
         start.button("Compare", type="primary", key="compare_start", on_click=_request)
         return
     if not ready:
-        start.caption(f"Comparing {display.counted(len(chosen), 'method')}: each is swept once and kept.")
+        label = f"Comparing {display.counted(len(chosen), 'method')}…"
+        start.button(label, type="primary", key="compare_start", disabled=True)
     comparison = compute.comparison(dataset, [(m, {}) for m in chosen], replicates, seed, measures)
     start.empty()
     if len(comparison.sweeps) < len(chosen):
