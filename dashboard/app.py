@@ -41,6 +41,7 @@ def main() -> None:
     # An emoji tab icon (drawn by the browser): without one Streamlit shows the open page's ":material/...:"
     # icon, which its frontend fetches from fonts.gstatic.com; the dashboard asks no outside host anything.
     st.set_page_config(page_title="textsdc", page_icon="🔒", layout="wide")
+    st.html(display.PAGE_CSS)
     session.init_session(*data_argument(sys.argv[1:]))
     page = st.navigation(pages.all_pages())
     dataset = session.current_dataset()

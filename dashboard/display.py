@@ -39,6 +39,11 @@ def as_sentence(message: object) -> str:
     return text if text.endswith((".", "?", "!")) else text + "."
 
 
+def warning_line(warning: str) -> str:
+    """An export check's warning (`engine.export.registry.release_warnings`) as the pages show it, plain text."""
+    return f"Warning: {warning}."
+
+
 def compares_with_unprotected(metric_id: str, base: MetricResult | None, m: MetricResult) -> bool:
     """Whether a card shows a measure's change from the unprotected data: both values are numbers, and the
     unprotected value is not at an end of the measure's range — a measure that compares the release with the
@@ -191,4 +196,59 @@ def sample_html(dataset: Dataset, release: Release, record: int, labels: Mapping
         f'<div class="textsdc-head">Row {record + 1}: original (left) and protected (right)</div>'
         f'<div class="textsdc-original">{orig_html}</div>'
         f'<div class="textsdc-protected">{prot_html}</div>{fields_html}</div>'
+    )
+
+
+PAGE_CSS = """<style>
+[data-testid="stMultiSelectTagsContainer"]{flex-wrap:wrap;overflow-x:visible;height:auto;row-gap:4px;padding:4px 0;
+mask-image:none;-webkit-mask-image:none}
+[data-testid="stMultiSelect"] [role="group"]:has(> [data-testid="stMultiSelectTagsContainer"]){height:auto;max-height:none}
+[data-testid="stMultiSelectTagsContainer"] [data-tag]{max-width:100%;height:auto}
+[data-testid="stMultiSelectTagsContainer"] [data-tag] > span[title]{white-space:normal;overflow-wrap:anywhere;
+text-overflow:clip;height:auto}
+</style>"""
+"""What every page adds to Streamlit's own styles: a multiselect's chips (the intruder's targets, the methods
+compared) wrap onto more lines, each name whole, rather than being cut short in one scrolled line."""
+
+
+DIFF_CSS = """<style>
+.textsdc-diff-box{max-height:36rem;overflow:auto;border:1px solid #ddd;border-radius:.4rem}
+table.textsdc-diff{border-collapse:collapse;width:100%;table-layout:fixed;font-size:.9rem}
+table.textsdc-diff th{position:sticky;top:0;background:#f6f6f8;text-align:left;font-weight:600;padding:.35rem .5rem}
+table.textsdc-diff td{border-top:1px solid #eee;padding:.35rem .5rem;vertical-align:top;white-space:pre-wrap;
+word-wrap:break-word}
+table.textsdc-diff .narrow{width:5.5rem}
+table.textsdc-diff mark.orig{background:#ffc9c9;padding:0 .1rem}
+table.textsdc-diff mark.repl{background:#c8f0c8;padding:0 .1rem}
+</style>"""
+
+
+def diff_html(records: pd.DataFrame, names: tuple[str, str]) -> str:
+    """The differing cells of two releases (`engine.candidates.ReleaseDiff.records`) as an HTML table whose long
+    values wrap, what differs marked word by word (`engine.text.word_diff`): red in the first release's value,
+    green in the second's (escaped HTML)."""
+    import html as _html
+
+    from engine.text.word_diff import word_diff
+
+    def marked(pieces, css: str) -> str:
+        return "".join(
+            f'<mark class="{css}">{_html.escape(p.text)}</mark>' if p.changed else _html.escape(p.text) for p in pieces
+        )
+
+    rows = []
+    for r in records.itertuples(index=False):
+        a, b = ("" if pd.isna(v) else str(v) for v in (r[2], r[3]))
+        left, right = word_diff(a, b)
+        rows.append(
+            f"<tr><td>{int(r[0])}</td><td>{_html.escape(str(r[1]))}</td>"
+            f"<td>{marked(left, 'orig')}</td><td>{marked(right, 'repl')}</td></tr>"
+        )
+    head = "".join(
+        f'<th class="narrow">{h}</th>' if i < 2 else f"<th>{_html.escape(h)}</th>"
+        for i, h in enumerate(("record", "column", *names))
+    )
+    return (
+        f'{DIFF_CSS}<div class="textsdc-diff-box"><table class="textsdc-diff"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
     )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+import pandas as pd
 import streamlit as st
 
 from dashboard import caching, compute, display, exporting, session
@@ -160,7 +161,9 @@ def panel(dataset: Dataset) -> None:
             "“Pin this candidate” under it; pins from several methods are compared here."
         )
     else:
-        st.dataframe(p.table(), hide_index=True, key="pins_table")
+        # One column per pin and one row per setting or measure: it fits the page's width however many measures
+        # were taken, and its long values (the settings, the warnings) wrap instead of being cut.
+        st.table(side_by_side(p.table()))
         st.caption(
             "Each measure with its 95% interval over the replicates, where they differ; the unprotected data's "
             "values and what each measure means are in the Export page's report."
@@ -175,6 +178,11 @@ def panel(dataset: Dataset) -> None:
         _diff(dataset, p)
     _history(dataset, p)
     _session_file(dataset, p)
+
+
+def side_by_side(table: pd.DataFrame) -> pd.DataFrame:
+    """`Project.table` turned: one column per pin (named by the pin), one row per setting or measure."""
+    return table.set_index("pin").T.rename_axis(None, axis=1)
 
 
 def _diff(dataset: Dataset, p: Project) -> None:
@@ -202,8 +210,11 @@ def _diff(dataset: Dataset, p: Project) -> None:
     )
     st.dataframe(diff.counts, hide_index=True, key="pins_diff_counts")
     if len(diff.records):
-        st.dataframe(diff.records, hide_index=True, key="pins_diff_records")
-        st.caption(f"The first {len(diff.records):,} differing values, as each release shows them.")
+        st.caption(
+            f"The first {len(diff.records):,} differing values, as each release shows them: red, words of the first "
+            "that the second does not have there; green, those the second has instead."
+        )
+        st.html(display.diff_html(diff.records, (a, b)))
 
 
 def _history(dataset: Dataset, p: Project) -> None:

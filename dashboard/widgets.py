@@ -9,6 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from dashboard import display
 from engine.data.dataset import Dataset
@@ -175,11 +176,14 @@ def _widget(p: Param, dataset: Dataset, key: str, kinds: tuple[str, ...]) -> Any
     return text.strip() or p.default
 
 
-def parameter_widgets(method: str, dataset: Dataset, kinds: tuple[str, ...] = ()) -> dict[str, Any]:
-    """One widget per declared parameter of ``method`` (expert ones in an expander), starting from the
-    settings the data's schema gives the method ([methods.METHOD]) where it gives them; returns the values that
-    differ from the method's own defaults, as keywords for `get_protector`. ``kinds`` limits the fields a page
-    offers to synthesize (its own kinds)."""
+def parameter_widgets(
+    method: str, dataset: Dataset, kinds: tuple[str, ...] = (), folded: bool = False
+) -> dict[str, Any]:
+    """One widget per declared parameter of ``method`` (expert ones in an expander, the others too when
+    ``folded``: a page that keeps its knob in sight above the fold), starting from the settings the data's schema
+    gives the method ([methods.METHOD]) where it gives them; returns the values that differ from the method's
+    own defaults, as keywords for `get_protector`. ``kinds`` limits the fields a page offers to synthesize (its
+    own kinds)."""
     declared = METHODS[method].parameters
     try:
         from_schema = schema_parameters(dataset.schema, method)
@@ -191,7 +195,11 @@ def parameter_widgets(method: str, dataset: Dataset, kinds: tuple[str, ...] = ()
     for group in ([p for p in params if not p.expert], [p for p in params if p.expert]):
         if not group:
             continue
-        container = st.expander("Expert settings of the method") if group[0].expert else st.container()
+        container: DeltaGenerator
+        if group[0].expert:
+            container = st.expander("Expert settings of the method")
+        else:
+            container = st.expander("Settings of the method") if folded else st.container()
         with container:
             for p in group:
                 key = _key(method, p, dataset, p.name in from_schema)

@@ -137,6 +137,27 @@ def test_protect_page_moves_with_the_knob(playwright_api, dashboard, tmp_path):
             view = page.frame_locator('iframe[title*="knob_view"]')
             knob_caption = view.locator("#caption")
             expect(knob_caption).to_have_text("Current knob: level = 1", timeout=SWEEP_TIMEOUT_MS)
+            # Issue 54: the knob is in sight on a laptop's screen (1280 × 800) without scrolling, the settings
+            # folded in expanders above it.
+            page.set_viewport_size({"width": 1280, "height": 800})
+            page.wait_for_timeout(1000)
+            knob_box = view.get_by_role("slider").bounding_box()
+            assert knob_box is not None and 0 <= knob_box["y"] and knob_box["y"] + knob_box["height"] <= 800, knob_box
+            assert page.evaluate("() => document.querySelector('[data-testid=\"stMain\"]').scrollTop") == 0
+            # The chips naming the intruder's targets, beside the view, show each name whole (wrapped, not cut).
+            chips = page.locator('[data-testid="stMultiSelect"]', has_text="Targets of the intruder").locator(
+                "[data-tag] > span[title]"
+            )
+            expect(chips.first).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            cut = chips.evaluate_all(
+                """els => els.filter(e => {
+                    const box = e.closest('[data-testid="stMultiSelectTagsContainer"]').getBoundingClientRect();
+                    const r = e.getBoundingClientRect();
+                    return e.scrollWidth > e.clientWidth + 1 || r.right > box.right + 1 || r.left < box.left - 1;
+                }).map(e => e.title)"""
+            )
+            assert chips.count() >= 2 and cut == [], cut
+            page.set_viewport_size({"width": 1500, "height": 1100})
             first_sample = view.locator(".view:not(.off) .textsdc-protected").first
             expect(first_sample).to_be_visible(timeout=MOVE_TIMEOUT_MS)
             expect(view.locator(".view:not(.off) .js-plotly-plot").first).to_be_visible(timeout=MOVE_TIMEOUT_MS)
@@ -320,3 +341,54 @@ def test_switching_method_page_or_dataset_during_a_sweep_never_shows_a_traceback
     assert "Traceback" not in log and "ShutdownExecutorError" not in log, log[-3000:]
     # joblib's warning that it ended the workers under the work left: the next work's workers may be those
     assert "were still being processed by the workers have been cancelled" not in log, log[-3000:]
+
+
+def test_a_click_right_after_another_choice_is_not_lost(playwright_api, dashboard):
+    """Issue 54: "Compare" pressed right after a method is added, and "Use this data" pressed right after another
+    demo is picked, act on the first click (the page may still be redrawing the previous choice's button)."""
+    sync_api, executable = playwright_api
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            page.goto(f"{dashboard}/compare")
+            compare = page.get_by_role("button", name="Compare", exact=True)
+            expect(compare).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.get_by_role("button", name="Remove Neural text synthesis (recurrent generator)").click()
+            expect(page.get_by_role("button", name="Remove Neural text synthesis (recurrent generator)")).to_have_count(
+                0, timeout=MOVE_TIMEOUT_MS
+            )
+            expect(compare).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.wait_for_timeout(1000)
+            box = compare.bounding_box()
+            assert box is not None
+            page.get_by_role("combobox", name="Methods").click()
+            page.get_by_role("option", name="Named-entity swap").click()
+            # at once, where the button is (the open list of methods hides it from the accessibility tree)
+            page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            expect(page.get_by_role("button", name="Comparing 3 methods…")).to_be_disabled(timeout=MOVE_TIMEOUT_MS)
+            expect(compare).to_have_count(0)  # no faded button from before the click is left to click again
+            expect(page.get_by_text("Method 1 of 3")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Data").click()
+            use = page.get_by_role("button", name="Use this data")
+            for title, name in (
+                ("Twitter profiles with gender", "twitter-profiles"),
+                ("Women's clothing e-commerce reviews", "clothing-reviews"),
+            ):
+                expect(use).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+                option = page.get_by_role("option", name=title, exact=True)
+                for _ in range(5):  # a redraw after the load may close the list just opened
+                    page.get_by_role("combobox", name="Demo dataset").click()
+                    try:
+                        expect(option).to_be_visible(timeout=3000)
+                        break
+                    except AssertionError:
+                        page.keyboard.press("Escape")
+                option.click()
+                use.click()  # at once, while the page redraws for the demo picked
+                expect(page.get_by_text(f"Loaded {name}")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            assert not page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()

@@ -20,7 +20,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import Block
 
-from dashboard import session
+from dashboard import display, session
 from dashboard.app import data_argument
 from engine.cli import main as cli_main
 
@@ -566,9 +566,16 @@ def test_an_exported_pins_warnings_are_shown_once(tmp_path):
     at.session_state["param::redact::guard_off"] = list(GUARD_TYPES)  # the release guard left out too
     at = go(at, "protect")
     move_knob(at, session.knob_key("redact"), 0.0)  # nothing redacted: the release is not protected
+    # Issue 54: Protect says so beside the knob, in the words Export uses (one home: the export checks)
+    on_protect = view_texts(at, "warning")
+    assert any("not protected" in w for w in on_protect), on_protect
+    move_knob(at, session.knob_key("redact"), 4.0)
+    assert not any("not protected" in w for w in view_texts(at, "warning"))
+    move_knob(at, session.knob_key("redact"), 0.0)
     at = go(pin(at, "redact", "level zero"), "export")
     pinned = [w.value for w in at.warning]
     assert any("not protected" in w for w in pinned), pinned
+    assert [display.md_escape(w) for w in on_protect] == pinned
     by_label(at.text_input, "Output folder").set_value(str(tmp_path / "bundle")).run()
     decide(at, "to show the warnings")
     at.button(key="export_run").click().run()
@@ -583,12 +590,18 @@ def test_pins_compare_side_by_side_diff_and_export_with_the_others_as_alternativ
     at = pin(at, "redact")
     at = go(at, "compare")
     assert not at.exception, [e.value for e in at.exception]
-    table = next(d.value for d in at.dataframe if "pin" in d.value.columns)
-    assert list(table["pin"]) == ["redact at level = 1", "redact at level = 2"]
-    assert "Whole-release identification probability" in table.columns
+    # Issue 54: one column per pin, so that the table fits the page whatever the number of measures
+    side = at.table[0].value
+    assert list(side.columns) == ["redact at level = 1", "redact at level = 2"]
+    assert {"candidate", "Whole-release identification probability", "warnings"} <= set(side.index)
+    table = side.T.rename_axis("pin").reset_index()
     counts = next(d.value for d in at.dataframe if "records differing" in d.value.columns).set_index("column")
     assert counts.loc["text", "records differing"] > 0 and counts.loc["airline", "records differing"] == 0
     assert any("records differ between" in m.value for m in at.markdown)
+    # The differing values wrap in a table of their own, the words that differ marked on each side.
+    diff = next(h.proto.body for h in at.get("html") if "textsdc-diff" in h.proto.body)
+    assert diff.count("<tr>") == min(50, counts.loc["text", "records differing"]) + 1
+    assert '<mark class="orig">' in diff and '<mark class="repl">' in diff and "white-space:pre-wrap" in diff
     # The session file saves the pins and their numbers.
     path = tmp_path / "work.textsdc.json"
     at.text_input(key="pins_session_path").set_value(str(path)).run()
@@ -946,3 +959,28 @@ def test_an_area_moves_to_its_other_place_when_fresh_and_stays_otherwise(monkeyp
     assert place() == 1 - start_place and at.markdown[0].value == "another method"
     at.run()  # fresh again: back to the first place
     assert place() == start_place
+
+
+def test_the_samples_promise_colours_only_where_the_release_marks_changes():
+    """Issue 54: a text synthesizer's samples (drawn anew, no changed spans) are not promised red and green; a
+    redaction's are, and carry the marks."""
+    import numpy as np
+
+    from dashboard.views import protect
+    from engine.protect import METHODS, get_protector
+    from tests.contract_data import contract_dataset
+
+    dataset = contract_dataset()
+    records = list(range(10))
+
+    def caption_and_html(method: str, knob: float) -> tuple[str, str]:
+        release = get_protector(method).fit(dataset).release(knob, np.random.default_rng(0))
+        out = protect._sample_blocks(dataset, release, METHODS[method].knob, records)
+        caption = next(b["text"] for b in out if b["t"] == "text" and "in the sample changed" in b["text"])
+        return caption, "".join(b["html"] for b in out if b["t"] == "html")
+
+    caption, shown = caption_and_html("md", 1.0)
+    assert "generated anew" in caption and "Red" not in caption and "green" not in caption
+    assert "<mark" not in shown and shown.count('class="textsdc-sample"') == 10
+    caption, shown = caption_and_html("redact", 4.0)
+    assert "Red: what was removed; green: what replaced it." in caption and '<mark class="orig"' in shown

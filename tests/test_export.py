@@ -419,6 +419,42 @@ def test_how_to_read_speaks_of_the_frontier_only_when_the_report_draws_it():
         assert "The 95% interval shows" in undrawn
 
 
+def test_how_to_read_explains_red_and_green_only_where_the_samples_are_marked():
+    """Issue 54: a release that records no changed spans (the text synthesizers) has no marked sample, and its
+    internal report does not promise red and green."""
+    words = "In the samples, red marks what was removed"
+    assert words in _report(internal=True) and words not in _report(internal=False)
+    unmarked = dataclasses.replace(make_release(), changes=None)
+    page = _report(internal=True, release=unmarked)
+    assert words not in page and "reports no per-record changes" in page
+
+
+def test_the_candidates_weighed_sit_one_column_each_with_whole_counts_whole():
+    """Issue 54: the report's table of candidates weighed has one row per measure (its name whole, not broken
+    inside a word in a narrow column) and one column per candidate, numbers as every table shows them: the
+    smallest class size k is 6, not 6.000."""
+    from engine.record.decision import Alternative, Decision
+
+    report = make_report()
+    metrics = {**make_metrics(), "smallest_class": MetricResult("smallest_class", 6.0)}
+    other = {RISK: {"value": 0.25, "lo": 0.2, "hi": 0.3}, "smallest_class": {"value": 12.0, "lo": None, "hi": None}}
+    decision = Decision("A. Steward", "k of 6 is enough", "k = 6", (Alternative("k = 12", "kanon", other, (), "r"),))
+    report = dataclasses.replace(report, metrics=metrics, record=dataclasses.replace(report.record, decision=decision))
+    page = render_report(report)
+    table = re.search(r'<table class="candidates">(.*?)</table>', page, re.S).group(1)
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)
+    assert "<b>k = 6</b> (chosen)" in rows[0] and "k = 12<br><small>kanon</small>" in rows[0]
+    k_row = next(r for r in rows if METRICS["smallest_class"].label in r)
+    assert re.findall(r'<td class="num">(.*?)</td>', k_row) == ["6", "12"]
+    risk_row = next(r for r in rows if METRICS[RISK].label in r)
+    assert re.findall(r'<td class="num">(.*?)</td>', risk_row) == [
+        "0.400<br><small>0.380 – 0.420</small>",
+        "0.250<br><small>0.200 – 0.300</small>",
+    ]
+    style = re.search(r"table\.candidates\{[^}]*\}", page).group(0)
+    assert "anywhere" not in style and "table-layout:fixed" not in style  # no word broken at any letter to fit
+
+
 def test_fields_released_as_they_are_that_single_out_records_are_warned_of():
     """A date and a count left as "other" beside each record name it, though no risk measure assumes an
     intruder knows them: the warning counts the records they single out; key fields and protected or withheld

@@ -82,6 +82,29 @@ def test_frontier_marks_current_and_chosen_knob():
     assert fig.layout.yaxis.title.text == "Attack identification rate"
 
 
+def test_the_chosen_points_value_is_written_clear_of_its_marker_and_inside_the_figure():
+    """Issue 54: the small point's label sat under the large chosen marker; the value is written by the marker,
+    offset past it (Plotly offsets a label by its marker's size), on the side away from the figure's edge, and
+    once when the chosen and current values are one."""
+
+    def roles(fig) -> dict:
+        return {t.meta["role"]: t for t in fig.data if isinstance(t.meta, dict) and "role" in t.meta}
+
+    def point_labels(fig) -> dict[str, str]:
+        points = next(t for t in fig.data if t.name.startswith("Redaction level"))
+        return dict(zip(points.customdata, points.text))
+
+    fig = frontier_figure(make_sweep(), RISK, UTILITY, chosen=1.0)
+    chosen = roles(fig)["chosen"]
+    assert chosen.mode == "markers+text" and list(chosen.text) == ["1"] and chosen.cliponaxis is False
+    assert chosen.textposition == "top right"  # lowest utility, lowest risk: room above and to the right
+    assert point_labels(fig) == {"0": "0", "0.5": "0.5", "1": ""}  # not also under the marker
+    # at the highest utility (the right edge), near the top: written to the left
+    assert roles(frontier_figure(make_sweep(), RISK, UTILITY, chosen=0.0))["chosen"].textposition == "top left"
+    both = roles(frontier_figure(make_sweep(), RISK, UTILITY, current=0.5, chosen=0.5))
+    assert list(both["chosen"].text) == ["0.5"] and list(both["current"].text) == [""]
+
+
 def test_frontier_axes_follow_each_measures_direction():
     """fmr is a risk measure where higher is safer: its axis runs downwards so that safer is still lower, and
     propensity-score utility Up (lower is better) runs right to left; the plain pair is not turned."""

@@ -8,11 +8,20 @@ import streamlit as st
 from dashboard import compute, display, pins, session, widgets
 from engine.compare import Comparison, applicable_methods
 from engine.figures.text import comparison_figure
+from engine.measures.base import metric_info
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 
 CHOSEN_KEY = "compare_methods"
 STARTED_KEY = "compare_started"
+REQUESTED_KEY = "compare_requested"
+
+
+def _request() -> None:
+    """The Compare button's callback: Streamlit calls it at the start of the next run, before the page is drawn
+    and whether or not the button is drawn again, so a click made while the page still shows the previous
+    selection is not lost, and the run it starts compares the methods chosen by then."""
+    st.session_state[REQUESTED_KEY] = True
 
 
 def _applicable(dataset) -> list[str]:
@@ -64,12 +73,22 @@ def _methods_frontier(dataset) -> None:
         return
     measures = MeasureSettings(intruder=widgets.intruder_picker(dataset))
     ready = all(compute.sweep_ready(dataset, m, replicates, seed, {}, measures) for m in chosen)
-    started = st.session_state.get(STARTED_KEY) == (dataset.fingerprint, tuple(chosen), replicates, seed)
+    settings = (dataset.fingerprint, tuple(chosen), replicates, seed)
+    if st.session_state.pop(REQUESTED_KEY, False):
+        st.session_state[STARTED_KEY] = settings
+    started = st.session_state.get(STARTED_KEY) == settings
+    # The button's place. While the methods are swept it holds the same button (one key: the page redraws it in
+    # place), disabled and saying so, rather than leaving the faded button of the last run to invite a second
+    # click; emptied once they are.
+    start = st.empty()
     if not ready and not started:
-        if not st.button("Compare", type="primary"):
-            return
-        st.session_state[STARTED_KEY] = (dataset.fingerprint, tuple(chosen), replicates, seed)
+        start.button("Compare", type="primary", key="compare_start", on_click=_request)
+        return
+    if not ready:
+        label = f"Comparing {display.counted(len(chosen), 'method')}…"
+        start.button(label, type="primary", key="compare_start", disabled=True)
     comparison = compute.comparison(dataset, [(m, {}) for m in chosen], replicates, seed, measures)
+    start.empty()
     if len(comparison.sweeps) < len(chosen):
         return
     pair = session.guarded(comparison.default_pair)
@@ -88,9 +107,13 @@ def _methods_frontier(dataset) -> None:
     st.dataframe(_table(comparison, risk, utility), hide_index=True, key="compare_table")
 
 
-def _with_interval(mean: float, lo: float, hi: float) -> str:
-    """ "0.070 [0.061, 0.079]", or the mean alone where the replicates did not differ."""
-    return f"{mean:.3f}" if abs(hi - lo) < 5e-4 else f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
+def _with_interval(metric_id: str, mean: float, lo: float, hi: float) -> str:
+    """ "0.070 [0.061, 0.079]", or the mean alone where the replicates did not differ, each number as the measure
+    is shown everywhere (`MetricInfo.format`: a count whole)."""
+    info = metric_info(metric_id)
+    if abs(hi - lo) < 5e-4:
+        return info.format(mean)
+    return f"{info.format(mean)} [{info.format(lo)}, {info.format(hi)}]"
 
 
 def _on_frontier(unprotected: bool, pareto: bool) -> str:
@@ -108,8 +131,8 @@ def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
             {
                 "Method": METHODS[r.method].title,
                 "Knob": display.knob_text(knob, r.knob),
-                display.metric_label(risk): _with_interval(r.risk, r.risk_lo, r.risk_hi),
-                display.metric_label(utility): _with_interval(r.utility, r.utility_lo, r.utility_hi),
+                display.metric_label(risk): _with_interval(risk, r.risk, r.risk_lo, r.risk_hi),
+                display.metric_label(utility): _with_interval(utility, r.utility, r.utility_lo, r.utility_hi),
                 "On the frontier": "another task" if r.apart else _on_frontier(r.unprotected, r.pareto),
             }
         )

@@ -303,7 +303,10 @@ def _mapping(source: Source) -> None:
             )
         )
     external, ok = _external_rule(source, author_col)
-    if st.button("Use this data", type="primary", key=f"use::{source.id}", disabled=not ok):
+    # One key whatever the source: a click made while the page still shows the previous demo's button (just
+    # after another was picked) reaches this run, which loads the source now chosen. A key naming the source
+    # would make that click the old button's, absent from this run, and Streamlit would drop it.
+    if st.button("Use this data", type="primary", key="data_use", disabled=not ok):
         loaded = session.guarded(lambda: _load(source, text, author_col, document_col, fields, external))
         if loaded is not None:
             session.use_dataset(*loaded)

@@ -92,7 +92,7 @@ def _show_result(exported: dict, shown: Sequence[str]) -> None:
     st.success(f"Wrote {len(result.files)} files to {result.out_dir.resolve()}")
     for warning in result.warnings:
         if warning not in shown:
-            st.warning(f"Warning: {display.md_escape(warning)}.")
+            st.warning(display.md_escape(display.warning_line(warning)))
     if result.internal_report is not None:
         st.info(
             f"The internal review report, with the before/after samples and confidential excerpts, is at "
@@ -144,7 +144,7 @@ def render() -> None:
     candidate = pin.candidate
     _facts(dataset, candidate)
     for warning in pin.warnings:
-        st.warning(f"Warning: {display.md_escape(warning)}.")
+        st.warning(display.md_escape(display.warning_line(warning)))
     _measures(pin)
 
     st.subheader("Decision note")

@@ -16,6 +16,7 @@ from dashboard import compute, display, knob_view, session, widgets
 from dashboard.prepared import prepared
 from dashboard.views import gold_check
 from engine.data.dataset import Dataset
+from engine.export.registry import release_warnings
 from engine.figures.text import (
     attack_bars_figure,
     comparison_figure,
@@ -259,12 +260,7 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     ]
     if not changed:
         return [*out, knob_view.text(f"No sample record is changed at {display.knob_text(knob, at)}.", "info")]
-    how = (
-        "Each value the method found is coloured by what it is, in the original (left) and as released (right); "
-        "a value kept as written is coloured on both sides alike."
-        if labels
-        else "Red: what was removed; green: what replaced it."
-    )
+    how = _how_marked(release, labels)
     shown = (
         f"{display.counted(len(changed), 'record')} of the {len(records)} in the sample changed at this setting (the same "
         f"sample at every setting; a long text scrolls in its box). {how}"
@@ -272,6 +268,23 @@ def _sample_blocks(dataset: Dataset, release: Release, knob: Knob, records: list
     out.append(knob_view.text(shown, "caption"))
     legend = display.label_legend(labels) if labels else ""
     return [*out, knob_view.html(display.SAMPLE_CSS + legend + "".join(changed[:MAX_SAMPLES]))]
+
+
+def _how_marked(release: Release, labels: dict[str, str]) -> str:
+    """What the marks of the sample records mean. A release that records no changed spans (`Release.changes`
+    None: the text synthesizers, whose texts are drawn anew rather than edited from the original) has none to
+    mark, and the caption says so instead of promising colours."""
+    if release.changes is None:
+        return (
+            "These texts are generated anew by the synthesizer, not edited from the originals, so nothing in them "
+            "is marked: each original is shown beside the synthetic text released in its place."
+        )
+    if labels:
+        return (
+            "Each value the method found is coloured by what it is, in the original (left) and as released "
+            "(right); a value kept as written is coloured on both sides alike."
+        )
+    return "Red: what was removed; green: what replaced it."
 
 
 def _author_blocks(dataset: Dataset, release: Release, knob: Knob, who: str | None) -> list[knob_view.Block]:
@@ -363,6 +376,9 @@ def _view_at(
     if point:
         names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)
         out.append(knob_view.text(f"{point} ({names})", "caption"))
+    # what Export will say of this release (its export checks: a setting that protects nothing, a risk left at
+    # its unprotected level), said here beside the knob that makes it
+    out += [knob_view.text(display.warning_line(w), "warning") for w in release_warnings(dataset, release, metrics)]
     out += _metric_cards(sweep, metrics)
     if risk is not None and utility is not None:
         out.append(knob_view.plot(frontier_figure(sweep, risk, utility, current=at, chosen=chosen_knob), "frontier"))
@@ -476,39 +492,43 @@ def render() -> None:
     protector = METHODS[method]
     shown = st.session_state.get(SHOWN_METHOD_KEY)
     st.session_state[SHOWN_METHOD_KEY] = method
-    with session.area("method_settings", fresh=shown != method):  # the last method's settings go at once
-        params = widgets.parameter_widgets(method, dataset)
+    # The secondary settings in two columns of expanders, so that the knob below them is in sight on a laptop's
+    # screen (1280 × 800) without scrolling: the method's own settings and its gold check on the left; the
+    # replicates, the seed, the intruder and the measures' settings on the right.
+    c_settings, c_measures = st.columns(2)
+    with c_settings, session.area("method_settings", fresh=shown != method):  # the last method's settings go at once
+        params = widgets.parameter_widgets(method, dataset, folded=True)
         gold_check.render(method, params)
-    with st.expander("Replicates and seed"):
-        st.session_state.setdefault(session.REPLICATES_KEY, 1)
-        st.session_state.setdefault(session.SEED_KEY, 0)
-        replicates = int(
-            st.number_input(
-                "Replicates (M protected releases per knob value)",
-                min_value=1,
-                max_value=20,
-                step=1,
-                key=session.REPLICATES_KEY,
-                persist_state="session",
+    with c_measures:
+        with st.expander("Replicates and seed"):
+            st.session_state.setdefault(session.REPLICATES_KEY, 1)
+            st.session_state.setdefault(session.SEED_KEY, 0)
+            replicates = int(
+                st.number_input(
+                    "Replicates (M protected releases per knob value)",
+                    min_value=1,
+                    max_value=20,
+                    step=1,
+                    key=session.REPLICATES_KEY,
+                    persist_state="session",
+                )
             )
-        )
-        seed = int(
-            st.number_input(
-                "Seed", min_value=0, max_value=2**31 - 1, step=1, key=session.SEED_KEY, persist_state="session"
+            seed = int(
+                st.number_input(
+                    "Seed", min_value=0, max_value=2**31 - 1, step=1, key=session.SEED_KEY, persist_state="session"
+                )
             )
-        )
-        if protector.deterministic:
-            st.caption(
-                "This method is deterministic: every replicate is the same release, so it is measured once per setting."
-            )
+            if protector.deterministic:
+                st.caption(
+                    "This method is deterministic: every replicate is the same release, so it is measured once per "
+                    "setting."
+                )
+        with st.expander("Intruder and measure settings"):
+            intruder = widgets.intruder_picker(dataset)
+            values = widgets.setting_widgets(("text", "release"), dataset) | {"intruder": intruder}
+    # a setting refused is said in sight, not in the closed expander
+    options = session.guarded(lambda: MeasureSettings.from_values(values))
     replicates = compute.effective_replicates(method, replicates)
-    intruder = widgets.intruder_picker(dataset)
-    with st.expander("Measure settings"):
-        options = session.guarded(
-            lambda: MeasureSettings.from_values(
-                widgets.setting_widgets(("text", "release"), dataset) | {"intruder": intruder}
-            )
-        )
     if options is None:
         return
 

@@ -228,6 +228,21 @@ def frontier_figure(
         f"<br>{plain(r_info.label)}: %{{y:.3f}}<extra></extra>"
     )
 
+    # Each axis is turned by its measure's direction, so better is always to the right and down: a utility
+    # where lower is better runs right to left, a risk measure where higher is safer (fmr) top to bottom.
+    x_rev, y_rev = u_info.better == "lower", r_info.better == "higher"
+    # The chosen and current knob values are drawn as large open markers, their values written beside them
+    # (clear of the marker) rather than by the small point's label, which the marker would cover.
+    big = [
+        (what, symbol, size, row)
+        for what, value, symbol, size in (
+            ("Chosen", chosen, "diamond-open", 22),
+            ("Current", current, "circle-open", 20),
+        )
+        if (row := _row_at(t, value)) is not None
+    ]
+    marked = {float(r["knob"]) for *_, r in big}
+
     fig = go.Figure()
     pareto = t[t["pareto"]].sort_values(["utility", "risk"])
     fig.add_trace(
@@ -246,9 +261,15 @@ def frontier_figure(
             y=t["risk"],
             mode="markers+text",
             name=f"{plain(knob.label)} ({plain(knob.symbol)})",
-            text=uncluttered_labels(
-                t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels, xs, ys, min_span=MIN_AXIS_SPAN
-            ),
+            text=[
+                "" if k in marked else label
+                for k, label in zip(
+                    t["knob"],
+                    uncluttered_labels(
+                        t["utility"].to_numpy(float), t["risk"].to_numpy(float), labels, xs, ys, min_span=MIN_AXIS_SPAN
+                    ),
+                )
+            ],
             customdata=labels,
             textposition="top right",
             hovertemplate=hover,
@@ -285,25 +306,26 @@ def frontier_figure(
             annotation_position="top right",
         )
 
-    for what, value, symbol, size in (("Chosen", chosen, "diamond-open", 22), ("Current", current, "circle-open", 20)):
-        row = _row_at(t, value)
-        if row is None:
-            continue
+    labelled: set[float] = set()
+    for what, symbol, size, row in big:
+        at = float(row["knob"])
+        text = "" if at in labelled else knob.format(at)  # chosen and current at one value: written once
+        labelled.add(at)
         fig.add_trace(
             go.Scatter(
                 x=[row["utility"]],
                 y=[row["risk"]],
-                mode="markers",
-                name=f"{what}: {plain(knob.symbol)} = {knob.format(row['knob'])}",
+                mode="markers+text",
+                text=[text],
+                textposition=_clear_side(row["utility"], row["risk"], xs, ys, x_rev, y_rev),
+                textfont=dict(color=COLOURS[what.lower()], size=13),
+                cliponaxis=False,
+                name=f"{what}: {plain(knob.symbol)} = {knob.format(at)}",
                 marker=dict(symbol=symbol, size=size, color=COLOURS[what.lower()], line=dict(width=3)),
-                hovertemplate=f"{what} {plain(knob.symbol)} = {knob.format(row['knob'])}<extra></extra>",
-                meta={"role": what.lower(), "knob": float(row["knob"])},
+                hovertemplate=f"{what} {plain(knob.symbol)} = {knob.format(at)}<extra></extra>",
+                meta={"role": what.lower(), "knob": at},
             )
         )
-
-    # Each axis is turned by its measure's direction, so better is always to the right and down: a utility
-    # where lower is better runs right to left, a risk measure where higher is safer (fmr) top to bottom.
-    x_rev, y_rev = u_info.better == "lower", r_info.better == "higher"
     oriented_both = "one" not in (u_info.better, r_info.better)
     fig.update_layout(
         uirevision=UIREVISION,
@@ -323,6 +345,22 @@ def frontier_figure(
         legend=dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0),
     )
     return fig
+
+
+def _clear_side(x: float, y: float, xs: Sequence[float], ys: Sequence[float], x_rev: bool, y_rev: bool) -> str:
+    """Where a large marker's label goes so that the figure's edge does not cut it: above and to the right, but
+    to the left of a point in the rightmost fifth of the drawn x axis and below one in the top tenth of the y
+    axis (each axis as drawn: a reversed one runs the other way)."""
+
+    def share(v: float, values: Sequence[float], reversed_: bool) -> float:
+        finite = [float(a) for a in values if a is not None and math.isfinite(float(a))]
+        low, high = (min(finite), max(finite)) if finite else (v, v)
+        at = 0.5 if high - low <= 0 else (float(v) - low) / (high - low)
+        return 1 - at if reversed_ else at
+
+    vertical = "bottom" if share(y, ys, y_rev) > 0.9 else "top"
+    horizontal = "left" if share(x, xs, x_rev) > 0.8 else "right"
+    return f"{vertical} {horizontal}"
 
 
 MIN_AXIS_SPAN = 0.01

@@ -55,7 +55,7 @@ table.facts{width:auto}table.facts th{width:12rem}
 mark.orig{background:#ffd6d6}mark.repl{background:#d6f5d6}
 pre{background:#f5f5f5;padding:.6rem;overflow-x:auto;white-space:pre-wrap}
 .figure{margin:.5rem 0 1rem}.muted{color:#666}
-table.candidates{table-layout:fixed;overflow-wrap:anywhere}table.candidates td.num{white-space:normal}
+table.candidates{overflow-wrap:break-word}table.candidates th{font-weight:normal;text-align:left}
 @page{size:A4;margin:14mm}
 @media print{body{max-width:none;padding:0;font-size:11px}.modebar-container{display:none!important}
 .figure,pre,tr,.warning,.notice{break-inside:avoid}h2,h3{break-after:avoid}}
@@ -207,27 +207,29 @@ def _decision(decision: Decision | None, metrics: Mapping[str, MetricResult], kn
         return []
     chosen = {mid: {"value": m.value, "lo": m.lo, "hi": m.hi} for mid, m in metrics.items()}
     shown = [mid for mid in chosen if not mid.endswith(CONFIDENTIAL_SUFFIX)]
-    head = "".join(
-        f"<th>{_e(metric_info(mid).label)}<br><small>{_e(metric_info(mid).better_text)}</small></th>" for mid in shown
-    )
+    # One column per candidate and one row per measure: a few candidates side by side fit the page however many
+    # measures were taken, and no measure's name is squeezed into a column narrower than its words.
+    columns: list[tuple[str, Mapping[str, Mapping[str, float | None]]]] = [
+        (f"<b>{_e(decision.chosen)}</b> (chosen)", chosen)
+    ]
+    columns += [(f"{_e(a.name)}<br><small>{_e(a.describe)}</small>", a.metrics) for a in decision.alternatives]
 
-    def cells(values: Mapping[str, Mapping[str, float | None]]) -> str:
-        out = []
-        for mid in shown:
-            m = values.get(mid)
-            if m is None or not _isnum(m.get("value")):
-                out.append('<td class="num">—</td>')
-                continue
-            text = _num(m["value"])
-            if _isnum(m.get("lo")) and _isnum(m.get("hi")) and m["hi"] > m["lo"]:  # type: ignore[operator]
-                text += f"<br><small>{_num(m['lo'])} – {_num(m['hi'])}</small>"
-            out.append(f'<td class="num">{text}</td>')
-        return "".join(out)
+    def cell(mid: str, values: Mapping[str, Mapping[str, float | None]]) -> str:
+        m, info = values.get(mid) or {}, metric_info(mid)
+        value, lo, hi = m.get("value"), m.get("lo"), m.get("hi")
+        if value is None or not _isnum(value):
+            return '<td class="num">—</td>'
+        text = _e(info.format(float(value)))
+        if lo is not None and hi is not None and _isnum(lo) and _isnum(hi) and hi > lo:
+            text += f"<br><small>{_e(info.format(float(lo)))} – {_e(info.format(float(hi)))}</small>"
+        return f'<td class="num">{text}</td>'
 
-    rows = [f"<tr><td><b>{_e(decision.chosen)}</b> (chosen)</td>{cells(chosen)}</tr>"]
-    rows += [
-        f"<tr><td>{_e(a.name)}<br><small>{_e(a.describe)}</small></td>{cells(a.metrics)}</tr>"
-        for a in decision.alternatives
+    head = "".join(f"<th>{name}</th>" for name, _ in columns)
+    rows = [
+        f"<tr><th>{_e(metric_info(mid).label)}<br><small>{_e(metric_info(mid).better_text)}</small></th>"
+        + "".join(cell(mid, values) for _, values in columns)
+        + "</tr>"
+        for mid in shown
     ]
     replays = "".join(f"<p><b>{_e(a.name)}</b></p><pre>{_e(a.replay)}</pre>" for a in decision.alternatives)
     return [
@@ -235,8 +237,7 @@ def _decision(decision: Decision | None, metrics: Mapping[str, MetricResult], kn
         f'<table class="facts"><tr><th>Decided by</th><td>{_e(decision.by)}</td></tr>'
         f"<tr><th>Date</th><td>{_e(decision.date)}</td></tr>"
         f"<tr><th>Why this release</th><td>{_e(decision.why)}</td></tr></table>",
-        '<h3>Candidates weighed</h3><table class="candidates">'
-        f"<tr><th>Candidate</th>{head}</tr>{''.join(rows)}</table>",
+        f'<h3>Candidates weighed</h3><table class="candidates"><tr><th>Measure</th>{head}</tr>{"".join(rows)}</table>',
         *([f"<h3>Make each alternative again</h3>{replays}"] if replays else []),
     ]
 
@@ -343,7 +344,9 @@ def render_report(report: ReleaseReport, internal: bool = False) -> str:
             "<h2>How to read this report</h2>",
             _HOW_TO_READ.format(
                 frontier=_FRONTIER_HELP if frontier_axes(report) is not None else "",
-                samples=_SAMPLES_HELP if internal else "",
+                # the colours are explained where samples are marked: a method that records no changed spans (a
+                # text synthesizer's texts are drawn anew) has its samples unmarked, or none
+                samples=_SAMPLES_HELP if internal and release.changes is not None else "",
             ),
             f'<p class="muted">Written by textsdc {_e(__version__)}.</p>',
             "</body></html>",
