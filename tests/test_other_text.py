@@ -179,3 +179,22 @@ def test_a_method_that_protects_the_text_alone_releases_a_protected_summary_guar
     assert any("summary" in w and "release guard alone" in w for w in manifest["warnings"])
     released = pd.read_csv(out / "release.csv", keep_default_na=False)
     assert "212-555-0187" not in released.loc[3, "summary"] and "[PHONE]" in released.loc[3, "summary"]
+
+
+def test_the_data_page_shows_the_summary_as_other_free_text_with_the_reason_and_keeps_it_so():
+    """The Data page's field table: the summary has the role "other free text" and its note says why no release
+    holds it; the mapping it makes back into a schema keeps it an other free-text column."""
+    from dashboard import loading
+
+    frame = reviews_frame()
+    schema, unclear = loading.default_schema_for(frame, None)
+    assert unclear is None
+    table = loading.field_table(frame, schema, {"reviewText", "reviewerID"})
+    rows = table.set_index("column")
+    assert rows.loc["summary", "role"] == loading.OTHER_TEXT == "other free text"
+    assert "left out of every release" in rows.loc["summary", "note"]
+    assert rows.loc["overall", "role"] == "sensitive"
+    built = loading.build_schema("reviewText", "reviewerID", None, table, None)
+    assert built.other_text == ("summary",) and "summary" not in built.field_names
+    table.loc[table["column"] == "summary", "role"] = "key"  # the steward's choice: a field after all
+    assert loading.build_schema("reviewText", "reviewerID", None, table, None).other_text == ()

@@ -291,7 +291,7 @@ def _mapping(source: Source) -> None:
             "note": st.column_config.TextColumn("Why it is left out or treated so", width="large"),
             "kind": st.column_config.SelectboxColumn("Kind", options=list(FIELD_KINDS), required=True),
             "role": st.column_config.SelectboxColumn(
-                "Role", options=[*FIELD_ROLES, loading.DIRECT, loading.DROP], required=True
+                "Role", options=[*FIELD_ROLES, loading.DIRECT, loading.OTHER_TEXT, loading.DROP], required=True
             ),
         },
     )
