@@ -198,3 +198,34 @@ def test_the_data_page_shows_the_summary_as_other_free_text_with_the_reason_and_
     assert built.other_text == ("summary",) and "summary" not in built.field_names
     table.loc[table["column"] == "summary", "role"] = "key"  # the steward's choice: a field after all
     assert loading.build_schema("reviewText", "reviewerID", None, table, None).other_text == ()
+
+
+def test_a_command_naming_the_summary_as_a_field_is_told_why_it_is_none_and_given_the_schema(tmp_path, capsys):
+    """`textsdc release --method swap --metadata summary`: the error says the summary is free text besides the text,
+    which no release holds, and prints the schema that makes it a field instead."""
+    data = tmp_path / "reviews.csv"
+    reviews_frame().to_csv(data, index=False)
+    out = tmp_path / "bundle"
+    argv = ["release", "--data", str(data), "--method", "swap", "--metadata", "summary", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "'summary' is a column of the file that reviews leaves out of every release: free text besides" in err
+    schema = err[err.index('text = "reviewText"') :]
+    (tmp_path / "reviews.schema.toml").write_text(schema)
+    kept = load_dataset(data).schema
+    assert kept.other_text == () and kept.field("summary").role == "sensitive" and not out.exists()
+
+
+def test_the_amazon_reviews_summary_is_other_free_text_and_their_style_a_field():
+    """On the Amazon fashion reviews (when the raw data is here): the summary (274 different for 438 different
+    reviews, mostly two words) is other free text; the style, put together from a few labels ("Big Boys:
+    Blue/Orange", 285 different), stays a field; the rating is sensitive."""
+    from engine.data.readers import read_file
+    from tests.conftest import SHARED_DATA
+
+    path = SHARED_DATA / "reviews" / "amazon2018_AMAZON_FASHION_5.jsonl"
+    if not path.is_file():
+        pytest.skip(f"the raw data file {path} is absent (it is not part of the repository)")
+    schema = infer_schema(read_file(path).frame)
+    assert (schema.text, schema.other_text) == ("reviewText", ("summary",))
+    assert schema.field("style").role == "other" and schema.field("overall").role == "sensitive"
