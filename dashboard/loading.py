@@ -31,6 +31,16 @@ DROP = "drop"
 DIRECT = "direct identifier"
 """The role in the Data page's field table of a column naming each record's people or organization
 (`Schema.direct_identifiers`)."""
+OTHER_TEXT = "other free text"
+"""The role in the Data page's field table of a free-text column besides the text (`Schema.other_text`)."""
+OTHER_TEXT_NOTE = {
+    "drop": "free text besides the text column: kept with the data, but left out of every release, since the methods "
+    'protect the text column only ([release] other_text = "protect" in a schema releases it guarded)',
+    "protect": "free text besides the text column: released after the release guard (formats and identifier "
+    "names replaced), and redacted like the text where the method is redaction (the schema's [release] "
+    'other_text = "protect")',
+}
+"""Why an other free-text column is treated as it is, by the schema's ``[release] other_text``."""
 
 
 @st.cache_resource(show_spinner=False, ttl=600)
@@ -268,6 +278,9 @@ def field_table(table: pd.DataFrame, schema: Schema, exclude: set[str]) -> pd.Da
         spec = next((f for f in schema.fields if f.name == col), None)
         if col in schema.direct_identifiers:
             rows.append({"column": col, "kind": inferred.get(col, "categorical"), "role": DIRECT, "note": ""})
+        elif col in schema.other_text:
+            note = OTHER_TEXT_NOTE[schema.other_text_release]
+            rows.append({"column": col, "kind": "categorical", "role": OTHER_TEXT, "note": note})
         elif spec is not None:
             rows.append({"column": col, "kind": spec.kind, "role": spec.role, "note": ""})
         else:
@@ -300,20 +313,28 @@ def build_schema(
     external: ExternalSpec | None,
 ) -> Schema:
     """The Schema of the Data page's mapping; rows with role "drop" are left out, rows with role "direct
-    identifier" name the direct-identifier columns. ConfigError if inconsistent."""
+    identifier" name the direct-identifier columns and rows with role "other free text" the free-text columns
+    besides the text. ConfigError if inconsistent."""
     rows = [r for r in fields.to_dict(orient="records") if str(r["column"]) not in (text, author, document)]
     specs = [
         FieldSpec(str(r["column"]), cast(FieldKind, str(r["kind"])), cast(FieldRole, str(r["role"])))
         for r in rows
-        if r.get("role") not in (DROP, DIRECT)
+        if r.get("role") not in (DROP, DIRECT, OTHER_TEXT)
     ]
     named = tuple(str(r["column"]) for r in rows if r.get("role") == DIRECT)
+    other_text = tuple(str(r["column"]) for r in rows if r.get("role") == OTHER_TEXT)
     if author is not None and author == text:
         raise ConfigError(f"column '{text}' cannot be both the text and the author column")
     if document is not None and document in (text, author):
         raise ConfigError(f"column '{document}' cannot be the document column and another role column")
     return Schema(
-        text=text, author=author, document=document, fields=tuple(specs), external=external, direct_identifiers=named
+        text=text,
+        author=author,
+        document=document,
+        fields=tuple(specs),
+        external=external,
+        direct_identifiers=named,
+        other_text=other_text,
     )
 
 

@@ -115,7 +115,8 @@ def scan_bundle(
     has no changes file, and its originals are searched for in their own record only (a swap moves an entity
     into another record, where it is no leak), unless the record's own replacements hold them (a swap that
     brought the same value back, a union that holds the true value by design), and those that are identifiers
-    in every file; ``withheld`` columns are not released, and the manifest says so. No cell of a CSV file may run
+    in every file; ``withheld`` columns are not released, and the manifest says so, nor are the other free-text
+    columns the schema does not ask to protect (`Schema.dropped_other_text`). No cell of a CSV file may run
     as a formula when a spreadsheet opens it (`formula_cells`); the released values are read without the
     apostrophe that prevents it (`as_released`).
     """
@@ -139,6 +140,11 @@ def scan_bundle(
             findings.append(f"manifest does not list released column {column!r}")
     if not changes_ship and "changes.csv" in files:
         findings.append("changes.csv shipped, but this release's changes may not leave")
+    for column in schema.dropped_other_text:  # free text besides the text, which no method protects
+        if column in released.columns:
+            findings.append(f"other free-text column {column!r} released")
+        if column in listed and not str(listed[column]).startswith("dropped"):
+            findings.append(f"manifest does not say other free-text column {column!r} is dropped")
     for column in withheld:
         if column in released.columns:
             findings.append(f"withheld column {column!r} released")

@@ -210,7 +210,7 @@ def test_a_file_given_at_start_is_mapped_on_the_data_page(tmp_path):
     schema, _ = loading.default_schema_for(frame, None)
     fields = loading.field_table(frame, schema, {"text", "call_id"}).set_index("column")
     assert fields.loc["ticker", "role"] == "drop" and "one value per record" in fields.loc["ticker", "note"]
-    why = caption_starting(at, "Why they start as drop:")  # in full: the table's cells cut long notes
+    why = caption_starting(at, "Why they are left out or treated so:")  # in full: the table's cells cut long notes
     assert "**ticker**: one value per record (24 different)" in why and "(sensitive, for the swap to protect it)" in why
 
     by_label(at.button, "Use this data").click().run()
@@ -372,13 +372,14 @@ def test_an_upload_whose_text_column_is_unclear_is_mapped_by_the_steward_and_nam
     schema, _ = loading.default_schema_for(frame, None)
     fields = loading.field_table(frame, schema, {schema.text, "reviewerID"}).set_index("column")
     assert fields.loc["reviewerName", "role"] == "direct identifier"
-    assert fields.loc["overall", "role"] == "other" and fields.loc["overall", "note"] == ""
+    assert fields.loc["overall", "role"] == "sensitive" and fields.loc["overall", "note"] == ""  # a rating
     assert schema.text == "notes"  # the first guess: the longest values that are not numbers
     # The steward chooses another text column: the guess comes back with its own reason, the fields stay fields.
     frame["title"] = [f"warm coat number {i}" for i in range(len(frame))]
     chosen = loading.schema_for_text(frame, schema, "title", None)
     fields = loading.field_table(frame, chosen, {"title", "reviewerID"}).set_index("column")
-    assert fields.loc["overall", "role"] == "other" and "free text besides" in fields.loc["notes", "note"]
+    assert fields.loc["overall", "role"] == "sensitive" and fields.loc["notes", "role"] == "other free text"
+    assert "left out of every release" in fields.loc["notes", "note"]
     by_label(at.selectbox, "Text column").set_value("notes").run()
     by_label(at.button, "Use this data").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -576,7 +576,9 @@ def test_infer_schema_picks_text_author_and_kinds():
         "price": "continuous",
         "verified": "categorical",
     }
-    assert all(f.role == "other" for f in schema.fields) and "source" not in kinds
+    roles = {f.name: f.role for f in schema.fields}
+    assert roles.pop("stars") == "sensitive"  # a rating (named so, 1–5) is offered as sensitive
+    assert set(roles.values()) == {"other"} and "source" not in kinds
     assert set(left_out_columns(frame)) == {"id", "source"}  # a record id would leave in clear
 
 
@@ -625,10 +627,11 @@ def test_inference_leaves_out_direct_identifiers_and_a_second_free_text():
     assert (schema.text, schema.author) == ("reviewText", "reviewerID")
     assert {f.name for f in schema.fields} == {"Class Name", "reviewTime"}
     assert schema.direct_identifiers == ("reviewerName",)  # never released; its names are sought in the text
+    assert schema.other_text == ("summary",)  # free text besides the text: no bundle holds it by default
     why = left_out_columns(frame)
-    assert set(why) == {"product_name", "contact", "summary", "IPAddress"}
+    assert set(why) == {"product_name", "contact", "IPAddress"}
     assert "direct identifier ('name')" in why["product_name"] and "('ip')" in why["IPAddress"]
-    assert "e-mail addresses or links" in why["contact"] and "free text besides the text column" in why["summary"]
+    assert "e-mail addresses or links" in why["contact"]
 
 
 def test_a_hosts_name_is_a_direct_identifier_and_a_title_that_names_its_host_is_warned_of(tmp_path):

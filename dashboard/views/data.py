@@ -273,8 +273,9 @@ def _mapping(source: Source) -> None:
     st.caption(
         "The other columns: their kind, and their role — sensitive (to be protected), key (an intruder "
         "may know it), other, direct identifier (names the record's people or organization, as a call's "
-        "participants: never released, and its names are taken out of the text), or drop (left out of the "
-        "dataset)."
+        "participants: never released, and its names are taken out of the text), other free text (free text "
+        "besides the text column, as a review's summary: left out of every release unless the schema asks for it "
+        "to be protected), or drop (left out of the dataset)."
     )
     table_key = (
         f"map_fields::{source.id}::" + hashlib.sha1("\x1f".join([text, *base["column"]]).encode()).hexdigest()[:10]
@@ -287,17 +288,17 @@ def _mapping(source: Source) -> None:
         disabled=["column", "note"],
         column_config={
             "column": st.column_config.TextColumn("Column"),
-            "note": st.column_config.TextColumn("Left out by default because", width="large"),
+            "note": st.column_config.TextColumn("Why it is left out or treated so", width="large"),
             "kind": st.column_config.SelectboxColumn("Kind", options=list(FIELD_KINDS), required=True),
             "role": st.column_config.SelectboxColumn(
-                "Role", options=[*FIELD_ROLES, loading.DIRECT, loading.DROP], required=True
+                "Role", options=[*FIELD_ROLES, loading.DIRECT, loading.OTHER_TEXT, loading.DROP], required=True
             ),
         },
     )
     noted = base[base["note"] != ""]
     if len(noted):  # the table's cells cut long notes, and the steward needs their last words (how to keep one)
         st.caption(
-            "Why they start as drop: "
+            "Why they are left out or treated so: "
             + " · ".join(
                 f"**{display.md_escape(c)}**: {display.md_escape(n)}" for c, n in zip(noted["column"], noted["note"])
             )
@@ -330,10 +331,15 @@ def _load(
 ):
     schema = loading.build_schema(text, author, document, fields, None if source.external else external)
     # what the page does not edit comes from the schema the data came with: the methods' settings and the
-    # [release] treatments of the author and document columns (a steward's "drop" must not become a pseudonym)
+    # [release] treatments of the author, document and other free-text columns (a steward's "drop" must not
+    # become a pseudonym)
     kept = source.schema
     schema = replace(
-        schema, methods=kept.methods, author_release=kept.author_release, document_release=kept.document_release
+        schema,
+        methods=kept.methods,
+        author_release=kept.author_release,
+        document_release=kept.document_release,
+        other_text_release=kept.other_text_release,
     )
     if source.demo is not None:
         dataset = loading.load_demo_with_schema(source.demo, schema)
@@ -367,6 +373,8 @@ def _preview() -> None:
     roles = [f"text: {schema.text}", f"author: {schema.author or '—'}", f"document: {schema.document or '—'}"]
     roles += [f"{f.name}: {f.kind}, {f.role}" for f in schema.fields]
     roles += [f"{c}: direct identifier (never released)" for c in schema.direct_identifiers]
+    left = "left out of every release" if schema.other_text_release == "drop" else "released guarded"
+    roles += [f"{c}: other free text ({left})" for c in schema.other_text]
     st.caption(f"{display.md_escape(dataset.name)} · " + " · ".join(display.md_escape(r) for r in roles))
     st.dataframe(dataset.frame.head(50), hide_index=True, key="data_preview")
     st.download_button(

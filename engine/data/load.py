@@ -110,30 +110,52 @@ def _left_out(raw: pd.DataFrame, reasons: dict[str, str]) -> tuple[LeftOut, ...]
 
 
 def left_out_hint(dataset: Dataset | None, message: str) -> str:
-    """For a message that names (in quotes) a column the dataset left out of the file, why it was left out and
-    the schema that keeps it, ready to save; "" when the message names none.
+    """For a message that names (in quotes) a column the dataset left out of the file, or one of its free-text
+    columns besides the text, why it was left out and the schema that keeps it as a field, ready to save; "" when
+    the message names none.
 
     A steward who names such a column on the command line (``--metadata ticker``) is otherwise told only that the
     dataset has no column of that name, while the file plainly has one."""
     if dataset is None:
         return ""
-    named = [c for c in dataset.left_out if f"'{c.column}'" in message or f'"{c.column}"' in message]
+    schema = dataset.schema
+    named = [
+        c
+        for c in (*dataset.left_out, *_other_text(dataset))
+        if f"'{c.column}'" in message or f'"{c.column}"' in message
+    ]
     if not named:
         return ""
     kept = replace(
-        dataset.schema, fields=dataset.schema.fields + tuple(FieldSpec(c.column, c.kind, "sensitive") for c in named)
+        schema,
+        fields=schema.fields + tuple(FieldSpec(c.column, c.kind, "sensitive") for c in named),
+        other_text=tuple(c for c in schema.other_text if c not in {n.column for n in named}),
     )
     source = Path(dataset.source)
     # a schema the steward gave (beside the file or with --schema) is edited where it is; an inferred one saved
     given = any(c.why == NOT_IN_SCHEMA for c in named)
     where = f" as {schema_beside(source)} (read with the data) or" if source.is_file() and not given else " and"
-    lines = [f"'{c.column}' is a column of the file that {dataset.name} leaves out: {c.why}." for c in named]
+    lines = [
+        f"'{c.column}' is a column of the file that {dataset.name} "
+        + ("leaves out of every release" if c.why == OTHER_TEXT else "leaves out")
+        + f": {c.why}."
+        for c in named
+    ]
     lines.append(
-        f"To keep it, save this schema{where} give it with --schema: the schema in use, with "
+        f"To keep it as a field, save this schema{where} give it with --schema: the schema in use, with "
         + ", ".join(f"'{c.column}'" for c in named)
         + " as sensitive (what a method protects; or key: what an intruder may know; or other):"
     )
     return "\n" + "\n".join(lines) + "\n\n" + kept.to_toml()
+
+
+OTHER_TEXT = "free text besides the text column (the schema's other_text), which the methods do not protect"
+"""Why a free-text column besides the text is no field."""
+
+
+def _other_text(dataset: Dataset) -> list[LeftOut]:
+    """The dataset's free-text columns besides the text, as columns left out of the fields."""
+    return [LeftOut(c, OTHER_TEXT, "categorical") for c in dataset.schema.other_text]
 
 
 def schema_beside(path: Path) -> Path:

@@ -6,6 +6,7 @@ A schema is written as TOML::
     author = "name"               # optional: one person, several records
     document = "call_id"          # optional: records that are chunks of one document
     direct_identifiers = ["participants"]  # optional: columns naming each record's people or organization
+    other_text = ["summary"]      # optional: free-text columns besides the text (a review's title)
 
     [fields.airline]              # one table per structured field
     kind = "categorical"          # categorical | count | continuous
@@ -14,6 +15,7 @@ A schema is written as TOML::
     [release]                     # optional: how the identifier columns leave in the bundle
     author = "pseudonymize"       # pseudonymize (default: a keyed pseudonym, the key never ships) | drop | keep
     document = "pseudonymize"     # the same choices for the document column
+    other_text = "drop"           # drop (default: no bundle holds them) | protect (guarded, redacted with the text)
 
     [external]                    # optional: the intruder's external records (see `ExternalSpec`)
     file = "external.csv"         # a second file, relative to the schema file ...
@@ -38,6 +40,8 @@ FIELD_KINDS: tuple[str, ...] = ("categorical", "count", "continuous")
 FIELD_ROLES: tuple[str, ...] = ("sensitive", "key", "other")
 Treatment = Literal["pseudonymize", "drop", "keep"]
 TREATMENTS: tuple[str, ...] = ("pseudonymize", "drop", "keep")
+OtherTextTreatment = Literal["drop", "protect"]
+OTHER_TEXT_TREATMENTS: tuple[str, ...] = ("drop", "protect")
 
 
 @dataclass(frozen=True)
@@ -110,6 +114,12 @@ class Schema:
     """Settings of methods for this data ([methods.NAME] tables: parameter = value), the defaults the CLI's
     flags and the dashboard's widgets start from; checked against the method's parameters when it is built
     (`engine.protect.schema_parameters`)."""
+    other_text: tuple[str, ...] = ()
+    """Free-text columns besides the text column (a review's summary or title beside its text), which can name
+    people as the text does. No method takes them for the text, so by default (``other_text_release`` "drop")
+    every bundle leaves them out; "protect" releases them after the release guard (formats, identifier names)
+    and, where the method is redaction, redacted like the text (`engine.export.identifiers.column_treatments`)."""
+    other_text_release: OtherTextTreatment = "drop"
 
     def method_settings(self, method: str) -> dict[str, Any]:
         """The [methods.METHOD] settings as written (lists as tuples), {} when there are none."""
@@ -152,6 +162,25 @@ class Schema:
                 )
         if len(set(self.direct_identifiers)) < len(self.direct_identifiers):
             raise ConfigError("schema: 'direct_identifiers' lists a column more than once")
+        for column in self.other_text:
+            if not isinstance(column, str) or not column:
+                raise ConfigError(f"schema: 'other_text' must list column names in quotes, got {column!r}")
+            if column == self.text:
+                raise ConfigError(
+                    f"schema: '{column}' is the text column; 'other_text' lists the free-text columns besides it"
+                )
+            if column in (self.author, self.document) or column in names or column in self.direct_identifiers:
+                raise ConfigError(
+                    f"column '{column}' cannot be both an other free-text column and a role column, field or "
+                    "direct identifier"
+                )
+        if len(set(self.other_text)) < len(self.other_text):
+            raise ConfigError("schema: 'other_text' lists a column more than once")
+        if self.other_text_release not in OTHER_TEXT_TREATMENTS:
+            raise ConfigError(
+                f"[release] other_text = {self.other_text_release!r} is not accepted; accepted: "
+                f"{', '.join(OTHER_TEXT_TREATMENTS)}"
+            )
 
     @property
     def columns(self) -> list[str]:
@@ -160,6 +189,7 @@ class Schema:
         cols += [c for c in (self.author, self.document) if c is not None]
         cols += [f.name for f in self.fields]
         cols += list(self.direct_identifiers)
+        cols += list(self.other_text)
         return cols
 
     def field(self, name: str) -> FieldSpec:
@@ -179,6 +209,12 @@ class Schema:
             out[self.document] = self.document_release
         out.update(dict.fromkeys(self.direct_identifiers, "drop"))
         return out
+
+    @property
+    def dropped_other_text(self) -> tuple[str, ...]:
+        """The free-text columns besides the text that no bundle holds: all of them unless the schema asks for
+        them to be protected (``[release] other_text = "protect"``)."""
+        return self.other_text if self.other_text_release == "drop" else ()
 
     @property
     def field_names(self) -> list[str]:
@@ -212,12 +248,16 @@ class Schema:
             d["document"] = self.document
         if self.direct_identifiers:
             d["direct_identifiers"] = list(self.direct_identifiers)
+        if self.other_text:
+            d["other_text"] = list(self.other_text)
         d["fields"] = {f.name: {"kind": f.kind, "role": f.role} for f in self.fields}
-        release = {
+        release: dict[str, str] = {
             role: treatment
             for role, treatment in (("author", self.author_release), ("document", self.document_release))
             if treatment != "pseudonymize"
         }
+        if self.other_text_release != "drop":
+            release["other_text"] = self.other_text_release
         if release:
             d["release"] = release
         if self.methods:
@@ -241,7 +281,10 @@ class Schema:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any], source: str = "schema") -> Schema:
-        known = {"text", "author", "document", "direct_identifiers", "fields", "external", "release", "methods"}
+        known = {
+            "text", "author", "document", "direct_identifiers", "other_text", "fields", "external", "release",
+            "methods",
+        }  # fmt: skip
         unknown = sorted(set(d) - known)
         if unknown:
             raise ConfigError(f"{source}: unknown key(s) {', '.join(unknown)}; accepted: {', '.join(sorted(known))}")
@@ -280,21 +323,27 @@ class Schema:
                 raise ConfigError(f"{source}: {exc}") from None
         release_raw = d.get("release", {})
         if not isinstance(release_raw, dict):
-            raise ConfigError(f"{source}: [release] must be a table with 'author' and/or 'document'")
-        bad = sorted(set(release_raw) - {"author", "document"})
+            raise ConfigError(f"{source}: [release] must be a table with 'author', 'document' and/or 'other_text'")
+        bad = sorted(set(release_raw) - {"author", "document", "other_text"})
         if bad:
-            raise ConfigError(f"{source}: [release] has unknown key(s) {', '.join(bad)}; accepted: author, document")
+            raise ConfigError(
+                f"{source}: [release] has unknown key(s) {', '.join(bad)}; accepted: author, document, other_text"
+            )
         for role in ("author", "document"):
             if role in d and not isinstance(d[role], str):
                 raise ConfigError(f"{source}: '{role}' must be a column name in quotes, got {d[role]!r}")
         for role, value in release_raw.items():
             if not isinstance(value, str):
+                choices = OTHER_TEXT_TREATMENTS if role == "other_text" else TREATMENTS
                 raise ConfigError(
-                    f"{source}: [release] {role} must be one of {', '.join(TREATMENTS)} in quotes, got {value!r}"
+                    f"{source}: [release] {role} must be one of {', '.join(choices)} in quotes, got {value!r}"
                 )
         named = d.get("direct_identifiers", [])
         if not isinstance(named, list):
             raise ConfigError(f"{source}: 'direct_identifiers' must be a list of column names, got {named!r}")
+        other = d.get("other_text", [])
+        if not isinstance(other, list):
+            raise ConfigError(f"{source}: 'other_text' must be a list of column names, got {other!r}")
         return cls(
             text=d["text"],
             direct_identifiers=tuple(named),
@@ -305,6 +354,8 @@ class Schema:
             external=external,
             author_release=release_raw.get("author", "pseudonymize"),
             document_release=release_raw.get("document", "pseudonymize"),
+            other_text=tuple(other),
+            other_text_release=release_raw.get("other_text", "drop"),
         )
 
     @classmethod

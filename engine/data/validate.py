@@ -56,6 +56,9 @@ def conformed(frame: pd.DataFrame, schema: Schema, source: str, *, release: bool
     for col in schema.direct_identifiers:
         if col in data.columns:  # names as text; a missing value names nobody
             out[col] = data[col].astype(object).where(data[col].notna(), "").astype(str)
+    for col in schema.other_text:
+        if col in data.columns:  # free text as text; a missing value is empty
+            out[col] = data[col].astype(object).where(data[col].notna(), "").astype(str)
     return pd.DataFrame(out, columns=columns)
 
 
@@ -70,6 +73,7 @@ def _check_unique_columns(frame: pd.DataFrame, source: str) -> None:
 def _check_columns_present(frame: pd.DataFrame, schema: Schema, required: list[str | None], source: str) -> None:
     roles = {schema.text: "text column", schema.author: "author column", schema.document: "document column"}
     roles.update(dict.fromkeys(schema.direct_identifiers, "direct-identifier column"))
+    roles.update(dict.fromkeys(schema.other_text, "other free-text column, listed in other_text"))
     have = [str(c) for c in frame.columns]
     for col in required:
         if col is None or col in frame.columns:

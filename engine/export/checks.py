@@ -212,3 +212,35 @@ class KeptIdentifiers(ExportCheck):
             f"identifier column(s) {', '.join(kept)} are released in clear (the schema's [release] section keeps "
             "them); pseudonymize or drop them unless the recipients may know who wrote each record"
         ]
+
+
+def other_text_guarded_only(dataset: Dataset, release: Release) -> list[str]:
+    """The free-text columns besides the text (`Schema.other_text`) that the schema asks to protect and the
+    method releases without protecting them: only the release guard has replaced their formats and names."""
+    schema = dataset.schema
+    return [
+        c
+        for c in schema.other_text
+        if c not in schema.dropped_other_text
+        and c in release.data.columns
+        and c not in release.protected_columns
+        and c not in release.withheld
+    ]
+
+
+class OtherTextGuardedOnly(ExportCheck):
+    """Other free-text columns the method does not protect, released after the release guard alone."""
+
+    id = "other-text-guarded-only"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        columns = other_text_guarded_only(dataset, release)
+        if not columns:
+            return []
+        return [
+            f"the free-text column(s) {', '.join(columns)} besides the text are released after the release guard "
+            "alone: it replaced their formats and the names of the identifier columns, but the method protects the "
+            "text column only and no measure reads them; redaction protects them with the text, or leave them out "
+            '(the schema\'s [release] other_text = "drop")'
+        ]

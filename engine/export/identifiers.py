@@ -1,5 +1,5 @@
-"""The identifier columns of a release (author, document) as they leave in the bundle, and what the manifest
-says of every released column.
+"""The identifier columns of a release (author, document) and its other free-text columns as they leave in the
+bundle, and what the manifest says of every released column.
 
 Each identifier column gets the treatment its schema declares (`Schema.identifiers`, TOML ``[release]``):
 ``pseudonymize`` (the default) replaces every value by a keyed pseudonym, HMAC-SHA-256 of the value under a
@@ -8,6 +8,10 @@ release from this machine, so a release keeps its author linkage, and without th
 pseudonym of a known name; ``drop`` leaves the column out; ``keep`` releases it in clear, a choice the manifest
 and the report flag. The key never enters the bundle (`textsdc release --key-out` exports it as a file of its
 own). The measures are computed before this step, on the true linkage.
+
+The free-text columns besides the text (`Schema.other_text`) leave only when the schema asks for them to be
+protected (``[release] other_text = "protect"``): redacted with the text by redaction, and after the release
+guard by every method; otherwise (the default) no bundle holds them.
 """
 
 from __future__ import annotations
@@ -28,6 +32,14 @@ PROTECTED = "protected by the method"
 AS_IS = "released as is"
 GUARDED = "released as is but for the identifiers the release guard replaced"
 WITHHELD = "withheld: left out of the bundle by the method, which protects it"
+OTHER_TEXT_DROPPED = (
+    "dropped: free text besides the text column, which the methods do not protect (the schema's other_text; "
+    '[release] other_text = "protect" releases it guarded)'
+)
+OTHER_TEXT_GUARDED = (
+    "free text released after the release guard alone (formats and identifier names replaced; the method "
+    "protects the text column only)"
+)
 TREATMENT_TEXT = {
     "pseudonymize": "pseudonymized (keyed; the key stays with the steward)",
     "drop": "dropped",
@@ -49,6 +61,7 @@ def public_frame(
     """``frame`` (a release's data) with its identifier columns treated as the schema declares, the columns the
     method ``withheld`` left out, and its fields as the steward's file wrote them (`as_written`)."""
     out = as_written(frame.drop(columns=[c for c in withheld if c in frame.columns]), schema)
+    out = out.drop(columns=[c for c in schema.dropped_other_text if c in out.columns])
     for column, treatment in schema.identifiers.items():
         if column not in out.columns or treatment == "keep":
             continue
@@ -95,17 +108,23 @@ def column_treatments(
     guarded: tuple[str, ...] = (),
 ) -> dict[str, str]:
     """Every column of the release's data and how it leaves: withheld by the method, protected by it, an
-    identifier's treatment, released as is but for what the release guard replaced in it (``guarded``), or
-    released as is (in the order of the data, dropped columns included)."""
+    identifier's treatment, an other free-text column dropped or released after the release guard alone,
+    released as is but for what the release guard replaced in it (``guarded``), or released as is (in the order
+    of the data, dropped columns included)."""
     out: dict[str, str] = {}
     identifiers = schema.identifiers
+    dropped = schema.dropped_other_text
     for column in frame.columns:
         if column in withheld:
             out[str(column)] = WITHHELD
         elif column in identifiers:
             out[str(column)] = TREATMENT_TEXT[identifiers[column]]
+        elif column in dropped:
+            out[str(column)] = OTHER_TEXT_DROPPED
         elif column in protected:
             out[str(column)] = PROTECTED
+        elif column in schema.other_text:
+            out[str(column)] = OTHER_TEXT_GUARDED
         elif column in guarded:
             out[str(column)] = GUARDED
         else:

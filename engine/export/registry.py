@@ -10,6 +10,7 @@ from engine.export.checks import (
     ExportCheck,
     KeptIdentifiers,
     MethodWarnings,
+    OtherTextGuardedOnly,
     OwnIdentifiersInText,
     RiskAtUnprotectedLevel,
     SinglingOutByOtherFields,
@@ -26,6 +27,7 @@ CHECKS: tuple[type[ExportCheck], ...] = (
     VerbatimTexts,
     SinglingOutByOtherFields,
     OwnIdentifiersInText,
+    OtherTextGuardedOnly,
     KeptIdentifiers,
 )
 

@@ -3,8 +3,9 @@
 Each method removes what it was designed to find; what it was not designed for would leave in the bundle: the
 URLs and phone numbers of a k-anonymized profile, the handles a text generator learned, the author names a field
 synthesis releases with the text. The guard runs after every release, before it is measured or written, over
-every released text and string field (not the identifier columns, which leave pseudonymized or not at all, nor
-the columns a method withholds):
+every released text and string field, the free-text columns besides the text that the schema asks to protect
+among them (not the identifier columns, which leave pseudonymized or not at all, nor the columns a method
+withholds or no bundle holds):
 
 - the validated format recognizers of `engine.text.recognizers` (URLs, e-mail addresses, phone numbers, @handles,
   card numbers, IBANs, US social security numbers, IP addresses), each span kept at the confidence redaction
@@ -164,14 +165,16 @@ class Guard:
     names: NameIndex
     off: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
-    """The columns never guarded: the identifier columns (they leave by their own treatment)."""
+    """The columns never guarded: the identifier columns (they leave by their own treatment) and the free-text
+    columns besides the text that no bundle holds (`Schema.other_text`)."""
     _seen: dict[str, tuple[str, Counter[str]]] = field(default_factory=dict, repr=False)
 
     @classmethod
     def prepare(cls, dataset: Dataset, off: Sequence[str] = (), identifiers: str | None = None) -> Guard:
         """The guard of ``dataset``: its names (`data_names`), the types ``off`` left alone."""
         index = NameIndex(data_names(dataset, identifiers) if NAME not in off else [])
-        return cls(index, tuple(off), tuple(dataset.schema.identifiers))
+        schema = dataset.schema
+        return cls(index, tuple(off), (*schema.identifiers, *schema.dropped_other_text))
 
     def guard_text(self, text: str) -> tuple[str, Counter[str]]:
         """``text`` with what the guard finds replaced by typed placeholders, and the count of each type."""

@@ -1,4 +1,5 @@
-"""Identifier redaction of the text column, with the redaction level as the knob.
+"""Identifier redaction of the text column (and of the other free-text columns the schema asks to protect,
+`Schema.other_text`), with the redaction level as the knob.
 
 Ororbia, Linder & Snoke redact @handles and #hashtags (Section 2.1); we extend that to cumulative tiers:
 level 0 replaces nothing; 1 handles, hashtags, URLs, e-mail and street addresses, phone, card, IBAN and social
@@ -65,16 +66,23 @@ def apply_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
 
 @dataclass
 class FittedRedaction(Fitted):
+    """The spans of every text redacted: ``spans`` number the records of the text column 0..n-1 and those of
+    each further column of ``other_columns`` (`Schema.other_text` the schema asks to protect) after them, n
+    more each, so that one pass finds, propagates and numbers the identifiers of a record's texts together."""
+
     frame: pd.DataFrame
     text_column: str
     spans: pd.DataFrame
     method: str = "redact"
     knob: Knob = REDACTION_KNOB
+    other_columns: tuple[str, ...] = ()
 
     def release(self, value: float, rng: np.random.Generator | None = None, replicate: int = 0) -> Release:
         level = int(self.knob.validate(value))
         active = outermost(self.spans[self.spans["tier"] <= level])
-        texts = self.frame[self.text_column].tolist()
+        columns = (self.text_column, *self.other_columns)
+        n = len(self.frame)
+        texts = [t for c in columns for t in self.frame[c].tolist()]
         by_record: dict[int, list[tuple[int, int, str]]] = {}
         for record, start, end, replacement in zip(
             active["record"].tolist(), active["start"].tolist(), active["end"].tolist(), active["replacement"].tolist()
@@ -83,11 +91,13 @@ class FittedRedaction(Fitted):
         for record, spans in by_record.items():
             texts[record] = apply_spans(texts[record], spans)
         data = self.frame.copy()
-        data[self.text_column] = texts
+        for i, column in enumerate(columns):
+            data[column] = texts[i * n : (i + 1) * n]
+        records = active["record"].to_numpy()
         changes = pd.DataFrame(
             {
-                "record": active["record"].to_numpy(),
-                "column": self.text_column,
+                "record": records % n if n else records,
+                "column": [columns[r // n] for r in records] if n else self.text_column,
                 "start": active["start"].to_numpy(),
                 "end": active["end"].to_numpy(),
                 "original": active["original"].to_numpy(),
@@ -100,7 +110,7 @@ class FittedRedaction(Fitted):
             data=data,
             method=self.method,
             knob=float(level),
-            protected_columns=(self.text_column,),
+            protected_columns=columns,
             changes=changes,
             details=(Statement("Level meaning", LEVEL_NAMES[level]),),
         )
@@ -238,18 +248,25 @@ class Redaction(Protector):
         }
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedRedaction:
-        texts = dataset.texts.tolist()
+        """Every span of the text and of the other free-text columns the schema asks to protect, found in one
+        pass over the texts of all of them (record ``r`` of the ``i``-th column is text ``i·n + r``): a name
+        found in a record's text is replaced in its summary too, with the same placeholder."""
         schema = dataset.schema
+        others = tuple(c for c in schema.other_text if c not in schema.dropped_other_text)
+        n, copies = dataset.n_records, 1 + len(others)
+        texts = [t for c in (schema.text, *others) for t in dataset.frame[c].tolist()]
         spans = find_identifiers(texts, progress=progress, use_ner=self.use_ner, thresholds=self.threshold_overrides())
         if schema.author is not None:
-            spans = author_name_spans(texts, dataset.frame[schema.author].tolist(), spans)
+            spans = author_name_spans(texts, dataset.frame[schema.author].tolist() * copies, spans)
         path = identifiers_path(dataset, self.identifiers)
         if path is not None:
             spans = listed_spans(texts, read_identifiers(path), spans)
         if schema.direct_identifiers:
-            named = column_identifiers(dataset.frame, schema.direct_identifiers, range(len(texts)))
+            named = column_identifiers(dataset.frame, schema.direct_identifiers, range(n))
             spans = listed_spans(texts, named, spans, keys=False)
         spans = propagate(texts, spans)
         documents = dataset.frame[schema.document].tolist() if schema.document is not None else None
+        if others:  # a record's texts are one document when records are their own
+            documents = (documents or list(range(n))) * copies
         spans = spans.assign(replacement=number_placeholders(spans, documents))
-        return FittedRedaction(frame=dataset.frame, text_column=schema.text, spans=spans)
+        return FittedRedaction(frame=dataset.frame, text_column=schema.text, spans=spans, other_columns=others)

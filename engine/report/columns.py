@@ -30,6 +30,8 @@ def column_role(schema: Schema, column: str) -> str:
         return "the document"
     if column in schema.direct_identifiers:
         return "direct identifiers: the people or organization of the record"
+    if column in schema.other_text:
+        return "free text besides the text column (other_text)"
     if column in schema.field_names:
         spec = schema.field(column)
         return f"{spec.kind} field ({ROLE_TEXT.get(spec.role, spec.role)})"
