@@ -429,3 +429,23 @@ def test_the_report_and_the_page_show_the_uniques_and_the_attack_along_r_from_on
     assert "<h2>The swap along r: unique chunks and the intruder</h2>" in report
     for key in keys:
         assert f'id="fig-{key}"' in report
+
+
+def test_texts_that_name_nothing_are_released_with_the_warning_that_nothing_is_protected(tmp_path, capsys):
+    """Texts without a named entity (and a rating the swap may take as its field): the swap's own names, its
+    intruder and its release still run, and the release says it protects nothing, instead of an IndexError or
+    sklearn's "empty vocabulary"."""
+    rng = np.random.default_rng(1)
+    words = "good bad fine ok nice poor great awful decent lovely".split()
+    frame = pd.DataFrame(
+        {
+            "doc": [f"d{i % 6}" for i in range(60)],
+            "text": [" ".join(rng.choice(words, 12)) for _ in range(60)],
+            "overall": rng.integers(1, 6, 60),
+        }
+    )
+    assert names_of_one(pd.DataFrame({"chunk": [], "category": [], "text": []}), np.array(["a"]), "f").empty
+    data = tmp_path / "plain.csv"
+    frame.to_csv(data, index=False)
+    assert main(["release", "--data", str(data), "--method", "swap", "--out", str(tmp_path / "out")]) == 0
+    assert "protects nothing" in capsys.readouterr().err

@@ -146,7 +146,8 @@ def build_intruder(
         ngram_range=(1, 2), sublinear_tf=True, min_df=2, max_features=WORD_FEATURES, dtype=np.float32
     )
     named = TfidfVectorizer(analyzer=EntityTokens(entities), max_features=ENTITY_FEATURES, dtype=np.float32)
-    model = make_pipeline(make_union(words, named), LinearSVC(C=1.0))
+    features = make_union(words, named) if entities else words  # texts that name nothing: the words alone
+    model = make_pipeline(features, LinearSVC(C=1.0))
     model.fit([originals[k] for k in reading_idx], labels[reading_idx])
     svm = model.steps[-1][1]
     # Kept in single precision, as its features are: the 306 calls of 2021 Q3 give 306 × 41,527 coefficients,
