@@ -100,7 +100,8 @@ def names_of_one(mentions: pd.DataFrame, labels: np.ndarray, field: str) -> pd.D
     category, text) and ``labels`` each chunk's value. Returns the rows of an identifiers file (``field``,
     label, value) with the chunks that hold each name, most first."""
     kept = mentions[mentions["category"].isin(OWN_NAME_CATEGORIES)]
-    rows = kept.assign(label=np.asarray(labels, dtype=object)[kept["chunk"].to_numpy(dtype=int)])  # none: an empty frame
+    chunks = kept["chunk"].to_numpy(dtype=int)  # as integers when there are none too
+    rows = kept.assign(label=np.asarray(labels, dtype=object)[chunks])
     per_name = rows.groupby("text").agg(
         values=("label", "nunique"), value=("label", "first"), chunks=("chunk", "nunique")
     )
