@@ -33,9 +33,13 @@ def distances(targets: Encoded, released: Encoded, columns: Sequence[Column]) ->
         finite = both[np.isfinite(both)]
         span = float(finite.max() - finite.min()) if len(finite) else 0.0
         span = span if span > 0 else 1.0
+        t_nan, r_nan = np.isnan(t), np.isnan(r)
+        if not (t_nan.any() or r_nan.any()):
+            out += np.abs(t[:, None] - r[None, :]) / span
+            continue
         diff = np.abs(t[:, None] - r[None, :]) / span
-        t_nan, r_nan = np.isnan(t)[:, None], np.isnan(r)[None, :]
-        out += np.where(t_nan & r_nan, 0.0, np.where(t_nan | r_nan, 1.0, diff))
+        either, both_missing = t_nan[:, None] | r_nan[None, :], t_nan[:, None] & r_nan[None, :]
+        out += np.where(both_missing, 0.0, np.where(either, 1.0, diff))
     return out
 
 
@@ -48,5 +52,10 @@ def nearest(targets: Encoded, released: Encoded, columns: Sequence[Column], rng:
         chunk = Encoded({k: v[start:stop] for k, v in targets.values.items()}, stop - start)
         d = distances(chunk, released, columns)
         tied = d <= d.min(axis=1, keepdims=True) + 1e-9
-        out[start:stop] = np.argmax(np.where(tied, rng.random(d.shape, dtype=np.float64), -1.0), axis=1)
+        best = np.argmax(tied, axis=1)
+        several = np.flatnonzero(tied.sum(axis=1) > 1)
+        if len(several):
+            draws = np.where(tied[several], rng.random((len(several), released.rows)), -1.0)
+            best[several] = np.argmax(draws, axis=1)
+        out[start:stop] = best
     return out

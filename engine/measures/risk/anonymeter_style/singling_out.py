@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, product
 
 import numpy as np
 import pandas as pd
@@ -140,37 +140,76 @@ def _group_codes(columns: list[np.ndarray], n: int) -> np.ndarray:
 
 
 def singles_out(released: np.ndarray, numeric: np.ndarray, medians: np.ndarray, subset: tuple[int, ...]) -> np.ndarray:
-    """For every released record, whether its predicate on the columns ``subset`` matches it alone."""
+    """For every released record, whether its predicate on the columns ``subset`` matches it alone.
+
+    Records agreeing on the categories (and on which numbers are missing) form a group; within it a record's
+    numbers set an orthant (≥ its value above the median, ≤ below), and the predicate singles it out when no
+    other record of the group lies in that orthant. Found for every record at once by sorting, without comparing
+    all pairs (`_covered`)."""
     n = len(released)
     numbers = [j for j in subset if numeric[j]]
     groups = _group_codes(
         [released[:, j] for j in subset if not numeric[j]] + [np.isnan(released[:, j]) for j in numbers], n
     )
-    # A missing number's condition is "missing": every record of its group (same missing pattern) meets it.
-    signs = np.column_stack([np.where(released[:, j] > medians[j], 1.0, -1.0) for j in numbers]) if numbers else None
-    values = np.nan_to_num(released[:, numbers], nan=0.0)
     if not numbers:
         return np.bincount(groups)[groups] == 1
-    if len(numbers) == 1:  # alone in its orthant: its group's only record at the group's maximum (minimum)
-        x, up = values[:, 0], signs[:, 0] > 0  # type: ignore[index]
-        frame = pd.DataFrame({"g": groups, "x": x})
-        top = frame.groupby("g")["x"].transform("max").to_numpy()
-        bottom = frame.groupby("g")["x"].transform("min").to_numpy()
-        at_top = np.bincount(groups, weights=x == top)[groups]
-        at_bottom = np.bincount(groups, weights=x == bottom)[groups]
-        return np.where(up, (x == top) & (at_top == 1), (x == bottom) & (at_bottom == 1))
-    out = np.zeros(n, dtype=bool)
-    sizes = np.bincount(groups)
-    out[sizes[groups] == 1] = True
-    order = np.argsort(groups, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(sizes)])
-    for g in np.flatnonzero(sizes > 1):
-        members = order[starts[g] : starts[g + 1]]
-        x, s = values[members], signs[members]  # type: ignore[index]
-        for lo in range(0, len(members), BATCH):
-            r = slice(lo, lo + BATCH)
-            within = ((s[r][:, None, :] * x[None, :, :]) >= (s[r] * x[r])[:, None, :]).all(axis=2)
-            out[members[r]] = within.sum(axis=1) == 1
+    # A missing number's condition is "missing": every record of its group (same missing pattern) meets it.
+    values = np.nan_to_num(released[:, numbers], nan=0.0)
+    up = np.column_stack([released[:, j] > medians[j] for j in numbers])
+    alone = np.zeros(n, dtype=bool)
+    for pattern in product((False, True), repeat=len(numbers)):
+        mine = (up == np.array(pattern)).all(axis=1)
+        if mine.any():
+            signs = np.where(pattern, 1.0, -1.0)
+            alone[mine] = ~_covered(groups, values * signs)[mine]
+    return alone
+
+
+def _covered(groups: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """For every point, whether another point of its group is at least as large in every coordinate (1 to 3)."""
+    n, d = points.shape
+    order = np.lexsort([-points[:, k] for k in range(d - 1, -1, -1)] + [groups])
+    g, p = groups[order], points[order]  # by group, then the coordinates from the largest
+    covered = np.zeros(n, dtype=bool)
+    same = np.concatenate([[False], (g[1:] == g[:-1]) & (p[1:] == p[:-1]).all(axis=1)])
+    covered |= same | np.concatenate([same[1:], [False]])  # an identical point covers both
+    first = np.concatenate([[True], g[1:] != g[:-1]])
+    if d == 1:  # the first of its group is its largest
+        covered |= ~first
+    elif d == 2:  # an earlier point of the group (larger first coordinate) with a second at least as large
+        ranks = np.unique(p[:, 1], return_inverse=True)[1].ravel()
+        key = g * (int(ranks.max()) + 1) + ranks
+        before = np.concatenate([[-1], np.maximum.accumulate(key)[:-1]])
+        covered |= before >= key
+    else:
+        starts = np.flatnonzero(first)
+        for lo, hi in zip(starts, [*starts[1:], n], strict=True):
+            covered[lo:hi] |= _covered_in_three(p[lo:hi])
+    out = np.empty(n, dtype=bool)
+    out[order] = covered
+    return out
+
+
+def _covered_in_three(p: np.ndarray) -> np.ndarray:
+    """`_covered` for points of one group in three coordinates, sorted from the largest first coordinate: each
+    block of points is checked against the staircase (the maximal second and third coordinates) of the points
+    before it, and against the points before it in the block."""
+    m = len(p)
+    out = np.zeros(m, dtype=bool)
+    stair_y, stair_z = np.zeros(0), np.zeros(0)  # second coordinate ascending, third descending
+    for lo in range(0, m, BATCH):
+        block = p[lo : lo + BATCH]
+        y, z = block[:, 1], block[:, 2]
+        if len(stair_y):
+            k = np.searchsorted(stair_y, y, side="left")  # the first step at least as far in y: the highest z
+            out[lo : lo + len(block)] |= (k < len(stair_y)) & (stair_z[np.minimum(k, len(stair_y) - 1)] >= z)
+        earlier = np.tri(len(block), k=-1, dtype=bool)  # [i, j]: j before i
+        out[lo : lo + len(block)] |= ((y[None, :] >= y[:, None]) & (z[None, :] >= z[:, None]) & earlier).any(axis=1)
+        ys, zs = np.concatenate([stair_y, y]), np.concatenate([stair_z, z])
+        by = np.lexsort((-zs, -ys))
+        ys, zs = ys[by], zs[by]
+        keep = zs > np.concatenate([[-np.inf], np.maximum.accumulate(zs)[:-1]])
+        stair_y, stair_z = ys[keep][::-1], zs[keep][::-1]
     return out
 
 
