@@ -12,6 +12,7 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 from engine.errors import ConfigError
 from engine.measures.evaluate import Evaluator, MeasureSettings, check_options
+from engine.measures.risk.anonymeter_style.measure import rate
 from engine.measures.risk.anonymeter_style.rates import residual_risk, wilson
 from engine.measures.risk.anonymeter_style.singling_out import counts, matrix, singles_out
 from engine.measures.risk.anonymeter_style.table import Attackable, rows
@@ -61,8 +62,8 @@ def test_a_release_that_is_the_data_exposes_its_people_to_all_three_attacks():
         assert r.lo <= r.value <= r.hi
         assert r.lo > 0.3, (mid, r.value, r.lo)  # clearly exposed, interval and all
         detail = r.detail
-        assert detail.loc["attack", "rate"] > detail.loc["control", "rate"]
-        assert r.chance == pytest.approx(detail.loc["baseline", "rate"])
+        assert rate(detail, "attack") > rate(detail, "control")
+        assert r.chance == pytest.approx(rate(detail, "baseline"))
     # Linked: each target's own record is nearest on both halves; inferred: her own record's diagnosis.
     assert out["linkability_risk"].value > 0.9 and out["inference_risk"].value > 0.9
 
@@ -261,3 +262,26 @@ def test_predicates_found_by_sorting_are_those_a_record_by_record_count_finds():
             assert np.array_equal(
                 singles_out(data, numeric, medians, subset), one_by_one(data, numeric, medians, subset)
             )
+
+
+def test_the_report_section_gives_each_risk_its_interval_chance_and_assumptions_and_says_what_was_not_measured():
+    from types import SimpleNamespace
+
+    from engine.measures.base import measured_number, metric_info
+    from engine.report.wp29 import SinglingOutLinkabilityInferenceSection, interval
+
+    d = people(keys=1)
+    ev = Evaluator(d, IDS)
+    metrics = ev.evaluate(d.frame)
+    report = SimpleNamespace(metrics=metrics, skipped=ev.skipped, notes=ev.notes)
+    html = "".join(SinglingOutLinkabilityInferenceSection.html(report, internal=False))
+    assert "<h2>Singling out, linkability and inference</h2>" in html
+    assert "not measured: needs two tables of the intruder" in html
+    for mid in ("singling_out_risk", "inference_risk"):
+        r = metrics[mid]
+        lo, hi = interval(r)
+        assert (lo, hi) == pytest.approx((r.lo, r.hi))  # one release: the attack's own Wilson interval
+        assert f"{measured_number(r.value)}</td><td>{measured_number(lo)}–{measured_number(hi)}" in html
+        assert measured_number(r.chance) in html
+        assert metric_info(mid).attack.assumptions.split(".")[0].replace("'", "&#x27;") in html
+    assert "conditions that isolate one released record" in html

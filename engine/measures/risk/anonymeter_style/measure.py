@@ -16,7 +16,8 @@ from engine.measures.risk.anonymeter_style.table import N_ATTACKS, Attackable, C
 from engine.protect.params import Param
 
 ROWS = ("attack", "control", "baseline")
-"""The rows of a result's detail: the attack on the release's own records, on the control records, at random."""
+"""The rows of a result's detail (its column ``attack``): the attack on the records the release was made from, on
+the control records, and the random guess."""
 
 
 class AnonymeterRisk(Measure):
@@ -73,13 +74,13 @@ class AnonymeterRisk(Measure):
         risk = residual_risk(*rates)
         detail = pd.DataFrame(
             {
+                "attack": ROWS,
                 "successes": [r.successes for r in rates],
                 "attacks": attacks,
                 "rate": [r.value for r in rates],
                 "lo": [r.lo for r in rates],
                 "hi": [r.hi for r in rates],
-            },
-            index=pd.Index(ROWS, name="attack"),
+            }
         )
         if found is not None:
             detail["found"] = found  # singling out: the predicates there were to draw from
@@ -97,3 +98,9 @@ def listed(names: Sequence[str]) -> str:
     """Names in words: "a", "a and b", "a, b and c"."""
     names = list(names)
     return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def rate(detail: pd.DataFrame, which: str) -> float:
+    """The success rate of ``which`` of `ROWS` in a result's detail (the mean over replicates, where a sweep
+    kept several)."""
+    return float(detail.loc[detail["attack"] == which, "rate"].mean())
