@@ -45,17 +45,25 @@ def distances(targets: Encoded, released: Encoded, columns: Sequence[Column]) ->
 
 def nearest(targets: Encoded, released: Encoded, columns: Sequence[Column], rng: np.random.Generator) -> np.ndarray:
     """For each target, the position of a released record at the least distance on ``columns`` (one of the
-    equally near ones drawn at random)."""
+    equally near ones drawn at random, each as likely). Distances are taken to the distinct released values only
+    (a few dozen where the columns are categories), a record then drawn among those holding the nearest."""
+    values = np.column_stack([released.values[c.name].astype(float) for c in columns])
+    distinct, combo = np.unique(np.nan_to_num(values, nan=np.inf), axis=0, return_inverse=True)
+    combo = combo.ravel()
+    counts = np.bincount(combo, minlength=len(distinct)).astype(float)
+    order = np.argsort(combo, kind="stable")
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+    first = order[starts]  # a record holding each distinct value
+    table = Encoded({c.name: released.values[c.name][first] for c in columns}, len(distinct))
     out = np.empty(targets.rows, dtype=np.int64)
     for start in range(0, targets.rows, CHUNK):
         stop = min(start + CHUNK, targets.rows)
         chunk = Encoded({k: v[start:stop] for k, v in targets.values.items()}, stop - start)
-        d = distances(chunk, released, columns)
-        tied = d <= d.min(axis=1, keepdims=True) + 1e-9
-        best = np.argmax(tied, axis=1)
-        several = np.flatnonzero(tied.sum(axis=1) > 1)
-        if len(several):
-            draws = np.where(tied[several], rng.random((len(several), released.rows)), -1.0)
-            best[several] = np.argmax(draws, axis=1)
-        out[start:stop] = best
+        d = distances(chunk, table, columns)
+        weight = np.where(d <= d.min(axis=1, keepdims=True) + 1e-9, counts[None, :], 0.0)
+        cumulative = np.cumsum(weight, axis=1)
+        drawn = rng.random(stop - start) * cumulative[:, -1]
+        chosen = np.minimum((cumulative <= drawn[:, None]).sum(axis=1), len(distinct) - 1)
+        member = np.floor(rng.random(stop - start) * counts[chosen]).astype(np.int64)
+        out[start:stop] = order[starts[chosen] + np.minimum(member, counts[chosen].astype(np.int64) - 1)]
     return out
