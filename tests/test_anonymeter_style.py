@@ -285,3 +285,16 @@ def test_the_report_section_gives_each_risk_its_interval_chance_and_assumptions_
         assert measured_number(r.chance) in html
         assert metric_info(mid).attack.assumptions.split(".")[0].replace("'", "&#x27;") in html
     assert "conditions that isolate one released record" in html
+
+
+def test_the_nearest_released_record_is_drawn_evenly_among_equally_near_ones():
+    from engine.measures.risk.anonymeter_style.nearest import nearest
+    from engine.measures.risk.anonymeter_style.table import Column, Encoded
+
+    columns = [Column("town", False), Column("age", True)]
+    released = Encoded({"town": np.array([0, 0, 0, 1, 1]), "age": np.array([30.0, 30.0, 30.0, 50.0, np.nan])}, 5)
+    targets = Encoded({"town": np.array([0] * 3000 + [1, 1]), "age": np.array([31.0] * 3000 + [49.0, np.nan])}, 3002)
+    chosen = nearest(targets, released, columns, np.random.default_rng(0))
+    assert set(chosen[:3000]) == {0, 1, 2}
+    assert np.bincount(chosen[:3000], minlength=3).min() > 900  # each of the three tied records about a third
+    assert chosen[3000:].tolist() == [3, 4]  # a missing value is nearest to a missing one

@@ -8,11 +8,11 @@ from collections.abc import Sequence
 from engine.errors import ConfigError
 from engine.measures.base import Measure, Target
 from engine.measures.equivalence_classes import Discernibility, LossMetric, QiUniqueShare, SmallestClass
-from engine.measures.risk.attack import AttackIdentificationRate
-from engine.measures.risk.company_attack import SwapAttackAccuracy, SwapMcNemarP
 from engine.measures.risk.anonymeter_style.inference import InferenceRisk
 from engine.measures.risk.anonymeter_style.linkability import LinkabilityRisk
 from engine.measures.risk.anonymeter_style.singling_out import SinglingOutRisk
+from engine.measures.risk.attack import AttackIdentificationRate
+from engine.measures.risk.company_attack import SwapAttackAccuracy, SwapMcNemarP
 from engine.measures.risk.counts import (
     AttributeRiskR5P5,
     AttributeRiskR5P10,
