@@ -36,7 +36,8 @@ def unchanged_protected_columns(dataset: Dataset, release: Release) -> list[str]
 
 
 def risk_at_unprotected_level(metrics: Mapping[str, MetricResult]) -> list[str]:
-    """Risk measures whose value on the release equals their value on the unprotected data."""
+    """Risk measures whose value on the release equals their value on the unprotected data, where that data shows
+    any risk (a risk of 0 on both is not a release left unprotected)."""
     out = []
     for mid, m in metrics.items():
         if mid.endswith(CONFIDENTIAL_SUFFIX) or metric_info(mid).kind != "risk":
@@ -44,6 +45,9 @@ def risk_at_unprotected_level(metrics: Mapping[str, MetricResult]) -> list[str]:
         base = metrics.get(mid + CONFIDENTIAL_SUFFIX)
         if base is None or m.value is None or base.value is None:
             continue
+        info = metric_info(mid)
+        if info.better == "lower" and base.value <= info.low:
+            continue  # the unprotected data shows no risk there either: equal is not unprotected
         if np.isfinite(m.value) and np.isclose(m.value, base.value, rtol=1e-12, atol=1e-12):
             out.append(mid)
     return out

@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from engine.errors import ConfigError
 from engine.measures.base import Measure, Target
 from engine.measures.equivalence_classes import Discernibility, LossMetric, QiUniqueShare, SmallestClass
+from engine.measures.risk.anonymeter_style.inference import InferenceRisk
+from engine.measures.risk.anonymeter_style.linkability import LinkabilityRisk
+from engine.measures.risk.anonymeter_style.singling_out import SinglingOutRisk
 from engine.measures.risk.attack import AttackIdentificationRate
 from engine.measures.risk.company_attack import SwapAttackAccuracy, SwapMcNemarP
 from engine.measures.risk.counts import (
@@ -78,6 +81,10 @@ MEASURES: tuple[type[Measure], ...] = (
     # each method's own paper measures stay its first
     ReleaseIdentificationProbability,
     ClassifierF1Ratio,
+    # Singling out, linkability and inference on the released table (Giomi et al. 2023, Anonymeter)
+    SinglingOutRisk,
+    LinkabilityRisk,
+    InferenceRisk,
 )
 
 if len({m.id for m in MEASURES}) != len(MEASURES):

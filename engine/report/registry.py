@@ -15,6 +15,7 @@ from engine.report.guard import GuardSection
 from engine.report.kanon import KanonSection
 from engine.report.sections import ReportSection
 from engine.report.swap import SwapSection
+from engine.report.wp29 import SinglingOutLinkabilityInferenceSection
 
 if TYPE_CHECKING:
     from engine.results import SweepResult
@@ -28,6 +29,7 @@ SECTIONS: tuple[type[ReportSection], ...] = (
     CountsSection,
     KanonSection,
     SwapSection,
+    SinglingOutLinkabilityInferenceSection,
 )
 
 if len({s.id for s in SECTIONS}) != len(SECTIONS):
