@@ -946,3 +946,18 @@ def test_an_area_moves_to_its_other_place_when_fresh_and_stays_otherwise(monkeyp
     assert place() == 1 - start_place and at.markdown[0].value == "another method"
     at.run()  # fresh again: back to the first place
     assert place() == start_place
+
+
+@pytest.mark.slow
+def test_protect_shows_what_redaction_finds_of_the_gold_on_a_card_at_its_level():
+    from engine.protect.redact import GOLD_KINDS, gold_found
+
+    at = go(start(), "protect")
+    assert current_knob(at) == "Current knob: level = 1"
+    found = gold_found({}, True)[1][next(iter(GOLD_KINDS))]  # the default settings' detectors at level 1
+    card = view_cards(at)["Direct identifiers found"]
+    assert card["value"] == f"{found.share:.0%}" and f"{found.found:,} of {found.total:,} on gold" in card["note"]
+    lo, hi = found.interval()
+    assert f"95% interval {lo:.0%}–{hi:.0%}" in card["note"]
+    assert "redaction at level 1 finds an estimated" in card["help"] and "no gold for URLs" in card["help"]
+    assert "What the detector finds" in view_texts(at, "heading")

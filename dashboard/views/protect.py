@@ -28,6 +28,7 @@ from engine.measures.registry import measure_class
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 from engine.protect.base import Knob, Release
+from engine.protect.detection import DetectionShare
 from engine.report import samples as sampling
 from engine.report.registry import page_figures
 from engine.results import SweepResult
@@ -97,6 +98,29 @@ def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> list[
     per_row = math.ceil(len(ids) / math.ceil(len(ids) / MAX_CARDS_PER_ROW))  # more rows rather than clipped labels
     items = [_metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential")) for mid in ids]
     return [knob_view.cards(items, per_row)]
+
+
+def _detection_cards(release: Release) -> list[knob_view.Block]:
+    """The residual detection risk of a method whose protection depends on finding things in the text
+    (`engine.protect.detection.DetectionShare`): one card per kind, the share its detector finds on gold with
+    the interval, or why it is not measured; the whole statement behind the "?"."""
+    shares = [d for d in release.details if isinstance(d, DetectionShare)]
+    if not shares:
+        return []
+    items = []
+    for d in shares:
+        kind = d.what.split(" (")[0]
+        if d.measured:
+            lo, hi = d.interval()
+            note = f"95% interval {lo:.0%}–{hi:.0%}: {d.found:,} of {d.total:,} on gold"
+            items.append(knob_view.card(f"{kind.capitalize()} found", f"{d.share:.0%}", note=note, help=d.describe()))
+        else:
+            items.append(knob_view.card("Detection", "not measured", note=f"no gold for {kind}", help=d.describe()))
+    return [
+        knob_view.text("What the detector finds", "heading"),
+        knob_view.cards(items, min(len(items), MAX_CARDS_PER_ROW)),
+        *(knob_view.text(display.as_sentence(d.describe()), "caption") for d in shares),
+    ]
 
 
 def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:
@@ -364,6 +388,7 @@ def _view_at(
         names = " · ".join(metric_info(m).label for m in (risk, utility) if m is not None)
         out.append(knob_view.text(f"{point} ({names})", "caption"))
     out += _metric_cards(sweep, metrics)
+    out += _detection_cards(release)
     if risk is not None and utility is not None:
         out.append(knob_view.plot(frontier_figure(sweep, risk, utility, current=at, chosen=chosen_knob), "frontier"))
     else:
