@@ -23,6 +23,7 @@ from engine.figures.text import (
     frontier_figure,
     metric_along_knob_figure,
 )
+from engine.knob_range import onset_text, utility_onset
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.registry import measure_class
 from engine.measures.settings import MeasureSettings
@@ -118,7 +119,7 @@ def _detection_cards(release: Release) -> list[knob_view.Block]:
             items.append(knob_view.card("Detection", "not measured", note=f"no gold for {kind}", help=d.describe()))
     return [
         knob_view.text("What the detector finds", "heading"),
-        knob_view.cards(items, min(len(items), MAX_CARDS_PER_ROW)),
+        knob_view.cards(items, MAX_CARDS_PER_ROW - 1),  # as wide as the measure cards above
         *(knob_view.text(display.as_sentence(d.describe()), "caption") for d in shares),
     ]
 
@@ -412,6 +413,14 @@ def _view_at(
     return out
 
 
+def _onset_note(sweep: SweepResult, risk: str | None, utility: str | None) -> str:
+    """Under the knob: where the chosen utility begins along it on this data and what the chosen risk reads
+    there (`engine.knob_range`), when utility sits on a plateau at the most private settings."""
+    if utility is None:
+        return ""
+    return onset_text(sweep.knob, utility_onset(sweep.knob, sweep.summary, utility, risk))
+
+
 SHOWN_METHOD_KEY = "protect_shown_method"  # the method the page drew its settings for last
 
 
@@ -449,7 +458,8 @@ def _at_knob(
             release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
             return _view_at(sweep, dataset, release, g, risk, utility, chosen_knob, targets, records, who)
 
-        return knob_view.payload(sweep.knob, sweep.grid, knob_view.each_value(sweep.grid, view_at))
+        views = knob_view.each_value(sweep.grid, view_at)
+        return knob_view.payload(sweep.knob, sweep.grid, views, note=_onset_note(sweep, risk, utility))
 
     key = ("protect-views", risk, utility, chosen_knob, tuple(targets), tuple(records), who)
     with view:

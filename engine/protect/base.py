@@ -72,6 +72,9 @@ class Knob:
     more_privacy: Literal["higher", "lower"] = "higher"
     grid: tuple[float, ...] = ()
     help: str = ""
+    refine: int = 0
+    """How many knob values a sweep of the default grid may add where a measure changes most between
+    neighbours (`engine.knob_range`; a continuous knob only)."""
 
     def validate(self, value: Any) -> float:
         """Return ``value`` as a number inside the knob's range or raise a ConfigError saying what is accepted."""
