@@ -227,6 +227,7 @@ class Redaction(Protector):
         "Higher levels replace more kinds of identifier; structured fields are left as they are."
     )
     knob = REDACTION_KNOB
+    detects = "identifiers"
     deterministic = True
     gold_check = GoldCheck(
         title="Check what it finds against a gold file",

@@ -260,6 +260,7 @@ class KAnonymity(Protector):
         "post shares them with at least k − 1 others, and writes the sanitized values back into the text."
     )
     knob = KANON_KNOB
+    detects = "privacy attributes"
     shown_first = ("smallest_class", "loss_metric")
     change_labels = {label: LABEL_NAMES[label] for label in ("DI", *ATTRIBUTES, "SA")}
 

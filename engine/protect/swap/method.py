@@ -233,6 +233,7 @@ class EntitySwap(Protector):
     )
     knob = SWAP_KNOB
     changes = "text"
+    detects = "named entities"
     shown_first = ("swap_dr", "swap_du")
 
     metadata: str | None
