@@ -26,13 +26,21 @@ SHARE = 0.2
 """A gap is refined when a measure changes there by more than this share of its whole change over the grid."""
 ONSET = 0.1
 """Utility begins where it has risen by this share of its rise along the grid."""
+FINEST = 0.02
+"""A gap is not halved again once its ends lie this close: within 2% of each other on a log scale, or 2% of the
+knob's range on a linear one (a value shown with three significant digits would also snap onto its
+neighbour, `Fitted.snap`)."""
 
 
 def midpoint(knob: Knob, a: float, b: float) -> float | None:
     """The knob value halfway between ``a`` < ``b`` on the knob's scale (geometric on a log scale), rounded as
     the knob shows it (three significant digits, a whole number for an integer knob) so that the value shown
-    is the value measured; None when no such value lies strictly between them."""
-    mid = math.sqrt(a * b) if knob.scale == "log" and a > 0 else (a + b) / 2
+    is the value measured; None when no such value lies strictly between them or they are already within
+    `FINEST` of each other."""
+    log = knob.scale == "log" and a > 0
+    if (b / a if log else (b - a) / (knob.high - knob.low)) < (1 + FINEST if log else FINEST):
+        return None
+    mid = math.sqrt(a * b) if log else (a + b) / 2
     if knob.integer:
         mid = float(round(mid))
     elif mid != 0:

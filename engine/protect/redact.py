@@ -309,6 +309,7 @@ class Redaction(Protector):
             "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None,
             "redaction": "consistent, numbered per document",
             "recognizers": recognizers_version(),
+            "detection_gold": gold_digest(),  # what the residual detection risk is measured on
         }
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedRedaction:

@@ -38,7 +38,7 @@ from engine.data.identifiers_file import (
 from engine.errors import ConfigError, DataError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail, Statement
-from engine.protect.detection import DetectionShare
+from engine.protect.detection import DetectionShare, gold_digest
 from engine.protect.params import Param
 from engine.protect.redact import CHANGE_COLUMNS
 from engine.protect.swap import pipeline
@@ -408,6 +408,7 @@ class EntitySwap(Protector):
         return {
             "embedding": model_version() if self.embedding == "minilm" else "tfidf-svd (100 dims)",
             "identifiers": identifiers_digest(dataset, self.identifiers),
+            "detection_gold": gold_digest(),  # what the residual detection risk is measured on
         }
 
     def check(self, dataset: Dataset) -> list[str]:
