@@ -22,7 +22,9 @@ from engine.protect.kanon.gold import GOLD_DIR, read_posts, read_spans, tokens
 from engine.text.detection_quality import GoldDocument
 from engine.text.detection_share import Found, wilson_interval
 
-GOLD_NAME = "the shipped gold set (English Twitter profile descriptions and tweets)"
+GOLD_NAME = "the shipped gold set (profile descriptions and tweets)"
+"""Which gold, in words without a proper noun: a bundle's text holds no word a release replaced in the data
+(the airline tweets' redaction replaces "Twitter" as a name), and a statement is written into every bundle."""
 NAME = "NAME"
 """The label of the gold's direct identifiers that are a person's name (not a handle, an e-mail address or a
 phone number): what a named-entity recognizer's PERSON stands for."""
