@@ -170,8 +170,11 @@ def each_value(grid: Sequence[float], view_at: Callable[[float], list[Block]]) -
     return views
 
 
-def payload(knob: Knob, grid: Sequence[float], views: Sequence[Sequence[Block]], label: str = "") -> str:
-    """Every grid value's view as one JSON text: figures (and their templates) stored once and referred to."""
+def payload(
+    knob: Knob, grid: Sequence[float], views: Sequence[Sequence[Block]], label: str = "", note: str = ""
+) -> str:
+    """Every grid value's view as one JSON text: figures (and their templates) stored once and referred to;
+    ``note`` is a line shown under the knob at every value (where utility begins along it)."""
     figures: dict[str, Any] = {}
     templates: dict[str, Any] = {}
     template_ids: dict[str, int] = {}
@@ -204,6 +207,7 @@ def payload(knob: Knob, grid: Sequence[float], views: Sequence[Sequence[Block]],
         {
             "label": label or f"{knob.label} ({knob.symbol}) · {more} = more privacy",
             "help": knob.help or "",
+            "note": note,
             "values": [knob.format(g) for g in grid],
             "caption_prefix": f"Current knob: {knob.symbol} = ",
             "views": [[walk(b) for b in view] for view in views],

@@ -26,6 +26,7 @@ from engine.backends import parallel_backend
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
+from engine.knob_range import refine as refine_grid
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureSettings, check_options
 from engine.progress import Progress, no_progress
@@ -155,6 +156,8 @@ def run_sweep(
     keep_releases: int = 0,
     backend: str = "local",
     scheduler: str | None = None,
+    refine: int | None = None,
+    measure_baseline: bool = True,
 ) -> SweepResult:
     """Measure every knob value of ``grid`` over ``replicates`` releases.
 
@@ -204,7 +207,8 @@ def run_sweep(
     kept: dict[float, dict[int, Release]] = {}
     with ExitStack() as stack:
         n_jobs = stack.enter_context(parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)))
-        items: list[tuple] = [(None, 0, False)] + [(v, m, m < keep_releases) for v, m in tasks]
+        first: list[tuple] = [(None, 0, False)] if measure_baseline else []
+        items: list[tuple] = first + [(v, m, m < keep_releases) for v, m in tasks]
         if backend == "local":  # every measure moves the bar, from the workers too
             processes = min(effective_n_jobs(n_jobs), len(items))
             objects = stack.enter_context(shipped_once((fitted, evaluator))) if processes > 1 else (fitted, evaluator)
@@ -221,7 +225,7 @@ def run_sweep(
             results = _counted(
                 Parallel(n_jobs=n_jobs, return_as="generator")(calls), steps, steps * len(items), progress, what
             )
-        baseline: dict[str, MetricResult] = next(results)[2]
+        baseline: dict[str, MetricResult] = next(results)[2] if measure_baseline else {}
         for value, m, measured, release in results:
             v = float(value)  # type: ignore[arg-type]  # a release's value (the baseline, None, came first)
             if release is not None:
@@ -235,7 +239,7 @@ def run_sweep(
                 if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
                     details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
     table = pd.DataFrame(rows, columns=["knob", "replicate", "metric", "kind", "value"])
-    return SweepResult(
+    result = SweepResult(
         dataset=dataset.name,
         fingerprint=dataset.fingerprint,
         method=protector.name,
@@ -253,6 +257,53 @@ def run_sweep(
         releases={v: [by_m[m] for m in sorted(by_m)] for v, by_m in kept.items()},
         tasks=dict(evaluator.tasks),
         withheld=tuple(fitted.withheld_columns()),
+    )
+    budget = (knob.refine if grid is None else 0) if refine is None else refine
+    if budget <= 0 or knob.integer:
+        return result
+    added: list[SweepResult] = []
+
+    def measure(new: list[float]) -> pd.DataFrame:
+        more = run_sweep(
+            dataset,
+            protector,
+            new,
+            replicates,
+            seed,
+            jobs,
+            progress,
+            metrics,
+            use_cache,
+            fitted,
+            evaluator,
+            options,
+            keep_releases,
+            backend,
+            scheduler,
+            refine=0,
+            measure_baseline=False,
+        )
+        added.append(more)
+        return more.summary
+
+    refine_grid(knob, result.summary, measure, budget)
+    return merged(result, added)
+
+
+def merged(base: SweepResult, added: list[SweepResult]) -> SweepResult:
+    """``base`` with the knob values of the sweeps ``added`` (of the same fit, measures and replicates)."""
+    if not added:
+        return base
+    rows = pd.concat([base.rows, *(a.rows for a in added)], ignore_index=True).sort_values(
+        ["knob", "replicate", "metric"], kind="stable"
+    )
+    return replace(
+        base,
+        grid=sorted({*base.grid, *(v for a in added for v in a.grid)}),
+        rows=rows.reset_index(drop=True),
+        summary=summarize(rows),
+        details={**base.details, **{v: d for a in added for v, d in a.details.items()}},
+        releases={**base.releases, **{v: r for a in added for v, r in a.releases.items()}},
     )
 
 

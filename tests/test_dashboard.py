@@ -985,3 +985,18 @@ def test_the_samples_promise_colours_only_where_the_release_marks_changes():
     assert "<mark" not in shown and shown.count('class="textsdc-sample"') == 10
     caption, shown = caption_and_html("redact", 4.0)
     assert "Red: what was removed; green: what replaced it." in caption and '<mark class="orig"' in shown
+
+
+@pytest.mark.slow
+def test_protect_shows_what_redaction_finds_of_the_gold_on_a_card_at_its_level():
+    from engine.protect.redact import GOLD_KINDS, gold_found
+
+    at = go(start(), "protect")
+    assert current_knob(at) == "Current knob: level = 1"
+    found = gold_found({}, True)[1][next(iter(GOLD_KINDS))]  # the default settings' detectors at level 1
+    card = view_cards(at)["Direct identifiers found"]
+    assert card["value"] == f"{found.share:.0%}" and f"{found.found:,} of {found.total:,} on gold" in card["note"]
+    lo, hi = found.interval()
+    assert f"95% interval {lo:.0%}–{hi:.0%}" in card["note"]
+    assert "redaction at level 1 finds an estimated" in card["help"] and "no gold for URLs" in card["help"]
+    assert "What the detector finds" in view_texts(at, "heading")

@@ -4,6 +4,7 @@ moment it is registered; ``FAST`` may give it settings that keep its fit quick o
 
 from __future__ import annotations
 
+import html
 from functools import cache
 from typing import Any
 
@@ -16,6 +17,7 @@ from engine.errors import ConfigError
 from engine.measures.base import metric_info
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Fitted, Protector
+from engine.protect.detection import DetectionShare
 from engine.protect.params import Param
 from engine.sweep import make_release, run_sweep
 from tests.contract_data import contract_dataset
@@ -250,12 +252,17 @@ def test_a_release_exports_with_every_section_and_check_that_applies_and_its_rec
     result = export_chosen(out, spec, Prepared(data, protector, f, sweep=sweep), run=Run(audit_log=tmp_path / "a"))
     assert read_record(out) == result.record
     release = make_release(guarded(f, protector, data), private, seed=0)  # as the export makes it
+    # the residual detection risk of a method that depends on detection: in the manifest and the report
+    found = tuple(d for d in release.details if isinstance(d, DetectionShare))
+    assert result.record.detection == found and bool(found) == bool(ALL[name].detects), name
     metrics = metrics_with_intervals(sweep, private)
     assert list(result.record.warnings) == checks.release_warnings(data, release, metrics)
     report = ReleaseReport(result.record, data, release, metrics, f.knob, sweep, sweep)
     applied = [s for s in sections.SECTIONS if s.applies(report)]
     assert any(s.id == "along-knob" for s in applied)
     public = (out / "report.html").read_text(encoding="utf-8")
+    for share in found:
+        assert html.escape(share.describe(), quote=True) in public
     for section in applied:
         for internal in (False, True):
             assert isinstance(section.html(report, internal), list)

@@ -24,11 +24,13 @@ from engine.figures.text import (
     frontier_figure,
     metric_along_knob_figure,
 )
+from engine.knob_range import onset_text, utility_onset
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.registry import measure_class
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 from engine.protect.base import Knob, Release
+from engine.protect.detection import DetectionShare
 from engine.report import samples as sampling
 from engine.report.registry import page_figures
 from engine.results import SweepResult
@@ -98,6 +100,29 @@ def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> list[
     per_row = math.ceil(len(ids) / math.ceil(len(ids) / MAX_CARDS_PER_ROW))  # more rows rather than clipped labels
     items = [_metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential")) for mid in ids]
     return [knob_view.cards(items, per_row)]
+
+
+def _detection_cards(release: Release) -> list[knob_view.Block]:
+    """The residual detection risk of a method whose protection depends on finding things in the text
+    (`engine.protect.detection.DetectionShare`): one card per kind, the share its detector finds on gold with
+    the interval, or why it is not measured; the whole statement behind the "?"."""
+    shares = [d for d in release.details if isinstance(d, DetectionShare)]
+    if not shares:
+        return []
+    items = []
+    for d in shares:
+        kind = d.what.split(" (")[0]
+        if d.measured:
+            lo, hi = d.interval()
+            note = f"95% interval {lo:.0%}–{hi:.0%}: {d.found:,} of {d.total:,} on gold"
+            items.append(knob_view.card(f"{kind.capitalize()} found", f"{d.share:.0%}", note=note, help=d.describe()))
+        else:
+            items.append(knob_view.card("Detection", "not measured", note=f"no gold for {kind}", help=d.describe()))
+    return [
+        knob_view.text("What the detector finds", "heading"),
+        knob_view.cards(items, MAX_CARDS_PER_ROW - 1),  # as wide as the measure cards above
+        *(knob_view.text(display.as_sentence(d.describe()), "caption") for d in shares),
+    ]
 
 
 def _choose_for_me(sweep: SweepResult, risk: str, utility: str, knob: Knob, method: str) -> float | None:
@@ -380,6 +405,7 @@ def _view_at(
     # its unprotected level), said here beside the knob that makes it
     out += [knob_view.text(display.warning_line(w), "warning") for w in release_warnings(dataset, release, metrics)]
     out += _metric_cards(sweep, metrics)
+    out += _detection_cards(release)
     if risk is not None and utility is not None:
         out.append(knob_view.plot(frontier_figure(sweep, risk, utility, current=at, chosen=chosen_knob), "frontier"))
     else:
@@ -401,6 +427,14 @@ def _view_at(
     out += _sample_blocks(dataset, release, knob, records)
     out += _author_blocks(dataset, release, knob, who)
     return out
+
+
+def _onset_note(sweep: SweepResult, risk: str | None, utility: str | None) -> str:
+    """Under the knob: where the chosen utility begins along it on this data and what the chosen risk reads
+    there (`engine.knob_range`), when utility sits on a plateau at the most private settings."""
+    if utility is None:
+        return ""
+    return onset_text(sweep.knob, utility_onset(sweep.knob, sweep.summary, utility, risk))
 
 
 SHOWN_METHOD_KEY = "protect_shown_method"  # the method the page drew its settings for last
@@ -440,7 +474,8 @@ def _at_knob(
             release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
             return _view_at(sweep, dataset, release, g, risk, utility, chosen_knob, targets, records, who)
 
-        return knob_view.payload(sweep.knob, sweep.grid, knob_view.each_value(sweep.grid, view_at))
+        views = knob_view.each_value(sweep.grid, view_at)
+        return knob_view.payload(sweep.knob, sweep.grid, views, note=_onset_note(sweep, risk, utility))
 
     key = ("protect-views", risk, utility, chosen_knob, tuple(targets), tuple(records), who)
     with view:

@@ -59,6 +59,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="knob values separated by commas, or 'path' for every λ or α the method fits (default: the method's grid)",
     )
     s.add_argument(
+        "--refine",
+        type=int,
+        metavar="N",
+        help="add up to N knob values where a measure changes most between neighbouring ones (a continuous knob; "
+        "default: the number the method's knob declares for its own grid, e.g. 6 for md's ε; 0: none)",
+    )
+    s.add_argument(
         "--backend",
         choices=BACKENDS,
         default="local",

@@ -31,9 +31,11 @@ from engine.export.verify import ReplayCheck, verify_checksums, verify_replay
 from engine.figures.detection import detection_figure
 from engine.figures.text import comparison_figure
 from engine.frontier import PmseChoice, select_by_pmse_ratio
+from engine.knob_range import Onset, onset_text, utility_onset
 from engine.measures.base import metric_info
 from engine.measures.evaluate import check_options
 from engine.protect import METHODS, get_protector
+from engine.protect.base import Protector
 from engine.record.decision import Decision
 from engine.record.replay import ReplaySpec
 from engine.results import SweepResult
@@ -69,6 +71,16 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     return 0
 
 
+def _onset(result: SweepResult, protector: Protector) -> Onset | None:
+    """Where utility begins along the knob for the method's first risk and utility measures (`shown_first`,
+    else the first of each kind the sweep measured)."""
+    ids = result.metric_ids
+    first = [m for m in protector.shown_first if m in ids]
+    utility = next((m for m in [*first, *ids] if metric_info(m).kind == "utility"), None)
+    risk = next((m for m in [*first, *ids] if metric_info(m).kind == "risk"), None)
+    return None if utility is None else utility_onset(result.knob, result.summary, utility, risk)
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     check_run(args)
     dataset = load(args)
@@ -91,6 +103,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         options=measure_options(args),
         backend=args.backend,
         scheduler=args.scheduler,
+        refine=args.refine,
     )
     out = Path(args.out)
     payload = result.to_json_dict()
@@ -119,6 +132,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     for k, v in result.baseline.items():
         print(f"{k}: {v.value:.4f}")
+    said = onset_text(result.knob, _onset(result, protector))
+    if said:
+        print(said)
     for k, why in result.skipped.items():
         print(f"not measured: {k} ({why})")
     for k, how in result.notes.items():

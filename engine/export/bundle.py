@@ -47,6 +47,7 @@ from engine.measures.intruders import INTRUDER, intruder
 from engine.paths import default_audit_log
 from engine.protect.base import Release
 from engine.protect.claims import AnonymityClaim
+from engine.protect.detection import DetectionShare
 from engine.protect.guard import GuardCounts
 from engine.record.decision import Decision
 from engine.record.manifest import (
@@ -209,6 +210,7 @@ def release_record(
         engine_code=engine_digest(),
         guard=None if counts is None else GuardRecord(dict(counts.replaced), counts.off),
         claims=tuple(d for d in release.details if isinstance(d, AnonymityClaim)),
+        detection=tuple(d for d in release.details if isinstance(d, DetectionShare)),
     )
 
 

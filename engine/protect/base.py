@@ -72,6 +72,9 @@ class Knob:
     more_privacy: Literal["higher", "lower"] = "higher"
     grid: tuple[float, ...] = ()
     help: str = ""
+    refine: int = 0
+    """How many knob values a sweep of the default grid may add where a measure changes most between
+    neighbours (`engine.knob_range`; a continuous knob only)."""
 
     def validate(self, value: Any) -> float:
         """Return ``value`` as a number inside the knob's range or raise a ConfigError saying what is accepted."""
@@ -341,6 +344,10 @@ class Protector(ABC):
     those that apply."""
     gold_check: ClassVar[GoldCheck | None] = None
     """A check against a gold file the steward brings, if the method has one (`GoldCheck`)."""
+    detects: ClassVar[str] = ""
+    """What the method's protection depends on finding in the text ("identifiers"), if anything: its releases
+    (all but those that replace nothing) then say what share of it its detector finds on gold
+    (`engine.protect.detection.DetectionShare`)."""
     change_labels: ClassVar[dict[str, str]] = {}
     """What the labels of its releases' changes name ("QIAGE" → "age"), when they say what kind of value each
     change replaced: the sample texts then colour every change by its label and name it."""

@@ -18,7 +18,10 @@ most the level, so moving the slider costs a string rebuild.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +33,11 @@ from engine.data.identifiers_file import column_identifiers, identifiers_digest,
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector, Release, Statement
+from engine.protect.detection import GOLD_NAME, NAME, DetectionShare, gold_digest, gold_size, shipped_gold
 from engine.protect.params import Param
-from engine.text.detection_quality import evaluate_detection, read_gold
+from engine.store import stored
+from engine.text.detection_quality import evaluate_detection, found_spans, read_gold, spans_at
+from engine.text.detection_share import Found, pooled, spans_found
 from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, TIERS, find_identifiers, spacy_model_version, thresholds_for
 from engine.text.recognizers import recognizers_version
 from engine.text.recurrence import author_name_spans, listed_spans, number_placeholders, outermost, propagate
@@ -64,6 +70,68 @@ def apply_spans(text: str, spans: list[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
+GOLD_KINDS: dict[str, tuple[int, tuple[str, ...]]] = {
+    "direct identifiers (names, handles, e-mail addresses, phone numbers)": (1, ("DI", NAME)),
+    "places": (3, ("QIREGION",)),
+}
+"""The kinds of the shipped gold redaction is measured on: the level from which it replaces them and the gold
+labels that annotate them."""
+UNMEASURED: dict[int, tuple[str, ...]] = {
+    1: ("URLs", "street addresses", "card, IBAN and social security numbers", "IP addresses"),
+    3: ("organizations", "facilities"),
+    4: ("dates and times", "nationalities and religious or political groups", "products", "events"),
+}
+"""What a level adds that the shipped gold does not annotate."""
+
+
+def gold_found(
+    thresholds: Mapping[str, float], use_ner: bool, progress: Progress = no_progress
+) -> dict[int, dict[str, Found]]:
+    """Per redaction level, how many of the shipped gold's spans of each `GOLD_KINDS` kind the detectors find
+    with these settings (`engine.text.detection_share`: a span is found when all of it is replaced); found once
+    per settings, gold, spaCy model and recognizers, and kept in the cache folder."""
+    identity = {
+        "gold": gold_digest(),
+        "thresholds": sorted(thresholds.items()),
+        "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if use_ner else None,
+        "recognizers": recognizers_version(),
+    }
+    key = hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:32]
+
+    def compute() -> dict[int, dict[str, Found]]:
+        docs = shipped_gold()
+        spans = found_spans([d.text for d in docs], thresholds, use_ner, progress)
+        labels = [label for _, kind in GOLD_KINDS.values() for label in kind]
+        out = {}
+        for level in range(int(REDACTION_KNOB.low), int(REDACTION_KNOB.high) + 1):
+            counts = spans_found(docs, spans_at(spans, len(docs), level), labels)
+            out[level] = {what: pooled({k: counts[k] for k in kind}) for what, (_, kind) in GOLD_KINDS.items()}
+        return out
+
+    return stored("detection", f"redaction-{key}", compute)
+
+
+def detection_shares(found: Mapping[int, Mapping[str, Found]], level: int) -> tuple[DetectionShare, ...]:
+    """What redaction at ``level`` finds of the kinds it replaces there (none at level 0)."""
+    if level not in found:
+        return ()
+    unmeasured = tuple(what for at, kinds in UNMEASURED.items() if at <= level for what in kinds)
+    shares = [
+        DetectionShare(
+            detector=f"redaction at level {level}",
+            what=what,
+            gold=f"{gold_size():,} posts of {GOLD_NAME}",
+            found=found[level][what].found,
+            total=found[level][what].total,
+        )
+        for what, (start, _) in GOLD_KINDS.items()
+        if start <= level
+    ]
+    if shares and unmeasured:
+        shares[-1] = replace(shares[-1], unmeasured=unmeasured)
+    return tuple(shares)
+
+
 @dataclass
 class FittedRedaction(Fitted):
     """The spans of every text redacted: ``spans`` number the records of the text column 0..n-1 and those of
@@ -76,6 +144,8 @@ class FittedRedaction(Fitted):
     method: str = "redact"
     knob: Knob = REDACTION_KNOB
     other_columns: tuple[str, ...] = ()
+    found: dict[int, dict[str, Found]] | None = None
+    """Per level, what the detectors find of the shipped gold's kinds (`gold_found`); None: not measured."""
 
     def release(self, value: float, rng: np.random.Generator | None = None, replicate: int = 0) -> Release:
         level = int(self.knob.validate(value))
@@ -112,7 +182,10 @@ class FittedRedaction(Fitted):
             knob=float(level),
             protected_columns=columns,
             changes=changes,
-            details=(Statement("Level meaning", LEVEL_NAMES[level]),),
+            details=(
+                Statement("Level meaning", LEVEL_NAMES[level]),
+                *(detection_shares(self.found, level) if self.found is not None else ()),
+            ),
         )
 
 
@@ -164,6 +237,7 @@ class Redaction(Protector):
         "Higher levels replace more kinds of identifier; structured fields are left as they are."
     )
     knob = REDACTION_KNOB
+    detects = "identifiers"
     deterministic = True
     gold_check = GoldCheck(
         title="Check what it finds against a gold file",
@@ -245,6 +319,7 @@ class Redaction(Protector):
             "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None,
             "redaction": "consistent, numbered per document",
             "recognizers": recognizers_version(),
+            "detection_gold": gold_digest(),  # what the residual detection risk is measured on
         }
 
     def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedRedaction:
@@ -269,4 +344,7 @@ class Redaction(Protector):
         if others:  # a record's texts are one document when records are their own
             documents = (documents or list(range(n))) * copies
         spans = spans.assign(replacement=number_placeholders(spans, documents))
-        return FittedRedaction(frame=dataset.frame, text_column=schema.text, spans=spans, other_columns=others)
+        found = gold_found(self.threshold_overrides(), self.use_ner, progress)
+        return FittedRedaction(
+            frame=dataset.frame, text_column=schema.text, spans=spans, other_columns=others, found=found
+        )

@@ -22,6 +22,7 @@ import numpy as np
 from engine import __version__
 from engine.errors import DataError
 from engine.protect.claims import AnonymityClaim
+from engine.protect.detection import DetectionShare
 from engine.record.decision import Decision
 from engine.record.replay import ReplaySpec
 
@@ -46,6 +47,40 @@ def jsonable(obj: Any) -> Any:
     if obj is None or isinstance(obj, (bool, int, str)):
         return obj
     return str(obj)
+
+
+def detection_manifest(share: DetectionShare) -> dict[str, Any]:
+    """A residual detection risk as plain JSON values: its counts, and the share, interval and statement they
+    give (null where nothing is measured)."""
+    lo, hi = share.interval()
+    return {
+        "detector": share.detector,
+        "what": share.what,
+        "gold": share.gold,
+        "found": share.found,
+        "total": share.total,
+        "share": share.share if share.measured else None,
+        "lo": lo if share.measured else None,
+        "hi": hi if share.measured else None,
+        "parts": [{"what": what, "found": f, "total": t} for what, f, t in share.parts],
+        "guarantee": share.guarantee,
+        "unmeasured": list(share.unmeasured),
+        "statement": share.describe(),
+    }
+
+
+def detection_from_manifest(entry: Mapping[str, Any]) -> DetectionShare:
+    """A residual detection risk read back from its manifest entry (`detection_manifest`)."""
+    return DetectionShare(
+        detector=str(entry["detector"]),
+        what=str(entry["what"]),
+        gold=str(entry["gold"]),
+        found=int(entry["found"]),
+        total=int(entry["total"]),
+        parts=tuple((str(p["what"]), int(p["found"]), int(p["total"])) for p in entry.get("parts", ())),
+        guarantee=str(entry.get("guarantee", "")),
+        unmeasured=tuple(entry.get("unmeasured", ())),
+    )
 
 
 @dataclass(frozen=True)
@@ -178,6 +213,8 @@ class ReleaseRecord:
     guard: GuardRecord | None = None
     claims: tuple[AnonymityClaim, ...] = ()
     """What the release claims of its public tables (k, ℓ, t), which `textsdc verify` checks on them."""
+    detection: tuple[DetectionShare, ...] = ()
+    """The residual detection risk: what share of what the method must find its detector finds on gold."""
 
     def __post_init__(self) -> None:
         for name in ("measure_settings", "libraries", "columns", "files", "csv_escaped"):
@@ -244,6 +281,7 @@ class ReleaseRecord:
             if self.pseudonym_key is None
             else {"check": self.pseudonym_key.check, "files": list(self.pseudonym_key.files)},
             "claims": [claim_manifest(c) for c in self.claims],
+            "detection": [detection_manifest(d) for d in self.detection],
         }
 
     def manifest_text(self) -> str:
@@ -299,6 +337,7 @@ class ReleaseRecord:
                 if not manifest.get("guard")
                 else GuardRecord(dict(manifest["guard"]["replaced"]), tuple(manifest["guard"].get("off", ()))),
                 claims=tuple(claim_from_manifest(c) for c in manifest.get("claims", ())),
+                detection=tuple(detection_from_manifest(d) for d in manifest.get("detection", ())),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{source} is not a textsdc manifest: {exc!r} is missing or of the wrong kind") from None

@@ -14,7 +14,7 @@ is k-anonymous over every column but ``suppressed`` (and ``SA``), its suppressed
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -25,6 +25,8 @@ from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail, Statement
 from engine.protect.claims import AnonymityClaim
+from engine.protect.detection import GOLD_NAME, DetectionShare
+from engine.protect.kanon.found import tagger_found
 from engine.protect.kanon.gold import LABEL_NAMES, Span
 from engine.protect.kanon.lattice import ANY, Anonymized
 from engine.protect.kanon.sanitize import (
@@ -180,6 +182,9 @@ class FittedKanon(Fitted):
     t: float | None
     method: str = "kanon"
     knob: Knob = KANON_KNOB
+    detection: tuple[DetectionShare, ...] = ()
+    """What share of the attributes and identifiers the tagger finds on gold it was not trained on
+    (`detection_shares`); the quasi-identifiers' first."""
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         k = int(self.knob.validate(value))
@@ -204,11 +209,44 @@ class FittedKanon(Fitted):
             knob=float(k),
             protected_columns=(self.text_column,),
             changes=pd.DataFrame(rows, columns=CHANGE_COLUMNS),
-            details=(detail, said, claim(k, a.levels, self.scheme, self.ell, self.t)),
+            details=(
+                detail,
+                said,
+                claim(k, a.levels, self.scheme, self.ell, self.t),
+                *(
+                    replace(d, guarantee=f"k ≥ {k} over the attributes found") if i == 0 else d
+                    for i, d in enumerate(self.detection)
+                ),
+            ),
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
             # (they also list the spans kept as written: new == original)
             tables=public_tables(done, self.scheme, sensitive),
         )
+
+
+def detection_shares() -> tuple[DetectionShare, ...]:
+    """The share of the quasi-identifiers, and of the direct identifiers, the tagger finds on the gold set's
+    held-out posts (`engine.protect.kanon.found`)."""
+    posts, counts = tagger_found()
+    gold = f"{posts:,} held-out posts of {GOLD_NAME} it was not trained on"
+    parts = tuple((what, counts[label].found, counts[label].total) for label, (_, what) in ATTRIBUTES.items())
+    return (
+        DetectionShare(
+            detector="the tagger",
+            what="quasi-identifiers (" + ", ".join(what for _, (_, what) in ATTRIBUTES.items()) + ")",
+            gold=gold,
+            found=sum(p[1] for p in parts),
+            total=sum(p[2] for p in parts),
+            parts=parts,
+        ),
+        DetectionShare(
+            detector="the tagger",
+            what="direct identifiers (names, handles, e-mail addresses, phone numbers)",
+            gold=gold,
+            found=counts["DI"].found,
+            total=counts["DI"].total,
+        ),
+    )
 
 
 class KAnonymity(Protector):
@@ -222,6 +260,7 @@ class KAnonymity(Protector):
         "post shares them with at least k − 1 others, and writes the sanitized values back into the text."
     )
     knob = KANON_KNOB
+    detects = "privacy attributes"
     shown_first = ("smallest_class", "loss_metric")
     change_labels = {label: LABEL_NAMES[label] for label in ("DI", *ATTRIBUTES, "SA")}
 
@@ -333,4 +372,5 @@ class KAnonymity(Protector):
             max_suppressed=self.max_suppressed,
             ell=self.ell or None,
             t=self.t or None,
+            detection=detection_shares(),
         )

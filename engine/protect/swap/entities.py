@@ -9,14 +9,19 @@ cells of; each mention keeps its offsets in the chunk, for rewriting the text af
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
 from engine.progress import Progress, no_progress
-from engine.text.entities import NER_PROCESSES, entity_spans
+from engine.protect.detection import GOLD_NAME, DetectionShare, gold_digest, gold_size, shipped_gold
+from engine.store import stored
+from engine.text.detection_share import Found, spans_found
+from engine.text.entities import NER_PROCESSES, SPACY_MODEL, entity_spans, spacy_model_version
 
 CATEGORIES: dict[str, tuple[str, ...]] = {
     "organization": ("ORG",),
@@ -76,3 +81,63 @@ def chunk_entities(
         rows.append({name: tuple(v) for name, v in found.items()})
     values = pd.DataFrame(rows, columns=list(categories), index=pd.RangeIndex(len(chunks)))
     return ChunkEntities(values, pd.DataFrame(mentions, columns=["chunk", "start", "end", "category", "text"]))
+
+
+GOLD_KINDS: dict[str, tuple[str, str]] = {"person": ("NAME", "people's names"), "location": ("QIREGION", "places")}
+"""The categories the shipped gold annotates: the gold label that stands for each and what it is called."""
+
+
+def gold_found(categories: Sequence[str], progress: Progress = no_progress) -> dict[str, Found]:
+    """For each of ``categories`` the shipped gold annotates (`GOLD_KINDS`), how many of its spans spaCy's
+    entities of that category find (`engine.text.detection_share`); found once per gold, spaCy model and
+    categories, and kept in the cache folder."""
+    measured = [c for c in categories if c in GOLD_KINDS]
+    if not measured:
+        return {}
+    key = hashlib.sha256(
+        json.dumps([gold_digest(), f"{SPACY_MODEL}=={spacy_model_version()}", measured]).encode()
+    ).hexdigest()[:32]
+
+    def compute() -> dict[str, Found]:
+        docs = shipped_gold()
+        found = chunk_entities([d.text for d in docs], {c: CATEGORIES[c] for c in measured}, progress)
+        detected: list[list[tuple[int, int, str]]] = [[] for _ in docs]
+        for chunk, start, end, category in found.mentions[["chunk", "start", "end", "category"]].itertuples(
+            index=False
+        ):
+            detected[int(chunk)].append((int(start), int(end), str(category)))
+        labels = {GOLD_KINDS[c][0]: c for c in measured}
+        counts = spans_found(docs, detected, list(labels), accept={label: {c} for label, c in labels.items()})
+        return {c: counts[label] for label, c in labels.items()}
+
+    return stored("detection", f"swap-{key}", compute)
+
+
+def detection_shares(protected: Sequence[str], found: Mapping[str, Found]) -> tuple[DetectionShare, ...]:
+    """What spaCy finds of the ``protected`` categories (the swapped and the must-change ones) on the shipped
+    gold, and which of them no gold annotates."""
+    unmeasured = tuple(c + "s" if c != "money" else "amounts of money" for c in protected if c not in found)
+    shares = [
+        DetectionShare(
+            detector="the entity recognizer",
+            what=GOLD_KINDS[c][1],
+            gold=f"{gold_size():,} posts of {GOLD_NAME}",
+            found=found[c].found,
+            total=found[c].total,
+        )
+        for c in protected
+        if c in found
+    ]
+    if not shares:
+        return (
+            DetectionShare(
+                detector="the entity recognizer",
+                what=", ".join(unmeasured),
+                gold="",
+                found=0,
+                total=0,
+            ),
+        )
+    if unmeasured:
+        shares[-1] = replace(shares[-1], unmeasured=unmeasured)
+    return tuple(shares)

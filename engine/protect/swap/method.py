@@ -38,12 +38,13 @@ from engine.data.identifiers_file import (
 from engine.errors import ConfigError, DataError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail, Statement
+from engine.protect.detection import DetectionShare, gold_digest
 from engine.protect.params import Param
 from engine.protect.redact import CHANGE_COLUMNS
 from engine.protect.swap import pipeline
 from engine.protect.swap.chunking import DEFAULT_PERCENTILE, TfidfSvdEmbedder, chunk_documents
 from engine.protect.swap.edits import Edit, compose
-from engine.protect.swap.entities import CATEGORIES
+from engine.protect.swap.entities import CATEGORIES, detection_shares, gold_found
 from engine.protect.swap.identifiers import OWN_NAME_CHUNKS, names_of_one, spelling_out
 from engine.protect.swap.swapping import check_roles, swap_entities, valid_pairs
 from engine.text.embeddings import MiniLMEmbedder, model_version
@@ -97,6 +98,7 @@ class FittedSwap(Fitted):
     released_as_is: tuple[str, ...] = ()  # columns the bundle would carry in clear (not pseudonymized)
     suppressed: str = ""  # what is suppressed before any swap, in the steward's words
     own_names: pd.DataFrame | None = None  # `identifiers.names_of_one`: names left that one value's chunks hold
+    detection: tuple[DetectionShare, ...] = ()  # what spaCy finds of the swapped and must-change categories
 
     _withheld: tuple[tuple[str, ...], str] | None = field(default=None, init=False, repr=False)
 
@@ -174,6 +176,7 @@ class FittedSwap(Fitted):
                 ),
                 Statement("Columns withheld", why),
                 *((Statement("Direct identifiers", self.suppressed),) if self.suppressed else ()),
+                *self.detection,
             ),
             changes_ship=False,
             withheld=withheld,
@@ -230,6 +233,7 @@ class EntitySwap(Protector):
     )
     knob = SWAP_KNOB
     changes = "text"
+    detects = "named entities"
     shown_first = ("swap_dr", "swap_du")
 
     metadata: str | None
@@ -404,6 +408,7 @@ class EntitySwap(Protector):
         return {
             "embedding": model_version() if self.embedding == "minilm" else "tfidf-svd (100 dims)",
             "identifiers": identifiers_digest(dataset, self.identifiers),
+            "detection_gold": gold_digest(),  # what the residual detection risk is measured on
         }
 
     def check(self, dataset: Dataset) -> list[str]:
@@ -491,6 +496,7 @@ class EntitySwap(Protector):
             values, prepared.documents, prepared.clusters, roles, 1.0, np.random.default_rng(0), candidates
         )
         limit = min(1.0, 2 * len(full.pairs) / max(len(chunks), 1))
+        protected = [*self.swap, *self.change]
         return FittedSwap(
             frame=frame,
             text_column=schema.text,
@@ -517,6 +523,7 @@ class EntitySwap(Protector):
             ),
             suppressed=_suppressed_text(metadata, path, schema.direct_identifiers, listed),
             own_names=names_of_one(prepared.entities.mentions, labels, metadata),
+            detection=detection_shares(protected, gold_found(protected, progress)),
         )
 
 

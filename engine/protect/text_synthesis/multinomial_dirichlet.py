@@ -55,6 +55,7 @@ EPSILON_KNOB = Knob(
     scale="log",
     more_privacy="lower",
     grid=tuple(float(e) for e in PAPER_EPSILONS),
+    refine=6,
     help=(
         "The differential-privacy budget of the whole release, split evenly over the authors. Lower = more "
         "private: at small ε every author's words are drawn from nearly the same flat distribution."
@@ -256,6 +257,7 @@ class MultinomialDirichletSynthesizer(Protector):
         "distribution; at large ε from the author's own word frequencies. Word order is not kept."
     )
     knob = EPSILON_KNOB
+    shown_first = ("attack_identification_rate", "unigram_cosine")  # the paper's risk and utility (Table 1)
 
     vocabulary: str
     parameters = (
