@@ -26,11 +26,11 @@ from engine.backends import parallel_backend
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.measures.base import MetricResult, metric_info
+from engine.measures.base import MetricResult
 from engine.measures.evaluate import Evaluator, MeasureSettings, check_options
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
-from engine.results import SweepResult, summarize
+from engine.results import ROW_COLUMNS, SweepResult, result_row, summarize
 from engine.text.kept import sharing
 from engine.workers import Report, Shipped, map_reporting, return_free_memory, shipped_once
 
@@ -227,14 +227,12 @@ def run_sweep(
             if release is not None:
                 kept.setdefault(v, {})[m] = release
             for mid, res in measured.items():
-                rows.append(
-                    {"knob": v, "replicate": m, "metric": mid, "kind": metric_info(mid).kind, "value": res.value}
-                )
+                rows.append(result_row(v, m, replace(res, id=mid)))
                 # Per-record detail (one row per record) is kept for replicate 0 only: M copies of it would hold
                 # the data M times over; detail per target, cell or topic is small and kept for every replicate.
                 if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
                     details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
-    table = pd.DataFrame(rows, columns=["knob", "replicate", "metric", "kind", "value"])
+    table = pd.DataFrame(rows, columns=ROW_COLUMNS)
     return SweepResult(
         dataset=dataset.name,
         fingerprint=dataset.fingerprint,

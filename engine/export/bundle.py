@@ -193,7 +193,7 @@ def release_record(
         seed=release.seed,
         replicate=release.replicate,
         replicates=replicates,
-        metrics={mid: Measured(m.value, m.lo, m.hi, metric_info(mid).kind) for mid, m in metrics.items()},
+        metrics={mid: Measured(m.value, m.lo, m.hi, metric_info(mid).kind, m.chance) for mid, m in metrics.items()},
         measure_settings={
             **{k: v for k, v in settings.values().items() if v is not None},
             INTRUDER_DESCRIPTION: intruder(settings[INTRUDER.name]).describe(),

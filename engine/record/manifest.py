@@ -75,12 +75,14 @@ class MethodStep:
 
 @dataclass(frozen=True)
 class Measured:
-    """A measure at the release's knob: its value, the 95% interval over replicates, risk or utility."""
+    """A measure at the release's knob: its value, its 95% interval (over replicates, or an attack's own), risk
+    or utility, and for an attack the chance level its value is read against."""
 
     value: float | None
     lo: float | None
     hi: float | None
     kind: str
+    chance: float | None = None
 
 
 @dataclass(frozen=True)
@@ -185,7 +187,8 @@ class ReleaseRecord:
         object.__setattr__(self, "method", replace(self.method, params=jsonable(self.method.params)))
         object.__setattr__(self, "dataset", replace(self.dataset, schema=jsonable(self.dataset.schema)))
         finite = {
-            str(k): Measured(jsonable(m.value), jsonable(m.lo), jsonable(m.hi), m.kind) for k, m in self.metrics.items()
+            str(k): Measured(jsonable(m.value), jsonable(m.lo), jsonable(m.hi), m.kind, jsonable(m.chance))
+            for k, m in self.metrics.items()
         }
         object.__setattr__(self, "metrics", finite)
 
@@ -224,7 +227,11 @@ class ReleaseRecord:
             "seed": self.seed,
             "replicate": self.replicate,
             "replicates": self.replicates,
-            "metrics": {k: {"value": v.value, "lo": v.lo, "hi": v.hi, "kind": v.kind} for k, v in self.metrics.items()},
+            "metrics": {
+                k: {"value": v.value, "lo": v.lo, "hi": v.hi, "kind": v.kind}
+                | ({} if v.chance is None else {"chance": v.chance})
+                for k, v in self.metrics.items()
+            },
             "measure_settings": dict(self.measure_settings),
             "decision": None if self.decision is None else self.decision.to_dict(),
             "columns": dict(self.columns),
@@ -278,7 +285,7 @@ class ReleaseRecord:
                 replicate=manifest.get("replicate", 0),
                 replicates=manifest.get("replicates", 1),
                 metrics={
-                    mid: Measured(v.get("value"), v.get("lo"), v.get("hi"), v.get("kind", ""))
+                    mid: Measured(v.get("value"), v.get("lo"), v.get("hi"), v.get("kind", ""), v.get("chance"))
                     for mid, v in manifest.get("metrics", {}).items()
                 },
                 measure_settings=manifest.get("measure_settings", {}),
