@@ -184,5 +184,7 @@ def summarize(rows: pd.DataFrame) -> pd.DataFrame:
         chances = g["chance"].dropna() if "chance" in g.columns else g["value"].iloc[:0]
         chance = float(chances.mean()) if len(chances) else float("nan")
         kind = g["kind"].iloc[0]
-        out.append({"knob": float(knob), "metric": metric, "kind": kind, "mean": mean, "lo": lo, "hi": hi, "chance": chance})
+        out.append(
+            {"knob": float(knob), "metric": metric, "kind": kind, "mean": mean, "lo": lo, "hi": hi, "chance": chance}
+        )
     return pd.DataFrame(out, columns=SUMMARY_COLUMNS)

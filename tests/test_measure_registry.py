@@ -84,7 +84,13 @@ def test_ids_are_unique_and_the_registry_orders_metrics():
         "discernibility",
         "loss_metric",
     ]
-    assert measure_ids("release") == ["release_identification_probability", "classifier_f1_ratio"]
+    assert measure_ids("release") == [
+        "release_identification_probability",
+        "background_document_attack",
+        "background_document_level",
+        "background_author_attack",
+        "classifier_f1_ratio",
+    ]
     assert measure_class("fmr").better == "higher"
     with pytest.raises(ConfigError, match="unknown metric 'nope'"):
         measure_class("nope")

@@ -9,6 +9,11 @@ from engine.errors import ConfigError
 from engine.measures.base import Measure, Target
 from engine.measures.equivalence_classes import Discernibility, LossMetric, QiUniqueShare, SmallestClass
 from engine.measures.risk.attack import AttackIdentificationRate
+from engine.measures.risk.background_attack import (
+    BackgroundAuthorAttack,
+    BackgroundDocumentAttack,
+    BackgroundDocumentLevel,
+)
 from engine.measures.risk.company_attack import SwapAttackAccuracy, SwapMcNemarP
 from engine.measures.risk.counts import (
     AttributeRiskR5P5,
@@ -77,6 +82,10 @@ MEASURES: tuple[type[Measure], ...] = (
     # Measures of the release as a whole, for every method (text and fields together); listed last so that
     # each method's own paper measures stay its first
     ReleaseIdentificationProbability,
+    # Attacks of an intruder holding the background corpus the steward declares (issue 50)
+    BackgroundDocumentAttack,
+    BackgroundDocumentLevel,
+    BackgroundAuthorAttack,
     ClassifierF1Ratio,
 )
 

@@ -27,7 +27,8 @@ from engine.record.replay import ReplaySpec
 
 MANIFEST_VERSION = 1
 """The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
-``manifest_version``, ``csv_escaped``, ``pseudonym_key`` and ``claims``)."""
+``manifest_version``, ``csv_escaped``, ``pseudonym_key`` and ``claims``; ``background`` and an attack's
+``chance`` where there are, read as absent by an older reader's layout)."""
 MANIFEST_JSON = "manifest.json"
 INTRUDER_DESCRIPTION = "intruder_description"
 """The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
@@ -83,6 +84,16 @@ class Measured:
     hi: float | None
     kind: str
     chance: float | None = None
+
+
+@dataclass(frozen=True)
+class BackgroundNote:
+    """The background corpus the attacks assumed the intruder holds: its file's name (never its path), the
+    SHA-256 of its bytes and its number of rows. Never its content."""
+
+    file: str
+    sha256: str
+    rows: int
 
 
 @dataclass(frozen=True)
@@ -180,6 +191,8 @@ class ReleaseRecord:
     guard: GuardRecord | None = None
     claims: tuple[AnonymityClaim, ...] = ()
     """What the release claims of its public tables (k, ℓ, t), which `textsdc verify` checks on them."""
+    background: BackgroundNote | None = None
+    """The background corpus the steward declared for the attacks (None: none)."""
 
     def __post_init__(self) -> None:
         for name in ("measure_settings", "libraries", "columns", "files", "csv_escaped"):
@@ -251,6 +264,9 @@ class ReleaseRecord:
             if self.pseudonym_key is None
             else {"check": self.pseudonym_key.check, "files": list(self.pseudonym_key.files)},
             "claims": [claim_manifest(c) for c in self.claims],
+            "background": None
+            if self.background is None
+            else {"file": self.background.file, "sha256": self.background.sha256, "rows": self.background.rows},
         }
 
     def manifest_text(self) -> str:
@@ -306,6 +322,13 @@ class ReleaseRecord:
                 if not manifest.get("guard")
                 else GuardRecord(dict(manifest["guard"]["replaced"]), tuple(manifest["guard"].get("off", ()))),
                 claims=tuple(claim_from_manifest(c) for c in manifest.get("claims", ())),
+                background=None
+                if not manifest.get("background")
+                else BackgroundNote(
+                    str(manifest["background"]["file"]),
+                    str(manifest["background"]["sha256"]),
+                    int(manifest["background"]["rows"]),
+                ),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{source} is not a textsdc manifest: {exc!r} is missing or of the wrong kind") from None
