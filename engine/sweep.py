@@ -26,7 +26,8 @@ from engine.backends import parallel_backend
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.measures.base import MetricResult
+from engine.measures.attacks import advantage_result
+from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult
 from engine.measures.evaluate import Evaluator, MeasureSettings, check_options
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
@@ -222,16 +223,22 @@ def run_sweep(
                 Parallel(n_jobs=n_jobs, return_as="generator")(calls), steps, steps * len(items), progress, what
             )
         baseline: dict[str, MetricResult] = next(results)[2]
+        unprotected = advantage_result({k.removesuffix(CONFIDENTIAL_SUFFIX): v for k, v in baseline.items()})
+        if unprotected is not None:
+            baseline[unprotected.as_confidential().id] = unprotected.as_confidential()
         for value, m, measured, release in results:
             v = float(value)  # type: ignore[arg-type]  # a release's value (the baseline, None, came first)
             if release is not None:
                 kept.setdefault(v, {})[m] = release
+            worst = advantage_result(measured)
             for mid, res in measured.items():
                 rows.append(result_row(v, m, replace(res, id=mid)))
                 # Per-record detail (one row per record) is kept for replicate 0 only: M copies of it would hold
                 # the data M times over; detail per target, cell or topic is small and kept for every replicate.
                 if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
                     details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
+            if worst is not None:  # the worst applicable attack over chance, a risk axis like any measure
+                rows.append(result_row(v, m, worst))
     table = pd.DataFrame(rows, columns=ROW_COLUMNS)
     return SweepResult(
         dataset=dataset.name,

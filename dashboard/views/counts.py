@@ -116,6 +116,8 @@ def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> kn
         items.append(
             knob_view.card(info.card, display.measure_text(mid, m.value), delta, tone, note=note, help=help_text)
         )
+    worst = knob_view.worst_attack_card(metrics)
+    items = ([] if worst is None else [worst]) + items
     return knob_view.cards(items)
 
 

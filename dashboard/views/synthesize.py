@@ -112,6 +112,8 @@ def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> kn
         )
         help_text = f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
         items.append(knob_view.card(info.label, display.measure_text(mid, m.value), delta, tone, help=help_text))
+    worst = knob_view.worst_attack_card(metrics)
+    items = ([] if worst is None else [worst]) + items
     return knob_view.cards(items, per_row=3)  # six cards side by side would cut their labels short
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from engine import __version__
 from engine.errors import DataError
+from engine.measures.attacks import WorstAttack, worst_attack
 from engine.protect.claims import AnonymityClaim
 from engine.record.decision import Decision
 from engine.record.replay import ReplaySpec
@@ -194,6 +195,11 @@ class ReleaseRecord:
     background: BackgroundNote | None = None
     """The background corpus the steward declared for the attacks (None: none)."""
 
+    @property
+    def worst_attack(self) -> WorstAttack | None:
+        """The worst applicable attack among the measures (`engine.measures.attacks.worst_attack`)."""
+        return worst_attack(self.metrics)
+
     def __post_init__(self) -> None:
         for name in ("measure_settings", "libraries", "columns", "files", "csv_escaped"):
             object.__setattr__(self, name, jsonable(getattr(self, name)))
@@ -264,6 +270,7 @@ class ReleaseRecord:
             if self.pseudonym_key is None
             else {"check": self.pseudonym_key.check, "files": list(self.pseudonym_key.files)},
             "claims": [claim_manifest(c) for c in self.claims],
+            "worst_attack": None if self.worst_attack is None else jsonable(self.worst_attack.to_dict()),
             "background": None
             if self.background is None
             else {"file": self.background.file, "sha256": self.background.sha256, "rows": self.background.rows},
