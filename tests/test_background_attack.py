@@ -108,3 +108,18 @@ def test_the_command_line_takes_a_background_and_the_bundle_records_its_checksum
     assert record.replay_spec.options["background"] == str(bg)
     manifest = (out / "manifest.json").read_text(encoding="utf-8")
     assert "turbine" not in manifest and "freight" not in manifest  # the background's texts are not in it
+
+
+def test_compare_takes_the_worst_attack_as_its_risk_axis(tmp_path):
+    from engine.compare import compare_methods
+    from engine.measures.attacks import WORST_ATTACK
+
+    data = background_dataset()
+    options = MeasureSettings(background=str(background_file(tmp_path)))
+    comparison = compare_methods(data, [("redact", {"use_ner": False}), ("kanon", {})], options=options)
+    assert WORST_ATTACK in comparison.common("risk")
+    front = comparison.frontier(WORST_ATTACK, comparison.default_pair()[1])
+    # the worst attack over chance: the passages' attack at 1 against a chance of 1/4 on the unprotected text
+    redact = front[front["method"] == "redact"]
+    assert redact["risk"].max() == pytest.approx(0.75)
+    assert comparison.to_json(WORST_ATTACK, comparison.default_pair()[1])["frontier"]["risk"] == WORST_ATTACK
