@@ -22,7 +22,6 @@ the model grows with the number of labels, not with the corpus; coefficients are
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from engine.data.background import Background, read_background
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.measures.base import Attack, Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
+from engine.measures.risk.binomial import wilson
 from engine.protect.params import Param
 
 if TYPE_CHECKING:
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 WORD_FEATURES = 50_000
 CHAR_FEATURES = 100_000
 SVM_C = 1.0
-Z95 = 1.959963984540054
 
 BACKGROUND = Param(
     "background",
@@ -59,17 +58,6 @@ BACKGROUND = Param(
     label="Background corpus",
 )
 """The background corpus a steward declares, a setting of the background attacks."""
-
-
-def wilson(successes: int, n: int) -> tuple[float, float]:
-    """Wilson's 95% score interval of a binomial share ``successes``/``n`` (0–1 for n = 0)."""
-    if n <= 0:
-        return 0.0, 1.0
-    p = successes / n
-    z2 = Z95 * Z95
-    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def document_label(dataset: Dataset, background: Background) -> str | None:
