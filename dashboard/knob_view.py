@@ -74,11 +74,11 @@ def worst_attack_card(metrics: Mapping[str, MetricResult]) -> dict | None:
     if worst is None:
         return None
     info = metric_info(worst.id)
-    interval = "" if worst.lo is None or worst.hi is None else f" [{info.format(worst.lo)}–{info.format(worst.hi)}]"
+    interval = "" if worst.lo is None or worst.hi is None else f"[{info.format(worst.lo)}–{info.format(worst.hi)}], "
     return card(
         f"Worst attack: {info.card}",
-        f"{info.format(worst.value)}{interval}",
-        note=f"chance {info.format(worst.chance)}",
+        info.format(worst.value),
+        note=f"{interval}chance {info.format(worst.chance)}",
         help=f"{worst.sentence()}\n\nOf the attacks measured, the one furthest above its chance level (value − chance "
         f"= {info.format(worst.advantage)}). {info.meaning}",
     )

@@ -82,7 +82,9 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
         seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key=PREFIX + "seed", persist_state="session"))
         values = widgets.setting_widgets(("numeric", "release"), dataset, chosen)
     options = session.guarded(
-        lambda: MeasureSettings.from_values(values | {"intruder": widgets.intruder_picker(dataset)})
+        lambda: MeasureSettings.from_values(
+            values | {"intruder": widgets.intruder_picker(dataset), "background": session.background()}
+        )
     )
     if options is None:
         return None

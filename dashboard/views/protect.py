@@ -511,7 +511,8 @@ def render() -> None:
     with st.expander("Measure settings"):
         options = session.guarded(
             lambda: MeasureSettings.from_values(
-                widgets.setting_widgets(("text", "release"), dataset) | {"intruder": intruder}
+                widgets.setting_widgets(("text", "release"), dataset)
+                | {"intruder": intruder, "background": session.background()}
             )
         )
     if options is None:

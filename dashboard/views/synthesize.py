@@ -82,7 +82,8 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
         values = widgets.setting_widgets(("categorical", "release"), dataset, fields)
     options = session.guarded(
         lambda: MeasureSettings.from_values(
-            values | {"intruder": widgets.intruder_picker(dataset)}, tuple(params.get("vendor_keywords", ()))
+            values | {"intruder": widgets.intruder_picker(dataset), "background": session.background()},
+            tuple(params.get("vendor_keywords", ())),
         )
     )
     if options is None:
