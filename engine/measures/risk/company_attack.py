@@ -258,7 +258,7 @@ class SwapAttackAccuracy(_SwapAttack):
         outcomes = self._attack(view)
         named = outcomes["post"].to_numpy(bool)
         lo, hi = wilson(int(named.sum()), len(named))
-        chance = 1.0 / len(self._intruder.model.steps[-1][1].classes_)
+        chance = 1.0 / len(self._intruder.model.steps[-1][1].classes_)  # type: ignore[attr-defined]
         return MetricResult(self.id, float(named.mean()), self.summary(outcomes), lo=lo, hi=hi, chance=chance)
 
 
