@@ -26,7 +26,7 @@ from engine.backends import parallel_backend
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
-from engine.measures.attacks import advantage_result
+from engine.measures.attacks import WORST_ATTACK, advantage_result
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult
 from engine.measures.evaluate import Evaluator, MeasureSettings, check_options
 from engine.progress import Progress, no_progress
@@ -262,7 +262,9 @@ def run_sweep(
 
 
 def metrics_with_intervals(sweep: SweepResult, value: float) -> dict[str, MetricResult]:
-    """The metrics at one knob value (mean and interval over replicates) plus the unprotected baselines."""
+    """The metrics at one knob value (mean and interval over replicates) plus the unprotected baselines: the
+    measures a release records. The worst attack's advantage over chance (`WORST_ATTACK`, a sweep's row for the
+    frontier) is left out: a release record derives its worst attack from the attacks themselves."""
     out = sweep.metrics_at(value)
     out.update(sweep.baseline)
-    return out
+    return {k: v for k, v in out.items() if k.removesuffix(CONFIDENTIAL_SUFFIX) != WORST_ATTACK}
