@@ -26,7 +26,10 @@ class AttacksSection(ReportSection):
             m, info = report.metrics[mid], METRICS[mid]
             attack = info.attack
             assert attack is not None
-            interval = "—" if m.lo is None or m.hi is None else f"{info.format(m.lo)} – {info.format(m.hi)}"
+            lo, hi = m.lo, m.hi
+            interval = (
+                f"{info.format(lo)} – {info.format(hi)}" if lo is not None and hi is not None and hi > lo else "—"
+            )
             chance = "—" if m.chance is None else info.format(m.chance)
             held = "; ".join(HOLDINGS[h] for h in attack.holds)
             rows.append(
