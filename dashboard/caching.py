@@ -13,7 +13,10 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from engine.data.background import read_background
+from engine.errors import TextsdcError
 from engine.measures.evaluate import MeasureSettings
+from engine.measures.risk.background_attack import BACKGROUND
 from engine.progress import Progress
 from engine.protect.base import Protector
 
@@ -108,4 +111,14 @@ def progress_reporter(placeholder: Any) -> Progress:
 
 
 def options_key(options: MeasureSettings | None) -> str:
-    return repr(options or MeasureSettings())
+    """The measure settings as a cache key: their values, and the checksum of a declared background corpus (a
+    file changed in place is another background)."""
+    options = options or MeasureSettings()
+    path = options[BACKGROUND.name]
+    if path is None:
+        return repr(options)
+    try:
+        digest = read_background(path).sha256
+    except TextsdcError:
+        digest = "unreadable"
+    return f"{options!r} background={digest}"

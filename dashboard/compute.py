@@ -42,7 +42,7 @@ from engine.protect.base import Fitted, Protector, Release
 from engine.report.samples import SAMPLE_RECORDS
 from engine.report.samples import sample_records as engine_sample_records
 from engine.results import SweepResult
-from engine.sweep import make_release, metrics_with_intervals, run_sweep
+from engine.sweep import make_release, run_sweep
 
 
 def method_names(changes: str = "text", kinds: tuple[str, ...] = ()) -> list[str]:
@@ -276,9 +276,10 @@ def nearest_grid_value(grid: list[float], value: float) -> float:
 
 
 def metrics_at(sweep: SweepResult, value: float) -> dict[str, MetricResult]:
-    """Mean, interval and baseline of every metric at the grid value nearest ``value`` (kept with the sweep)."""
+    """Mean, interval and baseline of every metric at the grid value nearest ``value`` (kept with the sweep), the
+    worst attack's advantage over chance among them (a risk measure the page's frontier may take)."""
     at = nearest_grid_value(sweep.grid, value)
-    return dict(prepared(sweep, ("metrics", at), lambda: metrics_with_intervals(sweep, at)))
+    return dict(prepared(sweep, ("metrics", at), lambda: sweep.metrics_at(at) | sweep.baseline))
 
 
 def metric_ids(sweep: SweepResult, kind: str) -> list[str]:

@@ -23,7 +23,7 @@ import math
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,8 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from engine.atomic import atomic_write_text
+from engine.measures.attacks import worst_attack
+from engine.measures.base import MetricResult, metric_info
 from engine.paths import cache_dir
 from engine.protect.base import Knob
 
@@ -62,6 +64,24 @@ def html(fragment: str) -> Block:
 def card(label: str, value: str, delta: str | None = None, tone: str = "off", note: str = "", help: str = "") -> dict:
     """One measure card: ``tone`` colours the delta (good, bad or off)."""
     return {"label": label, "value": value, "delta": delta, "tone": tone, "note": note, "help": help}
+
+
+def worst_attack_card(metrics: Mapping[str, MetricResult]) -> dict | None:
+    """The card of the release's worst applicable attack (`engine.measures.attacks.worst_attack`): "Worst attack:
+    <name>", its value and interval, its chance level; what the intruder holds and assumes behind the "?" (None:
+    no attack measured with a chance level)."""
+    worst = worst_attack(metrics)
+    if worst is None:
+        return None
+    info = metric_info(worst.id)
+    interval = "" if worst.lo is None or worst.hi is None else f"[{info.format(worst.lo)}–{info.format(worst.hi)}], "
+    return card(
+        f"Worst attack: {info.card}",
+        info.format(worst.value),
+        note=f"{interval}chance {info.format(worst.chance)}",
+        help=f"{worst.sentence()}\n\nOf the attacks measured, the one furthest above its chance level (value − chance "
+        f"= {info.format(worst.advantage)}). {info.meaning}",
+    )
 
 
 def cards(items: Sequence[dict], per_row: int | None = None) -> Block:

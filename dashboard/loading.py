@@ -16,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard.caching import demo_slot
+from engine.atomic import atomic_path
 from engine.data.dataset import Dataset
 from engine.data.delimited import BAD_ROWS_ADVICE, DELIMITERS, delimiter_advice
 from engine.data.demos import DEMOS_DIR, DemoInfo, is_demo, list_demos
@@ -142,6 +143,18 @@ def _upload_folder() -> tempfile.TemporaryDirectory:
     base = cache_dir() / "uploads"
     base.mkdir(parents=True, exist_ok=True)
     return tempfile.TemporaryDirectory(dir=base)
+
+
+def save_background(filename: str, data: bytes) -> Path:
+    """An uploaded background corpus kept in the textsdc cache (``backgrounds/<checksum>/<name>``), where the
+    attacks read it while the pages sweep and the replay command names it; the same bytes are kept once."""
+    folder = cache_dir() / "backgrounds" / hashlib.sha256(data).hexdigest()[:16]
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / _safe_name(filename)
+    if not path.is_file():
+        with atomic_path(path) as tmp:
+            tmp.write_bytes(data)
+    return path
 
 
 def upload_table(

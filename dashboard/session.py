@@ -84,6 +84,15 @@ REPLICATES_KEY = "protect_replicates"
 SEED_KEY = "protect_seed"
 
 
+BACKGROUND_KEY = "background_corpus"
+"""The path of the background corpus the steward declared on the Data page (absent: none)."""
+
+
+def background() -> str | None:
+    """The background corpus the steward declared on the Data page, as the measure setting ``background``."""
+    return st.session_state.get(BACKGROUND_KEY)
+
+
 def knob_key(method: str) -> str:
     """The session-state key of the knob slider of ``method``."""
     return f"knob::{method}"

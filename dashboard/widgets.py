@@ -18,6 +18,7 @@ from engine.errors import TextsdcError
 from engine.measures.base import Target
 from engine.measures.intruders import INTRUDER, intruder
 from engine.measures.registry import setting_parameters
+from engine.measures.risk.background_attack import BACKGROUND
 from engine.protect import METHODS, schema_parameters
 from engine.protect.params import Param
 
@@ -213,7 +214,7 @@ def setting_widgets(targets: tuple[Target, ...], dataset: Dataset, synthesized: 
     `MeasureSettings.from_values`. A FIELD=LEVEL setting offers the levels of the ``synthesized`` fields."""
     out: dict[str, Any] = {}
     for p in setting_parameters(targets):
-        if p.name == INTRUDER.name:
+        if p.name in (INTRUDER.name, BACKGROUND.name):  # the background is declared on the Data page
             continue
         key = _key("measures", p, dataset)
         out[p.name] = (

@@ -217,12 +217,17 @@ def _shown(value: Any) -> str:
 
 
 def metrics_table(metrics: Mapping[str, MetricResult]) -> dict[str, dict[str, float | None]]:
-    """Measures as plain numbers (value, lo, hi; None for not a number), as a session file keeps them."""
+    """Measures as plain numbers (value, lo, hi and, for an attack, chance; None for not a number), as a session
+    file keeps them."""
 
     def plain(v: float | None) -> float | None:
         return None if v is None or not np.isfinite(v) else float(v)
 
-    return {mid: {"value": plain(m.value), "lo": plain(m.lo), "hi": plain(m.hi)} for mid, m in sorted(metrics.items())}
+    return {
+        mid: {"value": plain(m.value), "lo": plain(m.lo), "hi": plain(m.hi)}
+        | ({} if m.chance is None else {"chance": plain(m.chance)})
+        for mid, m in sorted(metrics.items())
+    }
 
 
 @dataclass

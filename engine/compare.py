@@ -56,10 +56,10 @@ class Comparison:
     """The measure settings every method was measured with (`MeasureSettings.values`: the intruder preset, ...)."""
 
     def rows(self) -> pd.DataFrame:
-        """One row per (method, knob value, measure): method, knob, metric, kind, mean, lo, hi."""
+        """One row per (method, knob value, measure): method, knob, metric, kind, mean, lo, hi, chance."""
         frames = [s.summary.assign(method=m) for m, s in self.sweeps.items()]
         out = pd.concat(frames, ignore_index=True)
-        return out[["method", "knob", "metric", "kind", "mean", "lo", "hi"]]
+        return out.reindex(columns=["method", "knob", "metric", "kind", "mean", "lo", "hi", "chance"])
 
     def common(self, kind: str) -> list[str]:
         """The measures of ``kind`` ("risk" or "utility") every method took, in the first method's order."""

@@ -249,7 +249,9 @@ def _pin(value: Any, where: str) -> Pin:
     for mid, m in obj.mapping("metrics").items():
         numbers = JsonObject(m, f"{where}.metrics.{mid}")
         metrics[mid] = {
-            part: None if numbers.value.get(part) is None else numbers.number(part) for part in ("value", "lo", "hi")
+            part: None if numbers.value.get(part) is None else numbers.number(part)
+            for part in ("value", "lo", "hi", "chance")
+            if part != "chance" or part in numbers.value
         }
     warnings = obj.items("warnings")
     if not all(isinstance(w, str) for w in warnings):
@@ -283,6 +285,9 @@ def format_measure(metric_id: str, m: Mapping[str, float | None]) -> str:
     lo, hi = m.get("lo"), m.get("hi")
     if lo is not None and hi is not None and hi > lo:
         text += f" [{info.format(lo)}, {info.format(hi)}]"
+    chance = m.get("chance")
+    if chance is not None:
+        text += f", chance {info.format(chance)}"
     return text
 
 
@@ -296,7 +301,7 @@ def differences(
         if a is None or b is None:
             out.append(f"{mid}: {'not measured now' if b is None else 'not measured when saved'}")
             continue
-        for part in ("value", "lo", "hi"):
+        for part in ("value", "lo", "hi", "chance"):
             x, y = a.get(part), b.get(part)
             if (x is None) != (y is None) or (
                 x is not None and y is not None and not np.isclose(x, y, rtol=1e-9, atol=1e-12)

@@ -31,8 +31,10 @@ def interval95(values: np.ndarray) -> tuple[float, float, float]:
 class SweepResult:
     """Results of a knob grid × M replicates.
 
-    rows:     one row per (knob, replicate, metric): columns knob, replicate, metric, kind, value.
-    summary:  one row per (knob, metric): columns knob, metric, kind, mean, lo, hi.
+    rows:     one row per (knob, replicate, metric): columns knob, replicate, metric, kind, value, and the
+              release's own interval and chance level where the measure gives them (lo, hi, chance; NaN
+              otherwise: `MetricResult`).
+    summary:  one row per (knob, metric): columns knob, metric, kind, mean, lo, hi, chance (`summarize`).
     baseline: metrics on the unprotected data, ids with the ``_confidential`` suffix.
     details:  per-record detail at each knob: ``details[knob][metric_id]`` is a DataFrame with a
               ``replicate`` column (use `detail` to pick one replicate).
@@ -86,7 +88,15 @@ class SweepResult:
             raise KeyError(f"no result for {metric} at {self.knob.symbol}={knob}")
         r = s.iloc[0]
         detail = self.detail(knob, metric)
-        return MetricResult(metric, float(r["mean"]), detail=detail, lo=float(r["lo"]), hi=float(r["hi"]))
+        chance = r.get("chance")
+        return MetricResult(
+            metric,
+            float(r["mean"]),
+            detail=detail,
+            lo=float(r["lo"]),
+            hi=float(r["hi"]),
+            chance=None if chance is None or pd.isna(chance) else float(chance),
+        )
 
     def metrics_at(self, knob: float) -> dict[str, MetricResult]:
         return {m: self.metric_at(knob, m) for m in self.metric_ids}
@@ -121,7 +131,10 @@ class SweepResult:
             "seed": self.seed,
             "rows": self.rows.to_dict(orient="records"),
             "summary": self.summary.to_dict(orient="records"),
-            "baseline": {k: {"value": v.value, "kind": metric_info(k).kind} for k, v in self.baseline.items()},
+            "baseline": {
+                k: {"value": v.value, "lo": v.lo, "hi": v.hi, "chance": v.chance, "kind": metric_info(k).kind}
+                for k, v in self.baseline.items()
+            },
             "skipped": self.skipped,
             "notes": self.notes,
             "tasks": self.tasks,
@@ -130,10 +143,48 @@ class SweepResult:
         }
 
 
+ROW_COLUMNS = ["knob", "replicate", "metric", "kind", "value", "lo", "hi", "chance"]
+"""The columns of `SweepResult.rows`."""
+SUMMARY_COLUMNS = ["knob", "metric", "kind", "mean", "lo", "hi", "chance"]
+"""The columns of `SweepResult.summary`."""
+
+
+def result_row(knob: float, replicate: int, result: MetricResult) -> dict[str, Any]:
+    """One row of `SweepResult.rows`: the release's value with its own interval and chance level (NaN where the
+    measure gives none)."""
+
+    def number(v: float | None) -> float:
+        return float("nan") if v is None else float(v)
+
+    return {
+        "knob": knob,
+        "replicate": replicate,
+        "metric": result.id,
+        "kind": metric_info(result.id).kind,
+        "value": result.value,
+        "lo": number(result.lo),
+        "hi": number(result.hi),
+        "chance": number(result.chance),
+    }
+
+
 def summarize(rows: pd.DataFrame) -> pd.DataFrame:
-    """Mean and 95% interval over replicates for each (knob, metric)."""
+    """Mean and 95% interval over replicates for each (knob, metric), and the chance level (its mean over the
+    replicates, NaN for a measure that has none).
+
+    Where a measure gives each release an interval of its own (an attack's binomial interval), the interval is
+    the widest of the spread over replicates and the mean of the releases' own intervals: with one replicate it
+    is the release's own, not a point."""
     out = []
     for (knob, metric), g in rows.groupby(["knob", "metric"], sort=True):
         mean, lo, hi = interval95(g["value"].to_numpy())
-        out.append({"knob": float(knob), "metric": metric, "kind": g["kind"].iloc[0], "mean": mean, "lo": lo, "hi": hi})
-    return pd.DataFrame(out, columns=["knob", "metric", "kind", "mean", "lo", "hi"])
+        own = g.dropna(subset=["lo", "hi"]) if {"lo", "hi"} <= set(g.columns) else g.iloc[:0]
+        if len(own) and not math.isnan(mean):
+            lo, hi = min(lo, float(own["lo"].mean())), max(hi, float(own["hi"].mean()))
+        chances = g["chance"].dropna() if "chance" in g.columns else g["value"].iloc[:0]
+        chance = float(chances.mean()) if len(chances) else float("nan")
+        kind = g["kind"].iloc[0]
+        out.append(
+            {"knob": float(knob), "metric": metric, "kind": kind, "mean": mean, "lo": lo, "hi": hi, "chance": chance}
+        )
+    return pd.DataFrame(out, columns=SUMMARY_COLUMNS)

@@ -27,11 +27,12 @@ from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.knob_range import refine as refine_grid
-from engine.measures.base import MetricResult, metric_info
+from engine.measures.attacks import WORST_ATTACK, advantage_result
+from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult
 from engine.measures.evaluate import Evaluator, MeasureSettings, check_options
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
-from engine.results import SweepResult, summarize
+from engine.results import ROW_COLUMNS, SweepResult, result_row, summarize
 from engine.text.kept import sharing
 from engine.workers import Report, Shipped, map_reporting, return_free_memory, shipped_once
 
@@ -226,19 +227,23 @@ def run_sweep(
                 Parallel(n_jobs=n_jobs, return_as="generator")(calls), steps, steps * len(items), progress, what
             )
         baseline: dict[str, MetricResult] = next(results)[2] if measure_baseline else {}
+        unprotected = advantage_result({k.removesuffix(CONFIDENTIAL_SUFFIX): v for k, v in baseline.items()})
+        if unprotected is not None:
+            baseline[unprotected.as_confidential().id] = unprotected.as_confidential()
         for value, m, measured, release in results:
             v = float(value)  # type: ignore[arg-type]  # a release's value (the baseline, None, came first)
             if release is not None:
                 kept.setdefault(v, {})[m] = release
+            worst = advantage_result(measured)
             for mid, res in measured.items():
-                rows.append(
-                    {"knob": v, "replicate": m, "metric": mid, "kind": metric_info(mid).kind, "value": res.value}
-                )
+                rows.append(result_row(v, m, replace(res, id=mid)))
                 # Per-record detail (one row per record) is kept for replicate 0 only: M copies of it would hold
                 # the data M times over; detail per target, cell or topic is small and kept for every replicate.
                 if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
                     details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
-    table = pd.DataFrame(rows, columns=["knob", "replicate", "metric", "kind", "value"])
+            if worst is not None:  # the worst applicable attack over chance, a risk axis like any measure
+                rows.append(result_row(v, m, worst))
+    table = pd.DataFrame(rows, columns=ROW_COLUMNS)
     result = SweepResult(
         dataset=dataset.name,
         fingerprint=dataset.fingerprint,
@@ -308,7 +313,9 @@ def merged(base: SweepResult, added: list[SweepResult]) -> SweepResult:
 
 
 def metrics_with_intervals(sweep: SweepResult, value: float) -> dict[str, MetricResult]:
-    """The metrics at one knob value (mean and interval over replicates) plus the unprotected baselines."""
+    """The metrics at one knob value (mean and interval over replicates) plus the unprotected baselines: the
+    measures a release records. The worst attack's advantage over chance (`WORST_ATTACK`, a sweep's row for the
+    frontier) is left out: a release record derives its worst attack from the attacks themselves."""
     out = sweep.metrics_at(value)
     out.update(sweep.baseline)
-    return out
+    return {k: v for k, v in out.items() if k.removesuffix(CONFIDENTIAL_SUFFIX) != WORST_ATTACK}

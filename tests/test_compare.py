@@ -26,7 +26,7 @@ def test_every_method_is_swept_with_the_same_seed_and_measures(comparison):
     rows = comparison.rows()
     assert set(rows["method"]) == {"redact", "md"}
     assert comparison.seed == 3 and all(s.seed == 3 for s in comparison.sweeps.values())
-    assert set(rows.columns) == {"method", "knob", "metric", "kind", "mean", "lo", "hi"}
+    assert set(rows.columns) == {"method", "knob", "metric", "kind", "mean", "lo", "hi", "chance"}
     assert comparison.default_pair()[0] == "release_identification_probability"  # the whole-release intruder
 
 

@@ -718,12 +718,14 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
     assert sweep.knob.symbol == "λ" and chosen.knob == 1.0 and len(sweep.grid) == 8
     cards = view_cards(at)
     assert set(cards) == {
+        "Worst attack: Whole-release identification probability",  # of the attacks measured, furthest above chance
         "Attribute risk AR (±5, ±5%)",
         "Expected matches EMR",
         "False matches FMR",
         "Propensity utility Up",
         "Interval overlap",
     }, cards
+    assert "chance" in cards["Worst attack: Whole-release identification probability"]["note"]
     assert cards["False matches FMR"]["note"] == "Risk · higher is better"  # which direction is better, said
     assert cards["Expected matches EMR"]["note"] == "Risk · lower is better"
     assert all("e+" not in c["value"] for c in cards.values())  # large values with separators, never exponents

@@ -188,3 +188,15 @@ def test_a_card_shows_no_change_from_an_unprotected_value_at_an_end_of_the_range
     assert not shows("cell_difference_1way", 0.0, 0.2) and not shows("pmse_ratio", 0.0, 1.4)
     assert shows("attack_identification_rate", 0.08, 0.003)
     assert not shows("attack_identification_rate", float("nan"), 0.003)
+
+
+def test_the_worst_attack_card_names_the_attack_its_interval_and_chance():
+    from dashboard.knob_view import worst_attack_card
+    from engine.measures.base import MetricResult
+
+    mid = "background_document_attack"
+    worst = worst_attack_card({mid: MetricResult(mid, 0.652, lo=0.61, hi=0.69, chance=1 / 225)})
+    assert worst is not None
+    assert (worst["label"], worst["value"]) == ("Worst attack: Background passage attack", "0.652")
+    assert worst["note"] == "[0.610–0.690], chance 0.004" and "background corpus" in worst["help"]
+    assert worst_attack_card({"unigram_cosine": MetricResult("unigram_cosine", 0.9)}) is None

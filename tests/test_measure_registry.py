@@ -86,6 +86,9 @@ def test_ids_are_unique_and_the_registry_orders_metrics():
     ]
     assert measure_ids("release") == [
         "release_identification_probability",
+        "background_document_attack",
+        "background_document_level",
+        "background_author_attack",
         "classifier_f1_ratio",
         "singling_out_risk",
         "linkability_risk",

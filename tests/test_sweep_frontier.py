@@ -50,6 +50,28 @@ def test_interval_is_the_central_95_percent_of_replicates():
     assert (mean, lo, hi) == (50.0, 2.5, 97.5)
 
 
+def test_a_releases_own_interval_and_chance_travel_into_the_summary():
+    rows = pd.DataFrame(
+        [
+            {"knob": 0.0, "replicate": 0, "metric": "risk_m", "kind": "risk", "value": 0.5, "lo": 0.3, "hi": 0.7}
+            | {"chance": 0.25},
+            {"knob": 1.0, "replicate": 0, "metric": "risk_m", "kind": "risk", "value": 0.4, "lo": 0.35, "hi": 0.45}
+            | {"chance": 0.25},
+            {"knob": 1.0, "replicate": 1, "metric": "risk_m", "kind": "risk", "value": 0.2, "lo": 0.15, "hi": 0.25}
+            | {"chance": 0.25},
+            {"knob": 0.0, "replicate": 0, "metric": "util_m", "kind": "utility", "value": 0.9}
+            | {"lo": np.nan, "hi": np.nan, "chance": np.nan},
+        ]
+    )
+    s = summarize(rows).set_index(["knob", "metric"])
+    # one replicate: the release's own interval, not a point
+    assert tuple(s.loc[(0.0, "risk_m"), ["mean", "lo", "hi", "chance"]]) == (0.5, 0.3, 0.7, 0.25)
+    # two replicates: the widest of their spread (0.205–0.395) and their own intervals' mean (0.25–0.35)
+    lo, hi = s.loc[(1.0, "risk_m"), ["lo", "hi"]]
+    assert np.isclose(lo, 0.205) and np.isclose(hi, 0.395)
+    assert np.isnan(s.loc[(0.0, "util_m"), "chance"]) and s.loc[(0.0, "util_m"), "lo"] == 0.9
+
+
 def test_replicate_streams_are_the_seed_sequence_children():
     a = replicate_rng(7, 3, 1).random(4)
     b = np.random.default_rng(np.random.SeedSequence(7).spawn(3)[1]).random(4)
@@ -66,12 +88,12 @@ def test_sweep_is_tidy_deterministic_and_monotone(tiny_dataset):
     b = run_sweep(tiny_dataset, protector, replicates=5, seed=3)
     pd.testing.assert_frame_equal(a.rows, b.rows)
     assert a.replicates == 1  # a deterministic method is measured once per knob value
-    assert list(a.rows.columns) == ["knob", "replicate", "metric", "kind", "value"]
-    assert list(a.summary.columns) == ["knob", "metric", "kind", "mean", "lo", "hi"]
+    assert list(a.rows.columns) == ["knob", "replicate", "metric", "kind", "value", "lo", "hi", "chance"]
+    assert list(a.summary.columns) == ["knob", "metric", "kind", "mean", "lo", "hi", "chance"]
     assert calls and calls[-1][0] == calls[-1][1]
     # the bar moves once a release is made and at each of its measures, the unprotected data's measures first
     steps = [c for c in calls if c[2] == "protecting and measuring"]
-    total = (1 + a.rows.metric.nunique()) * (len(a.grid) + 1)
+    total = (1 + a.rows.metric.nunique() - 1) * (len(a.grid) + 1)  # the worst attack is no measure of its own
     done = [c[0] for c in steps]
     assert {c[1] for c in steps} == {total} and done == sorted(done) and sorted(set(done)) == list(range(total + 1))
     risk = a.summary[a.summary.metric == "attack_identification_rate"].sort_values("knob")["mean"].to_numpy()
@@ -143,7 +165,8 @@ def test_releases_are_measured_with_one_thread_whatever_the_jobs(tiny_dataset):
     for jobs in (1, 2):
         evaluator = ThreadCounting(tiny_dataset, fields=["mood"])
         sweep = run_sweep(tiny_dataset, protector, grid=[1e-3], replicates=2, jobs=jobs, evaluator=evaluator)
-        assert set(sweep.rows["value"]) == {1.0}, jobs
+        measured = sweep.rows[sweep.rows["metric"] != "worst_attack"]  # derived from the attacks' values
+        assert set(measured["value"]) == {1.0}, jobs
 
 
 def test_fits_are_cached_on_disk(tiny_dataset, _private_cache):

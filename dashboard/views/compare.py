@@ -71,7 +71,7 @@ def _methods_frontier(dataset) -> None:
     if len(chosen) < 2:
         st.info("Choose at least two methods to compare.")
         return
-    measures = MeasureSettings(intruder=widgets.intruder_picker(dataset))
+    measures = MeasureSettings(intruder=widgets.intruder_picker(dataset), background=session.background())
     ready = all(compute.sweep_ready(dataset, m, replicates, seed, {}, measures) for m in chosen)
     settings = (dataset.fingerprint, tuple(chosen), replicates, seed)
     if st.session_state.pop(REQUESTED_KEY, False):

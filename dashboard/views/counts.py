@@ -82,7 +82,9 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
         seed = int(b.number_input("Seed", 0, 2**31 - 1, step=1, key=PREFIX + "seed", persist_state="session"))
         values = widgets.setting_widgets(("numeric", "release"), dataset, chosen)
     options = session.guarded(
-        lambda: MeasureSettings.from_values(values | {"intruder": widgets.intruder_picker(dataset)})
+        lambda: MeasureSettings.from_values(
+            values | {"intruder": widgets.intruder_picker(dataset), "background": session.background()}
+        )
     )
     if options is None:
         return None
@@ -116,6 +118,8 @@ def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> kn
         items.append(
             knob_view.card(info.card, display.measure_text(mid, m.value), delta, tone, note=note, help=help_text)
         )
+    worst = knob_view.worst_attack_card(metrics)
+    items = ([] if worst is None else [worst]) + items
     return knob_view.cards(items)
 
 

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import display, loading, session
+from engine.data.background import read_background
 from engine.data.delimited import SHOWN_ROWS, described
 from engine.data.demos import DemoInfo
 from engine.data.readers import TableRead
@@ -387,6 +388,47 @@ def _preview() -> None:
     )
 
 
+def _background() -> None:
+    """The background corpus the steward declares: what an intruder may already hold (an upload, kept in the
+    textsdc cache, or a file on this machine); the background attacks of every page train on it."""
+    st.subheader("Background corpus")
+    st.caption(
+        "Texts an intruder may already hold: public documents of the same sources (another quarter's calls of "
+        "the same companies, other posts by the same authors), with the author column or a document field of "
+        "the data (such as the company). The background attacks train on it and name each released text's "
+        "author or document; the bundle records the file's name, checksum and rows, never its content."
+    )
+    c1, c2 = st.columns(2)
+    upload = c1.file_uploader(
+        "Upload a background file",
+        type=list(loading.UPLOAD_TYPES),
+        key="background_upload",
+        help="Read as the data is.",
+    )
+    path = c2.text_input("Or a file on this machine", key="background_path", placeholder="/path/to/background.jsonl")
+    if st.button("Use this background", key="background_use", disabled=upload is None and not path.strip()):
+        chosen = session.guarded(
+            lambda: str(loading.save_background(upload.name, upload.getvalue())) if upload is not None else path.strip()
+        )
+        corpus = None if chosen is None else session.guarded(lambda: read_background(chosen))
+        if corpus is not None:
+            st.session_state[session.BACKGROUND_KEY] = chosen
+    current = session.background()
+    if current is None:
+        st.caption("No background declared: the background attacks are not measured.")
+        return
+    corpus = session.guarded(lambda: read_background(current))
+    if corpus is not None:
+        st.success(
+            f"Background in use: {display.md_escape(corpus.name)}, "
+            f"{display.counted(corpus.rows, 'text')} (column {display.md_escape(corpus.text)}), "
+            f"SHA-256 {corpus.sha256[:12]}…"
+        )
+    if st.button("Remove the background", key="background_remove"):
+        st.session_state.pop(session.BACKGROUND_KEY, None)
+        st.rerun()
+
+
 def render() -> None:
     """The Data page."""
     st.title("Data")
@@ -405,6 +447,7 @@ def render() -> None:
     if source is not None:
         _mapping(source)
     _preview()
+    _background()
 
 
 if __name__ == "__main__":

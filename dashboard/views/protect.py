@@ -25,6 +25,7 @@ from engine.figures.text import (
     metric_along_knob_figure,
 )
 from engine.knob_range import onset_text, utility_onset
+from engine.measures.attacks import WORST_ATTACK
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.registry import measure_class
 from engine.measures.settings import MeasureSettings
@@ -95,10 +96,14 @@ MAX_CARDS_PER_ROW = 4
 def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> list[knob_view.Block]:
     """One card per measure at a grid value: value, change from the unprotected data, interval over replicates
     and what the measure means."""
-    own = [m for m in sweep.metric_ids if sweep.method in measure_class(m).methods]
-    ids = own + [m for m in sweep.metric_ids if m not in own]  # the method's own measures first
-    per_row = math.ceil(len(ids) / math.ceil(len(ids) / MAX_CARDS_PER_ROW))  # more rows rather than clipped labels
-    items = [_metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential")) for mid in ids]
+    measured = [m for m in sweep.metric_ids if m != WORST_ATTACK]  # the worst attack has its own card, first
+    own = [m for m in measured if sweep.method in measure_class(m).methods]
+    ids = own + [m for m in measured if m not in own]  # the method's own measures first
+    worst = knob_view.worst_attack_card(metrics)
+    items = ([] if worst is None else [worst]) + [
+        _metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential")) for mid in ids
+    ]
+    per_row = math.ceil(len(items) / math.ceil(len(items) / MAX_CARDS_PER_ROW))  # more rows rather than clipped labels
     return [knob_view.cards(items, per_row)]
 
 
@@ -560,7 +565,10 @@ def render() -> None:
                 )
         with st.expander("Intruder and measure settings"):
             intruder = widgets.intruder_picker(dataset)
-            values = widgets.setting_widgets(("text", "release"), dataset) | {"intruder": intruder}
+            values = widgets.setting_widgets(("text", "release"), dataset) | {
+                "intruder": intruder,
+                "background": session.background(),
+            }
     # a setting refused is said in sight, not in the closed expander
     options = session.guarded(lambda: MeasureSettings.from_values(values))
     replicates = compute.effective_replicates(method, replicates)

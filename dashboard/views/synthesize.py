@@ -82,7 +82,8 @@ def _settings(dataset: Dataset) -> compute.Settings | None:
         values = widgets.setting_widgets(("categorical", "release"), dataset, fields)
     options = session.guarded(
         lambda: MeasureSettings.from_values(
-            values | {"intruder": widgets.intruder_picker(dataset)}, tuple(params.get("vendor_keywords", ()))
+            values | {"intruder": widgets.intruder_picker(dataset), "background": session.background()},
+            tuple(params.get("vendor_keywords", ())),
         )
     )
     if options is None:
@@ -112,6 +113,8 @@ def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> kn
         )
         help_text = f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
         items.append(knob_view.card(info.label, display.measure_text(mid, m.value), delta, tone, help=help_text))
+    worst = knob_view.worst_attack_card(metrics)
+    items = ([] if worst is None else [worst]) + items
     return knob_view.cards(items, per_row=3)  # six cards side by side would cut their labels short
 
 

@@ -106,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument(
         "--risk",
         help="risk measure of the frontier (default: the whole-release identification probability when every "
-        "method takes it, else the attack identification rate, else the first risk measure they share)",
+        "method takes it, else the attack identification rate, else the first risk measure they share); "
+        "worst_attack: the worst applicable attack's advantage over its chance level, whichever attack it is",
     )
     c.add_argument("--utility", help="utility measure of the frontier (default: the first one the methods share)")
     c.add_argument("--out", required=True, help="folder to write compare.json and the figure compare.html into")

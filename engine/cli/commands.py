@@ -224,7 +224,14 @@ def cmd_release(args: argparse.Namespace) -> int:
 def print_export(result: ExportResult) -> None:
     """What an export wrote, the measures it recorded and its warnings (on stderr)."""
     for mid, m in sorted(result.record.metrics.items()):
-        print(f"  {mid}: " + ("not a number" if m.value is None else f"{m.value:.4f}"))
+        text = "not a number" if m.value is None else f"{m.value:.4f}"
+        if m.value is not None and m.chance is not None:  # an attack: its interval and chance level
+            text += "" if m.lo is None or m.hi is None else f" [{m.lo:.4f}, {m.hi:.4f}]"
+            text += f", chance {m.chance:.4f}"
+        print(f"  {mid}: {text}")
+    worst = result.record.worst_attack
+    if worst is not None:
+        print(f"{worst.card()} (of the attacks measured, the one furthest above its chance level)")
     for path in result.files.values():
         print(f"wrote {path}")
     if result.internal_report is not None:

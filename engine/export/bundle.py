@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from engine.atomic import atomic_write_text
 from engine.cache import engine_digest
+from engine.data.background import file_digest, read_background
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError, os_error_message
 from engine.export.audit import append_audit
@@ -44,6 +45,8 @@ from engine.export.safe_csv import SafeCsv, safe_csv
 from engine.export.staging import staged_folder
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.intruders import INTRUDER, intruder
+from engine.measures.risk.background_attack import BACKGROUND
+from engine.measures.settings import MeasureSettings
 from engine.paths import default_audit_log
 from engine.protect.base import Release
 from engine.protect.claims import AnonymityClaim
@@ -53,6 +56,7 @@ from engine.record.decision import Decision
 from engine.record.manifest import (
     INTRUDER_DESCRIPTION,
     MANIFEST_JSON,
+    BackgroundNote,
     DatasetIdentity,
     GuardRecord,
     KeyNote,
@@ -119,12 +123,8 @@ def library_versions() -> dict[str, str | None]:
 
 
 def file_sha256(path: Path) -> str:
-    """SHA-256 of a file's bytes, read in blocks."""
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+    """SHA-256 of a file's bytes, read in blocks (`engine.data.background.file_digest`)."""
+    return file_digest(path)
 
 
 def public_changes(changes: pd.DataFrame) -> pd.DataFrame:
@@ -194,7 +194,7 @@ def release_record(
         seed=release.seed,
         replicate=release.replicate,
         replicates=replicates,
-        metrics={mid: Measured(m.value, m.lo, m.hi, metric_info(mid).kind) for mid, m in metrics.items()},
+        metrics={mid: Measured(m.value, m.lo, m.hi, metric_info(mid).kind, m.chance) for mid, m in metrics.items()},
         measure_settings={
             **{k: v for k, v in settings.values().items() if v is not None},
             INTRUDER_DESCRIPTION: intruder(settings[INTRUDER.name]).describe(),
@@ -211,7 +211,17 @@ def release_record(
         guard=None if counts is None else GuardRecord(dict(counts.replaced), counts.off),
         claims=tuple(d for d in release.details if isinstance(d, AnonymityClaim)),
         detection=tuple(d for d in release.details if isinstance(d, DetectionShare)),
+        background=background_note(settings),
     )
+
+
+def background_note(settings: MeasureSettings) -> BackgroundNote | None:
+    """What the record says of the declared background corpus: its file's name, checksum and rows."""
+    path = settings[BACKGROUND.name]
+    if path is None:
+        return None
+    background = read_background(path)
+    return BackgroundNote(background.name, background.sha256, background.rows)
 
 
 def export_release(

@@ -409,6 +409,10 @@ def metric_info(metric_id: str) -> MetricInfo:
     """Look up a metric, understanding the ``_confidential`` suffix of baselines."""
     base = metric_id.removesuffix(CONFIDENTIAL_SUFFIX)
     info = METRICS.get(base)
+    if info is None and base == "worst_attack":  # derived from the attacks measured, not a registered measure
+        from engine.measures.attacks import WORST_ATTACK_INFO
+
+        info = WORST_ATTACK_INFO
     if info is None:
         raise ConfigError(f"unknown metric '{metric_id}'; known metrics: {', '.join(sorted(METRICS))}")
     if base != metric_id:

@@ -12,6 +12,11 @@ from engine.measures.risk.anonymeter_style.inference import InferenceRisk
 from engine.measures.risk.anonymeter_style.linkability import LinkabilityRisk
 from engine.measures.risk.anonymeter_style.singling_out import SinglingOutRisk
 from engine.measures.risk.attack import AttackIdentificationRate
+from engine.measures.risk.background_attack import (
+    BackgroundAuthorAttack,
+    BackgroundDocumentAttack,
+    BackgroundDocumentLevel,
+)
 from engine.measures.risk.company_attack import SwapAttackAccuracy, SwapMcNemarP
 from engine.measures.risk.counts import (
     AttributeRiskR5P5,
@@ -80,6 +85,10 @@ MEASURES: tuple[type[Measure], ...] = (
     # Measures of the release as a whole, for every method (text and fields together); listed last so that
     # each method's own paper measures stay its first
     ReleaseIdentificationProbability,
+    # Attacks of an intruder holding the background corpus the steward declares (issue 50)
+    BackgroundDocumentAttack,
+    BackgroundDocumentLevel,
+    BackgroundAuthorAttack,
     ClassifierF1Ratio,
     # Singling out, linkability and inference on the released table (Giomi et al. 2023, Anonymeter)
     SinglingOutRisk,

@@ -21,6 +21,7 @@ import numpy as np
 
 from engine import __version__
 from engine.errors import DataError
+from engine.measures.attacks import WorstAttack, worst_attack
 from engine.protect.claims import AnonymityClaim
 from engine.protect.detection import DetectionShare
 from engine.record.decision import Decision
@@ -28,7 +29,8 @@ from engine.record.replay import ReplaySpec
 
 MANIFEST_VERSION = 1
 """The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
-``manifest_version``, ``csv_escaped``, ``pseudonym_key`` and ``claims``)."""
+``manifest_version``, ``csv_escaped``, ``pseudonym_key`` and ``claims``; ``background`` and an attack's
+``chance`` where there are, read as absent by an older reader's layout)."""
 MANIFEST_JSON = "manifest.json"
 INTRUDER_DESCRIPTION = "intruder_description"
 """The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
@@ -110,12 +112,24 @@ class MethodStep:
 
 @dataclass(frozen=True)
 class Measured:
-    """A measure at the release's knob: its value, the 95% interval over replicates, risk or utility."""
+    """A measure at the release's knob: its value, its 95% interval (over replicates, or an attack's own), risk
+    or utility, and for an attack the chance level its value is read against."""
 
     value: float | None
     lo: float | None
     hi: float | None
     kind: str
+    chance: float | None = None
+
+
+@dataclass(frozen=True)
+class BackgroundNote:
+    """The background corpus the attacks assumed the intruder holds: its file's name (never its path), the
+    SHA-256 of its bytes and its number of rows. Never its content."""
+
+    file: str
+    sha256: str
+    rows: int
 
 
 @dataclass(frozen=True)
@@ -215,6 +229,13 @@ class ReleaseRecord:
     """What the release claims of its public tables (k, ℓ, t), which `textsdc verify` checks on them."""
     detection: tuple[DetectionShare, ...] = ()
     """The residual detection risk: what share of what the method must find its detector finds on gold."""
+    background: BackgroundNote | None = None
+    """The background corpus the steward declared for the attacks (None: none)."""
+
+    @property
+    def worst_attack(self) -> WorstAttack | None:
+        """The worst applicable attack among the measures (`engine.measures.attacks.worst_attack`)."""
+        return worst_attack(self.metrics)
 
     def __post_init__(self) -> None:
         for name in ("measure_settings", "libraries", "columns", "files", "csv_escaped"):
@@ -222,7 +243,8 @@ class ReleaseRecord:
         object.__setattr__(self, "method", replace(self.method, params=jsonable(self.method.params)))
         object.__setattr__(self, "dataset", replace(self.dataset, schema=jsonable(self.dataset.schema)))
         finite = {
-            str(k): Measured(jsonable(m.value), jsonable(m.lo), jsonable(m.hi), m.kind) for k, m in self.metrics.items()
+            str(k): Measured(jsonable(m.value), jsonable(m.lo), jsonable(m.hi), m.kind, jsonable(m.chance))
+            for k, m in self.metrics.items()
         }
         object.__setattr__(self, "metrics", finite)
 
@@ -261,7 +283,11 @@ class ReleaseRecord:
             "seed": self.seed,
             "replicate": self.replicate,
             "replicates": self.replicates,
-            "metrics": {k: {"value": v.value, "lo": v.lo, "hi": v.hi, "kind": v.kind} for k, v in self.metrics.items()},
+            "metrics": {
+                k: {"value": v.value, "lo": v.lo, "hi": v.hi, "kind": v.kind}
+                | ({} if v.chance is None else {"chance": v.chance})
+                for k, v in self.metrics.items()
+            },
             "measure_settings": dict(self.measure_settings),
             "decision": None if self.decision is None else self.decision.to_dict(),
             "columns": dict(self.columns),
@@ -282,6 +308,10 @@ class ReleaseRecord:
             else {"check": self.pseudonym_key.check, "files": list(self.pseudonym_key.files)},
             "claims": [claim_manifest(c) for c in self.claims],
             "detection": [detection_manifest(d) for d in self.detection],
+            "worst_attack": None if self.worst_attack is None else jsonable(self.worst_attack.to_dict()),
+            "background": None
+            if self.background is None
+            else {"file": self.background.file, "sha256": self.background.sha256, "rows": self.background.rows},
         }
 
     def manifest_text(self) -> str:
@@ -316,7 +346,7 @@ class ReleaseRecord:
                 replicate=manifest.get("replicate", 0),
                 replicates=manifest.get("replicates", 1),
                 metrics={
-                    mid: Measured(v.get("value"), v.get("lo"), v.get("hi"), v.get("kind", ""))
+                    mid: Measured(v.get("value"), v.get("lo"), v.get("hi"), v.get("kind", ""), v.get("chance"))
                     for mid, v in manifest.get("metrics", {}).items()
                 },
                 measure_settings=manifest.get("measure_settings", {}),
@@ -338,6 +368,13 @@ class ReleaseRecord:
                 else GuardRecord(dict(manifest["guard"]["replaced"]), tuple(manifest["guard"].get("off", ()))),
                 claims=tuple(claim_from_manifest(c) for c in manifest.get("claims", ())),
                 detection=tuple(detection_from_manifest(d) for d in manifest.get("detection", ())),
+                background=None
+                if not manifest.get("background")
+                else BackgroundNote(
+                    str(manifest["background"]["file"]),
+                    str(manifest["background"]["sha256"]),
+                    int(manifest["background"]["rows"]),
+                ),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{source} is not a textsdc manifest: {exc!r} is missing or of the wrong kind") from None

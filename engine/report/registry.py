@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 
 from engine.report.along_knob import AlongKnobSection, PerTargetSection
+from engine.report.attacks import AttacksSection
 from engine.report.bayes_counts import CountsSection
 from engine.report.columns import ColumnsSection
 from engine.report.field_synthesis import FieldSynthesisSection
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 SECTIONS: tuple[type[ReportSection], ...] = (
     ColumnsSection,
     GuardSection,
+    AttacksSection,
     AlongKnobSection,
     PerTargetSection,
     FieldSynthesisSection,

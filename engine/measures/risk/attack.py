@@ -24,7 +24,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 from engine.errors import DataError
-from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.base import Attack, Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.risk.binomial import wilson
 from engine.measures.shared import ngram_space, preset_of, released_ngrams, require_intruder_texts
 from engine.progress import Progress, no_progress
 from engine.text.ngrams import ORDERS, projection, tfidf_of
@@ -125,7 +126,9 @@ class StyleAttack:
                 "credit": credit[rows],
             }
         )
-        return MetricResult(METRIC_ID, float(np.mean(credit)), detail=detail)
+        lo, hi = wilson(float(credit.sum()), len(credit))
+        chance = 1.0 / len(cand) if len(cand) else None
+        return MetricResult(METRIC_ID, float(np.mean(credit)), detail=detail, lo=lo, hi=hi, chance=chance)
 
 
 class AttackIdentificationRate(Measure):
@@ -142,6 +145,15 @@ class AttackIdentificationRate(Measure):
     )
     source = "Ororbia, Linder & Snoke, Section 3, Eq. 4"
     applies_to = "text"
+    attack = Attack(
+        holds=("other_texts",),
+        names="author",
+        assumptions=(
+            "The intruder holds other texts by the people she targets (the dataset's external records) and trains "
+            "one linear SVM per person on them; she names as a target's author the released author most of whose "
+            "records her classifier gives to the target. Chance: guessing one of the released authors."
+        ),
+    )
     intruder_use = (
         "not measured for an intruder who holds no texts; the fields she knows do not enter this paper's attack "
         "(the whole-release measure uses them)."
@@ -151,7 +163,7 @@ class AttackIdentificationRate(Measure):
         preset_of(context, needs_texts=True)
         ext, self.author = require_intruder_texts(context.dataset)
         text = context.dataset.schema.text
-        self.attack = StyleAttack.train(
+        self.style = StyleAttack.train(
             ext[text].astype(str).tolist(),
             ext[self.author].astype(str).tolist(),
             context.dataset.frame[self.author].astype(str).tolist(),
@@ -159,9 +171,9 @@ class AttackIdentificationRate(Measure):
         )
 
         self.space = ngram_space(context)
-        self.projection = projection(self.attack.vectorizer, self.space)
+        self.projection = projection(self.style.vectorizer, self.space)
 
     def compute(self, view: ReleaseView) -> MetricResult:
         counts = {n: released_ngrams(view, self.space, n) for n in ORDERS}
-        features = tfidf_of(self.attack.vectorizer, counts, self.projection)
-        return self.attack.evaluate_of(features, view.data[self.author].astype(str).tolist())
+        features = tfidf_of(self.style.vectorizer, counts, self.projection)
+        return self.style.evaluate_of(features, view.data[self.author].astype(str).tolist())

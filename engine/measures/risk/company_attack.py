@@ -31,7 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.base import Attack, Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.risk.binomial import wilson
 from engine.measures.risk.paired import mcnemar_exact
 from engine.measures.shared import preset_of
 from engine.measures.swapped import fitted_swap, original_chunks, released_chunks, swap_detail, swapped_flags
@@ -243,10 +244,23 @@ class SwapAttackAccuracy(_SwapAttack):
         "trained on other text with the same values."
     )
     source = "Greve & Sablica (2025), Table 2 (an offline classifier in place of the paper's language models)"
+    attack = Attack(
+        holds=("original_sample",),
+        names="document",
+        assumptions=(
+            "The intruder has read the original text (identifiers in place) of half of each document's chunks, "
+            "with each document's metadata, and a gazetteer of every document's identifiers; she names the "
+            "metadata of the other half as released. She was built beside the swap, on the data it protects. "
+            "Chance: guessing one of the documents' metadata values she read."
+        ),
+    )
 
     def compute(self, view: ReleaseView) -> MetricResult:
         outcomes = self._attack(view)
-        return MetricResult(self.id, float(outcomes["post"].mean()), self.summary(outcomes))
+        named = outcomes["post"].to_numpy(bool)
+        lo, hi = wilson(int(named.sum()), len(named))
+        chance = 1.0 / len(self._intruder.model.steps[-1][1].classes_)  # type: ignore[attr-defined]
+        return MetricResult(self.id, float(named.mean()), self.summary(outcomes), lo=lo, hi=hi, chance=chance)
 
 
 class SwapMcNemarP(_SwapAttack):

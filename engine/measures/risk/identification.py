@@ -39,7 +39,7 @@ from scipy import sparse
 from scipy.spatial.distance import cdist
 
 from engine.errors import DataError
-from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
+from engine.measures.base import Attack, Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.shared import original_texts, preset_of, require_intruder_texts
 from engine.progress import Progress, no_progress
 from engine.text.features import StyleFeatures, style_words, stylometric_features
@@ -371,6 +371,15 @@ class IdentificationProbability(Measure):
     source = "Schneider, Hu, Mankad & Bale (2023), Section 4.2, Eqs. 7–9"
     applies_to = "categorical"
     intruder_use = IDENTIFICATION_INTRUDER_USE
+    attack = Attack(
+        holds=("other_texts", "key_fields"),
+        names="record",
+        assumptions=(
+            "The intruder holds another text by each person she targets and knows the target's field values "
+            "(which, by the intruder preset); she keeps the released records whose fields match and weights them "
+            "by writing-style similarity. Chance: a blind guess among the released records (1 / their number)."
+        ),
+    )
 
     def prepare(self, context: PrepareContext) -> None:
         self.risk = prepared_risk(context)
@@ -378,7 +387,8 @@ class IdentificationProbability(Measure):
     def compute(self, view: ReleaseView) -> MetricResult:
         pairs = released_pairs(view, self.risk)
         detail = pairs.drop(columns="author_probability")
-        return MetricResult(METRIC_ID, float(by_target(detail).mean()), detail=detail)
+        chance = 1.0 / len(view.data) if len(view.data) else None
+        return MetricResult(METRIC_ID, float(by_target(detail).mean()), detail=detail, chance=chance)
 
 
 class AuthorIdentificationProbability(Measure):

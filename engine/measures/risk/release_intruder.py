@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -39,7 +39,7 @@ from scipy import sparse
 from sklearn.feature_extraction.text import CountVectorizer
 
 from engine.data.dataset import Dataset
-from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
+from engine.measures.base import Attack, Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.intruders import INTRUDER, Intruder, intruder
 from engine.measures.risk.identification import (
     MIN_DISTANCE,
@@ -315,6 +315,16 @@ class ReleaseIdentificationProbability(Measure):
     )
     applies_to = "release"
     reads_withheld = True  # its note says what she cannot link on
+    attack = Attack(
+        holds=("other_texts", "key_fields", "released_fields"),
+        names="record",
+        assumptions=(
+            "The intruder of the chosen preset: she keeps the released records whose fields agree with what she "
+            "knows of a target (none, the key fields, or the key and protected fields) and, where she holds other "
+            "texts by the target, weighs them by how close their released text is to hers. She was built beside "
+            "the tool's methods. Chance: a blind guess among the released records (1 / their number)."
+        ),
+    )
     intruder_use = (
         "follows every part of the preset: with her texts she weighs the released texts (without them she links "
         "on field values alone), on the fields she knows she keeps the records that agree, numbers within the "
@@ -348,4 +358,5 @@ class ReleaseIdentificationProbability(Measure):
 
     def compute(self, view: ReleaseView) -> MetricResult:
         withheld = () if isinstance(view.release, pd.DataFrame) else view.release.withheld
-        return self.intruder.evaluate(view.data, self.text_column, withheld)
+        result = self.intruder.evaluate(view.data, self.text_column, withheld)
+        return replace(result, chance=1.0 / len(view.data) if len(view.data) else None)

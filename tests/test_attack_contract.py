@@ -1,0 +1,73 @@
+"""The attack contract over every registered method: a release of the contract data, with a background corpus
+declared (other posts by the same authors), carries its worst applicable attack — name, value, interval and
+chance level — in its manifest and its report, with the attacks' assumptions in words; and the worst attack is
+the one furthest above its chance level."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+import pytest
+
+from engine.measures.attacks import WORST_ATTACK, advantage_result, worst_attack
+from engine.measures.base import METRICS, MetricResult, metric_info
+from engine.measures.settings import MeasureSettings
+from engine.protect import METHODS
+from tests.contract_data import contract_dataset
+from tests.test_method_contract import build, ends
+
+
+@cache
+def dataset():
+    return contract_dataset(n_authors=12, per_author=4)
+
+
+def test_the_worst_attack_is_the_one_furthest_above_its_chance_level():
+    attacks = [m for m in METRICS if METRICS[m].attack is not None]
+    a, b = attacks[0], attacks[1]
+    metrics = {
+        a: MetricResult(a, 0.50, lo=0.40, hi=0.60, chance=0.45),  # 0.05 above chance
+        b: MetricResult(b, 0.30, lo=0.20, hi=0.40, chance=0.004),  # 0.296 above chance: the worst
+        "unigram_cosine": MetricResult("unigram_cosine", 0.9),
+        b + "_confidential": MetricResult(b + "_confidential", 0.99, chance=0.004),  # a baseline is no release
+    }
+    worst = worst_attack(metrics)
+    assert worst is not None and worst.id == b and worst.advantage == pytest.approx(0.296)
+    assert worst.card() == f"Worst attack: {metric_info(b).card} 0.300 [0.200–0.400], chance 0.004"
+    over = advantage_result(metrics)
+    assert over is not None and over.id == WORST_ATTACK
+    assert (over.value, over.lo, over.hi) == pytest.approx((0.296, 0.196, 0.396))
+    assert worst_attack({a: MetricResult(a, 0.5)}) is None  # no chance level: not read as an attack's success
+
+
+@pytest.mark.parametrize("name", sorted(METHODS))
+def test_every_methods_release_carries_its_worst_attack_with_interval_and_chance(name, tmp_path):
+    from engine.export.chosen import Prepared, Run, export_chosen
+    from engine.record.manifest import read_record
+    from engine.record.replay import ReplaySpec
+
+    data = dataset()
+    background = tmp_path / "background.csv"
+    assert data.external is not None
+    data.external.to_csv(background, index=False)  # other posts by the same authors, each with its author
+    options = MeasureSettings(background=str(background))
+    protector = build(name)
+    f = protector.fit(data)
+    private, _ = ends(f)
+    out = tmp_path / "bundle"
+    spec = ReplaySpec("the contract data", name, private, 0, 1, str(out), protector.params(), options=options)
+    result = export_chosen(out, spec, Prepared(data, protector, f), run=Run(audit_log=tmp_path / "a", pdf=False))
+    record = read_record(out)
+    worst = record.worst_attack
+    assert worst is not None, sorted(record.metrics)
+    assert worst.lo is not None and worst.hi is not None and worst.lo <= worst.value <= worst.hi
+    assert 0 < worst.chance < 1 and worst.assumptions and METRICS[worst.id].attack is not None
+    assert "background_author_attack" in record.metrics, result.record.metrics
+    assert record.metrics["background_author_attack"].chance == pytest.approx(1 / 12)
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    entry = manifest["worst_attack"]
+    assert {"label", "value", "lo", "hi", "chance", "assumptions"} <= set(entry) and entry["id"] == worst.id
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "Attacks and what they assume" in report and "Worst attack:" in report
+    assert metric_info("background_author_attack").attack.assumptions.split(";")[0] in report

@@ -1,0 +1,125 @@
+"""The attacks of an intruder holding a declared background corpus: high before protection on a corpus whose
+companies have words of their own, near chance once those words are redacted; the Wilson interval and the
+chance level; not measured, with a reason, where they cannot apply; the background refused as data files are."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from engine.data.background import read_background
+from engine.errors import ConfigError, DataError
+from engine.measures.base import metric_info
+from engine.measures.evaluate import Evaluator
+from engine.measures.risk.binomial import wilson
+from engine.measures.settings import MeasureSettings
+from tests.background_data import background_dataset, background_file, redacted
+
+ATTACKS = ["background_document_attack", "background_document_level", "background_author_attack"]
+
+
+def test_wilson_interval_matches_hand_computed_values():
+    # p = 1 of 40: the lower bound is n / (n + z²)
+    lo, hi = wilson(40, 40)
+    assert math.isclose(lo, 40 / (40 + 1.959963984540054**2)) and hi == 1.0
+    lo, hi = wilson(13, 40)  # 0.325: 0.2008 – 0.4798 by the score formula
+    assert round(lo, 4) == 0.2008 and round(hi, 4) == 0.4798
+    assert wilson(0, 0) == (0.0, 1.0)
+
+
+def test_the_background_intruder_names_passages_and_documents_until_their_words_are_redacted(tmp_path):
+    data = background_dataset()
+    options = MeasureSettings(background=str(background_file(tmp_path)))
+    ev = Evaluator(data, ATTACKS, options=options)
+    assert ev.skipped == {"background_author_attack": "the data has no author column"}
+    before, after = ev.evaluate(data.frame), ev.evaluate(redacted(data.frame))
+    for mid in ("background_document_attack", "background_document_level"):
+        assert before[mid].chance == after[mid].chance == 0.25
+        assert before[mid].value >= 0.9 and before[mid].lo > 0.6
+        assert after[mid].value <= 0.45 and after[mid].lo <= 0.25 <= after[mid].hi
+        assert before[mid].lo <= before[mid].value <= before[mid].hi
+    passages, documents = before["background_document_attack"].detail, before["background_document_level"].detail
+    assert passages["attacked"].iloc[0] == 40 and documents["attacked"].iloc[0] == 8
+    # the unprotected data's baseline is the attack before protection
+    assert ev.baseline()["background_document_attack_confidential"].value == before["background_document_attack"].value
+    assert metric_info("background_document_level").attack.names == "document"
+
+
+def test_a_document_label_the_background_lacks_is_not_attacked(tmp_path):
+    data = background_dataset()
+    path = background_file(tmp_path)
+    bg = pd.read_csv(path)
+    bg[bg["ticker"] != "DDD"].to_csv(path, index=False)
+    ev = Evaluator(data, ["background_document_attack"], options=MeasureSettings(background=str(path)))
+    r = ev.evaluate(data.frame)
+    assert r["background_document_attack"].chance == pytest.approx(1 / 3)
+    assert r["background_document_attack"].detail[["attacked", "not_attackable"]].iloc[0].tolist() == [30, 10]
+
+
+def test_not_measured_without_a_background_or_a_shared_label(tmp_path):
+    data = background_dataset()
+    ev = Evaluator(data, ATTACKS)
+    assert all("no background corpus declared" in ev.skipped[m] for m in ATTACKS)
+    other = tmp_path / "other.csv"
+    pd.DataFrame({"text": ["a long enough text about nothing"] * 4, "ticker": ["ZZZ", "YYY"] * 2}).to_csv(
+        other, index=False
+    )
+    ev = Evaluator(data, ["background_document_attack"], options=MeasureSettings(background=str(other)))
+    assert "no field of the data constant within each document" in ev.skipped["background_document_attack"]
+
+
+def test_a_background_file_is_refused_as_a_data_file_is(tmp_path):
+    with pytest.raises(DataError, match="is not a file"):
+        read_background(tmp_path / "missing.csv")
+    empty = tmp_path / "empty.csv"
+    empty.write_text("text,ticker\n", encoding="utf-8")
+    with pytest.raises(DataError, match="no data rows"):
+        read_background(empty)
+    with pytest.raises(ConfigError, match="--background"):
+        Evaluator(background_dataset(), ATTACKS, options=MeasureSettings(background=str(empty)))
+    bg = read_background(background_file(tmp_path))
+    assert (bg.rows, bg.name, len(bg.sha256), bg.text) == (40, "background.csv", 64, "text")
+
+
+def test_the_command_line_takes_a_background_and_the_bundle_records_its_checksum_not_its_content(capsys, tmp_path):
+    from engine.cli import main
+    from engine.record.manifest import read_record
+
+    data = background_dataset()
+    data.frame.to_csv(tmp_path / "calls.csv", index=False)
+    (tmp_path / "calls.schema.toml").write_text(
+        'text = "text"\ndocument = "call_id"\n\n[fields.chunk]\nkind = "count"\nrole = "other"\n\n'
+        '[fields.ticker]\nkind = "categorical"\nrole = "sensitive"\n',
+        encoding="utf-8",
+    )
+    bg = background_file(tmp_path)
+    out = tmp_path / "bundle"
+    argv = ["release", "--data", str(tmp_path / "calls.csv"), "--method", "redact", "--no-use-ner", "--knob", "1"]
+    argv += ["--background", str(bg), "--out", str(out), "--audit-log", str(tmp_path / "audit.sqlite")]
+    assert main(argv) == 0, capsys.readouterr().err
+    record = read_record(out)
+    assert record.background is not None
+    assert (record.background.file, record.background.rows) == ("background.csv", 40)
+    assert record.background.sha256 == read_background(bg).sha256
+    measured = record.metrics["background_document_attack"]
+    assert measured.chance == 0.25 and measured.lo is not None and measured.lo < measured.value <= measured.hi
+    assert record.replay_spec.options["background"] == str(bg)
+    manifest = (out / "manifest.json").read_text(encoding="utf-8")
+    assert "turbine" not in manifest and "freight" not in manifest  # the background's texts are not in it
+
+
+def test_compare_takes_the_worst_attack_as_its_risk_axis(tmp_path):
+    from engine.compare import compare_methods
+    from engine.measures.attacks import WORST_ATTACK
+
+    data = background_dataset()
+    options = MeasureSettings(background=str(background_file(tmp_path)))
+    comparison = compare_methods(data, [("redact", {"use_ner": False}), ("kanon", {})], options=options)
+    assert WORST_ATTACK in comparison.common("risk")
+    front = comparison.frontier(WORST_ATTACK, comparison.default_pair()[1])
+    # the worst attack over chance: the passages' attack at 1 against a chance of 1/4 on the unprotected text
+    redact = front[front["method"] == "redact"]
+    assert redact["risk"].max() == pytest.approx(0.75)
+    assert comparison.to_json(WORST_ATTACK, comparison.default_pair()[1])["frontier"]["risk"] == WORST_ATTACK
