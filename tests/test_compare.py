@@ -36,7 +36,8 @@ def test_a_text_method_and_a_field_method_meet_on_the_whole_release_intruder():
         [("redact", {"use_ner": False}), ("cart", {"fields": ("airline",)})],
         options=MeasureSettings(classifier_target="airline"),  # the tiny texts tell the airline, not the mood
     )
-    assert both.common("risk") == ["release_identification_probability"]
+    # and the worst applicable attack over chance, here the whole-release intruder's (the only attack both have)
+    assert both.common("risk") == ["release_identification_probability", "worst_attack"]
     assert both.common("utility") == ["classifier_f1_ratio"]
     assert both.default_pair()[0] == "release_identification_probability"
     front = both.frontier(*both.default_pair())

@@ -539,3 +539,25 @@ def test_a_text_that_names_its_own_pseudonymized_author_is_warned_of():
     assert own_identifiers_in_text(data, redacted) == {}
     kept = Dataset("d", frame, Schema(text="text", author="user", author_release="keep"))
     assert own_identifiers_in_text(kept, release) == {}
+
+
+def test_a_risk_equal_to_the_unprotected_datas_is_warned_of_only_where_that_data_shows_a_risk():
+    """Equal to the unprotected data is "not protected" where that data's risk is above 0 beyond its interval;
+    a risk of 0 there, or one whose interval reaches 0, leaves nothing the release failed to protect."""
+    from dataclasses import replace
+
+    from engine.export.checks import risk_at_unprotected_level
+    from engine.measures.base import MetricResult
+
+    rid = "release_identification_probability"
+
+    def metrics(value: float, base: float, lo: float | None) -> dict[str, MetricResult]:
+        return {rid: MetricResult(rid, value), rid + "_confidential": MetricResult(rid, base, lo=lo, hi=None)}
+
+    assert risk_at_unprotected_level(metrics(0.2, 0.2, 0.15)) == [rid]
+    assert risk_at_unprotected_level(metrics(0.2, 0.2, None)) == [rid]  # no interval: the value decides
+    assert risk_at_unprotected_level(metrics(0.1, 0.2, 0.15)) == []
+    assert risk_at_unprotected_level(metrics(0.002, 0.002, 0.0)) == []
+    assert risk_at_unprotected_level(metrics(0.0, 0.0, None)) == []
+    worst = {k.replace(rid, "worst_attack"): replace(m, id="worst_attack") for k, m in metrics(0.2, 0.2, 0.15).items()}
+    assert risk_at_unprotected_level(worst) == []  # derived from the attacks, which are listed themselves

@@ -85,8 +85,7 @@ SECRET = Param(
     None,
     "inference (Anonymeter): the field the intruder tries to infer from the key fields (default: the first "
     "sensitive field)",
-    fields=("categorical", "count", "continuous"),
-    suggest="sensitive",
+    fields=("categorical", "count", "continuous"),  # unset on a page too: the measure takes the first sensitive
     label="Inference: the field she infers",
 )
 
