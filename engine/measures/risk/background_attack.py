@@ -344,8 +344,8 @@ class BackgroundDocumentAttack(BackgroundAttack):
 
     def compute(self, view: ReleaseView) -> MetricResult:
         result = super().compute(view)
-        detail = swap_detail(view) if self.swap is not None else None
-        if detail is None or result.detail is None:
+        detail = None if self.swap is None else swap_detail(view)
+        if self.swap is None or detail is None or result.detail is None:
             return result
         swapped = np.flatnonzero(np.asarray(detail.swapped, dtype=bool) & self.chunk_attackable)
         reference = self.swap.prepared.reference
