@@ -160,3 +160,22 @@ def test_the_swap_says_where_it_misses_its_target_against_the_background_attacke
     nothing = ev.evaluate(still)
     assert SwapTarget.of(nothing["background_document_attack"].detail) is None
     assert not [w for w in release_warnings(data, still, nothing) if "does not reach its target" in w]
+
+
+def test_the_protect_pages_cards_of_a_swap_carry_the_document_level_risk(tmp_path):
+    from dashboard.views.protect import _metric_cards
+    from engine.protect import get_protector
+    from engine.sweep import run_sweep
+    from tests.background_data import partner_background, partner_dataset
+
+    data = partner_dataset(False, 0)
+    options = MeasureSettings(background=str(partner_background(tmp_path, False)))
+    metrics = ["background_document_attack", "background_document_level", "swap_dr"]
+    sweep = run_sweep(data, get_protector("swap"), [0.0, 1.0], 1, 0, metrics=metrics, use_cache=False, options=options)
+    at = sweep.metrics_at(1.0)
+    cards = {c["label"]: c for block in _metric_cards(sweep, at) for c in block["cards"]}
+    level = at["background_document_level"]
+    card = cards["Background attack: documents named (passages pooled)"]
+    info = metric_info("background_document_level")
+    assert card["value"] == info.format(level.value)
+    assert card["note"] == f"[{info.format(level.lo)}–{info.format(level.hi)}], chance 0.250"
