@@ -2,6 +2,7 @@
 calls of 2021 Q1 as the background corpus (issue 50). Not part of the tests; skipped cleanly without the files.
 
     .venv/bin/python benchmarks/bench_background_attack.py [--json benchmarks/results_background_attack.json]
+    .venv/bin/python benchmarks/bench_background_attack.py --docs   # rewrite docs/swap.md's table from the JSON
 
 The intruder is the measure's own (`engine.measures.risk.background_attack.BackgroundIntruder`: word 1–2-gram
 and character 3–5-gram TF-IDF, a linear SVM one company against the rest) trained on the Q1 calls labelled by
@@ -122,10 +123,65 @@ def fitted_swapped(release) -> list[bool]:
     return [] if detail is None else list(detail.swapped)
 
 
+BEGIN, END = "<!-- background-attack-table:begin -->", "<!-- background-attack-table:end -->"
+PAGE = ROOT / "docs" / "swap.md"
+"""The page holding the benchmark's table, between the markers."""
+TARGET = 0.5
+"""Issue 50's target: the swapped chunks named as released at most half as often as with nothing swapped (the
+measure's `engine.measures.risk.background_attack.TARGET_RATIO`, which the dashboard and the bundle check)."""
+
+
+def markdown(results: dict) -> str:
+    """The table of docs/swap.md from a results JSON: per rate DR, DU, the attacked chunks named, the swapped
+    chunks named before → after against the target, and the calls named with their chunks pooled."""
+
+    def named(share: dict) -> str:
+        return f"{share['accuracy']:.3f} ({share['named']:,} of {share['n']:,})"
+
+    out = [
+        f"The intruder trained on the {results['background']['rows']:,} calls of {results['background']['file']} "
+        f"(one label per company, chance {results['chance']:.3g}) attacks the {results['attacked_chunks']:,} chunks "
+        f"of the {results['calls']:,} calls of {results['data']} whose company the background holds "
+        f'({results["chunks"]:,} chunks in all). "before" is a swapped chunk with the identifiers suppressed and '
+        "nothing swapped; the target is at most half of it.",
+        "",
+        "| case | r | DR | DU | attacked chunks named | swapped chunks named, before → after | target | reached | "
+        "calls named, chunks pooled |",
+        "|---|---:|---:|---:|---:|---:|---:|---|---:|",
+    ]
+    for name, case in results["cases"].items():
+        before, after = case["swapped_chunks_before"], case["swapped_chunks_after"]
+        if before["n"]:
+            swapped = f"{before['accuracy']:.3f} → {after['accuracy']:.3f} ({before['n']:,} chunks)"
+            target = f"≤ {TARGET * before['accuracy']:.3f}"
+            reached = "yes" if after["named"] <= TARGET * before["named"] else "**no**"
+        else:
+            swapped, target, reached = "—", "—", "—"
+        out.append(
+            f"| {name} | {case['rate']:g} | {case['swap_dr']:.3f} | {case['swap_du']:.3f} "
+            f"| {named(case['all_attacked_chunks'])} | {swapped} | {target} | {reached} "
+            f"| {named(case['documents_named_pooled'])} |"
+        )
+    out.append("")
+    return "\n".join(out)
+
+
+def with_table(page: str, results: dict) -> str:
+    """``page`` with the table of ``results`` between its background-attack-table markers."""
+    head, _, rest = page.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    return f"{head}{BEGIN}\n{markdown(results)}{END}{tail}"
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--json", default=str(ROOT / "benchmarks" / "results_background_attack.json"))
+    ap.add_argument("--docs", action="store_true", help="write the table of docs/swap.md from --json and stop")
     args = ap.parse_args()
+    if args.docs:
+        results = json.loads(Path(args.json).read_text(encoding="utf-8"))
+        PAGE.write_text(with_table(PAGE.read_text(encoding="utf-8"), results), encoding="utf-8")
+        return 0
     missing = [p for p in (Q3, Q1) if not p.is_file()]
     if missing:
         print(f"skipped: {', '.join(map(str, missing))} absent (not part of the repository)")

@@ -37,7 +37,7 @@ import streamlit.components.v1 as components
 
 from engine.atomic import atomic_write_text
 from engine.measures.attacks import worst_attack
-from engine.measures.base import MetricResult, metric_info
+from engine.measures.base import METRICS, MetricInfo, MetricResult, metric_info
 from engine.paths import cache_dir
 from engine.protect.base import Knob
 
@@ -74,14 +74,39 @@ def worst_attack_card(metrics: Mapping[str, MetricResult]) -> dict | None:
     if worst is None:
         return None
     info = metric_info(worst.id)
-    interval = "" if worst.lo is None or worst.hi is None else f"[{info.format(worst.lo)}–{info.format(worst.hi)}], "
     return card(
         f"Worst attack: {info.card}",
         info.format(worst.value),
-        note=f"{interval}chance {info.format(worst.chance)}",
+        note=interval_and_chance(info, worst.lo, worst.hi, worst.chance),
         help=f"{worst.sentence()}\n\nOf the attacks measured, the one furthest above its chance level (value − chance "
         f"= {info.format(worst.advantage)}). {info.meaning}",
     )
+
+
+def interval_and_chance(info: MetricInfo, lo: float | None, hi: float | None, chance: float | None) -> str:
+    """An attack's own 95% interval and chance level as every card shows them: "[lo–hi], chance c" (either part
+    left out where not measured)."""
+    parts = [] if lo is None or hi is None else [f"[{info.format(lo)}–{info.format(hi)}]"]
+    parts += [] if chance is None else [f"chance {info.format(chance)}"]
+    return ", ".join(parts)
+
+
+def every_page_cards(metrics: Mapping[str, MetricResult]) -> list[dict]:
+    """The cards of the measured risks every method page shows (`Measure.on_every_page`: singling out,
+    linkability, inference), in registry order: the value, its interval and chance level, the meaning behind
+    the "?"."""
+    out = []
+    for mid in every_page_ids(metrics):
+        info, m = metric_info(mid), metrics[mid]
+        assert m.value is not None
+        note = interval_and_chance(info, m.lo, m.hi, m.chance)
+        out.append(card(info.card, info.format(m.value), note=note, help=f"{info.label}: {info.meaning}"))
+    return out
+
+
+def every_page_ids(metrics: Mapping[str, MetricResult]) -> list[str]:
+    """The measures of ``metrics`` (not the unprotected baselines) declared `Measure.on_every_page`."""
+    return [mid for mid in METRICS if METRICS[mid].on_every_page and mid in metrics]
 
 
 def cards(items: Sequence[dict], per_row: int | None = None) -> Block:

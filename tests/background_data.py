@@ -60,3 +60,46 @@ def redacted(frame: pd.DataFrame) -> pd.DataFrame:
     out = frame.copy()
     out["text"] = [" ".join("[REDACTED]" if w in own else w for w in t.split()) for t in out["text"]]
     return out
+
+
+PARTNERS = {"AAA": "Siemens", "BBB": "Pfizer", "CCC": "Union Pacific", "DDD": "Wells Fargo"}
+"""Each company's one partner organization: the only thing a swap of organizations exchanges."""
+MONTHS = ["January", "March", "May", "July", "September", "November"]
+
+
+def partner_passage(rng: np.random.Generator, ticker: str, own_words: bool) -> str:
+    """A passage naming the company's partner (an organization the swap exchanges) in a month (a date it keeps);
+    with ``own_words``, two of the company's own words that no swap touches."""
+    words = " ".join(rng.choice(COMMON, size=8))
+    extra = " " + " ".join(rng.choice(OWN_WORDS[ticker], size=2, replace=False)) if own_words else ""
+    return f"In {rng.choice(MONTHS)} we signed a contract with {PARTNERS[ticker]}. We reported {words}{extra}."
+
+
+def partner_dataset(own_words: bool, seed: int) -> Dataset:
+    """4 companies × 2 calls of 5 passages each in one text (one row per call, ``call_id`` the document): for
+    the swap and the background intruder."""
+    rng = np.random.default_rng(seed)
+    rows = [
+        {
+            "text": " ".join(partner_passage(rng, t, own_words) for _ in range(5)),
+            "call_id": f"{t}_q3_{c}",
+            "ticker": t,
+        }
+        for t in PARTNERS
+        for c in range(2)
+    ]
+    schema = Schema(text="text", document="call_id", fields=(FieldSpec("ticker", "categorical", "sensitive"),))
+    return Dataset("calls", pd.DataFrame(rows), schema, source="tests")
+
+
+def partner_background(folder: Path, own_words: bool, seed: int = 1) -> Path:
+    """The background of ``partner_dataset``: 10 passages of each company, another quarter's."""
+    rng = np.random.default_rng(seed)
+    rows = [
+        {"text": partner_passage(rng, t, own_words), "call_id": f"{t}_q1", "ticker": t}
+        for t in PARTNERS
+        for _ in range(10)
+    ]
+    path = folder / "background.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path

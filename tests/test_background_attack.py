@@ -123,3 +123,59 @@ def test_compare_takes_the_worst_attack_as_its_risk_axis(tmp_path):
     redact = front[front["method"] == "redact"]
     assert redact["risk"].max() == pytest.approx(0.75)
     assert comparison.to_json(WORST_ATTACK, comparison.default_pair()[1])["frontier"]["risk"] == WORST_ATTACK
+
+
+@pytest.mark.parametrize(("own_words", "seed", "reached"), [(False, 0, True), (True, 1, False)])
+def test_the_swap_says_where_it_misses_its_target_against_the_background_attacker(tmp_path, own_words, seed, reached):
+    # a company is told by its partner (an organization the swap exchanges) and, with own words, by words no swap
+    # touches: swapping the partners misleads the intruder on every swapped chunk only without the own words
+    from engine.export.registry import release_warnings
+    from engine.measures.risk.background_attack import SwapTarget
+    from engine.protect import get_protector
+    from engine.sweep import make_release
+    from tests.background_data import partner_background, partner_dataset
+
+    data = partner_dataset(own_words, seed)
+    fitted = get_protector("swap").fit(data)
+    options = MeasureSettings(background=str(partner_background(tmp_path, own_words)))
+    ev = Evaluator(data, ["background_document_attack"], options=options, fitted=fitted)
+    release = make_release(fitted, 1.0, seed=0)
+    metrics = ev.evaluate(release)
+    target = SwapTarget.of(metrics["background_document_attack"].detail)
+    assert target is not None and target.chunks >= 8 and target.before == target.chunks  # all named, nothing swapped
+    assert target.reached is reached
+    assert (target.after == 0) if reached else (target.after == target.chunks)
+    said = [w for w in release_warnings(data, release, metrics) if "does not reach its target" in w]
+    if reached:
+        assert not said
+    else:
+        assert len(said) == 1
+        assert (
+            f"she names 1.000 of the {target.chunks} swapped chunks" in said[0]
+            and "against 1.000 of the same" in said[0]
+        )
+        assert "Siemens" not in said[0] and "AAA" not in said[0]
+    # with nothing swapped there is nothing to compare, and no warning
+    still = make_release(fitted, 0.0, seed=0)
+    nothing = ev.evaluate(still)
+    assert SwapTarget.of(nothing["background_document_attack"].detail) is None
+    assert not [w for w in release_warnings(data, still, nothing) if "does not reach its target" in w]
+
+
+def test_the_protect_pages_cards_of_a_swap_carry_the_document_level_risk(tmp_path):
+    from dashboard.views.protect import _metric_cards
+    from engine.protect import get_protector
+    from engine.sweep import run_sweep
+    from tests.background_data import partner_background, partner_dataset
+
+    data = partner_dataset(False, 0)
+    options = MeasureSettings(background=str(partner_background(tmp_path, False)))
+    metrics = ["background_document_attack", "background_document_level", "swap_dr"]
+    sweep = run_sweep(data, get_protector("swap"), [0.0, 1.0], 1, 0, metrics=metrics, use_cache=False, options=options)
+    at = sweep.metrics_at(1.0)
+    cards = {c["label"]: c for block in _metric_cards(sweep, at) for c in block["cards"]}
+    level = at["background_document_level"]
+    card = cards["Background attack: documents named (passages pooled)"]
+    info = metric_info("background_document_level")
+    assert card["value"] == info.format(level.value)
+    assert card["note"] == f"[{info.format(level.lo)}–{info.format(level.hi)}], chance 0.250"

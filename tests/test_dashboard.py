@@ -107,6 +107,21 @@ def view_cards(at: AppTest) -> dict[str, dict]:
     return {c["label"]: c for b in blocks(at) if b["t"] == "cards" for c in b["cards"]}
 
 
+def assert_every_page_cards(cards: dict[str, dict], metrics: dict) -> None:
+    """The singling out, linkability and inference cards: the measured value, its own interval and the chance
+    level in the worst attack card's format, by the measures' declaration (`Measure.on_every_page`)."""
+    from engine.measures.base import metric_info
+
+    every = [m for m in ("singling_out_risk", "linkability_risk", "inference_risk") if metric_info(m).on_every_page]
+    assert len(every) == 3
+    for mid in every:
+        info, m = metric_info(mid), metrics[mid]
+        card = cards[info.card]
+        assert card["value"] == info.format(m.value)
+        assert card["note"] == f"[{info.format(m.lo)}–{info.format(m.hi)}], chance {info.format(m.chance)}", card
+        assert "e-" not in card["note"] and "e+" not in card["value"]
+
+
 def view_table(at: AppTest, column: str):
     """The view's table that has ``column``, as a DataFrame."""
     import pandas as pd
@@ -649,7 +664,9 @@ def test_synthesize_sweeps_then_lambda_moves_everything_and_exports(tmp_path, mo
     sweep = chosen.sweep
     assert sweep.knob.symbol == "λ" and len(sweep.grid) == 12
     assert any("Recommended: **λ\\* = " in i.value for i in at.info), [i.value for i in at.info]
-    assert {"Identification probability", "pMSE ratio", "Topic content correlation"} <= set(view_cards(at))
+    cards = view_cards(at)
+    assert {"Identification probability", "pMSE ratio", "Topic content correlation"} <= set(cards)
+    assert_every_page_cards(cards, sweep.metrics_at(chosen.knob))
     assert {
         "synth_complexity",
         "synth_pmse",
@@ -717,15 +734,25 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
     sweep = chosen.sweep
     assert sweep.knob.symbol == "λ" and chosen.knob == 1.0 and len(sweep.grid) == 8
     cards = view_cards(at)
+    from engine.measures.attacks import worst_attack
+    from engine.measures.base import metric_info
+
+    worst = worst_attack(sweep.metrics_at(chosen.knob))  # of the attacks measured, furthest above chance
+    assert worst is not None
+    worst_label = f"Worst attack: {metric_info(worst.id).card}"
     assert set(cards) == {
-        "Worst attack: Whole-release identification probability",  # of the attacks measured, furthest above chance
+        worst_label,
         "Attribute risk AR (±5, ±5%)",
         "Expected matches EMR",
         "False matches FMR",
         "Propensity utility Up",
         "Interval overlap",
+        "Singling out",  # the risks every page shows (Measure.on_every_page), no page listing them
+        "Linkability",
+        "Inference",
     }, cards
-    assert "chance" in cards["Worst attack: Whole-release identification probability"]["note"]
+    assert_every_page_cards(cards, sweep.metrics_at(chosen.knob))
+    assert "chance" in cards[worst_label]["note"]
     assert cards["False matches FMR"]["note"] == "Risk · higher is better"  # which direction is better, said
     assert cards["Expected matches EMR"]["note"] == "Risk · lower is better"
     assert all("e+" not in c["value"] for c in cards.values())  # large values with separators, never exponents

@@ -200,3 +200,21 @@ def test_the_worst_attack_card_names_the_attack_its_interval_and_chance():
     assert (worst["label"], worst["value"]) == ("Worst attack: Background passage attack", "0.652")
     assert worst["note"] == "[0.610–0.690], chance 0.004" and "background corpus" in worst["help"]
     assert worst_attack_card({"unigram_cosine": MetricResult("unigram_cosine", 0.9)}) is None
+
+
+def test_every_page_shows_the_risks_declared_for_every_page_with_interval_and_chance():
+    from dashboard.knob_view import every_page_cards
+    from engine.measures.base import METRICS, MetricResult
+
+    declared = [m for m in METRICS if METRICS[m].on_every_page]
+    assert declared == ["singling_out_risk", "linkability_risk", "inference_risk"]
+    metrics = {
+        "inference_risk": MetricResult("inference_risk", 0.1234, lo=0.05, hi=0.2, chance=0.5),
+        "singling_out_risk": MetricResult("singling_out_risk", 0.02, lo=0.0, hi=0.06, chance=0.001),
+        "inference_risk_confidential": MetricResult("inference_risk_confidential", 0.3),  # a baseline: no card
+        "unigram_cosine": MetricResult("unigram_cosine", 0.9),  # not declared for every page
+    }
+    cards = every_page_cards(metrics)
+    assert [c["label"] for c in cards] == ["Singling out", "Inference"]  # registry order, measured ones only
+    assert [c["value"] for c in cards] == ["0.020", "0.123"]
+    assert [c["note"] for c in cards] == ["[0.000–0.060], chance 0.001", "[0.050–0.200], chance 0.500"]

@@ -97,8 +97,9 @@ def shown_first(method: str, metric_ids: list[str]) -> list[str]:
 
 
 def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block:
-    """A card for each measure the method declares first, by its card name; each says whether it is a risk or a
-    utility and which direction is better (the full meaning is in its help)."""
+    """The worst applicable attack's card, a card for each measure the method declares first, by its card name
+    (each says whether it is a risk or a utility and which direction is better; the full meaning is in its help),
+    and the risks every page shows (`Measure.on_every_page`)."""
     items = []
     for mid in shown_first(method, list(metrics)):
         info, m = metric_info(mid), metrics[mid]
@@ -119,8 +120,8 @@ def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> kn
             knob_view.card(info.card, display.measure_text(mid, m.value), delta, tone, note=note, help=help_text)
         )
     worst = knob_view.worst_attack_card(metrics)
-    items = ([] if worst is None else [worst]) + items
-    return knob_view.cards(items)
+    items = ([] if worst is None else [worst]) + items + knob_view.every_page_cards(metrics)
+    return knob_view.cards(items, per_row=math.ceil(len(items) / math.ceil(len(items) / 4)))  # labels not clipped
 
 
 def distribution_figures(dataset: Dataset, releases: list, fields: list[str]) -> dict[str, go.Figure]:

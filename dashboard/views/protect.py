@@ -86,6 +86,9 @@ def _metric_card(sweep: SweepResult, mid: str, m: MetricResult, base: MetricResu
     meaning = " ".join(filter(None, [info.meaning, sweep.notes.get(mid, "")]))
     # what it means, and why there is no interval, are behind the "?"
     note = f"{info.kind.capitalize()}, {info.better_text}." + (f" {interval}." if ranged else "")
+    if m.chance is not None:  # an attack: its own interval and chance level, as on every page's cards
+        interval = "95% interval: the attack's own (Wilson), widened by the spread over replicates where wider"
+        note, meaning = knob_view.interval_and_chance(info, lo, hi, m.chance), f"{note} {meaning}"
     return knob_view.card(info.label, info.format(m.value), delta, tone, note=note, help=f"{meaning}\n\n{interval}.")
 
 

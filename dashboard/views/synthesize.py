@@ -96,7 +96,8 @@ def _use_best(method: str, fingerprint: str, value: float) -> None:
 
 
 def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> knob_view.Block:
-    """A card for each measure the method declares first (`Protector.shown_first`) of categorical fields."""
+    """The worst applicable attack's card, a card for each measure the method declares first
+    (`Protector.shown_first`) of categorical fields, and the risks every page shows (`Measure.on_every_page`)."""
     items = []
     for mid in [m for m in METHODS[method].shown_first if m in metrics and metric_info(m).applies_to == "categorical"]:
         info, m = metric_info(mid), metrics[mid]
@@ -114,7 +115,7 @@ def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> kn
         help_text = f"{info.meaning}\n\n{interval}. {info.better_text.capitalize()}."
         items.append(knob_view.card(info.label, display.measure_text(mid, m.value), delta, tone, help=help_text))
     worst = knob_view.worst_attack_card(metrics)
-    items = ([] if worst is None else [worst]) + items
+    items = ([] if worst is None else [worst]) + items + knob_view.every_page_cards(metrics)
     return knob_view.cards(items, per_row=3)  # six cards side by side would cut their labels short
 
 

@@ -16,6 +16,7 @@ from engine.data.dataset import Dataset
 from engine.data.identifiers_file import names_in
 from engine.measures.attacks import WORST_ATTACK
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
+from engine.measures.risk.background_attack import TARGET_RATIO, SwapTarget
 from engine.measures.risk.duplicates import verbatim_warning
 from engine.protect.base import Release
 from engine.text.names import identifier_pattern
@@ -249,4 +250,28 @@ class OtherTextGuardedOnly(ExportCheck):
             "alone: it replaced their formats and the names of the identifier columns, but the method protects the "
             "text column only and no measure reads them; redaction protects them with the text, or leave them out "
             '(the schema\'s [release] other_text = "drop")'
+        ]
+
+
+class SwapMissesBackgroundTarget(ExportCheck):
+    """A swap release on which the background intruder (`background_document_attack`) still names more than half
+    as many of the swapped chunks as she names with the identifiers suppressed and nothing swapped (`SwapTarget`):
+    the swap does not reach its target against an attacker it was not built beside (issue 50)."""
+
+    id = "swap-misses-background-target"
+
+    @classmethod
+    def warnings(cls, dataset: Dataset, release: Release, metrics: Mapping[str, MetricResult]) -> list[str]:
+        measured = metrics.get("background_document_attack")
+        target = None if measured is None else SwapTarget.of(measured.detail)
+        if target is None or target.reached:
+            return []
+        share = metric_info("background_document_attack").format
+        return [
+            "The swap does not reach its target against the background attacker: she names "
+            f"{share(target.share_after)} of the {target.chunks:,} swapped chunks whose label the background corpus "
+            f"holds as released ({target.after:,}), against {share(target.share_before)} of the same chunks with "
+            f"the identifiers suppressed and nothing swapped ({target.before:,}); the target is at most half "
+            f"({share(TARGET_RATIO * target.share_before)}). Swapping more categories, a higher rate or redaction "
+            "may be needed"
         ]

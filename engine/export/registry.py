@@ -14,6 +14,7 @@ from engine.export.checks import (
     OwnIdentifiersInText,
     RiskAtUnprotectedLevel,
     SinglingOutByOtherFields,
+    SwapMissesBackgroundTarget,
     UnchangedProtectedColumns,
     VerbatimTexts,
 )
@@ -29,6 +30,7 @@ CHECKS: tuple[type[ExportCheck], ...] = (
     OwnIdentifiersInText,
     OtherTextGuardedOnly,
     KeptIdentifiers,
+    SwapMissesBackgroundTarget,
 )
 
 if len({c.id for c in CHECKS}) != len(CHECKS):

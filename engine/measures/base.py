@@ -105,6 +105,7 @@ class MetricInfo:
     p_value: bool = False  # a p-value: below 0.001 shown as "< 0.001", as p-values are reported
     card_label: str = ""  # the name on a page's card, where ``label`` is too long for one
     attack: Attack | None = None  # the attack the risk measure is, if it is one
+    on_every_page: bool = False  # shown on every method page's cards where measured (`Measure.on_every_page`)
 
     @property
     def card(self) -> str:
@@ -317,6 +318,9 @@ class Measure(ABC):
     attack: ClassVar[Attack | None] = None
     """For a risk measure that is an attack: what the intruder holds, what she names, her assumptions."""
     p_value: ClassVar[bool] = False  # the value is a p-value (shown "< 0.001" below 0.001)
+    on_every_page: ClassVar[bool] = False
+    """Shown on the cards of every method's page where it was measured, beside the measures the method picks first
+    (`Protector.shown_first`): the risks every release is read by (singling out, linkability, inference)."""
     reads_withheld: ClassVar[bool] = False
     """Whether `prepare` depends on the fields the fitted method's releases withhold (`PrepareContext.withheld`):
     an Evaluator given a ``shared`` one prepares such a measure again when its fit withholds any."""
@@ -370,6 +374,7 @@ class Measure(ABC):
             cls.p_value,
             cls.card_label,
             cls.attack,
+            cls.on_every_page,
         )
 
 

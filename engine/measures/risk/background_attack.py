@@ -13,6 +13,12 @@ She then names each released record's label by the largest decision score among 
   and names the document by the largest sum (reported wherever the release keeps the document column, that is
   wherever whole documents are released).
 
+On a release of the named-entity swap, `background_document_attack`'s detail also counts the swapped chunks
+whose label the background holds (`swapped_chunks`) and how many of them the intruder names with the identifiers
+suppressed and nothing swapped (`swapped_named_before`: the chunks as the swap's D_pre holds them) and as
+released (`swapped_named_after`): the swap's target (issue 50) is that the second share is at most half the
+first (`SwapTarget`, which the export check `SwapMissesBackgroundTarget` reads).
+
 Each value is the share named correctly among the released records (or documents) whose label the background
 holds (the others cannot be named by this intruder; the detail counts them), with its Wilson 95% interval; the
 chance level is one over the number of labels the background holds: an intruder guessing among them uniformly.
@@ -24,8 +30,8 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -38,6 +44,7 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.measures.base import Attack, Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.risk.binomial import wilson
+from engine.measures.swapped import swap_detail
 from engine.protect.params import Param
 
 if TYPE_CHECKING:
@@ -92,6 +99,46 @@ def _labels(values: pd.Series) -> np.ndarray:
 
 def _shared(data: pd.Series, background: pd.Series) -> bool:
     return bool(set(_labels(data)) - {""} & set(_labels(background)) - {""})
+
+
+TARGET_RATIO = 0.5
+"""The swap's target against the background intruder: her share of swapped chunks named as released at most this
+fraction of her share of the same chunks with the identifiers suppressed and nothing swapped."""
+
+
+@dataclass(frozen=True)
+class SwapTarget:
+    """The background intruder on the chunks a swap release swapped (those whose label the background holds):
+    how many, how many she names with the identifiers suppressed and nothing swapped (``before``) and as
+    released (``after``), pooled over the replicates of a detail."""
+
+    chunks: int
+    before: int
+    after: int
+
+    @property
+    def share_before(self) -> float:
+        return self.before / self.chunks
+
+    @property
+    def share_after(self) -> float:
+        return self.after / self.chunks
+
+    @property
+    def reached(self) -> bool:
+        """Whether the share named as released is at most `TARGET_RATIO` of the share named before."""
+        return self.after <= TARGET_RATIO * self.before
+
+    @classmethod
+    def of(cls, detail: pd.DataFrame | None) -> SwapTarget | None:
+        """Read from `background_document_attack`'s detail (None: not a swap release, or no swapped chunk the
+        background can label)."""
+        if detail is None or "swapped_chunks" not in detail.columns:
+            return None
+        chunks = int(detail["swapped_chunks"].sum())
+        if chunks == 0:
+            return None
+        return cls(chunks, int(detail["swapped_named_before"].sum()), int(detail["swapped_named_after"].sum()))
 
 
 @dataclass
@@ -215,18 +262,14 @@ class BackgroundAttack(Measure):
         scores = self._scores(view)
         named = self.intruder.labels[np.argmax(scores, axis=1)]
         correct = (named == self.truth)[self.attackable]
-        detail = pd.DataFrame(
-            [
-                {
-                    "unit": "records",
-                    "attacked": int(self.attackable.sum()),
-                    "named": int(correct.sum()),
-                    "not_attackable": int((~self.attackable).sum()),
-                    "labels": len(self.intruder.labels),
-                }
-            ]
-        )
-        return self._result(correct, detail)
+        row = {
+            "unit": "records",
+            "attacked": int(self.attackable.sum()),
+            "named": int(correct.sum()),
+            "not_attackable": int((~self.attackable).sum()),
+            "labels": len(self.intruder.labels),
+        }
+        return self._result(correct, pd.DataFrame([row]))
 
 
 class BackgroundAuthorAttack(BackgroundAttack):
@@ -284,6 +327,35 @@ class BackgroundDocumentAttack(BackgroundAttack):
             "confidential data."
         ),
     )
+
+    def prepare(self, context: PrepareContext) -> None:
+        super().prepare(context)
+        fitted: Any = context.fitted
+        self.swap = fitted if getattr(fitted, "method", None) == "swap" else None
+        if self.swap is not None:  # each chunk's label (its record's) and whether she names it in D_pre
+            self.chunk_truth = self.truth[self.swap.spans["record"].to_numpy()]
+            self.chunk_attackable = np.isin(self.chunk_truth, self.intruder.labels)
+            self.chunk_before = self._named(list(self.swap.prepared.reference)) == self.chunk_truth
+
+    def _named(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.array([], dtype=object)
+        return self.intruder.labels[np.argmax(self.intruder.scores(texts), axis=1)]
+
+    def compute(self, view: ReleaseView) -> MetricResult:
+        result = super().compute(view)
+        detail = None if self.swap is None else swap_detail(view)
+        if self.swap is None or detail is None or result.detail is None:
+            return result
+        swapped = np.flatnonzero(np.asarray(detail.swapped, dtype=bool) & self.chunk_attackable)
+        reference = self.swap.prepared.reference
+        after = self._named([detail.moved.get(int(k), reference[k]) for k in swapped]) == self.chunk_truth[swapped]
+        counts = result.detail.assign(
+            swapped_chunks=len(swapped),
+            swapped_named_before=int(self.chunk_before[swapped].sum()),
+            swapped_named_after=int(after.sum()),
+        )
+        return replace(result, detail=counts)
 
 
 class BackgroundDocumentLevel(BackgroundAttack):

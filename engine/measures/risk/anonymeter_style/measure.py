@@ -30,6 +30,7 @@ class AnonymeterRisk(Measure):
     reads_withheld = True  # a withheld field is not in the released table
     settings: ClassVar[tuple[Param, ...]] = (N_ATTACKS,)
     stream = 0  # the attack's own stream of the measures' seed
+    on_every_page = True  # the three risks a regulator reads every release by: on every method page's cards
 
     def prepare(self, context: PrepareContext) -> None:
         withheld = tuple(context.withheld)
