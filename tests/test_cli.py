@@ -185,6 +185,15 @@ def test_user_errors_print_one_line_and_exit_2(capsys, tiny_files, tmp_path, arg
     assert message in err
 
 
+def test_a_negative_refine_is_refused_in_one_line(capsys, tiny_files, tmp_path):
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files), "--out", str(tmp_path / "o")]
+    with pytest.raises(SystemExit) as stop:
+        main(["sweep", "--method", "md", "--refine", "-1", *data])
+    err = capsys.readouterr().err
+    assert stop.value.code == 2 and err.count("\n") == 1
+    assert "argument --refine: must be a whole number of 0 or more, got '-1'" in err
+
+
 def test_sweep_out_must_be_a_file_that_is_not_there_unless_overwrite(capsys, tiny_files, tmp_path):
     data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files), "--method", "redact"]
     code, _, err = run(capsys, "sweep", *data, "--out", str(tmp_path))

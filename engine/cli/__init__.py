@@ -16,6 +16,7 @@ from engine.cli.args import (
     add_key_arguments,
     add_parameter_flags,
     add_reading_arguments,
+    count_argument,
     knob_argument,
 )
 from engine.cli.commands import (
@@ -60,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--refine",
-        type=int,
+        type=count_argument,
         metavar="N",
         help="add up to N knob values where a measure changes most between neighbouring ones (a continuous knob; "
         "default: the number the method's knob declares for its own grid, e.g. 6 for md's ε; 0: none)",

@@ -48,6 +48,17 @@ def knob_argument(text: str) -> float:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def count_argument(text: str) -> int:
+    """A whole number of 0 or more (--refine)."""
+    try:
+        value = int(text.replace(",", ""))
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a whole number of 0 or more, got {text!r}")
+    return value
+
+
 def method_parameters() -> dict[str, tuple[Param, list[str]]]:
     """Every registered method's parameters by name, with the methods that declare each. A name means one
     thing everywhere: the same type, whichever method declares it (TypeError otherwise)."""
