@@ -35,7 +35,7 @@ Q1 = SHARED / "ect_prepared_remarks_2021Q1.jsonl"
 
 
 def share(correct: np.ndarray) -> dict:
-    from engine.measures.risk.binomial import wilson
+    from engine.intervals import wilson
 
     n, k = int(correct.size), int(correct.sum())
     lo, hi = wilson(k, n)

@@ -11,9 +11,9 @@ import pytest
 
 from engine.data.background import read_background
 from engine.errors import ConfigError, DataError
+from engine.intervals import wilson
 from engine.measures.base import metric_info
 from engine.measures.evaluate import Evaluator
-from engine.measures.risk.binomial import wilson
 from engine.measures.settings import MeasureSettings
 from tests.background_data import background_dataset, background_file, redacted
 

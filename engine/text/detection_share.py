@@ -10,26 +10,19 @@ rest in clear, so it is not counted as found.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
+from engine.intervals import wilson
 from engine.text.detection_quality import GoldDocument, Span
 
-Z95 = 1.959963984540054
-"""The standard normal quantile of a two-sided 95% interval."""
 
-
-def wilson_interval(found: int, total: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval of a proportion ``found`` / ``total``: (p̂ + z²/2n ∓ z·√(p̂(1−p̂)/n + z²/4n²)) /
-    (1 + z²/n). ValueError unless 0 ≤ found ≤ total and total > 0."""
-    if total <= 0 or not 0 <= found <= total:
+def wilson_interval(found: int, total: int) -> tuple[float, float]:
+    """The Wilson 95% interval of the share ``found`` / ``total`` (`engine.intervals`). ValueError unless
+    0 ≤ found ≤ total and total > 0."""
+    if total <= 0:
         raise ValueError(f"a proportion needs 0 ≤ found ≤ total and total > 0; got {found} of {total}")
-    p, n = found / total, float(total)
-    centre = p + z * z / (2 * n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    scale = 1 + z * z / n
-    return max(0.0, (centre - half) / scale), min(1.0, (centre + half) / scale)
+    return wilson(found, total)
 
 
 @dataclass(frozen=True)

@@ -24,8 +24,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.svm import LinearSVC
 
 from engine.errors import DataError
+from engine.intervals import wilson
 from engine.measures.base import Attack, Measure, MetricResult, PrepareContext, ReleaseView
-from engine.measures.risk.binomial import wilson
 from engine.measures.shared import ngram_space, preset_of, released_ngrams, require_intruder_texts
 from engine.progress import Progress, no_progress
 from engine.text.ngrams import ORDERS, projection, tfidf_of

@@ -42,8 +42,8 @@ from sklearn.svm import LinearSVC
 from engine.data.background import Background, read_background
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
+from engine.intervals import wilson
 from engine.measures.base import Attack, Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
-from engine.measures.risk.binomial import wilson
 from engine.measures.swapped import swap_detail
 from engine.protect.params import Param
 

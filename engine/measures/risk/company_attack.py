@@ -31,8 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from engine.intervals import wilson
 from engine.measures.base import Attack, Measure, MetricResult, PrepareContext, ReleaseView
-from engine.measures.risk.binomial import wilson
 from engine.measures.risk.paired import mcnemar_exact
 from engine.measures.shared import preset_of
 from engine.measures.swapped import fitted_swap, original_chunks, released_chunks, swap_detail, swapped_flags

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 from scipy.stats import norm
 
+from engine.intervals import wilson_score
+
 CONFIDENCE = 0.95
 
 
@@ -42,16 +44,13 @@ class Rate:
 
 
 def wilson(successes: float, attacks: int, confidence: float = CONFIDENCE) -> Rate:
-    """The Wilson score estimate of a success rate and the half-width of its ``confidence`` interval."""
+    """The Wilson score estimate of a success rate and the half-width of its ``confidence`` interval
+    (`engine.intervals.wilson_score`)."""
     if attacks <= 0:
         raise ValueError("a success rate needs at least one attack")
     if not 0 <= successes <= attacks:
         raise ValueError(f"successes ({successes}) must lie between 0 and the attacks ({attacks})")
-    z = float(norm.ppf(0.5 * (1.0 + confidence)))
-    z2 = z * z
-    denominator = attacks + z2
-    centre = (successes + z2 / 2) / denominator
-    half = z / denominator * math.sqrt(successes * (attacks - successes) / attacks + z2 / 4)
+    centre, half = wilson_score(successes, attacks, float(norm.ppf(0.5 * (1.0 + confidence))))
     return Rate(successes, attacks, centre, half)
 
 
