@@ -27,7 +27,6 @@ from engine.measures.base import Attack, MetricResult, NotApplicable, PrepareCon
 from engine.measures.risk.anonymeter_style.measure import AnonymeterRisk, listed
 from engine.measures.risk.anonymeter_style.nearest import nearest
 from engine.measures.risk.anonymeter_style.table import N_ATTACKS, Column, Encoded, rows
-from engine.measures.shared import preset_of
 from engine.protect.params import Param
 
 if TYPE_CHECKING:
@@ -146,6 +145,7 @@ class InferenceRisk(AnonymeterRisk):
         "fields and infers the field the setting names (what the preset says she knows of it is set aside)."
     )
     settings = (N_ATTACKS, SECRET)
+    reads_known_fields = "infer from"
     stream = 3
 
     @classmethod
@@ -156,10 +156,6 @@ class InferenceRisk(AnonymeterRisk):
             pass  # said when the measure prepares
 
     def prepare_attack(self, context: PrepareContext) -> None:
-        if preset_of(context).knows == "nothing":
-            raise NotApplicable(
-                "the chosen intruder knows none of her targets' field values, so she has nothing to infer from"
-            )
         secret, known = secret_and_known(context.dataset, context.settings[SECRET.name])
         if secret not in self.side.names():
             raise NotApplicable(f"the releases withhold {secret}, so it cannot be inferred from them")

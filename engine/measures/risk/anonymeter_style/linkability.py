@@ -27,7 +27,6 @@ from engine.measures.base import Attack, MetricResult, NotApplicable, PrepareCon
 from engine.measures.risk.anonymeter_style.measure import AnonymeterRisk, listed
 from engine.measures.risk.anonymeter_style.nearest import nearest
 from engine.measures.risk.anonymeter_style.table import N_ATTACKS, Column, Encoded, check_columns, rows
-from engine.measures.shared import preset_of
 from engine.protect.params import Param
 
 if TYPE_CHECKING:
@@ -153,6 +152,7 @@ class LinkabilityRisk(AnonymeterRisk):
         "the columns the settings name (by default the key fields split in two)."
     )
     settings = (N_ATTACKS, LINK_FIRST, LINK_SECOND)
+    reads_known_fields = "link"
     stream = 2
 
     @classmethod
@@ -163,10 +163,6 @@ class LinkabilityRisk(AnonymeterRisk):
             pass  # said when the measure prepares
 
     def prepare_attack(self, context: PrepareContext) -> None:
-        if preset_of(context).knows == "nothing":
-            raise NotApplicable(
-                "the chosen intruder knows none of her targets' field values, so she has nothing to link"
-            )
         first, second = link_columns(
             context.dataset, context.settings[LINK_FIRST.name], context.settings[LINK_SECOND.name]
         )

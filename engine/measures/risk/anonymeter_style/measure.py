@@ -10,9 +10,10 @@ from typing import ClassVar
 import numpy as np
 import pandas as pd
 
-from engine.measures.base import Measure, MetricResult, PrepareContext, ReleaseView
+from engine.measures.base import Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
 from engine.measures.risk.anonymeter_style.rates import residual_risk, wilson
 from engine.measures.risk.anonymeter_style.table import N_ATTACKS, Attackable, Column, Encoded, rows
+from engine.measures.shared import preset_of
 from engine.protect.params import Param
 
 ROWS = ("attack", "control", "baseline")
@@ -31,6 +32,9 @@ class AnonymeterRisk(Measure):
     settings: ClassVar[tuple[Param, ...]] = (N_ATTACKS,)
     stream = 0  # the attack's own stream of the measures' seed
     on_every_page = True  # the three risks a regulator reads every release by: on every method page's cards
+    reads_known_fields: ClassVar[str] = ""
+    """What the attack does with her targets' field values ("link", "infer from"), if it needs them: not measured
+    for an intruder preset who knows none."""
 
     def prepare(self, context: PrepareContext) -> None:
         withheld = tuple(context.withheld)
@@ -41,6 +45,11 @@ class AnonymeterRisk(Measure):
         self.n_attacks = int(context.settings[N_ATTACKS.name])
         self.text_column = context.dataset.schema.text
         self.seed = context.settings.seed
+        if self.reads_known_fields and preset_of(context).knows == "nothing":
+            raise NotApplicable(
+                "the chosen intruder knows none of her targets' field values, so she has nothing to "
+                + self.reads_known_fields
+            )
         self.prepare_attack(context)
         half = len(self.side.attacked)
         self.note = (
