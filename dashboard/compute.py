@@ -277,7 +277,7 @@ def nearest_grid_value(grid: list[float], value: float) -> float:
 
 def metrics_at(sweep: SweepResult, value: float) -> dict[str, MetricResult]:
     """Mean, interval and baseline of every metric at the grid value nearest ``value`` (kept with the sweep), the
-    worst attack's advantage over chance among them (a risk measure the page's frontier may take)."""
+    worst attack's success beyond its baseline among them (a risk measure the page's frontier may take)."""
     at = nearest_grid_value(sweep.grid, value)
     return dict(prepared(sweep, ("metrics", at), lambda: sweep.metrics_at(at) | sweep.baseline))
 

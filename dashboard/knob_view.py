@@ -66,37 +66,54 @@ def card(label: str, value: str, delta: str | None = None, tone: str = "off", no
     return {"label": label, "value": value, "delta": delta, "tone": tone, "note": note, "help": help}
 
 
-def worst_attack_card(metrics: Mapping[str, MetricResult]) -> dict | None:
+def worst_attack_card(metrics: Mapping[str, MetricResult], own: dict | None = None) -> dict | None:
     """The card of the release's worst applicable attack (`engine.measures.attacks.worst_attack`): "Worst attack:
     <name>", its value and interval, its chance level; what the intruder holds and assumes behind the "?" (None:
-    no attack measured with a chance level)."""
+    no attack measured with a chance level). A page that has a card of its own for the measure gives it as
+    ``own``: the worst attack's card is then that card, renamed, with the attack in words before its help, and
+    the page shows no other card of it (`worst_attack_id`), so no attack is shown twice."""
     worst = worst_attack(metrics)
     if worst is None:
         return None
     info = metric_info(worst.id)
+    why = (
+        f"{worst.sentence()}\n\nOf the attacks measured, the one furthest beyond its own baseline. "
+        f"{worst.scale_sentence()}."
+    )
+    if own is not None:
+        return {**own, "label": f"Worst attack: {info.card}", "help": f"{why}\n\n{own['help']}"}
     return card(
         f"Worst attack: {info.card}",
         info.format(worst.value),
         note=interval_and_chance(info, worst.lo, worst.hi, worst.chance),
-        help=f"{worst.sentence()}\n\nOf the attacks measured, the one furthest above its chance level (value − chance "
-        f"= {info.format(worst.advantage)}). {info.meaning}",
+        help=f"{why} {info.meaning}",
     )
+
+
+def worst_attack_id(metrics: Mapping[str, MetricResult]) -> str | None:
+    """The id of the release's worst applicable attack, whose card comes first and alone (None: no attack)."""
+    worst = worst_attack(metrics)
+    return None if worst is None else worst.id
 
 
 def interval_and_chance(info: MetricInfo, lo: float | None, hi: float | None, chance: float | None) -> str:
     """An attack's own 95% interval and chance level as every card shows them: "[lo–hi], chance c" (either part
-    left out where not measured)."""
+    left out where not measured); for a risk corrected by its control (`Attack.baseline`), "[lo–hi], beyond
+    control (chance c)": the chance level is not what it is read against."""
     parts = [] if lo is None or hi is None else [f"[{info.format(lo)}–{info.format(hi)}]"]
-    parts += [] if chance is None else [f"chance {info.format(chance)}"]
+    if chance is not None:
+        control = info.attack is not None and info.attack.baseline == "control"
+        parts += [f"beyond control (chance {info.format(chance)})" if control else f"chance {info.format(chance)}"]
     return ", ".join(parts)
 
 
 def every_page_cards(metrics: Mapping[str, MetricResult]) -> list[dict]:
     """The cards of the measured risks every method page shows (`Measure.on_every_page`: singling out,
     linkability, inference), in registry order: the value, its interval and chance level, the meaning behind
-    the "?"."""
+    the "?"; not the worst applicable attack's, which has its card first (`worst_attack_card`)."""
     out = []
-    for mid in every_page_ids(metrics):
+    worst = worst_attack_id(metrics)
+    for mid in [m for m in every_page_ids(metrics) if m != worst]:
         info, m = metric_info(mid), metrics[mid]
         assert m.value is not None
         note = interval_and_chance(info, m.lo, m.hi, m.chance)

@@ -314,7 +314,7 @@ def merged(base: SweepResult, added: list[SweepResult]) -> SweepResult:
 
 def metrics_with_intervals(sweep: SweepResult, value: float) -> dict[str, MetricResult]:
     """The metrics at one knob value (mean and interval over replicates) plus the unprotected baselines: the
-    measures a release records. The worst attack's advantage over chance (`WORST_ATTACK`, a sweep's row for the
+    measures a release records. The worst attack's success beyond its baseline (`WORST_ATTACK`, a sweep's row for the
     frontier) is left out: a release record derives its worst attack from the attacks themselves."""
     out = sweep.metrics_at(value)
     out.update(sweep.baseline)

@@ -119,9 +119,10 @@ def test_compare_takes_the_worst_attack_as_its_risk_axis(tmp_path):
     comparison = compare_methods(data, [("redact", {"use_ner": False}), ("kanon", {})], options=options)
     assert WORST_ATTACK in comparison.common("risk")
     front = comparison.frontier(WORST_ATTACK, comparison.default_pair()[1])
-    # the worst attack over chance: the passages' attack at 1 against a chance of 1/4 on the unprotected text
+    # the worst attack beyond its baseline: the passages' attack at 1 against a chance of 1/4 on the unprotected
+    # text, (1 − 1/4) / (1 − 1/4) = 1: all the room above guessing (not 1 − 1/4 = 0.75)
     redact = front[front["method"] == "redact"]
-    assert redact["risk"].max() == pytest.approx(0.75)
+    assert redact["risk"].max() == pytest.approx(1.0)
     assert comparison.to_json(WORST_ATTACK, comparison.default_pair()[1])["frontier"]["risk"] == WORST_ATTACK
 
 

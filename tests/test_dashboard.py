@@ -109,16 +109,25 @@ def view_cards(at: AppTest) -> dict[str, dict]:
 
 def assert_every_page_cards(cards: dict[str, dict], metrics: dict) -> None:
     """The singling out, linkability and inference cards: the measured value, its own interval and the chance
-    level in the worst attack card's format, by the measures' declaration (`Measure.on_every_page`)."""
+    level in the worst attack card's format, by the measures' declaration (`Measure.on_every_page`); the one that
+    is the worst attack shown once, on the worst attack's card."""
+    from engine.measures.attacks import worst_attack
     from engine.measures.base import metric_info
 
     every = [m for m in ("singling_out_risk", "linkability_risk", "inference_risk") if metric_info(m).on_every_page]
     assert len(every) == 3
+    worst = worst_attack(metrics)
     for mid in every:
         info, m = metric_info(mid), metrics[mid]
-        card = cards[info.card]
+        shown = [label for label in cards if label in (info.card, f"Worst attack: {info.card}")]
+        assert len(shown) == 1, (mid, sorted(cards))  # never twice
+        card = cards[shown[0]]
+        assert shown[0] == (f"Worst attack: {info.card}" if worst is not None and worst.id == mid else info.card)
         assert card["value"] == info.format(m.value)
-        assert card["note"] == f"[{info.format(m.lo)}–{info.format(m.hi)}], chance {info.format(m.chance)}", card
+        assert (
+            card["note"]
+            == f"[{info.format(m.lo)}–{info.format(m.hi)}], beyond control (chance {info.format(m.chance)})"
+        )
         assert "e-" not in card["note"] and "e+" not in card["value"]
 
 
@@ -464,12 +473,19 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypa
     point = next(t for t in view_texts(at, "caption") if t.startswith("Risk "))
     assert re.match(r"Risk \d\.\d{3} · Utility \d\.\d{3}", point)
     cards = view_cards(at)
-    assert {"Attack identification rate", "Word (unigram) similarity", "Word-pair (bigram) similarity"} <= set(cards)
+    assert {"Word (unigram) similarity", "Word-pair (bigram) similarity"} <= set(cards)
+    from dashboard.knob_view import worst_attack_id
+    from engine.measures.base import metric_info
+
+    worst = worst_attack_id(at.session_state[session.CHOICE].sweep.metrics_at(1.0))
+    assert worst is not None and f"Worst attack: {metric_info(worst).card}" in cards
+    assert metric_info(worst).label not in cards  # no attack shown twice: the worst attack's card is its card
+    rate = cards[("Worst attack: " if worst == "attack_identification_rate" else "") + "Attack identification rate"]
     assert (
-        cards["Attack identification rate"]["value"]
+        rate["value"]
         == f"{at.session_state[session.CHOICE].sweep.metric_at(1.0, 'attack_identification_rate').value:.3f}"
     )
-    assert "vs unprotected" in cards["Attack identification rate"]["delta"]  # the unprotected data's risk: 0.8
+    assert "vs unprotected" in rate["delta"]  # the unprotected data's risk: 0.8
     assert cards["Word (unigram) similarity"]["delta"] is None  # 1 on the unprotected data by construction
     assert {"frontier", "attack_bars"} <= view_plots(at)
     samples = protected_samples(at)
@@ -737,7 +753,7 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
     from engine.measures.attacks import worst_attack
     from engine.measures.base import metric_info
 
-    worst = worst_attack(sweep.metrics_at(chosen.knob))  # of the attacks measured, furthest above chance
+    worst = worst_attack(sweep.metrics_at(chosen.knob))  # of the attacks measured, furthest beyond its baseline
     assert worst is not None
     worst_label = f"Worst attack: {metric_info(worst.id).card}"
     assert set(cards) == {
@@ -750,7 +766,7 @@ def test_counts_page_sweeps_lambda_and_s_then_exports(tmp_path, monkeypatch):
         "Singling out",  # the risks every page shows (Measure.on_every_page), no page listing them
         "Linkability",
         "Inference",
-    }, cards
+    } - {metric_info(worst.id).card}, cards  # the worst attack is shown once, on its card
     assert_every_page_cards(cards, sweep.metrics_at(chosen.knob))
     assert "chance" in cards[worst_label]["note"]
     assert cards["False matches FMR"]["note"] == "Risk · higher is better"  # which direction is better, said

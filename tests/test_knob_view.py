@@ -209,12 +209,38 @@ def test_every_page_shows_the_risks_declared_for_every_page_with_interval_and_ch
     declared = [m for m in METRICS if METRICS[m].on_every_page]
     assert declared == ["singling_out_risk", "linkability_risk", "inference_risk"]
     metrics = {
-        "inference_risk": MetricResult("inference_risk", 0.1234, lo=0.05, hi=0.2, chance=0.5),
+        "inference_risk": MetricResult("inference_risk", 0.0123, lo=0.0, hi=0.03, chance=0.5),
         "singling_out_risk": MetricResult("singling_out_risk", 0.02, lo=0.0, hi=0.06, chance=0.001),
         "inference_risk_confidential": MetricResult("inference_risk_confidential", 0.3),  # a baseline: no card
         "unigram_cosine": MetricResult("unigram_cosine", 0.9),  # not declared for every page
+        # the worst attack ((0.3 − 0.004) / 0.996 = 0.297): its card comes first, and only there
+        "background_author_attack": MetricResult("background_author_attack", 0.3, chance=0.004),
     }
     cards = every_page_cards(metrics)
     assert [c["label"] for c in cards] == ["Singling out", "Inference"]  # registry order, measured ones only
-    assert [c["value"] for c in cards] == ["0.020", "0.123"]
-    assert [c["note"] for c in cards] == ["[0.000–0.060], chance 0.001", "[0.050–0.200], chance 0.500"]
+    assert [c["value"] for c in cards] == ["0.020", "0.012"]
+    assert [c["note"] for c in cards] == [  # read against their control: the chance level is not their baseline
+        "[0.000–0.060], beyond control (chance 0.001)",
+        "[0.000–0.030], beyond control (chance 0.500)",
+    ]
+
+
+def test_no_attack_is_shown_twice_the_worst_has_the_first_card_alone():
+    from dashboard.knob_view import every_page_cards, worst_attack_card, worst_attack_id
+    from engine.measures.base import MetricResult
+
+    metrics = {
+        "singling_out_risk": MetricResult("singling_out_risk", 0.213, lo=0.15, hi=0.28, chance=0.2),
+        "inference_risk": MetricResult("inference_risk", 0.05, lo=0.0, hi=0.1, chance=0.5),
+        "background_author_attack": MetricResult("background_author_attack", 0.2, lo=0.1, hi=0.3, chance=0.004),
+    }
+    # singling out 0.213 as it is; the author attack (0.2 − 0.004) / 0.996 = 0.197; inference 0.05
+    assert worst_attack_id(metrics) == "singling_out_risk"
+    worst = worst_attack_card(metrics)
+    assert worst is not None and worst["label"] == "Worst attack: Singling out"
+    assert worst["note"] == "[0.150–0.280], beyond control (chance 0.200)"
+    assert [c["label"] for c in every_page_cards(metrics)] == ["Inference"]  # singling out once, on the first card
+    own = {"label": "Singling-out risk (Anonymeter)", "value": "0.213", "delta": "−0.1", "tone": "good", "help": "h"}
+    merged = worst_attack_card(metrics, own)
+    assert merged is not None and merged["label"] == "Worst attack: Singling out" and merged["delta"] == "−0.1"
+    assert merged["help"].endswith("\n\nh") and "control" in merged["help"]

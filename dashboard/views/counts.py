@@ -101,7 +101,7 @@ def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> kn
     (each says whether it is a risk or a utility and which direction is better; the full meaning is in its help),
     and the risks every page shows (`Measure.on_every_page`)."""
     items = []
-    for mid in shown_first(method, list(metrics)):
+    for mid in [m for m in shown_first(method, list(metrics)) if m != knob_view.worst_attack_id(metrics)]:
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta, tone = None, "off"

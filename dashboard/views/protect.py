@@ -99,10 +99,17 @@ MAX_CARDS_PER_ROW = 4
 def _metric_cards(sweep: SweepResult, metrics: dict[str, MetricResult]) -> list[knob_view.Block]:
     """One card per measure at a grid value: value, change from the unprotected data, interval over replicates
     and what the measure means."""
-    measured = [m for m in sweep.metric_ids if m != WORST_ATTACK]  # the worst attack has its own card, first
+    worst_id = knob_view.worst_attack_id(metrics)
+    measured = [m for m in sweep.metric_ids if m not in (WORST_ATTACK, worst_id)]  # the worst attack's card: first
     own = [m for m in measured if sweep.method in measure_class(m).methods]
     ids = own + [m for m in measured if m not in own]  # the method's own measures first
-    worst = knob_view.worst_attack_card(metrics)
+    worst = (
+        None
+        if worst_id is None
+        else knob_view.worst_attack_card(
+            metrics, _metric_card(sweep, worst_id, metrics[worst_id], metrics.get(worst_id + "_confidential"))
+        )
+    )
     items = ([] if worst is None else [worst]) + [
         _metric_card(sweep, mid, metrics[mid], metrics.get(mid + "_confidential")) for mid in ids
     ]

@@ -99,7 +99,8 @@ def _cards(method: str, metrics: dict[str, MetricResult], replicates: int) -> kn
     """The worst applicable attack's card, a card for each measure the method declares first
     (`Protector.shown_first`) of categorical fields, and the risks every page shows (`Measure.on_every_page`)."""
     items = []
-    for mid in [m for m in METHODS[method].shown_first if m in metrics and metric_info(m).applies_to == "categorical"]:
+    first = [m for m in METHODS[method].shown_first if m in metrics and metric_info(m).applies_to == "categorical"]
+    for mid in [m for m in first if m != knob_view.worst_attack_id(metrics)]:  # the worst attack: its own card
         info, m = metric_info(mid), metrics[mid]
         base = metrics.get(mid + "_confidential")
         delta, tone = None, "off"

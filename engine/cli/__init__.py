@@ -108,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--risk",
         help="risk measure of the frontier (default: the whole-release identification probability when every "
         "method takes it, else the attack identification rate, else the first risk measure they share); "
-        "worst_attack: the worst applicable attack's advantage over its chance level, whichever attack it is",
+        "worst_attack: how far the worst applicable attack goes beyond its baseline, whichever attack it is "
+        "((value − chance) / (1 − chance), or a control-corrected risk as it is)",
     )
     c.add_argument("--utility", help="utility measure of the frontier (default: the first one the methods share)")
     c.add_argument("--out", required=True, help="folder to write compare.json and the figure compare.html into")

@@ -231,7 +231,8 @@ def print_export(result: ExportResult) -> None:
         print(f"  {mid}: {text}")
     worst = result.record.worst_attack
     if worst is not None:
-        print(f"{worst.card()} (of the attacks measured, the one furthest above its chance level)")
+        print(f"{worst.card()} (of the attacks measured, the one furthest beyond its baseline)")
+        print(f"  {worst.scale_sentence()}.")
     for path in result.files.values():
         print(f"wrote {path}")
     if result.internal_report is not None:

@@ -1,8 +1,15 @@
 """The worst applicable attack of a release: among the measures that are attacks (`Measure.attack`) and were
-measured on it with a chance level, the one whose success is furthest above chance (its value minus its chance
-level: an attack at 0.30 against a chance of 0.004 is worse than one at 0.50 against a chance of 0.45). The
-manifest records it, the report states it with every attack's assumptions, the pages show it on a card and
-`compare` can put it on the frontier's risk axis."""
+measured on it, the one whose success goes furthest beyond its own baseline, every attack put on one scale.
+
+The scale is the Anonymeter framework's risk (Giomi et al. 2023): (value − baseline) / (1 − baseline), the share
+of the room left above the baseline that the attack takes up. An attack read against its chance level
+(`Attack.baseline` "chance": guessing at random, `MetricResult.chance`) is put on it by that formula; an
+Anonymeter-style risk (`Attack.baseline` "control") is that formula already, with its control as the baseline,
+and is taken as it is (subtracting its random guess's rate again would correct it twice). Its interval is moved
+by the same transform. An attack at 0.30 against a chance of 0.004 reads (0.30 − 0.004) / 0.996 = 0.297 and is
+worse than a singling-out risk of 0.213; one at 0.50 against a chance of 0.45 reads 0.091. The manifest records
+the worst, the report states it with every attack's assumptions, the pages show it on a card and `compare` can
+put it on the frontier's risk axis."""
 
 from __future__ import annotations
 
@@ -11,24 +18,47 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engine.measures.base import CONFIDENTIAL_SUFFIX, HOLDINGS, METRICS, NAMES, MetricInfo, MetricResult, metric_info
+from engine.measures.base import (
+    BASELINES,
+    CONFIDENTIAL_SUFFIX,
+    HOLDINGS,
+    METRICS,
+    NAMES,
+    Baseline,
+    MetricInfo,
+    MetricResult,
+    metric_info,
+)
 
 WORST_ATTACK = "worst_attack"
-"""The id of the worst applicable attack's advantage over chance, a row of every sweep that measured an attack
-(`advantage_result`): a frontier's and `compare`'s risk axis like any risk measure's."""
+"""The id of the worst applicable attack's success beyond its baseline, a row of every sweep that measured an
+attack (`advantage_result`): a frontier's and `compare`'s risk axis like any risk measure's."""
 WORST_ATTACK_INFO = MetricInfo(
     WORST_ATTACK,
     "risk",
     "lower",
-    "Worst attack: advantage over chance",
-    "How far the success of the worst applicable attack on the release (of the attacks measured, the one "
-    "furthest above its chance level) is above what guessing gives: its value minus its chance level, with its "
-    "interval moved alike. 0: no attack does better than guessing.",
+    "Worst attack: success beyond its baseline",
+    "How far the worst applicable attack on the release goes beyond its own baseline, every attack on one "
+    "scale: (value − baseline) / (1 − baseline), the share of the room above the baseline the attack takes up, "
+    "as the Anonymeter framework (Giomi et al. 2023) reads its risks. The baseline is the chance level (guessing "
+    "at random) for an attack that names authors, documents or records; singling out, linkability and inference "
+    "are corrected by their control records already and taken as they are. Its interval is moved alike. 0: no "
+    "attack does better than its baseline; 1: the attack succeeds wherever its baseline fails.",
     low=-1.0,
     high=1.0,
-    source="the attacks measured on the release, each read against its chance level",
-    card_label="Worst attack over chance",
+    source=(
+        "the attacks measured on the release, each read against its baseline as Giomi, Boenisch, Wehmeyer & "
+        "Tasnádi (2023) read an attack against its control"
+    ),
+    card_label="Worst attack beyond baseline",
 )
+
+
+def beyond(value: float, baseline: float) -> float:
+    """(value − baseline) / (1 − baseline): the share of the room above ``baseline`` that ``value`` takes up
+    (negative below the baseline); 0 where the baseline leaves no room (a baseline of 1)."""
+    room = 1.0 - baseline
+    return 0.0 if room <= 0 else (value - baseline) / room
 
 
 class Measured(Protocol):
@@ -48,7 +78,8 @@ class Measured(Protocol):
 @dataclass(frozen=True)
 class WorstAttack:
     """The worst applicable attack of one release: the measure's id and name, its value with its 95% interval,
-    the chance level, and what the intruder holds, names and assumes."""
+    the chance level (guessing at random), the ``baseline`` its value is read against (`Attack.baseline`), and
+    what the intruder holds, names and assumes."""
 
     id: str
     label: str
@@ -59,24 +90,54 @@ class WorstAttack:
     holds: tuple[str, ...]
     names: str
     assumptions: str
+    baseline: Baseline = "chance"
+
+    def scaled(self, x: float) -> float:
+        """``x`` (the value or an end of its interval) on the one scale of every attack: (x − chance) /
+        (1 − chance) for an attack read against chance, ``x`` itself for one corrected by its control."""
+        return x if self.baseline == "control" else beyond(x, self.chance)
 
     @property
     def advantage(self) -> float:
-        """How far the attack's success is above chance (value − chance)."""
-        return self.value - self.chance
+        """How far the attack goes beyond its baseline, on the one scale of every attack (`scaled`)."""
+        return self.scaled(self.value)
+
+    @property
+    def against(self) -> str:
+        """What the value is read against, as the card says it: "chance 0.004" or "corrected by its control"."""
+        if self.baseline == "control":
+            return "corrected by its control"
+        return f"chance {metric_info(self.id).format(self.chance)}"
 
     def card(self) -> str:
-        """ "Worst attack: <name> <value> [lo–hi], chance <c>", with the measures' number format."""
+        """ "Worst attack: <name> <value> [lo–hi], chance <c>" (or ", corrected by its control"), with the
+        measures' number format."""
         info = metric_info(self.id)
         interval = (
             f" [{info.format(self.lo)}–{info.format(self.hi)}]" if self.lo is not None and self.hi is not None else ""
         )
-        return f"Worst attack: {info.card} {info.format(self.value)}{interval}, chance {info.format(self.chance)}"
+        return f"Worst attack: {info.card} {info.format(self.value)}{interval}, {self.against}"
+
+    def scale_sentence(self) -> str:
+        """How its value was put on the one scale of every attack, with the numbers."""
+        info = metric_info(self.id)
+        if self.baseline == "control":
+            return (
+                f"Its value is a risk corrected by its control records already ((attack − control) / (1 − control)), "
+                f"taken as it is: {info.format(self.advantage)} beyond its baseline"
+            )
+        return (
+            f"Beyond its chance level, on the scale of the control-corrected risks: ({info.format(self.value)} − "
+            f"{info.format(self.chance)}) / (1 − {info.format(self.chance)}) = {info.format(self.advantage)}"
+        )
 
     def sentence(self) -> str:
-        """The attack in words: what she holds and names, and her assumptions."""
+        """The attack in words: what she holds and names, her assumptions and what her success is read against."""
         held = "; ".join(HOLDINGS[h] for h in self.holds)
-        return f"The intruder holds {held}; she names {NAMES[self.names]}. {self.assumptions}"
+        return (
+            f"The intruder holds {held}; she names {NAMES[self.names]}. {self.assumptions} Her success is read "
+            f"against {BASELINES[self.baseline]}."
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -86,6 +147,7 @@ class WorstAttack:
             "lo": self.lo,
             "hi": self.hi,
             "chance": self.chance,
+            "baseline": self.baseline,
             "advantage": self.advantage,
             "holds": list(self.holds),
             "names": self.names,
@@ -104,6 +166,7 @@ class WorstAttack:
             tuple(str(h) for h in d["holds"]),
             str(d["names"]),
             str(d["assumptions"]),
+            "control" if d.get("baseline") == "control" else "chance",
         )
 
 
@@ -115,8 +178,9 @@ def attack_ids(metrics: Mapping[str, Any]) -> list[str]:
 
 
 def worst_attack(metrics: Mapping[str, Measured]) -> WorstAttack | None:
-    """The attack of ``metrics`` with the largest advantage over chance (value − chance), among those measured
-    with a finite value and a chance level; None when no attack was."""
+    """The attack of ``metrics`` that goes furthest beyond its baseline on the one scale of every attack
+    (`WorstAttack.advantage`), among those measured with a finite value and a chance level; None when no attack
+    was."""
     best: WorstAttack | None = None
     for mid in attack_ids(metrics):
         m = metrics[mid]
@@ -135,6 +199,7 @@ def worst_attack(metrics: Mapping[str, Measured]) -> WorstAttack | None:
             tuple(attack.holds),
             attack.names,
             attack.assumptions,
+            attack.baseline,
         )
         if best is None or candidate.advantage > best.advantage:
             best = candidate
@@ -146,14 +211,15 @@ def _finite(v: float | None) -> float | None:
 
 
 def advantage_result(metrics: Mapping[str, MetricResult]) -> MetricResult | None:
-    """The worst applicable attack of one release's ``metrics`` as the measure `WORST_ATTACK`: its advantage over
-    chance, with its interval moved by the chance level (None: no attack measured with a chance level)."""
+    """The worst applicable attack of one release's ``metrics`` as the measure `WORST_ATTACK`: how far it goes
+    beyond its baseline, with its interval moved by the same transform (None: no attack measured with a chance
+    level)."""
     worst = worst_attack(metrics)
     if worst is None:
         return None
     return MetricResult(
         WORST_ATTACK,
         worst.advantage,
-        lo=None if worst.lo is None else worst.lo - worst.chance,
-        hi=None if worst.hi is None else worst.hi - worst.chance,
+        lo=None if worst.lo is None else worst.scaled(worst.lo),
+        hi=None if worst.hi is None else worst.scaled(worst.hi),
     )

@@ -63,26 +63,44 @@ NAMES: dict[str, str] = {
 }
 """What an attack names when it succeeds."""
 
+Baseline = Literal["chance", "control"]
+BASELINES: dict[str, str] = {
+    "chance": "its chance level (guessing at random)",
+    "control": "its control records (the value is corrected by them already)",
+}
+"""What an attack's value is read against (`Attack.baseline`), in the steward's words."""
+
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Attack:
     """What a risk measure that is an attack declares: what the intruder ``holds`` (keys of `HOLDINGS`), what
-    she ``names`` (a key of `NAMES`) and her ``assumptions`` in plain words for the report. A measure with an
-    ``attack`` gives the attack's success as its value (higher = more exposed) and the chance level it is read
-    against in `MetricResult.chance`."""
+    she ``names`` (a key of `NAMES`), her ``assumptions`` in plain words for the report, and the ``baseline`` its
+    value is read against (a key of `BASELINES`):
+
+    - "chance": the value is the attack's success, read against the success of guessing at random, which the
+      measure gives each result in `MetricResult.chance`;
+    - "control": the value is already corrected by a control, as the Anonymeter-style risks are (Giomi et al.
+      2023: (attack − control) / (1 − control)); `MetricResult.chance` is then the random guess's success, shown
+      for information and not subtracted again.
+
+    A measure with an ``attack`` gives its value with higher = more exposed."""
 
     holds: tuple[Holding, ...]
     names: Names
     assumptions: str
+    baseline: Baseline = "chance"
 
     def __post_init__(self) -> None:
-        unknown = [h for h in self.holds if h not in HOLDINGS] + ([] if self.names in NAMES else [self.names])
+        unknown: list[str] = [h for h in self.holds if h not in HOLDINGS]
+        unknown += [] if self.names in NAMES else [self.names]
+        unknown += [] if self.baseline in BASELINES else [self.baseline]
         if unknown or not self.holds or not self.assumptions.strip():
             raise ConfigError(
                 f"attack declaration: unknown {unknown}, or no holdings or assumptions; holdings accepted: "
-                f"{', '.join(HOLDINGS)}; names accepted: {', '.join(NAMES)}"
+                f"{', '.join(HOLDINGS)}; names accepted: {', '.join(NAMES)}; baselines accepted: "
+                f"{', '.join(BASELINES)}"
             )
 
 
@@ -165,7 +183,9 @@ def oriented(better: Better, value: float) -> float:
 @dataclass(frozen=True)
 class MetricResult:
     """One measured value; ``lo``/``hi`` is its 95% interval where it has one (over replicates, or the binomial
-    interval of an attack's success); ``chance`` is the value an attack reaches by guessing (its `Attack`)."""
+    interval of an attack's success); ``chance`` is the value an attack reaches by guessing at random (its
+    `Attack`), which its value is read against unless the attack declares its value corrected by a control
+    (`Attack.baseline`)."""
 
     id: str
     value: float

@@ -121,7 +121,8 @@ class InferenceRisk(AnonymeterRisk):
         "risk is how much more often she guesses right for the people the release was made from than for "
         "control people it was not made from: (attack − control) / (1 − control). 0 = no better than what the "
         "release teaches about anyone of the population; 1 = right for every one of them. Shown with its 95% "
-        "interval; the chance level is the success of guessing the value of a released record drawn at random."
+        "interval; the chance level is the success of guessing the value of a released record drawn at random "
+        "(shown, not subtracted: the risk is read against the control)."
     )
     source = (
         "Giomi, Boenisch, Wehmeyer & Tasnádi (2023), PoPETs, the inference evaluation (nearest-neighbour guess "
@@ -131,6 +132,7 @@ class InferenceRisk(AnonymeterRisk):
     attack = Attack(
         holds=("released_fields", "key_fields"),
         names="value",
+        baseline="control",  # a risk corrected by its control already (Giomi et al. 2023), taken as it is
         assumptions=(
             "She holds the released table and knows her targets' true key fields; she guesses the protected "
             "field from the released record nearest to them (a category must be the same, a number within 5%). "

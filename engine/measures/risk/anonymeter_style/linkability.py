@@ -128,7 +128,8 @@ class LinkabilityRisk(AnonymeterRisk):
         "table's values and has linked the two when it is the same record. The risk is how much more often she "
         "links the people the release was made from than control people it was not made from: "
         "(attack − control) / (1 − control). 0 = no more than for anyone else; 1 = every one of them. Shown with its "
-        "95% interval; the chance level is the success of linking through records drawn at random."
+        "95% interval; the chance level is the success of linking through records drawn at random (shown, "
+        "not subtracted: the risk is read against the control)."
     )
     source = (
         "Giomi, Boenisch, Wehmeyer & Tasnádi (2023), PoPETs, the linkability evaluation (nearest neighbours on "
@@ -138,6 +139,7 @@ class LinkabilityRisk(AnonymeterRisk):
     attack = Attack(
         holds=("released_fields", "key_fields"),
         names="record",
+        baseline="control",  # a risk corrected by its control already (Giomi et al. 2023), taken as it is
         assumptions=(
             "She holds the released table and two tables with her targets' true values of two sets of columns "
             "that share none (by default the key fields split in two), and links them through the released "

@@ -274,7 +274,8 @@ class SinglingOutRisk(AnonymeterRisk):
         "how much more often her claims hold for the people the release was made from than for control people it "
         "was not made from: (attack − control) / (1 − control). 0 = the release lets her isolate no one more than "
         "anyone else in the population; 1 = every claim holds for the release's people and none beyond chance "
-        "for others. Shown with its 95% interval; the chance level is the success of conditions written blindly."
+        "for others. Shown with its 95% interval; the chance level is the success of conditions written blindly "
+        "(shown, not subtracted: the risk is read against the control)."
     )
     source = (
         "Giomi, Boenisch, Wehmeyer & Tasnádi (2023), PoPETs, the singling-out evaluation (multivariate "
@@ -284,6 +285,7 @@ class SinglingOutRisk(AnonymeterRisk):
     attack = Attack(
         holds=("released_fields",),
         names="record",
+        baseline="control",  # a risk corrected by its control already (Giomi et al. 2023), taken as it is
         assumptions=(
             "She holds the released table alone: its fields and four features of each text (its number of words, "
             "whether it holds a URL, an @handle, a digit). She claims that a condition matching one released "
