@@ -94,6 +94,8 @@ def test_every_methods_release_carries_its_worst_attack_with_interval_and_chance
     assert 0 < worst.chance < 1 and worst.assumptions and METRICS[worst.id].attack is not None
     assert "background_author_attack" in record.metrics, result.record.metrics
     assert record.metrics["background_author_attack"].chance == pytest.approx(1 / 12)
+    style = record.metrics["stylometric_author_attack"]  # Burrows' Delta on the same background: a plug-in too
+    assert style.chance == pytest.approx(1 / 12) and style.lo is not None and style.hi is not None
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     entry = manifest["worst_attack"]
     assert entry["baseline"] == METRICS[worst.id].attack.baseline and entry["advantage"] == pytest.approx(

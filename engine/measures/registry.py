@@ -32,6 +32,7 @@ from engine.measures.risk.identification import AuthorIdentificationProbability,
 from engine.measures.risk.kept import ConfidentialValueRate
 from engine.measures.risk.pitman import SwapDisclosureRisk
 from engine.measures.risk.release_intruder import ReleaseIdentificationProbability
+from engine.measures.risk.stylometric_attack import StylometricAuthorAttack
 from engine.measures.utility.cells import CellDifference1way, CellDifference2way
 from engine.measures.utility.classifier import ClassifierF1Ratio
 from engine.measures.utility.counts import CiOverlap, ClusterUc, EcdfAvg, EcdfMax, PropensityUp
@@ -89,6 +90,7 @@ MEASURES: tuple[type[Measure], ...] = (
     BackgroundDocumentAttack,
     BackgroundDocumentLevel,
     BackgroundAuthorAttack,
+    StylometricAuthorAttack,
     ClassifierF1Ratio,
     # Singling out, linkability and inference on the released table (Giomi et al. 2023, Anonymeter)
     SinglingOutRisk,

@@ -31,7 +31,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -93,12 +93,13 @@ def author_label(dataset: Dataset, background: Background) -> str | None:
     return author if _shared(dataset.frame[author], background.frame[author]) else None
 
 
-def _labels(values: pd.Series) -> np.ndarray:
+def label_values(values: pd.Series) -> np.ndarray:
+    """A column's values as the attacks' labels: strings, stripped, a missing value as ""."""
     return values.astype("string").fillna("").str.strip().to_numpy(dtype=object)
 
 
 def _shared(data: pd.Series, background: pd.Series) -> bool:
-    return bool(set(_labels(data)) - {""} & set(_labels(background)) - {""})
+    return bool(set(label_values(data)) - {""} & set(label_values(background)) - {""})
 
 
 TARGET_RATIO = 0.5
@@ -182,6 +183,18 @@ class BackgroundIntruder:
         return 1.0 / len(self.labels)
 
 
+class LabelIntruder(Protocol):
+    """What a background attack asks of its intruder: the labels she names among, her chance level and a score
+    of each text for each label (the largest names it)."""
+
+    labels: np.ndarray
+
+    @property
+    def chance(self) -> float: ...
+
+    def scores(self, texts: list[str]) -> np.ndarray: ...
+
+
 class BackgroundAttack(Measure):
     """What the three background attacks share: the background read, the label chosen, the intruder trained
     once (`PrepareContext.shared`), the released texts scored once per release (`ReleaseView.memo`)."""
@@ -220,11 +233,8 @@ class BackgroundAttack(Measure):
         if label is None:
             raise NotApplicable(self._no_label(dataset, background))
         self.label_field, self.text = label, text
-        self.intruder = context.shared(
-            ("background_intruder", path, label),
-            lambda: BackgroundIntruder.train(background.texts(), _labels(background.frame[label])),
-        )
-        truth = _labels(dataset.frame[label])
+        self.intruder = self.train(context, background, label)
+        truth = label_values(dataset.frame[label])
         self.truth = truth
         self.attackable = np.isin(truth, self.intruder.labels)
         if not self.attackable.any():
@@ -233,6 +243,14 @@ class BackgroundAttack(Measure):
             f"trained on {background.rows:,} texts of {background.name} labelled by {label} "
             f"({len(self.intruder.labels):,} labels); {int(self.attackable.sum()):,} of {len(truth):,} records have "
             "a label the background holds"
+        )
+
+    def train(self, context: PrepareContext, background: Background, label: str) -> LabelIntruder:
+        """The intruder trained on the background's texts labelled by ``label``, once for every measure that asks
+        (`PrepareContext.shared`): here the linear SVM of words and character n-grams."""
+        return context.shared(
+            ("background_intruder", background.sha256, label),
+            lambda: BackgroundIntruder.train(background.texts(), label_values(background.frame[label])),
         )
 
     def _no_label(self, dataset: Dataset, background: Background) -> str:
