@@ -5,7 +5,7 @@ holds, what she names and what she assumes; the attacks not measured with the re
 
 from __future__ import annotations
 
-from engine.measures.attacks import WORST_ATTACK_INFO, attack_ids, beyond, worst_attack
+from engine.measures.attacks import attack_ids, beyond, worst_attack
 from engine.measures.base import BASELINES, HOLDINGS, METRICS, NAMES
 from engine.report.context import ReleaseReport, escaped
 from engine.report.sections import ReportSection
@@ -56,12 +56,12 @@ class AttacksSection(ReportSection):
             f"beyond its own baseline. {escaped(worst.scale_sentence())}. {escaped(worst.sentence())}</p>"
         )
         scale = (
-            "<p>Every attack is put on one scale, the one the Anonymeter framework reads its risks on: (value − "
+            "<p>Every attack is put on one scale, the one the Anonymeter framework (Giomi, Boenisch, Wehmeyer &amp; "
+            "Tasnádi 2023) reads its risks on: (value − "
             "baseline) / (1 − baseline), the share of the room above the baseline the attack takes up. An attack "
             "that names authors, documents or records is read against its chance level (guessing at random); "
             "singling out, linkability and inference are corrected by their control records already and are taken "
-            f"as they are (their chance level is shown, not subtracted again). {escaped(WORST_ATTACK_INFO.source)}."
-            "</p>"
+            "as they are (their chance level is shown, not subtracted again).</p>"
         )
         return [
             f"<h2>{escaped(cls.title)}</h2>",
