@@ -396,7 +396,8 @@ def _background() -> None:
         "Texts an intruder may already hold: public documents of the same sources (another quarter's calls of "
         "the same companies, other posts by the same authors), with the author column or a document field of "
         "the data (such as the company). The background attacks train on it and name each released text's "
-        "author or document; the bundle records the file's name, checksum and rows, never its content."
+        "author or document, one of them from writing style alone (Burrows' Delta); the bundle records the "
+        "file's name, checksum and rows, never its content."
     )
     c1, c2 = st.columns(2)
     upload = c1.file_uploader(
