@@ -89,6 +89,7 @@ def test_ids_are_unique_and_the_registry_orders_metrics():
         "background_document_attack",
         "background_document_level",
         "background_author_attack",
+        "stylometric_author_attack",
         "classifier_f1_ratio",
         "singling_out_risk",
         "linkability_risk",
