@@ -284,7 +284,8 @@ def release_of(fitted: Fitted, candidate: Candidate) -> Release:
 @dataclass(frozen=True)
 class ReleaseDiff:
     """What differs between two releases of the same data: ``counts`` per column (records differing, of how
-    many), ``records`` the differing cells (record, column, the two released values), at most ``limit``."""
+    many), ``records`` the differing cells (record, column, the two released values), at most ``limit``. Records
+    are numbered from 1, as the samples and the Data page number rows for the steward."""
 
     a: str
     b: str
@@ -316,7 +317,7 @@ def diff_releases(
         kind = "text" if column == text_column else "field"
         rows.append({"column": column, "kind": kind, "records differing": int(differs.sum())})
         for i in np.flatnonzero(differs)[:limit]:
-            cells.append({"record": int(i), "column": column, names[0]: x.iloc[i], names[1]: y.iloc[i]})
+            cells.append({"record": int(i) + 1, "column": column, names[0]: x.iloc[i], names[1]: y.iloc[i]})
     counts = pd.DataFrame(rows, columns=["column", "kind", "records differing"])
     records = pd.DataFrame(cells, columns=["record", "column", *names]).sort_values(["record", "column"])
     return ReleaseDiff(

@@ -94,7 +94,7 @@ def test_diff_of_two_releases_by_hand():
     assert diff.differing_records == 2
     counts = diff.counts.set_index("column")["records differing"].to_dict()
     assert counts["text"] == 2 and counts["mood"] == 1 and counts["airline"] == 0
-    assert list(diff.records["record"]) == [1, 5, 5]
+    assert list(diff.records["record"]) == [2, 6, 6]  # rows 1 and 5 counted from 0: numbered from 1 as the samples
     with pytest.raises(ConfigError, match="same data"):
         diff_releases(a, type(a)(b_frame.head(3), "redact", 0.0, ("text",)), "text")
 
