@@ -19,6 +19,7 @@ from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.export.registry import release_warnings
+from engine.export.safe_csv import safe_csv
 from engine.measures.base import MetricResult
 from engine.measures.evaluate import check_options
 from engine.measures.settings import MeasureSettings
@@ -293,6 +294,12 @@ class ReleaseDiff:
     records: pd.DataFrame
     differing_records: int
     n_records: int
+
+    def csv(self) -> bytes:
+        """The differing cells as a CSV file safe to open in a spreadsheet (`engine.export.safe_csv`: a released
+        text that begins like a formula is written with an apostrophe in front): what `textsdc pins diff --out`
+        writes and the Compare page offers."""
+        return safe_csv(self.records).content
 
 
 def diff_releases(

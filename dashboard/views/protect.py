@@ -17,6 +17,7 @@ from dashboard.prepared import prepared
 from dashboard.views import gold_check
 from engine.data.dataset import Dataset
 from engine.export.registry import release_warnings
+from engine.export.safe_csv import safe_csv
 from engine.figures.text import (
     attack_bars_figure,
     comparison_figure,
@@ -495,8 +496,9 @@ def _at_knob(
 
 def _review_tables(sweep: SweepResult, dataset: Dataset) -> None:
     """The method's tables for the steward's eyes only (`Release.review_tables`, as the sweep's first kept release
-    has them), each in an expander with its CSV: the swap's names that no identifiers file listed, ready to
-    review and give as one."""
+    has them), each in an expander with its CSV (formula-escaped, `engine.export.safe_csv`: a name that begins like
+    a formula does not run in a spreadsheet): the swap's names that no identifiers file listed, ready to review
+    and give as one."""
     kept = next((r for releases in sweep.releases.values() for r in releases), None)
     for k, (title, table) in enumerate(({} if kept is None else kept.review_tables).items()):
         with st.expander(f"{title}: {len(table):,}"):
@@ -504,7 +506,7 @@ def _review_tables(sweep: SweepResult, dataset: Dataset) -> None:
             st.dataframe(table, hide_index=True, key=f"review_table_{k}")
             st.download_button(
                 "Download as CSV",
-                table.to_csv(index=False),
+                safe_csv(table).content,
                 file_name=f"{dataset.name}.{sweep.method}.review-{k + 1}.csv",
                 mime="text/csv",
                 on_click="ignore",
