@@ -344,6 +344,11 @@ def _author_blocks(dataset: Dataset, release: Release, knob: Knob, who: str | No
     return out
 
 
+def _request_comparison(key: str) -> None:
+    """The "Compare the methods" button's callback: the comparison of this data (``key``) is asked for."""
+    st.session_state[key] = True
+
+
 def _compare_methods(
     dataset: Dataset,
     method: str,
@@ -363,16 +368,25 @@ def _compare_methods(
     settings = [(m, params if m == method else {}) for m in methods]
     key = f"compare::{dataset.fingerprint[:12]}"
     ready = all(compute.sweep_ready(dataset, m, replicates, seed, p, options) for m, p in settings)
+    # The button's place (as the Compare page's): its click is taken by a callback, which Streamlit runs at the
+    # start of the next run and keeps in the session, so a click is not lost when that run is cut short by
+    # another (the knob's view reporting its value reruns the page); while the methods are swept the place
+    # holds the same button, disabled and saying so, and no faded button is left to invite a second click.
+    start = st.empty()
     if not ready and not st.session_state.get(key):
         titles = ", ".join(METHODS[m].title for m in methods)
-        st.caption(
-            f"One figure with every text method along its knob on this data: {display.md_escape(titles)}. Each "
-            "sweep runs once (training the neural generator takes a few minutes) and is kept for this session."
-        )
-        if not st.button("Compare the methods", key=f"{key}::go"):
-            return
-        st.session_state[key] = True
+        with start.container():
+            st.caption(
+                f"One figure with every text method along its knob on this data: {display.md_escape(titles)}. Each "
+                "sweep runs once (training the neural generator takes a few minutes) and is kept for this session."
+            )
+            st.button("Compare the methods", key=f"{key}::go", on_click=_request_comparison, args=(key,))
+        return
+    if not ready:
+        label = f"Comparing {display.counted(len(methods), 'method')}…"
+        start.button(label, key=f"{key}::go", disabled=True)
     comparison = compute.comparison(dataset, settings, replicates, seed, options)
+    start.empty()
     figure = session.guarded(lambda: comparison_figure(comparison, risk, utility))
     if figure is not None:
         st.plotly_chart(figure, key="methods_frontier")
