@@ -187,3 +187,13 @@ def test_a_column_of_names_the_schema_does_not_make_an_identifier_is_guarded_and
     report = " ".join((out / "report.html").read_text(encoding="utf-8").split())
     assert "looked for the names held in user_name in every released text and string field" in report
     assert "Of these, user_name is not an identifier column in the schema but named as holding people" in report
+
+
+def test_the_guard_takes_a_listed_company_by_its_distinctive_first_word(tmp_path):
+    """Issue 48: an identifiers file lists "Lincoln National Corporation"; a text saying "Lincoln" alone names it
+    as plainly, while "National" alone is a word."""
+    listed = tmp_path / "ids.csv"
+    listed.write_text('ticker,label,value\nLNC,Company Name,"Lincoln National Corporation"\n', encoding="utf-8")
+    guard = Guard.prepare(_data(), identifiers=str(listed))
+    text = "Lincoln grew; a national bank did not, said LNC"
+    assert [text[s:e] for s, e in guard.names.spans(text)] == ["Lincoln", "LNC"]
