@@ -12,6 +12,7 @@ import json
 import re
 import shlex
 import sys
+import zipfile
 from html import unescape
 from pathlib import Path
 
@@ -551,6 +552,20 @@ def test_export_writes_the_bundle(tmp_path):
     assert files.set_index("file").loc["report.html", "SHA-256"] == manifest["files"]["report.html"]
     assert at.download_button(key="export_zip") is not None
     assert any("Wrote" in s.value for s in at.success)
+    # The pseudonym key of the pseudonymized author column: a download of its own, apart from the bundle and its
+    # zip, under the warning that it must not travel with the bundle (the CLI's --key-out).
+    from dashboard import exporting
+    from engine.export.keys import key_check
+
+    assert manifest["pseudonym_key"] is not None
+    key_button = at.download_button(key="export_key")
+    assert key_button.label == "Download the pseudonym key" and manifest["pseudonym_key"]["check"] in key_button.help
+    assert any("must never travel with the bundle" in w.value for w in at.warning)
+    key = exporting.bundle_key(at.session_state[session.EXPORTED]["result"])
+    assert key is not None and key_check(key) == manifest["pseudonym_key"]["check"]
+    assert not any(key in p.read_bytes() for p in out.iterdir())
+    with zipfile.ZipFile(io.BytesIO(at.session_state[session.EXPORTED]["zip"])) as zf:
+        assert zf.namelist() and not any(key in zf.read(name) for name in zf.namelist())
 
     # The folder holds a bundle now: a second export replaces it only when the steward ticks the box.
     written = {p.name: p.read_bytes() for p in out.iterdir()}
