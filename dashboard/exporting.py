@@ -15,6 +15,7 @@ from engine.errors import ConfigError
 from engine.export.bundle import MANIFEST_JSON, ExportResult
 from engine.export.chosen import Prepared, Run
 from engine.export.chosen import export_chosen as engine_export_chosen
+from engine.export.keys import cached_key, key_check
 from engine.export.staging import check_target
 from engine.progress import Progress, no_progress
 from engine.project import Project
@@ -124,3 +125,15 @@ def zip_bundle(result: ExportResult) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             zf.writestr(info, path.read_bytes())
     return buf.getvalue()
+
+
+def bundle_key(result: ExportResult) -> bytes | None:
+    """The pseudonym key the bundle's pseudonyms were made with (the cache folder's, which the Export page's
+    exports use: `engine.export.keys`), for the steward to download apart from the bundle, as `textsdc export
+    --key-out` writes it; None when no column of the bundle is pseudonymized or the cache folder no longer holds
+    that key (its check value differs from the manifest's)."""
+    note = result.record.pseudonym_key
+    if note is None:
+        return None
+    key = cached_key()
+    return key if key is not None and key_check(key) == note.check else None

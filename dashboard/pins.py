@@ -215,6 +215,15 @@ def _diff(dataset: Dataset, p: Project) -> None:
             "that the second does not have there; green, those the second has instead."
         )
         st.html(display.diff_html(diff.records, (a, b)))
+        st.download_button(
+            "Download these cells as CSV",
+            diff.csv(),
+            file_name=f"{dataset.name}.diff.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key="pins_diff_download",
+            help="Texts that begin like a spreadsheet formula are written with an apostrophe in front.",
+        )
 
 
 def _history(dataset: Dataset, p: Project) -> None:

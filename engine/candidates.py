@@ -19,6 +19,7 @@ from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.export.registry import release_warnings
+from engine.export.safe_csv import safe_csv
 from engine.measures.base import MetricResult
 from engine.measures.evaluate import check_options
 from engine.measures.settings import MeasureSettings
@@ -284,7 +285,8 @@ def release_of(fitted: Fitted, candidate: Candidate) -> Release:
 @dataclass(frozen=True)
 class ReleaseDiff:
     """What differs between two releases of the same data: ``counts`` per column (records differing, of how
-    many), ``records`` the differing cells (record, column, the two released values), at most ``limit``."""
+    many), ``records`` the differing cells (record, column, the two released values), at most ``limit``. Records
+    are numbered from 1, as the samples and the Data page number rows for the steward."""
 
     a: str
     b: str
@@ -292,6 +294,12 @@ class ReleaseDiff:
     records: pd.DataFrame
     differing_records: int
     n_records: int
+
+    def csv(self) -> bytes:
+        """The differing cells as a CSV file safe to open in a spreadsheet (`engine.export.safe_csv`: a released
+        text that begins like a formula is written with an apostrophe in front): what `textsdc pins diff --out`
+        writes and the Compare page offers."""
+        return safe_csv(self.records).content
 
 
 def diff_releases(
@@ -316,7 +324,7 @@ def diff_releases(
         kind = "text" if column == text_column else "field"
         rows.append({"column": column, "kind": kind, "records differing": int(differs.sum())})
         for i in np.flatnonzero(differs)[:limit]:
-            cells.append({"record": int(i), "column": column, names[0]: x.iloc[i], names[1]: y.iloc[i]})
+            cells.append({"record": int(i) + 1, "column": column, names[0]: x.iloc[i], names[1]: y.iloc[i]})
     counts = pd.DataFrame(rows, columns=["column", "kind", "records differing"])
     records = pd.DataFrame(cells, columns=["record", "column", *names]).sort_values(["record", "column"])
     return ReleaseDiff(

@@ -392,3 +392,29 @@ def test_a_click_right_after_another_choice_is_not_lost(playwright_api, dashboar
             assert not page.locator('[data-testid="stException"]').count()
         finally:
             browser.close()
+
+
+def test_compare_the_methods_on_the_protect_page_acts_on_the_first_click(playwright_api, dashboard, tmp_path):
+    """Issue 54's lost first click, on the Protect page: "Compare the methods" pressed once, as soon as it shows
+    (the knob's view may still be reporting its value, which reruns the page), starts the comparison."""
+    sync_api, executable = playwright_api
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            page.goto(f"{dashboard}/protect")
+            compare = page.get_by_role("button", name="Compare the methods", exact=True)
+            expect(compare).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
+            compare.scroll_into_view_if_needed()
+            compare.click()  # once
+            comparing = page.get_by_role("button", name=re.compile(r"^Comparing \d+ methods…$"))
+            expect(comparing).to_be_disabled(timeout=MOVE_TIMEOUT_MS)
+            expect(compare).to_have_count(0)  # no faded button from before the click is left to click again
+            expect(page.get_by_text(re.compile(r"Method \d+ of \d+"))).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.wait_for_timeout(1000)
+            expect(compare).to_have_count(0)
+            page.screenshot(path=str(tmp_path / "protect-compare.png"), full_page=True)
+            assert not page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()

@@ -102,6 +102,23 @@ def test_posterior_predictive_mean_when_the_model_holds(airbnb_point):
     assert abs(np.mean(means) - y.mean()) < 3 * se + 1.0
 
 
+def test_the_counts_top_keeps_its_share_and_piles_up_under_the_bound_as_the_truncated_model_does(airbnb_point):
+    """Issue 48: synthetic availability piles up at 365. It is the paper's Eq. 1, Poisson(λᵢ) truncated to
+    [0, 365]: a listing whose log-normal rate lies above 365 gets a count from the last few weeks under the bound
+    (the draws follow the truncated distribution, `tests/test_count_bayes.py`, not a clip of a draw above it).
+    The top of the range keeps its size; the last days before the bound hold about twice the confidential share."""
+    dataset, fitted, _ = airbnb_point
+    conf = dataset.frame["availability_365"].to_numpy()
+    synthetic = np.array(
+        [make_release(fitted, 1.0, seed=0, replicates=M, replicate=m).data["availability_365"] for m in range(M)]
+    )
+    top, last = (synthetic >= 300).mean(), (synthetic >= 360).mean()
+    assert abs(top - (conf >= 300).mean()) < 0.03  # the upper tail's size is kept (0.166 confidential)
+    assert 1.5 * (conf >= 360).mean() < last < 3 * (conf >= 360).mean()  # piled under the bound, not all at it
+    assert (synthetic == 365).mean() < 0.75 * last  # not a clip: the mass spreads over the last days
+    assert synthetic.max() == 365 and synthetic.min() == 0
+
+
 def test_identification_risk_falls_as_the_intruder_gets_less_certain(airbnb_point):
     _, _, sweep = airbnb_point
     curves = sweep.detail(1.0, "emr").groupby("S")[["emr", "tmr", "fmr"]].mean()

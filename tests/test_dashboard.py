@@ -12,6 +12,7 @@ import json
 import re
 import shlex
 import sys
+import zipfile
 from html import unescape
 from pathlib import Path
 
@@ -567,6 +568,20 @@ def test_export_writes_the_bundle(tmp_path):
     assert files.set_index("file").loc["report.html", "SHA-256"] == manifest["files"]["report.html"]
     assert at.download_button(key="export_zip") is not None
     assert any("Wrote" in s.value for s in at.success)
+    # The pseudonym key of the pseudonymized author column: a download of its own, apart from the bundle and its
+    # zip, under the warning that it must not travel with the bundle (the CLI's --key-out).
+    from dashboard import exporting
+    from engine.export.keys import key_check
+
+    assert manifest["pseudonym_key"] is not None
+    key_button = at.download_button(key="export_key")
+    assert key_button.label == "Download the pseudonym key" and manifest["pseudonym_key"]["check"] in key_button.help
+    assert any("must never travel with the bundle" in w.value for w in at.warning)
+    key = exporting.bundle_key(at.session_state[session.EXPORTED]["result"])
+    assert key is not None and key_check(key) == manifest["pseudonym_key"]["check"]
+    assert not any(key in p.read_bytes() for p in out.iterdir())
+    with zipfile.ZipFile(io.BytesIO(at.session_state[session.EXPORTED]["zip"])) as zf:
+        assert zf.namelist() and not any(key in zf.read(name) for name in zf.namelist())
 
     # The folder holds a bundle now: a second export replaces it only when the steward ticks the box.
     written = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -634,6 +649,7 @@ def test_pins_compare_side_by_side_diff_and_export_with_the_others_as_alternativ
     diff = next(h.proto.body for h in at.get("html") if "textsdc-diff" in h.proto.body)
     assert diff.count("<tr>") == min(50, counts.loc["text", "records differing"]) + 1
     assert '<mark class="orig">' in diff and '<mark class="repl">' in diff and "white-space:pre-wrap" in diff
+    assert at.download_button(key="pins_diff_download").label == "Download these cells as CSV"
     # The session file saves the pins and their numbers.
     path = tmp_path / "work.textsdc.json"
     at.text_input(key="pins_session_path").set_value(str(path)).run()
@@ -1045,3 +1061,15 @@ def test_protect_shows_what_redaction_finds_of_the_gold_on_a_card_at_its_level()
     assert f"95% interval {lo:.0%}–{hi:.0%}" in card["note"]
     assert "redaction at level 1 finds an estimated" in card["help"] and "no gold for URLs" in card["help"]
     assert "What the detector finds" in view_texts(at, "heading")
+
+
+def test_every_csv_the_dashboard_offers_is_formula_escaped():
+    # a review table or a diff holds released and confidential texts: one that begins with "=" must not run as a
+    # formula in the steward's spreadsheet, so the dashboard writes CSV only through engine.export.safe_csv
+    unsafe = [
+        f"{path.relative_to(APP.parents[1])}:{n}"
+        for path in sorted(APP.parent.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if ".to_csv(" in line
+    ]
+    assert unsafe == []

@@ -23,7 +23,7 @@ import pytest
 import engine.data.readers as readers_mod
 from engine.data.demos import DEMOS_DIR, DemoInfo, demo_names, is_demo, list_demos
 from engine.data.external import split_external
-from engine.data.infer import infer_schema, left_out_columns
+from engine.data.infer import infer_schema, infer_with_reasons, left_out_columns
 from engine.data.load import dropped_note, load_dataset, require_records
 from engine.data.readers import read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
@@ -1090,3 +1090,26 @@ def test_one_column_whose_quoted_name_holds_a_line_break_and_a_delimiter_is_read
     path = write(tmp_path, "one.csv", '"a\rb;c"\nsome words\r\nmore words\n')
     assert read_table(path).to_dict("list") == {"a\rb;c": ["some words", "more words"]}
     assert read_table(write(tmp_path, "cr.csv", "text,user\rfine words,ann\rmore,bob")).shape == (2, 2)
+
+
+def test_a_column_plainly_named_name_or_handle_holding_names_is_a_direct_identifier():
+    """Issue 48: "name" of many values and "handle" were left out of the data, so the guard did not know their
+    names and a text naming them left them in clear; they are direct identifiers now (never released, their names
+    sought in the text), while a "Name" of a few levels stays a category and a product_name is still left out."""
+    n = 60
+    people = [f"{f} {s}" for f in ("Marisol", "Tobias", "Ines", "Dario", "Keiko", "Anouk") for s in "ABCDEFGHIJ"]
+    frame = pd.DataFrame(
+        {
+            "text": [f"Spoke with {p.split()[0]} about the delayed parcel, number {i} of the week" for i, p in
+                     enumerate(people)],
+            "name": people,
+            "handle": [f"@{p.replace(' ', '_').lower()}" for p in people],
+            "product_name": [f"Product {i}" for i in range(n)],
+        }
+    )  # fmt: skip
+    schema, why = infer_with_reasons(frame)
+    assert schema.direct_identifiers == ("name", "handle") and schema.author is None
+    assert set(why) == {"product_name"}
+    categories = frame.drop(columns=["name", "handle"]).assign(names=["Dresses", "Knits", "Blouses"] * (n // 3))
+    schema, why = infer_with_reasons(categories)
+    assert schema.direct_identifiers == () and [f.name for f in schema.fields] == ["names"]

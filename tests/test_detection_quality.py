@@ -94,6 +94,15 @@ def test_recall_counts_tokens_found_under_any_label():
     assert q.loc["ORGANIZATION", "token_precision"] == 1.0  # replaced tokens that are in a gold span
 
 
+def test_gold_aliases_of_our_labels_are_one_type_listed_once():
+    text = "card 4111 1111 1111 1111 from 10.0.0.1 ssn 123-45-6789"
+    gold = doc(text, [(5, 24, "CARD"), (30, 38, "IP"), (43, 54, "SSN")])
+    found = [[(5, 24, "CREDIT_CARD"), (30, 38, "IP_ADDRESS"), (43, 54, "US_SSN")]]
+    q = score_detection([gold], found).table
+    assert list(q["type"]) == ["ALL", "CREDIT_CARD", "IP_ADDRESS", "US_SSN"]
+    assert (q["token_recall"] == 1.0).all() and (q["token_precision"] == 1.0).all()
+
+
 def test_the_command_writes_scores_and_figure(tmp_path, capsys):
     gold = tmp_path / "gold.jsonl"
     rows = [

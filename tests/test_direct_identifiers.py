@@ -56,8 +56,8 @@ def test_a_person_is_also_suppressed_by_honorific_and_surname():
     )
     assert text == "Thank you, [Executive 1]. [Executive 1] agreed; the wall stands."
     assert found == [("[Executive 1]", "Mr. Wall"), ("[Executive 1]", "Ms Wall")]
-    company, _ = suppress_identifiers("Mr. Apple spoke.", {"Company Name": ["Apple Computer"]})
-    assert company == "Mr. Apple spoke."  # a company's name has no honorific form
+    company, _ = suppress_identifiers("Mr. Computer spoke.", {"Company Name": ["Apple Computer"]})
+    assert company == "Mr. Computer spoke."  # a company's name has no honorific form
 
 
 def test_a_one_letter_ticker_is_not_matched_where_it_is_an_article_or_q_and_a():
@@ -82,3 +82,27 @@ def test_columns_that_spell_out_the_protected_value_are_found_as_whole_words():
         }
     )
     assert spelling_out(frame, "ticker", ["path", "word", "date"]) == {"path": 3}
+
+
+def test_a_company_is_also_named_by_its_distinctive_first_word_but_not_by_a_generic_one():
+    """Issue 48: "Lincoln National Corporation" goes by "Lincoln" in its calls; "American", "General", "First" or
+    "National" alone is no company's name, and a person's first name alone is no variant of the person."""
+    from engine.text.names import company_variants, variants_under
+
+    assert company_variants("Lincoln National Corporation") == [
+        "Lincoln National Corporation",
+        "Lincoln National",
+        "Lincoln",
+    ]
+    assert company_variants("Agilent Technologies, Inc.")[-1] == "Agilent"
+    for generic in ("American Express Company", "General Mills, Inc.", "First Solar, Inc.", "National Fuel Gas"):
+        assert generic.split()[0] not in company_variants(generic), generic
+    assert company_variants("Apple Inc.") == ["Apple Inc.", "Apple"]  # one word: the name itself
+    assert "J." not in company_variants("J. M. Smucker Company")
+    assert "Douglas" not in variants_under("Executive", "Douglas A. Lindsay")  # a person: no first name alone
+    text, found = suppress_identifiers(
+        "Lincoln grew its annuities; Lincoln National thanks you. A national bank did not.",
+        {"Company Name": ["Lincoln National Corporation", "LNC"]},
+    )
+    assert text == "[Company Name] grew its annuities; [Company Name] thanks you. A national bank did not."
+    assert found == [("[Company Name]", "Lincoln"), ("[Company Name]", "Lincoln National")]

@@ -155,3 +155,45 @@ def test_measures_are_taken_on_the_release_as_guarded(tmp_path):
     release = make_release(fitted, fitted.knob.default, 0)
     assert not release.data["text"].str.contains("example.org", regex=False).any()
     assert release.detail(GuardCounts).replaced["URL"] == len(data.frame)
+
+
+def test_a_column_of_names_the_schema_does_not_make_an_identifier_is_guarded_and_the_report_says_so(tmp_path):
+    """Issue 48: a user_name kept as a field (a steward's schema, or a Data page mapping) holds people's names that
+    the text names too; the guard takes them as it takes the identifier columns', and the section "Columns and
+    their treatment" says so."""
+    people = ["Marisol Quenby", "Tobias Fenwright", "Ines Harrowgate", "Dario Pellworth"] * 5
+    frame = pd.DataFrame(
+        {
+            "text": [f"Spoke with {p} about the delayed parcel, number {i}" for i, p in enumerate(people)],
+            "user_name": people,
+            "stars": [1, 2, 3, 4, 5] * 4,
+        }
+    )
+    schema = Schema(
+        text="text",
+        fields=(FieldSpec("user_name", "categorical", "other"), FieldSpec("stars", "categorical", "sensitive")),
+    )
+    data = Dataset("names kept as a field", frame, schema, source="tests")
+    protector = get_protector("redact", use_ner=False)
+    fitted = guarded(protector.fit(data), protector, data)
+    out = tmp_path / "bundle"
+    spec = ReplaySpec("names kept as a field", "redact", 0.0, 0, 1, str(out), protector.params())
+    export_chosen(out, spec, Prepared(data, protector, fitted), run=Run(audit_log=tmp_path / "audit"))
+    released = pd.read_csv(out / "release.csv", dtype=str, keep_default_na=False)
+    assert released["text"][0] == "Spoke with [NAME] about the delayed parcel, number 0"
+    assert set(released["user_name"]) == {"[NAME]"}
+    assert not any(p in (out / "release.csv").read_text(encoding="utf-8") for p in set(people))
+    assert read_record(out).guard.replaced["NAME"] == 2 * len(frame)
+    report = " ".join((out / "report.html").read_text(encoding="utf-8").split())
+    assert "looked for the names held in user_name in every released text and string field" in report
+    assert "Of these, user_name is not an identifier column in the schema but named as holding people" in report
+
+
+def test_the_guard_takes_a_listed_company_by_its_distinctive_first_word(tmp_path):
+    """Issue 48: an identifiers file lists "Lincoln National Corporation"; a text saying "Lincoln" alone names it
+    as plainly, while "National" alone is a word."""
+    listed = tmp_path / "ids.csv"
+    listed.write_text('ticker,label,value\nLNC,Company Name,"Lincoln National Corporation"\n', encoding="utf-8")
+    guard = Guard.prepare(_data(), identifiers=str(listed))
+    text = "Lincoln grew; a national bank did not, said LNC"
+    assert [text[s:e] for s, e in guard.names.spans(text)] == ["Lincoln", "LNC"]

@@ -3,6 +3,8 @@ CLI's pin / session / diff / export commands; the reviewer PDF rendered to image
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import shutil
 import subprocess
@@ -94,9 +96,23 @@ def test_diff_of_two_releases_by_hand():
     assert diff.differing_records == 2
     counts = diff.counts.set_index("column")["records differing"].to_dict()
     assert counts["text"] == 2 and counts["mood"] == 1 and counts["airline"] == 0
-    assert list(diff.records["record"]) == [1, 5, 5]
+    assert list(diff.records["record"]) == [2, 6, 6]  # rows 1 and 5 counted from 0: numbered from 1 as the samples
     with pytest.raises(ConfigError, match="same data"):
         diff_releases(a, type(a)(b_frame.head(3), "redact", 0.0, ("text",)), "text")
+
+
+def test_the_diff_csv_is_formula_escaped():
+    d = make_tiny_dataset()
+    c = Candidate("x", "redact", 0.0, params={"use_ner": False})
+    a = release_of(c.protector().fit(d), c)
+    b_frame = a.data.copy()
+    b_frame.loc[2, "text"] = '=HYPERLINK("http://evil.example","click")'
+    b_frame.loc[3, "text"] = "-3.5"  # a number, not a formula
+    diff = diff_releases(a, type(a)(b_frame, "redact", 0.0, ("text",)), "text", names=("a", "@b"))
+    rows = list(csv.reader(io.StringIO(diff.csv().decode("utf-8"))))
+    assert rows[0] == ["record", "column", "a", "'@b"]
+    assert rows[1][:2] == ["3", "text"] and rows[1][3] == "'" + b_frame.loc[2, "text"]
+    assert rows[2][:2] == ["4", "text"] and rows[2][3] == "-3.5"
 
 
 def test_measuring_a_candidate_snaps_the_knob_and_is_deterministic():

@@ -14,6 +14,7 @@ import streamlit.components.v1 as components
 from dashboard import caching, display, exporting, pages, pins, session
 from engine.data.dataset import Dataset
 from engine.export.bundle import MANIFEST_JSON, REPORT_HTML, file_sha256
+from engine.export.keys import KEY_FILE
 from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
 from engine.measures.intruders import intruder
 from engine.project import Pin, format_measure
@@ -86,6 +87,39 @@ def _offer_last_shown(dataset: Dataset, pinned: Sequence[Pin]) -> None:
             st.rerun()
 
 
+KEY_WARNING = (
+    "The key turns each pseudonym of the bundle back into the identifier it stands for: it must never travel with "
+    "the bundle. Do not put it in the bundle's folder or the zip, nor send it by the same way; keep it where only "
+    "the people allowed to replay the release can read it (they give it to `textsdc verify --key`)."
+)
+
+
+def _key_download(result) -> None:
+    """The pseudonym key of a bundle with pseudonymized columns, as a file of its own apart from the bundle (what
+    `textsdc export --key-out` writes), under the warning that it must not travel with the bundle."""
+    note = result.record.pseudonym_key
+    if note is None:
+        return
+    st.subheader("The pseudonym key (not part of the bundle)")
+    key = exporting.bundle_key(result)
+    if key is None:
+        st.caption(
+            f"The key with check value {note.check} is no longer in the cache folder, so it cannot be downloaded here."
+        )
+        return
+    st.warning(KEY_WARNING, icon=":material/key:")
+    st.download_button(
+        "Download the pseudonym key",
+        key,
+        file_name=f"{result.out_dir.resolve().name}.{KEY_FILE}",
+        mime="application/octet-stream",
+        on_click="ignore",
+        key="export_key",
+        help=f"Check value {note.check}, which the manifest names (pseudonym_key); the key itself is in no file "
+        "of the bundle.",
+    )
+
+
 def _show_result(exported: dict, shown: Sequence[str]) -> None:
     """What the export wrote; of its warnings, those not ``shown`` above it already (the pin's)."""
     result = exported["result"]
@@ -118,6 +152,7 @@ def _show_result(exported: dict, shown: Sequence[str]) -> None:
         key="export_zip",
         type="primary",
     )
+    _key_download(result)
     st.subheader("Report preview (the report in the bundle)")
     if hasattr(st, "iframe"):  # st.components.v1.html is deprecated in newer Streamlit
         st.iframe(exported["report"], height=900)

@@ -17,6 +17,7 @@ from dashboard.prepared import prepared
 from dashboard.views import gold_check
 from engine.data.dataset import Dataset
 from engine.export.registry import release_warnings
+from engine.export.safe_csv import safe_csv
 from engine.figures.text import (
     attack_bars_figure,
     comparison_figure,
@@ -350,6 +351,11 @@ def _author_blocks(dataset: Dataset, release: Release, knob: Knob, who: str | No
     return out
 
 
+def _request_comparison(key: str) -> None:
+    """The "Compare the methods" button's callback: the comparison of this data (``key``) is asked for."""
+    st.session_state[key] = True
+
+
 def _compare_methods(
     dataset: Dataset,
     method: str,
@@ -369,16 +375,25 @@ def _compare_methods(
     settings = [(m, params if m == method else {}) for m in methods]
     key = f"compare::{dataset.fingerprint[:12]}"
     ready = all(compute.sweep_ready(dataset, m, replicates, seed, p, options) for m, p in settings)
+    # The button's place (as the Compare page's): its click is taken by a callback, which Streamlit runs at the
+    # start of the next run and keeps in the session, so a click is not lost when that run is cut short by
+    # another (the knob's view reporting its value reruns the page); while the methods are swept the place
+    # holds the same button, disabled and saying so, and no faded button is left to invite a second click.
+    start = st.empty()
     if not ready and not st.session_state.get(key):
         titles = ", ".join(METHODS[m].title for m in methods)
-        st.caption(
-            f"One figure with every text method along its knob on this data: {display.md_escape(titles)}. Each "
-            "sweep runs once (training the neural generator takes a few minutes) and is kept for this session."
-        )
-        if not st.button("Compare the methods", key=f"{key}::go"):
-            return
-        st.session_state[key] = True
+        with start.container():
+            st.caption(
+                f"One figure with every text method along its knob on this data: {display.md_escape(titles)}. Each "
+                "sweep runs once (training the neural generator takes a few minutes) and is kept for this session."
+            )
+            st.button("Compare the methods", key=f"{key}::go", on_click=_request_comparison, args=(key,))
+        return
+    if not ready:
+        label = f"Comparing {display.counted(len(methods), 'method')}…"
+        start.button(label, key=f"{key}::go", disabled=True)
     comparison = compute.comparison(dataset, settings, replicates, seed, options)
+    start.empty()
     figure = session.guarded(lambda: comparison_figure(comparison, risk, utility))
     if figure is not None:
         st.plotly_chart(figure, key="methods_frontier")
@@ -502,8 +517,9 @@ def _at_knob(
 
 def _review_tables(sweep: SweepResult, dataset: Dataset) -> None:
     """The method's tables for the steward's eyes only (`Release.review_tables`, as the sweep's first kept release
-    has them), each in an expander with its CSV: the swap's names that no identifiers file listed, ready to
-    review and give as one."""
+    has them), each in an expander with its CSV (formula-escaped, `engine.export.safe_csv`: a name that begins like
+    a formula does not run in a spreadsheet): the swap's names that no identifiers file listed, ready to review
+    and give as one."""
     kept = next((r for releases in sweep.releases.values() for r in releases), None)
     for k, (title, table) in enumerate(({} if kept is None else kept.review_tables).items()):
         with st.expander(f"{title}: {len(table):,}"):
@@ -511,7 +527,7 @@ def _review_tables(sweep: SweepResult, dataset: Dataset) -> None:
             st.dataframe(table, hide_index=True, key=f"review_table_{k}")
             st.download_button(
                 "Download as CSV",
-                table.to_csv(index=False),
+                safe_csv(table).content,
                 file_name=f"{dataset.name}.{sweep.method}.review-{k + 1}.csv",
                 mime="text/csv",
                 on_click="ignore",

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from engine import MAX_SEED
-from engine.atomic import atomic_write_text
+from engine.atomic import atomic_write_bytes
 from engine.cache import fit_cached
 from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table, release_of
 from engine.cli.args import add_key_arguments, knob_argument, load, measure_options, method_params
@@ -121,7 +121,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     print(f"{diff.differing_records:,} of {diff.n_records:,} records differ between '{args.a}' and '{args.b}'")
     print(diff.counts.to_string(index=False))
     if args.out:
-        atomic_write_text(Path(args.out), diff.records.to_csv(index=False, lineterminator="\n"))
+        atomic_write_bytes(Path(args.out), diff.csv())
         print(f"wrote the first {len(diff.records):,} differing cells to {args.out}")
     return 0
 

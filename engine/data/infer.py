@@ -39,8 +39,9 @@ def infer_schema(frame: pd.DataFrame) -> Schema:
     not. Author: a column named author / user / user_id / name / username / user_name / screen_name /
     reviewer_id / auteur / autor whose values repeat (names compared by their words: reviewerID is reviewer_id).
     Document: a column named document / doc_id / call_id. A column of text named like the people of a record
-    (participants, executives, speakers) or a person's name (host_name, lastname, screen_name) is a
-    direct-identifier column (`Schema.direct_identifiers`). A column that reads as free text besides the text
+    (participants, executives, speakers), a person's name (host_name, lastname, screen_name), a handle, or plainly
+    "name" with many different values (`person_name_column`) is a direct-identifier column
+    (`Schema.direct_identifiers`): never released, its names sought in the text. A column that reads as free text besides the text
     (`_free_text`: written in words, and varied as writing is — a review's summary) is an other free-text column
     (`Schema.other_text`), which no bundle holds unless the schema asks for it to be protected. Other columns
     become fields: categorical for strings, booleans and integers with at most 20 distinct values (unless named
@@ -92,7 +93,7 @@ def infer_with_reasons(frame: pd.DataFrame, text: str | None = None) -> tuple[Sc
     for c in frame.columns:
         if c in (text, author, document):
             continue
-        if numeric[c] is None and _names_people(c):
+        if numeric[c] is None and person_name_column(c, frame[c]):
             named.append(str(c))
             continue
         reason = _why_left_out(c, frame[c], numeric[c])
@@ -124,6 +125,21 @@ def _names_people(name: Any) -> bool:
     parts = set(_name_parts(name))
     person_name = bool(parts & {"name", "names"}) and bool(parts & set(_PERSON_PARTS))
     return bool(parts & set(_NAMED_PEOPLE)) or person_name or bool(parts & set(_PERSON_NAME_PARTS))
+
+
+def person_name_column(name: Any, col: pd.Series) -> bool:
+    """Whether a column, by its name, holds people's names or handles: named like the people of a record or a
+    person's name (`_names_people`: participants, user_name, full_name, screen_name), like a handle, or plainly
+    "name" / "names" with `_MIN_NAMES` different values or more, one in ten records or more (a "name" of a few
+    levels is a category). Inference makes such a column of strings a direct identifier, and the release guard
+    takes its names whatever role a schema gives it (`engine.protect.guard.name_columns`)."""
+    parts = set(_name_parts(name))
+    if _names_people(name) or parts & {"handle", "handles"}:
+        return True
+    if not parts or not parts <= {"name", "names"}:
+        return False
+    distinct = n_distinct(col)
+    return distinct >= _MIN_NAMES and distinct >= 0.1 * len(col)
 
 
 _PERSON_NAME_PARTS = ("username", "screenname", "nickname", "firstname", "lastname", "fullname", "surname")

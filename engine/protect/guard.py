@@ -10,10 +10,12 @@ withholds or no bundle holds):
 - the validated format recognizers of `engine.text.recognizers` (URLs, e-mail addresses, phone numbers, @handles,
   card numbers, IBANs, US social security numbers, IP addresses), each span kept at the confidence redaction
   keeps it at (`DEFAULT_THRESHOLDS`);
-- the names of the data's identifier columns — the author, the document and the direct identifiers — and of the
-  identifiers file beside the data (`engine.data.identifiers_file`), with their variants (`name_variants`),
-  matched as whole words anywhere (a name of three characters or more; a short all-capital one, a ticker, in
-  capitals only).
+- the names of the data's identifier columns — the author, the document and the direct identifiers —, of any
+  other column named as holding people's names or handles (`name_columns`: a schema may make a user_name a
+  field) and of the identifiers file beside the data (`engine.data.identifiers_file`), with their variants
+  (`name_variants`; a listed company's also by its distinctive first word, a listed person's by honorific and
+  surname: `variants_under`), matched as whole words anywhere (a name of three characters or more; a short
+  all-capital one, a ticker, in capitals only).
 
 What it finds is replaced by a typed placeholder (``[URL]``, ``[NAME]``), counted per type in the release's
 `GuardCounts` (the manifest and the report say how many of each it replaced). The steward may leave types alone
@@ -30,12 +32,14 @@ from dataclasses import dataclass, field, replace
 from typing import ClassVar
 
 import pandas as pd
+from pandas.api.types import is_numeric_dtype as is_numeric
 
 from engine.data.dataset import Dataset
 from engine.data.identifiers_file import identifiers_path, names_in, read_identifiers
+from engine.data.infer import person_name_column
 from engine.protect.base import Fitted, Protector, Release, ReleaseDetail
 from engine.protect.params import GUARD_OFF, GUARD_TYPES
-from engine.text.names import name_variants
+from engine.text.names import name_variants, variants_under
 from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS
 
 NAME = "NAME"
@@ -129,21 +133,37 @@ class NameIndex:
         return out
 
 
+def name_columns(dataset: Dataset) -> tuple[str, ...]:
+    """The columns whose names the guard looks for: the identifier columns (the author, the document, the direct
+    identifiers) and every other column of strings named as holding people's names or handles
+    (`engine.data.infer.person_name_column`: user_name, full_name, screen_name, handle, a "name" of many values),
+    whatever role the schema gives it: a field or free text that holds names is no reason to leave them in the
+    text, and as a field they leave as [NAME]."""
+    frame = dataset.frame
+    named = [
+        str(c)
+        for c in frame.columns
+        if c not in dataset.schema.identifiers and not is_numeric(frame[c]) and person_name_column(c, frame[c])
+    ]
+    return (*(c for c in dataset.schema.identifiers if c in frame.columns), *named)
+
+
 def data_names(dataset: Dataset, identifiers: str | None = None) -> list[str]:
-    """Every name the data's identifier columns hold (the author, the document, the direct identifiers) and the
-    identifiers file beside the data lists (its keys too, such as tickers), with their variants."""
-    schema = dataset.schema
+    """Every name the `name_columns` hold and the identifiers file beside the data lists (its keys too, such as
+    tickers), with their variants."""
     raw: list[str] = []
-    for column in schema.identifiers:
-        if column in dataset.frame.columns:
-            for value in dataset.frame[column].dropna().astype(str).unique():
-                raw += names_in(value)
+    for column in name_columns(dataset):
+        for value in dataset.frame[column].dropna().astype(str).unique():
+            raw += names_in(value)
+    variants = [v for name in raw for v in name_variants(name)]
     path = identifiers_path(dataset, identifiers)
     if path is not None:
         for key, by_label in read_identifiers(path).items():
-            raw.append(key)
-            raw += [v for values in by_label.values() for v in values]
-    return list(dict.fromkeys(v for name in raw for v in name_variants(name)))
+            variants += name_variants(key)
+            variants += [
+                v for label, values in by_label.items() for name in values for v in variants_under(label, name)
+            ]
+    return list(dict.fromkeys(variants))
 
 
 def guarded(fitted: Fitted, protector: Protector, dataset: Dataset) -> Fitted:

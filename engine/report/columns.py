@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from engine.data.schema import Schema
+from engine.protect.guard import NAME, GuardCounts, name_columns
 from engine.report.context import ReleaseReport, escaped
 from engine.report.sections import ReportSection
 
@@ -63,6 +64,33 @@ def spreadsheet_safety(csv_escaped: Mapping[str, int]) -> str:
     )
 
 
+def guarded_names(report: ReleaseReport) -> str:
+    """Whose names the release guard looked for in every released text and string field (`name_columns`): the
+    identifier columns and the columns named as holding people's names or handles whatever their role; empty
+    where the guard did not look for names."""
+    counts = report.release.detail(GuardCounts)
+    if counts is None or NAME in counts.off:
+        return ""
+    columns = name_columns(report.dataset)
+    if not columns:
+        return ""
+    schema = report.dataset.schema
+    others = [c for c in columns if c not in schema.identifiers]
+    said = (
+        f"The release guard looked for the names held in {_listed(list(columns))} in every released text and "
+        "string field, with their variants, and replaced each it found by [NAME]."
+    )
+    if others:
+        one = len(others) == 1
+        said += (
+            f" Of these, {_listed(others)} {'is not an identifier column' if one else 'are not identifier columns'} "
+            "in the schema but named as holding people's names or handles: the guard takes "
+            f"{'its' if one else 'their'} names all the same, and a value of {'it' if one else 'them'} released as "
+            "a field leaves as [NAME]."
+        )
+    return said
+
+
 class ColumnsSection(ReportSection):
     """Every column of the released data and how it leaves: protected by the method, pseudonymized, dropped,
     withheld or released as is."""
@@ -88,10 +116,12 @@ class ColumnsSection(ReportSection):
                 f"<td>{escaped(how)}</td></tr>"
             )
         safety = spreadsheet_safety(record.csv_escaped)
+        names = guarded_names(report)
         return [
             f"<h2>{escaped(cls.title)}</h2>",
             "<p>Each column of the released data, what it is in the data and how it leaves in this bundle. A "
             "dropped or withheld column is in none of the data files.</p>",
             f"<table><tr><th>Column</th><th>In the data</th><th>How it leaves</th></tr>{''.join(rows)}</table>",
+            *([f"<p>{escaped(names)}</p>"] if names else []),
             *([f"<p><b>{escaped(SPREADSHEETS)}</b> {escaped(safety)}</p>"] if safety else []),
         ]

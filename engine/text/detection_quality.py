@@ -33,7 +33,8 @@ from engine.progress import Progress, no_progress
 
 Span = tuple[int, int, str]
 
-# Gold labels of common corpora and our own labels, by the type they are scored as.
+# Gold labels of common corpora and our own labels, by the type they are scored as: an alias of one of our
+# labels (a gold's CARD, IP or SSN) is folded into it, so that each type is listed once.
 TYPE_OF: dict[str, str] = {
     **{k: "PERSON" for k in ("PERSON", "PER", "NAME", "person")},
     **{k: "LOCATION" for k in ("LOCATION", "LOC", "GPE", "FAC", "location", "geo-loc", "CITY", "COUNTRY")},
@@ -45,6 +46,11 @@ TYPE_OF: dict[str, str] = {
     **{k: "PHONE" for k in ("PHONE", "PHONE_NUMBER")},
     **{k: "EMAIL" for k in ("EMAIL", "EMAIL_ADDRESS")},
     "IBAN_CODE": "IBAN",
+    **{k: "CREDIT_CARD" for k in ("CREDIT_CARD", "CARD", "CARD_NUMBER", "CREDIT_CARD_NUMBER", "CCN")},
+    **{k: "IP_ADDRESS" for k in ("IP_ADDRESS", "IP", "IPADDRESS", "IP_ADDR")},
+    **{k: "US_SSN" for k in ("US_SSN", "SSN", "SOCIAL_SECURITY_NUMBER")},
+    **{k: "URL" for k in ("URL", "URI", "url")},
+    **{k: "STREET_ADDRESS" for k in ("STREET_ADDRESS", "ADDRESS", "STREET")},
 }
 
 

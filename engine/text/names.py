@@ -3,8 +3,10 @@
 A name also appears without a legal suffix (Inc., Corporation, plc, …), without a leading "The", without
 middle initials and without the one initial before a first and a last name ("C. Kelly Wall"); a short
 all-capital string (a ticker or an acronym, up to five letters) matches only in capitals, so the ticker "ON"
-does not take the word "on"; any other string matches in any case. A one-character name (the tickers A, C, F
-and T) is no variant at all: it cannot be told from the article "A" or from "Q&A".
+does not take the word "on"; any other string matches in any case. An organization is also named by its first
+word where that word is distinctive ("Lincoln" of "Lincoln National Corporation", not "American" of "American
+Express"). A one-character name (the tickers A, C, F and T) is no variant at all: it cannot be told from the
+article "A" or from "Q&A".
 """
 
 from __future__ import annotations
@@ -49,6 +51,49 @@ def name_variants(name: str) -> list[str]:
     return list(dict.fromkeys(v for v in out if len(v) > 1))
 
 
+GENERIC_WORDS = frozenset(
+    """
+    a an the and of for at in on by to new old great big best first second third one two three united
+    american america americas national international global world worldwide general universal standard
+    north south east west northern southern eastern western central mid midwest southwest southeast northwest
+    northeast pacific atlantic gulf coastal continental royal federal public state county city community
+    citizens people peoples farmers merchants capital financial finance bank banc trust union mutual security
+    securities insurance investment investors fund funds realty property properties real estate group
+    holdings partners associated allied consolidated integrated diversified applied advanced automatic
+    electronic electric digital data systems technology technologies tech health healthcare medical life
+    power energy oil gas water home homes service services industrial industries resources enterprise
+    enterprises products media communications entertainment express premier prime summit golden silver
+    green blue red black white star sun main apartment apartments mobile minerals mineral tractor dollar
+    discovery mid-america pan-american trans-american universal chemical materials steel motor motors foods
+    food brands stores air airlines semiconductor software networks instruments devices hotels restaurants
+    """.split()
+)
+"""Words that begin many a company's name and are no name alone ("American", "General", "First", "National",
+"Group"): the first word of such a name is not one of its variants (`company_variants`)."""
+
+
+def company_variants(name: str) -> list[str]:
+    """`name_variants` of an organization's name, and its first word alone where the name (without legal
+    suffixes and a leading "The") has two words or more and the first is distinctive: a capitalized word of
+    three letters or more, not one of `GENERIC_WORDS` ("Lincoln National Corporation" is also "Lincoln";
+    "American Express Company" is not "American"). A call or a post names a company by that word as often as
+    by its full name."""
+    out = name_variants(name)
+    if not out:
+        return out
+    short = min(out, key=len)
+    words = short.split()
+    first = words[0].rstrip(",") if len(words) >= 2 else ""
+    if (
+        len(first) >= 3
+        and first[0].isupper()
+        and re.fullmatch(r"[A-Za-z][A-Za-z'&.-]*[A-Za-z]", first)
+        and first.lower() not in GENERIC_WORDS
+    ):
+        out.append(first)
+    return list(dict.fromkeys(out))
+
+
 HONORIFICS = ("Mr.", "Mr", "Mrs.", "Mrs", "Ms.", "Ms", "Dr.", "Dr")
 """How a transcript addresses a person by surname ("Thank you, Mr. Kirk")."""
 _NAME_SUFFIX = re.compile(r"^(?:jr|sr|ii|iii|iv|cpa|phd|ph\.d|md|esq)\.?$", re.IGNORECASE)
@@ -68,8 +113,8 @@ def person_variants(name: str) -> list[str]:
 
 def variants_under(label: str, name: str) -> list[str]:
     """The variants of an identifier listed under ``label``: a person's (`person_variants`) where the label names
-    people (`names_people`), else `name_variants`."""
-    return person_variants(name) if names_people(label) else name_variants(name)
+    people (`names_people`), else an organization's (`company_variants`)."""
+    return person_variants(name) if names_people(label) else company_variants(name)
 
 
 def identifier_pattern(value: str) -> re.Pattern[str]:

@@ -153,7 +153,9 @@ def window_log_mass(mu: np.ndarray, lower: int, upper: int) -> np.ndarray:
 
 def draw_truncated_poisson(mu: np.ndarray, lower: int, upper: int, rng: np.random.Generator) -> np.ndarray:
     """One draw per mean from Poisson(μ) truncated to [lower, upper]: the inverse CDF, and where the window's
-    mass underflows (μ far beyond a bound) the inverse CDF of the tail terms walking in from that bound."""
+    mass underflows (μ far beyond a bound) the inverse CDF of the tail terms walking in from that bound. A mean
+    above ``upper`` gives a count spread over the last values under it by the renormalized probabilities, not
+    ``upper`` itself (the final clip only guards the float round-off of the inverse CDF)."""
     mu = np.atleast_1d(np.asarray(mu, dtype=float))
     lo = special.pdtr(lower - 1, mu) if lower > 0 else np.zeros_like(mu)
     hi = special.pdtr(upper, mu)
