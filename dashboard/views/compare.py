@@ -105,6 +105,15 @@ def _methods_frontier(dataset) -> None:
     for why in comparison.apart(risk, utility).values():
         st.warning(display.md_escape(why))
     st.dataframe(_table(comparison, risk, utility), hide_index=True, key="compare_table")
+    golds = comparison.detection_golds()
+    if golds:
+        st.caption(
+            display.md_escape(
+                "Detection found: where a method's protection depends on finding things in the text, the share its "
+                f"detector finds on {' and '.join(golds)}, with its 95% interval; what it misses is left in the "
+                "release."
+            )
+        )
 
 
 def _with_interval(metric_id: str, mean: float, lo: float, hi: float) -> str:
@@ -122,8 +131,10 @@ def _on_frontier(unprotected: bool, pareto: bool) -> str:
 
 def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
     """The frontier's points as the page lists them: method, knob value, both measures with their intervals,
-    and whether the point is on the frontier across methods (or measured on another task, `Comparison.apart`)."""
+    whether the point is on the frontier across methods (or measured on another task, `Comparison.apart`) and,
+    where some method's protection depends on detection, what its detector finds on gold."""
     front = comparison.frontier(risk, utility)
+    detects = any(comparison.detection(m) for m in comparison.sweeps)
     rows = []
     for r in front.itertuples(index=False):
         knob = comparison.sweeps[r.method].knob
@@ -135,6 +146,7 @@ def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
                 display.metric_label(utility): _with_interval(utility, r.utility, r.utility_lo, r.utility_hi),
                 "On the frontier": "another task" if r.apart else _on_frontier(r.unprotected, r.pareto),
             }
+            | ({"Detection found": comparison.detection_text(r.method, r.knob, gold=False) or "—"} if detects else {})
         )
     return pd.DataFrame(rows)
 

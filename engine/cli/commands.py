@@ -304,6 +304,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"  {row.method:<12} {knob.symbol} {knob.format(row.knob):>8}  risk {row.risk:.3f}  "
             f"utility {row.utility:.3f}{mark}"
         )
+    detection = comparison.detection_lines()
+    if detection:
+        print("Residual detection risk: the share of what the protection depends on that its detector finds on gold:")
+        for line in detection:
+            print(line)
     print(f"wrote {out / 'compare.json'} and {out / 'compare.html'}")
     return 0
 
