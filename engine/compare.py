@@ -167,14 +167,14 @@ class Comparison:
     def detection_text(self, method: str, knob: float, gold: bool = True) -> str:
         """The residual detection risk of ``method`` at ``knob`` in a line: each kind detected with its share and
         interval, then (``gold``) the gold and the kinds no gold annotates ("identifiers 87% [80–92%]; places
-        17% [11–25%] on 640 posts of ..."); "" where the method detects nothing or its release at ``knob``
-        replaces nothing."""
+        17% [11–25%] on 640 posts of ..."); without ``gold``, each kind by its short name (a table's cell); ""
+        where the method detects nothing or its release at ``knob`` replaces nothing."""
         shares = self.detection(method).get(float(knob), ())
         if not shares:
             return ""
+        if not gold:  # the kinds by their short names ("direct identifiers", not what they include)
+            return "; ".join(f"{d.what.split(' (')[0]} {d.estimate()}" for d in shares)
         said = "; ".join(f"{d.what} {d.estimate()}" for d in shares)
-        if not gold:
-            return said
         golds = list(dict.fromkeys(d.gold for d in shares if d.measured))
         unmeasured = [what for d in shares for what in d.unmeasured]
         return (

@@ -239,6 +239,8 @@ def test_a_method_whose_protection_depends_on_detection_shows_its_share_at_every
     line = comparison.detection_text("redact", max(shares))
     assert line.startswith(f"{top[0].what} {top[0].estimate()}") and f" on {rows[0]['gold']}" in line
     assert comparison.detection_text("redact", 0.0) == "" and comparison.detection_text("md", 1000.0) == ""
+    short = comparison.detection_text("redact", max(shares), gold=False)  # a table's cell: the kinds' short names
+    assert short == "; ".join(f"{d.what.split(' (')[0]} {d.estimate()}" for d in top) and "(" not in short
     lines = comparison.detection_lines()
     assert len(lines) == len(levels) and all(line.split()[0] == "redact" for line in lines)
 
