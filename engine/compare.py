@@ -33,6 +33,7 @@ from engine.measures.base import metric_info
 from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector
+from engine.protect.detection import DetectionShare
 from engine.results import SweepResult
 from engine.sweep import run_sweep
 
@@ -149,10 +150,91 @@ class Comparison:
         )
         return t
 
+    def detection(self, method: str) -> dict[float, tuple[DetectionShare, ...]]:
+        """What ``method``'s detector finds on gold at each knob value its sweep kept a release of
+        (`DetectionShare`, the residual detection risk of a method that declares `Protector.detects`): the
+        shares of its first kept release there; empty for a method whose protection detects nothing, and a knob
+        value whose release replaces nothing has none."""
+        sweep = self.sweeps[method]
+        if not METHODS[method].detects:
+            return {}
+        return {
+            float(knob): tuple(d for d in kept[0].details if isinstance(d, DetectionShare))
+            for knob, kept in sorted(sweep.releases.items())
+            if kept
+        }
+
+    def detection_text(self, method: str, knob: float, gold: bool = True) -> str:
+        """The residual detection risk of ``method`` at ``knob`` in a line: each kind detected with its share and
+        interval, then (``gold``) the gold and the kinds no gold annotates ("identifiers 87% [80–92%]; places
+        17% [11–25%] on 640 posts of ..."); without ``gold``, each kind by its short name (a table's cell); ""
+        where the method detects nothing or its release at ``knob`` replaces nothing."""
+        shares = self.detection(method).get(float(knob), ())
+        if not shares:
+            return ""
+        if not gold:  # the kinds by their short names ("direct identifiers", not what they include)
+            return "; ".join(f"{d.what.split(' (')[0]} {d.estimate()}" for d in shares)
+        said = "; ".join(f"{d.what} {d.estimate()}" for d in shares)
+        golds = list(dict.fromkeys(d.gold for d in shares if d.measured))
+        unmeasured = [what for d in shares for what in d.unmeasured]
+        return (
+            said
+            + (f" on {', '.join(golds)}" if golds else "")
+            + (f" (no gold for {', '.join(unmeasured)})" if unmeasured else "")
+        )
+
+    def detection_golds(self) -> list[str]:
+        """The gold sets the methods' detection shares are measured on, each once."""
+        return list(
+            dict.fromkeys(d.gold for m in self.sweeps for v in self.detection(m).values() for d in v if d.measured)
+        )
+
+    def detection_lines(self) -> list[str]:
+        """The residual detection risk of every method whose protection depends on detection, a line per knob
+        value (one line for the method where every knob value finds the same)."""
+        out = []
+        for method in self.sweeps:
+            knob = self.sweeps[method].knob
+            texts = {k: self.detection_text(method, k) for k in self.detection(method)}
+            said = {k: t for k, t in texts.items() if t}
+            if not said:
+                continue
+            if len(set(said.values())) == 1 and len(said) == len(texts):
+                out.append(f"  {method:<12} every {knob.symbol}: {next(iter(said.values()))}")
+                continue
+            out.extend(f"  {method:<12} {knob.symbol} {knob.format(k)}: {t}" for k, t in said.items())
+        return out
+
+    def detection_rows(self) -> list[dict[str, Any]]:
+        """One row per (method, knob value, kind detected): the detector, what it finds, the gold's name, the
+        share found with its Wilson 95% interval (None where no gold annotates the kind) and the counts."""
+        rows = []
+        for method in self.sweeps:
+            for knob, shares in self.detection(method).items():
+                for d in shares:
+                    lo, hi = d.interval() if d.measured else (None, None)
+                    rows.append(
+                        {
+                            "method": method,
+                            "knob": knob,
+                            "detector": d.detector,
+                            "what": d.what,
+                            "gold": d.gold,
+                            "share": d.share if d.measured else None,
+                            "lo": lo,
+                            "hi": hi,
+                            "found": d.found,
+                            "total": d.total,
+                            "unmeasured": list(d.unmeasured),
+                        }
+                    )
+        return rows
+
     def to_json(self, risk: str, utility: str) -> dict[str, Any]:
         """What `textsdc compare` writes: the settings, every method with what its measures were taken on, every
         measure of every method and knob value, and the frontier across methods on ``risk`` and ``utility``, with
-        the task its methods share and the methods shown apart, each with why."""
+        the task its methods share and the methods shown apart, each with why, and the residual detection risk of
+        the methods whose protection depends on detection (`detection_rows`)."""
         front = self.frontier(risk, utility)
 
         def plain(frame: pd.DataFrame) -> list[dict[str, Any]]:
@@ -193,6 +275,7 @@ class Comparison:
                 ),
                 "pareto": plain(front.loc[front["pareto"], ["method", "knob"]]),
             },
+            "detection": self.detection_rows(),
         }
 
 
@@ -241,7 +324,14 @@ def compare_methods(
             progress(done, total, f"method {_i} of {len(protectors)} ({_name}): {what}")
 
         sweeps[name] = run_sweep(
-            dataset, protector, replicates=replicates, seed=seed, jobs=jobs, progress=report, options=options
+            dataset,
+            protector,
+            replicates=replicates,
+            seed=seed,
+            jobs=jobs,
+            progress=report,
+            options=options,
+            keep_releases=1 if protector.detects else 0,  # the residual detection risk is read off its releases
         )
     return Comparison(
         dataset=dataset.name,

@@ -1,6 +1,7 @@
 """Several methods on one frontier: `engine.compare` and `textsdc compare`."""
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -213,3 +214,47 @@ def test_the_command_writes_why_the_swap_is_apart(capsys, tmp_path):
     printed = capsys.readouterr().out
     assert "Named-entity swap is kept off the frontier across methods" in printed
     assert "(another task)" in printed
+
+
+def test_a_method_whose_protection_depends_on_detection_shows_its_share_at_every_level(comparison):
+    from engine.protect.detection import DetectionShare, gold_size
+
+    shares = comparison.detection("redact")
+    assert comparison.detection("md") == {}  # md's protection finds nothing in the text
+    assert sorted(shares) == sorted(comparison.sweeps["redact"].grid)
+    assert shares[0.0] == ()  # level 0 replaces nothing
+    top = shares[max(shares)]
+    assert top and all(isinstance(d, DetectionShare) for d in top)
+    # a higher level finds at least as much of each kind the lower one finds
+    found = {k: {d.what: d.found for d in v} for k, v in shares.items()}
+    levels = sorted(k for k in found if found[k])
+    for low, high in zip(levels, levels[1:], strict=False):
+        assert all(found[high][what] >= n for what, n in found[low].items())
+    rows = [r for r in comparison.to_json(*comparison.default_pair())["detection"] if r["knob"] == max(shares)]
+    assert {r["method"] for r in rows} == {"redact"}
+    for r in rows:
+        assert r["gold"] == f"{gold_size():,} posts of the shipped gold set (profile descriptions and tweets)"
+        if r["share"] is not None:
+            assert r["lo"] <= r["share"] <= r["hi"] and r["share"] == pytest.approx(r["found"] / r["total"])
+    line = comparison.detection_text("redact", max(shares))
+    assert line.startswith(f"{top[0].what} {top[0].estimate()}") and f" on {rows[0]['gold']}" in line
+    assert comparison.detection_text("redact", 0.0) == "" and comparison.detection_text("md", 1000.0) == ""
+    short = comparison.detection_text("redact", max(shares), gold=False)  # a table's cell: the kinds' short names
+    assert short == "; ".join(f"{d.what.split(' (')[0]} {d.estimate()}" for d in top) and "(" not in short
+    lines = comparison.detection_lines()
+    assert len(lines) == len(levels) and all(line.split()[0] == "redact" for line in lines)
+
+
+def test_the_command_prints_the_detection_share_of_each_level(capsys, tiny_files, tmp_path):
+    data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files)]
+    assert main(["compare", *data, "--methods", "redact,md", "--no-use-ner", "--out", str(tmp_path / "o")]) == 0
+    out = capsys.readouterr().out
+    block = out.split("Residual detection risk: ")[1].splitlines()[1:]
+    from engine.protect.detection import gold_size
+
+    assert block[0].startswith("  redact       level 1: direct identifiers (names, handles, e-mail addresses, ")
+    assert re.search(r"\) \d+% \[\d+–\d+%\] on [\d,]+ posts of the shipped gold set", block[0])
+    assert f"on {gold_size():,} posts" in block[0]
+    assert [line.split(":")[0] for line in block[:4]] == [f"  redact       level {k}" for k in range(1, 5)]
+    written = json.loads((tmp_path / "o" / "compare.json").read_text())
+    assert {r["method"] for r in written["detection"]} == {"redact"}

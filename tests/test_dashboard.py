@@ -920,6 +920,14 @@ def test_compare_puts_two_methods_on_one_frontier_and_lists_the_pareto_set():
     # Level 0 redacts nothing, but the release guard takes out the tweets' handles, URLs and phone numbers: that
     # release protects something, and is not labelled as protecting nothing.
     assert table.loc[table["Knob"] == "level = 0", "On the frontier"].item() != "protects nothing"
+    # Redaction depends on finding identifiers: each level says what share of them its detector finds on gold
+    assert "Detection found" not in table.columns
+    found = at.dataframe[1].value
+    assert set(found["Method"]) == {"Identifier redaction"}  # md's protection finds nothing
+    assert found.loc[found["Knob"] == "level = 0", "Detection found"].item() == "nothing replaced"
+    top = found.loc[found["Knob"] == "level = 4", "Detection found"].item()
+    assert re.fullmatch(r"direct identifiers \d+% \[\d+–\d+%\]; places \d+% \[\d+–\d+%\]", top)
+    assert any("Detection found: " in c.value and "shipped gold set" in c.value for c in at.caption)
 
 
 def test_a_session_of_an_uploaded_file_reopens_when_the_file_is_uploaded_again(tmp_path):

@@ -72,3 +72,29 @@ def test_the_swaps_background_attack_table_is_the_benchmarks_last_run():
     assert bench.with_table(text, results) == text, "run `benchmarks/bench_background_attack.py --docs`"
     # the committed run: 0.833 → 0.695 of the swapped chunks at the default rate, more than half: not reached
     assert "| default rate | 0.195 |" in text and "0.833 → 0.695 (790 chunks) | ≤ 0.416 | **no** |" in text
+
+
+def test_the_attacks_table_is_the_benchmarks_last_run():
+    import importlib.util
+    import json
+
+    folder = ROOT / "benchmarks"
+    spec = importlib.util.spec_from_file_location("bench_attacks", folder / "bench_attacks.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.PAGE == ROOT / "docs" / "attacks.md"
+    assert "(docs/attacks.md)" in README.read_text(encoding="utf-8")
+    results = json.loads((folder / "results_attacks.json").read_text(encoding="utf-8"))
+    text = bench.PAGE.read_text(encoding="utf-8")
+    assert bench.BEGIN in text and bench.END in text
+    assert bench.with_table(text, results) == text, "run `benchmarks/bench_attacks.py --docs`"
+    # every registered method has its rows: the unprotected point and its default knob value
+    cases = {row["case"] for row in results["rows"]}
+    assert set(METHODS) <= {c.split(":")[0] for c in cases}
+    for row in results["rows"]:
+        assert row["unprotected"]["own"] and row["released"]["own"], row["case"]
+        worst = row["released"]["worst_outside"]
+        outside = {m["id"]: m for m in row["released"]["outside"]}
+        assert worst is not None and outside[worst["id"]]["value"] == worst["value"], row["case"]  # one of them
+        assert worst["lo"] is None or worst["lo"] <= worst["value"] <= worst["hi"], row["case"]
+        assert f"| `{row['case']}` | {row['data']} |" in text

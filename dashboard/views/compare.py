@@ -105,6 +105,16 @@ def _methods_frontier(dataset) -> None:
     for why in comparison.apart(risk, utility).values():
         st.warning(display.md_escape(why))
     st.dataframe(_table(comparison, risk, utility), hide_index=True, key="compare_table")
+    detection = _detection_table(comparison)
+    if len(detection):
+        st.caption(
+            display.md_escape(
+                "Detection found: where a method's protection depends on finding things in the text, the share its "
+                f"detector finds on {' and '.join(comparison.detection_golds())}, with its 95% interval; what it "
+                "misses is left in the release."
+            )
+        )
+        st.dataframe(detection, hide_index=True, key="compare_detection")
 
 
 def _with_interval(metric_id: str, mean: float, lo: float, hi: float) -> str:
@@ -136,6 +146,21 @@ def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
                 "On the frontier": "another task" if r.apart else _on_frontier(r.unprotected, r.pareto),
             }
         )
+    return pd.DataFrame(rows)
+
+
+def _detection_table(comparison: Comparison) -> pd.DataFrame:
+    """What each method whose protection depends on detection finds on gold, per knob value of its sweep
+    (`Comparison.detection_text`); a value whose release replaces nothing says so."""
+    rows = [
+        {
+            "Method": METHODS[m].title,
+            "Knob": display.knob_text(comparison.sweeps[m].knob, knob),
+            "Detection found": comparison.detection_text(m, knob, gold=False) or "nothing replaced",
+        }
+        for m in comparison.sweeps
+        for knob in comparison.detection(m)
+    ]
     return pd.DataFrame(rows)
 
 

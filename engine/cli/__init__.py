@@ -119,7 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     v = sub.add_parser(
         "verify",
-        help="check an exported bundle: every checksum, the claims of its tables (k, ℓ, t), then the release made again",
+        help="check an exported bundle: every checksum, its claims (k, ℓ, t of its tables; ε against the vocabulary; "
+        "the background corpus's checksum), then the release made again",
     )
     v.add_argument("bundle", help="the folder `textsdc release` or the Export page wrote")
     v.add_argument("--data", help="where the confidential data is now, if not where the bundle's replay reads it")
@@ -134,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="the pseudonym key file the steward exported (--key-out) with the bundle: without it, the files "
         "holding pseudonyms are not replayed (the cache folder's key is used when it is the bundle's)",
+    )
+    v.add_argument(
+        "--background",
+        metavar="FILE",
+        help="the background corpus the release declared: its SHA-256 and rows are checked against the manifest's "
+        "(without it, the file at the path the release recorded, if it is here)",
     )
     v.set_defaults(func=cmd_verify)
 

@@ -305,6 +305,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
             f"  {row.method:<12} {knob.symbol} {knob.format(row.knob):>8}  risk {row.risk:.3f}  "
             f"utility {row.utility:.3f}{mark}"
         )
+    detection = comparison.detection_lines()
+    if detection:
+        print("Residual detection risk: the share of what the protection depends on that its detector finds on gold:")
+        for line in detection:
+            print(line)
     print(f"wrote {out / 'compare.json'} and {out / 'compare.html'}")
     return 0
 
@@ -313,7 +318,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     folder = Path(args.bundle)
     key = key_of(args)
     differences = verify_checksums(folder)
-    claims = verify_claims(folder)
+    claims = verify_claims(folder, None if args.background is None else Path(args.background))
     for claim in claims:
         print(claim.line())
     check = ReplayCheck()
@@ -327,12 +332,12 @@ def cmd_verify(args: argparse.Namespace) -> int:
     unmet = sum(not claim.holds for claim in claims)
     if differences or unmet:
         said = [f"{len(differences)} difference(s)"] if differences else []
-        said += [f"{unmet} claim(s) the tables do not bear out"] if unmet else []
+        said += [f"{unmet} claim(s) the bundle does not bear out"] if unmet else []
         print(f"{folder}: {', '.join(said)}")
         return 1
     what = "every file matches its checksum"
-    if claims:
-        what += ", its tables bear out every claim of the manifest"
+    if any(claim.checked for claim in claims):
+        what += ", every claim of the manifest checked here holds"
     if args.replay and check.not_replayed:
         what += f"; the replay makes the same {', '.join(check.compared)}"
     elif args.replay:

@@ -4,6 +4,12 @@ sensitive one (a column the claim does not name counts too), the suppressed rows
 values per class (anatomy) checked to hold only classes of at least k records. `textsdc verify` prints each
 claim beside its check.
 
+Beside the tables, what can be checked from outside (`verify_claims`): a differentially private release's ε
+(`EpsilonClaim`) against the knob and the vocabulary setting recorded — ε covers the vocabulary only where it was
+fixed before the data was seen ("public"), and then the digest recorded must be that of the public word list
+installed where verify runs; and a declared background corpus's SHA-256 and rows recomputed on the file (given,
+or at the path the release's settings recorded), or said to be unchecked without it.
+
 The counts follow pycanon's definitions (Sáinz-Pardo Díaz & López García 2022), which the tests confirm on the
 demo's bundles: k the size of the smallest class, ℓ the fewest distinct sensitive values in a class, t the
 largest equal-distance (half the L1) distance of a class's sensitive distribution from that of all rows kept.
@@ -17,8 +23,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from engine.protect.claims import AnonymityClaim
-from engine.record.manifest import read_record
+from engine.data.background import read_background
+from engine.errors import TextsdcError
+from engine.protect.claims import AnonymityClaim, EpsilonClaim
+from engine.record.manifest import BackgroundNote, ReleaseRecord, read_record
+from engine.text.vocabulary import public_vocabulary
 
 TRUE = "True"
 """How a CSV file of the bundle writes a true cell (pandas' ``str(True)``)."""
@@ -32,8 +41,12 @@ class ClaimCheck:
     claimed: str
     found: str
     holds: bool
+    checked: bool = True
+    """False: nothing here to check the claim on (the line says what is needed); not counted as failed."""
 
     def line(self) -> str:
+        if not self.checked:
+            return f"{self.claimed}; {self.found} (not checked)"
         return f"{self.claimed}; {self.found} {'✓' if self.holds else '✗'}"
 
 
@@ -122,6 +135,83 @@ def _check_separate(path: Path, claim: AnonymityClaim, sizes: pd.Series) -> Clai
     return ClaimCheck(said, f"{found} records in {claim.table}", True)
 
 
-def verify_claims(folder: Path) -> list[ClaimCheck]:
-    """Every claim of the bundle in ``folder`` checked on its tables (none: the release claims nothing)."""
-    return [check for claim in read_record(Path(folder)).claims for check in check_claim(Path(folder), claim)]
+def _short(digest: str | None) -> str:
+    return "none" if not digest else f"{digest[:12]}…"
+
+
+def check_epsilon(record: ReleaseRecord, claim: EpsilonClaim) -> list[ClaimCheck]:
+    """The ε claim beside the record's knob and vocabulary setting, and a public vocabulary's digest beside the
+    word list installed here (`engine.text.vocabulary.public_vocabulary`)."""
+    from engine.protect import METHODS
+    from engine.text.vocabulary import vocabulary_digest
+
+    knob = record.method.knob
+    shown = METHODS[record.method.name].knob.format if record.method.name in METHODS else "{:g}".format
+    out = [
+        ClaimCheck(
+            f"ε = {shown(claim.epsilon)} claimed",
+            f"the release's knob: {record.method.knob_symbol or 'ε'} = {shown(knob)}",
+            abs(claim.epsilon - knob) <= TOLERANCE * max(1.0, abs(knob)),
+        )
+    ]
+    setting = record.method.params.get("vocabulary")
+    covers = "ε covers the vocabulary" if claim.covers_vocabulary else "ε does not cover the vocabulary"
+    public = claim.vocabulary == "public"
+    if setting != claim.vocabulary:
+        found = f"the method's vocabulary setting is {setting!r}, not the claim's"
+        holds = False
+    elif claim.covers_vocabulary != public:
+        found = f"vocabulary = {setting!r}: " + (
+            "a vocabulary taken from the data is disclosed by the release, which ε does not cover"
+            if not public
+            else "a public vocabulary is fixed before the data is seen, yet the claim says ε does not cover it"
+        )
+        holds = False
+    else:
+        found = f"vocabulary = {setting!r}: " + (
+            "fixed before the data was seen" if public else "the data's own words, disclosed beyond ε"
+        )
+        holds = True
+    out.append(ClaimCheck(f"{covers} ({claim.vocabulary}: {claim.source})", found, holds))
+    if public:
+        said = f"public vocabulary of {claim.words:,} words, SHA-256 {_short(claim.digest)}"
+        try:
+            words = public_vocabulary()
+        except TextsdcError as exc:
+            out.append(ClaimCheck(said, f"cannot check here: {exc}", True, checked=False))
+            return out
+        digest = vocabulary_digest(words)
+        found = f"the public word list installed here: {len(words):,} words, SHA-256 {_short(digest)}"
+        out.append(ClaimCheck(said, found, claim.digest == digest and claim.words == len(words)))
+    return out
+
+
+def check_background(record: ReleaseRecord, note: BackgroundNote, given: Path | None = None) -> ClaimCheck:
+    """The declared background corpus's SHA-256 and rows recomputed on ``given``, else on the file at the path the
+    release's measure settings recorded when it is here; unchecked without either."""
+    said = f"background corpus {note.file}: SHA-256 {_short(note.sha256)}, {note.rows:,} rows"
+    recorded = record.measure_settings.get("background")
+    path = given
+    if path is None and isinstance(recorded, str) and Path(recorded).expanduser().is_file():
+        path = Path(recorded).expanduser()
+    if path is None:
+        return ClaimCheck(said, "cannot check without the file: give it with --background FILE", True, checked=False)
+    try:
+        found = read_background(path)
+    except TextsdcError as exc:
+        return ClaimCheck(said, f"{path.name}: {exc}", False)
+    where = "" if given is not None else " (at the path the release recorded)"
+    text = f"{path.name}{where}: SHA-256 {_short(found.sha256)}, {found.rows:,} rows"
+    return ClaimCheck(said, text, found.sha256 == note.sha256 and found.rows == note.rows)
+
+
+def verify_claims(folder: Path, background: Path | None = None) -> list[ClaimCheck]:
+    """Every claim of the bundle in ``folder`` beside its check: its tables' (k, ℓ, t), its ε and vocabulary, its
+    background corpus's checksum (on ``background`` when given); none where the release claims nothing."""
+    record = read_record(Path(folder))
+    out = [check for claim in record.claims for check in check_claim(Path(folder), claim)]
+    if record.epsilon is not None:
+        out += check_epsilon(record, record.epsilon)
+    if record.background is not None:
+        out.append(check_background(record, record.background, background))
+    return out

@@ -1,7 +1,8 @@
-"""What a release claims of one of its public tables, for anyone to check on the bundle (`textsdc verify`, or an
-outside tool such as pycanon): the table is k-anonymous (and ℓ-diverse, t-close when asked) over every column
-but the one that marks its suppressed rows and the sensitive one. The manifest records the claim
-(`engine.record.manifest`), the report's facts table and the method's page state it.
+"""What a release claims, for anyone to check on the bundle (`textsdc verify`, or an outside tool such as pycanon):
+a public table is k-anonymous (and ℓ-diverse, t-close when asked) over every column but the one that marks its
+suppressed rows and the sensitive one (`AnonymityClaim`); a differentially private release spends ε over a
+vocabulary that ε covers or not (`EpsilonClaim`). The manifest records the claims (`engine.record.manifest`);
+the report's facts table and the method's page state them.
 """
 
 from __future__ import annotations
@@ -53,3 +54,33 @@ class AnonymityClaim(ReleaseDetail):
 
     def facts(self) -> tuple[tuple[str, str], ...]:
         return (("Claim", self.describe()),)
+
+
+@dataclass(frozen=True)
+class EpsilonClaim(ReleaseDetail):
+    """A differentially private release spends ``epsilon`` over a vocabulary: ``vocabulary`` "public" (a word list
+    fixed before the data was seen, ``source``, of ``words`` words whose SHA-256 over the words one a line is
+    ``digest``: ε covers the released counts) or "data" (the data's own words: ε does not cover which words
+    occur, and no digest is kept, the words being confidential). ``covers_vocabulary`` is what the release says
+    of it; `textsdc verify` checks it against the vocabulary and, for a public one, the digest against the word
+    list installed where it runs. The method's guarantee states it in words (a `Statement`), so this detail shows
+    nothing itself."""
+
+    epsilon: float
+    vocabulary: str
+    covers_vocabulary: bool
+    source: str
+    words: int
+    digest: str | None = None
+
+    def describe(self) -> str:
+        """The claim in words."""
+        if self.covers_vocabulary:
+            return (
+                f"ε = {self.epsilon:,g} covers the released counts over a vocabulary fixed before the data was seen "
+                f"({self.source}, {self.words:,} words)"
+            )
+        return (
+            f"ε = {self.epsilon:,g} covers the released counts given the vocabulary, not the vocabulary itself "
+            f"({self.source}, {self.words:,} words)"
+        )

@@ -22,15 +22,15 @@ import numpy as np
 from engine import __version__
 from engine.errors import DataError
 from engine.measures.attacks import WorstAttack, worst_attack
-from engine.protect.claims import AnonymityClaim
+from engine.protect.claims import AnonymityClaim, EpsilonClaim
 from engine.protect.detection import DetectionShare
 from engine.record.decision import Decision
 from engine.record.replay import ReplaySpec
 
 MANIFEST_VERSION = 1
 """The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
-``manifest_version``, ``csv_escaped``, ``pseudonym_key`` and ``claims``; ``background`` and an attack's
-``chance`` where there are, read as absent by an older reader's layout)."""
+``manifest_version``, ``csv_escaped``, ``pseudonym_key`` and ``claims``; ``background``, ``epsilon_claim`` and an
+attack's ``chance`` where there are, read as absent by an older reader's layout)."""
 MANIFEST_JSON = "manifest.json"
 INTRUDER_DESCRIPTION = "intruder_description"
 """The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
@@ -191,6 +191,31 @@ def claim_from_manifest(entry: Mapping[str, Any]) -> AnonymityClaim:
     )
 
 
+def epsilon_manifest(claim: EpsilonClaim) -> dict[str, Any]:
+    """An ε claim as plain JSON values, with its statement."""
+    return {
+        "epsilon": claim.epsilon,
+        "vocabulary": claim.vocabulary,
+        "covers_vocabulary": claim.covers_vocabulary,
+        "source": claim.source,
+        "words": claim.words,
+        "digest": claim.digest,
+        "statement": claim.describe(),
+    }
+
+
+def epsilon_from_manifest(entry: Mapping[str, Any]) -> EpsilonClaim:
+    """An ε claim read back from its manifest entry (`epsilon_manifest`)."""
+    return EpsilonClaim(
+        epsilon=float(entry["epsilon"]),
+        vocabulary=str(entry["vocabulary"]),
+        covers_vocabulary=bool(entry["covers_vocabulary"]),
+        source=str(entry.get("source", "")),
+        words=int(entry.get("words", 0)),
+        digest=None if entry.get("digest") is None else str(entry["digest"]),
+    )
+
+
 @dataclass(frozen=True)
 class ReleaseRecord:
     """What a bundle says about its release (`to_manifest` writes it as ``manifest.json``).
@@ -231,6 +256,8 @@ class ReleaseRecord:
     """The residual detection risk: what share of what the method must find its detector finds on gold."""
     background: BackgroundNote | None = None
     """The background corpus the steward declared for the attacks (None: none)."""
+    epsilon: EpsilonClaim | None = None
+    """What a differentially private release claims of ε and its vocabulary (None: the method claims no ε)."""
 
     @property
     def worst_attack(self) -> WorstAttack | None:
@@ -312,6 +339,7 @@ class ReleaseRecord:
             "background": None
             if self.background is None
             else {"file": self.background.file, "sha256": self.background.sha256, "rows": self.background.rows},
+            "epsilon_claim": None if self.epsilon is None else epsilon_manifest(self.epsilon),
         }
 
     def manifest_text(self) -> str:
@@ -375,6 +403,7 @@ class ReleaseRecord:
                     str(manifest["background"]["sha256"]),
                     int(manifest["background"]["rows"]),
                 ),
+                epsilon=None if not manifest.get("epsilon_claim") else epsilon_from_manifest(manifest["epsilon_claim"]),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{source} is not a textsdc manifest: {exc!r} is missing or of the wrong kind") from None

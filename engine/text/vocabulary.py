@@ -36,6 +36,14 @@ def public_vocabulary() -> tuple[str, ...]:
     return tuple(sorted({s for s in strings if s.isalpha() and s.islower()}))
 
 
+def vocabulary_digest(words: Iterable[str]) -> str:
+    """SHA-256 of a vocabulary's words, one a line (UTF-8), in the order given: what a release record keeps of a
+    public vocabulary, so that anyone can check the word list it was drawn over."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(words).encode("utf-8")).hexdigest()
+
+
 def data_vocabulary(token_lists: Iterable[list[str]]) -> tuple[str, ...]:
     """Every distinct token of the data, sorted."""
     return tuple(sorted({t for tokens in token_lists for t in tokens}))

@@ -38,9 +38,10 @@ import pandas as pd
 from engine.data.dataset import Dataset
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release, Statement
+from engine.protect.claims import EpsilonClaim
 from engine.protect.params import Param
 from engine.text.tokens import tokenize
-from engine.text.vocabulary import PUBLIC_VOCABULARY_SOURCE, data_vocabulary, public_vocabulary
+from engine.text.vocabulary import PUBLIC_VOCABULARY_SOURCE, data_vocabulary, public_vocabulary, vocabulary_digest
 
 PAPER_EPSILONS = (0.1, 0.5, 1, 2, 5, 10, 20, 30, 40, 50, 100, 250, 500, 750, 1000, 1500, 2000, 3000, 4000, 5000, 10000)
 """The 21 values of ε in Ororbia, Linder & Snoke's Table 1."""
@@ -242,8 +243,24 @@ class FittedMultinomialDirichlet(Fitted):
             method=self.method,
             knob=float(epsilon),
             protected_columns=(self.text_column,),
-            details=(Statement("Privacy guarantee", self.guarantee(epsilon)),),
+            details=(Statement("Privacy guarantee", self.guarantee(epsilon)), self.claim(epsilon)),
         )
+
+    def claim(self, epsilon: float) -> EpsilonClaim:
+        """What the release claims of ε and its vocabulary, for `textsdc verify` to check."""
+        public = self.vocabulary_kind == "public"
+        return EpsilonClaim(
+            epsilon=float(epsilon),
+            vocabulary=self.vocabulary_kind,
+            covers_vocabulary=public,
+            source=PUBLIC_VOCABULARY_SOURCE if public else "the data's own words",
+            words=len(self.vocabulary),
+            digest=self._vocabulary_digest if public else None,
+        )
+
+    @cached_property
+    def _vocabulary_digest(self) -> str:
+        return vocabulary_digest(self.vocabulary)
 
 
 class MultinomialDirichletSynthesizer(Protector):
