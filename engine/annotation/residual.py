@@ -56,8 +56,15 @@ def measured(
 ) -> DetectionScores:
     """``det``'s scores at ``knob`` on the reviewed records of ``annotations``."""
     reviewed = annotations.reviewed()
-    found = found_in(det, dataset, [a.record for a in reviewed], progress).at(knob)
+    found = found_in(det, dataset, annotation_records(annotations), progress).at(knob)
     return score(reviewed, [found[a.record] for a in reviewed], det.by_label)
+
+
+def annotation_records(annotations: Annotations) -> tuple[int, ...]:
+    """The records a detector is run on for ``annotations``: the sample, then any reviewed record outside it (the
+    same records whether one or all of them are reviewed, so a detector runs once per sample)."""
+    extra = sorted(set(annotations.done) - set(annotations.sample))
+    return (*annotations.sample, *extra)
 
 
 @dataclass(frozen=True)

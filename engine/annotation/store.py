@@ -4,7 +4,9 @@ the span JSON of the reviewed records (`engine.annotation.formats`) with the sam
 
 from __future__ import annotations
 
+import hashlib
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
@@ -57,3 +59,16 @@ def load_annotations(fingerprint: str, detector: str) -> Annotations | None:
 
 def delete_annotations(fingerprint: str, detector: str) -> None:
     annotations_path(fingerprint, detector).unlink(missing_ok=True)
+
+
+def annotations_stamp(fingerprint: str, detectors: Sequence[str]) -> str:
+    """A digest of the annotations kept for the dataset with ``fingerprint`` and ``detectors`` (empty when there
+    are none): what a view measured on them is keyed by."""
+    digest = hashlib.sha256()
+    kept = False
+    for name in detectors:
+        path = annotations_path(fingerprint, name)
+        if path.is_file():
+            digest.update(name.encode() + b"\0" + path.read_bytes())
+            kept = True
+    return digest.hexdigest() if kept else ""
