@@ -145,6 +145,22 @@ def _annotate(dataset, records=(0, 5)) -> Annotations:
     return out
 
 
+def test_the_guard_and_redaction_detectors_find_what_their_releases_replace(tiny_dataset):
+    protector = get_protector("redact", use_ner=False)
+    records = [5, 0]
+    guard = detector(protector, GUARD).find(tiny_dataset, records)
+    texts = [tiny_dataset.texts[r] for r in records]
+    assert guard.at(None) == {r: [(0, 8, "HANDLE")] for r in records}  # "@friend1", "@friend0"; no hashtag
+    found = detector(protector).find(tiny_dataset, records)
+    assert found.at(0) == {5: [], 0: []}
+    for r, text in zip(records, texts):
+        assert [text[s:e] for s, e, _ in found.at(1)[r]] == [text.split()[0], text.split()[-1]]
+    with pytest.raises(Exception, match="record 99 is not in the data; accepted: 0 to 23"):
+        detector(protector).find(tiny_dataset, [99])
+    with pytest.raises(Exception, match="has no detector 'kanon'; accepted: redact, guard"):
+        detector(protector, "kanon")
+
+
 def test_the_residual_detection_risk_is_measured_on_the_stewards_records(tiny_dataset):
     protector = get_protector("redact", use_ner=False)
     assert detector_names(protector) == ["redact", GUARD]
