@@ -173,11 +173,11 @@ def test_the_residual_detection_risk_is_measured_on_the_stewards_records(tiny_da
     try:
         at_1 = with_annotations(shipped, tiny_dataset, protector)
         shares = {d.what: (d.found, d.total) for d in at_1.details if isinstance(d, DetectionShare)}
-        assert shares == {"handle": (2, 2), "hashtag": (2, 2), "product": (0, 1)}
+        assert shares == {"@handles": (2, 2), "#hashtags": (2, 2), "products": (0, 1)}
         share = at_1.detail(DetectionShare)
         assert share is not None and share.annotated and share.gold == "your 2 annotated records"
         assert (
-            "finds an estimated 100% [34–100%] of handle in this data: 2 of 2 in your 2 annotated" in share.describe()
+            "finds an estimated 100% [34–100%] of @handles in this data: 2 of 2 in your 2 annotated" in share.describe()
         )
         scores = at_1.detail(AnnotatedDetection)
         assert scores is not None and scores.detector == "redaction at level 1"
@@ -185,7 +185,7 @@ def test_the_residual_detection_risk_is_measured_on_the_stewards_records(tiny_da
         assert scores.scores.get(ALL, "token").recall == Share(8, 9)
         at_0 = with_annotations(fitted.release(0), tiny_dataset, protector)
         assert {d.what: d.found for d in at_0.details if isinstance(d, DetectionShare)} == dict.fromkeys(
-            ("handle", "hashtag", "product"), 0
+            ("@handles", "#hashtags", "products"), 0
         )
     finally:
         kept.unlink()
@@ -204,7 +204,7 @@ def test_a_bundle_exported_after_annotating_holds_the_measure_but_no_annotation(
         kept.unlink()
     manifest = json.loads((out / "manifest.json").read_text())
     measured = {d["what"]: (d["found"], d["total"], d["annotated"]) for d in manifest["detection"]}
-    assert measured == {"handle": (2, 2, True), "hashtag": (2, 2, True), "product": (0, 1, True)}
+    assert measured == {"@handles": (2, 2, True), "#hashtags": (2, 2, True), "products": (0, 1, True)}
     report = (out / "report.html").read_text()
     assert "Detection measured on your data" in report and "on 2 annotated records" in report
     files = bundle_texts(out)

@@ -456,7 +456,7 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
             expect(view.locator(".view:not(.off)").get_by_text("in your 10 annotated records").first).to_be_visible(
                 timeout=SWEEP_TIMEOUT_MS
             )
-            view.locator(".view:not(.off)").get_by_text("What the detector finds").scroll_into_view_if_needed()
+            view.locator(".view:not(.off)").get_by_text("What the detector finds").first.scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             page.screenshot(path=str(tmp_path / "annotated-cards.png"))
             assert not page.locator('[data-testid="stException"]').count()

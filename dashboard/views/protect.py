@@ -127,7 +127,9 @@ def _detection_cards(release: Release) -> list[knob_view.Block]:
             lo, hi = d.interval()
             on = f"in {d.gold}" if d.annotated else "on gold"
             note = f"95% interval {lo:.0%}–{hi:.0%}: {d.found:,} of {d.total:,} {on}"
-            items.append(knob_view.card(f"{kind.capitalize()} found", f"{d.share:.0%}", note=note, help=d.describe()))
+            items.append(
+                knob_view.card(f"{kind[:1].upper()}{kind[1:]} found", f"{d.share:.0%}", note=note, help=d.describe())
+            )
         else:
             items.append(knob_view.card("Detection", "not measured", note=f"no gold for {kind}", help=d.describe()))
     return [

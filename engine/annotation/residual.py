@@ -42,13 +42,35 @@ def detector_at(det: Detector, knob: float) -> str:
     return f"redaction at level {int(knob)}" if det.name == "redact" else det.title
 
 
+ENTITY_WORDS = {
+    "PERSON": "person names",
+    "GPE": "countries, cities and states",
+    "LOC": "other places",
+    "ORG": "organizations",
+    "FAC": "facilities",
+    "DATE": "dates",
+    "TIME": "times",
+    "NORP": "nationalities and religious or political groups",
+    "PRODUCT": "products",
+    "EVENT": "events",
+    "HASHTAG": "#hashtags",
+    "STREET_ADDRESS": "street addresses",
+}
+"""What the entity recognizer's labels and the recognizers' without a guard type name, as a steward reads them."""
+
+
 def label_words(det: Detector, label: str) -> str:
-    """A label as a steward reads it: the tagger's in words ("occupation"), the others in lower case."""
+    """A label as a steward reads it: the tagger's attribute ("occupation"), a swap category as named, an
+    identifier in the plural ("@handles", "person names")."""
     if det.name == "kanon":
         from engine.protect.kanon.gold import LABEL_NAMES
 
         return LABEL_NAMES.get(label, label)
-    return label.lower().replace("_", " ")
+    if det.name == "swap":
+        return label
+    from engine.protect.guard import TYPE_WORDS
+
+    return TYPE_WORDS[label][1] if label in TYPE_WORDS else ENTITY_WORDS.get(label, label.lower().replace("_", " "))
 
 
 def measured(
