@@ -446,8 +446,20 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
             page.wait_for_timeout(800)
             page.screenshot(path=str(tmp_path / "annotate.png"))
             assert (tmp_path / "annotate.png").stat().st_size > 10_000
-            expect(page.get_by_role("button", name="Download span JSON")).to_be_enabled()
-            expect(page.get_by_role("button", name="Download CoNLL")).to_be_enabled()
+            # downloaded as CoNLL, forgotten, uploaded back: the same ten records and the same recall
+            with page.expect_download() as download:
+                page.get_by_role("button", name="Download CoNLL").click()
+            conll = tmp_path / "annotations.conll"
+            download.value.save_as(conll)
+            assert conll.read_text(encoding="utf-8").count("# record = ") == 10
+            page.get_by_role("button", name="Forget every annotation").click()
+            expect(page.get_by_text("0 records accepted")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.locator('[data-testid="stFileUploader"]', has_text="Import annotations").locator(
+                'input[type="file"]'
+            ).set_input_files(str(conll))
+            expect(page.get_by_text("10 records accepted")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            expect(page.get_by_text("Imported 10 annotated records from annotations.conll.")).to_be_visible()
+            expect(recall).to_contain_text(seen[-1], timeout=MOVE_TIMEOUT_MS)
 
             # The page drawn again: the detection cards are measured on the ten records
             page.locator('[data-testid="stSidebarNav"] a', has_text="Data").click()

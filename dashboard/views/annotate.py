@@ -290,7 +290,11 @@ def _files(dataset: Dataset, det: Detector, annotations: Annotations | None) -> 
         delete_annotations(dataset.fingerprint, det.name)
         for key in [k for k in st.session_state if str(k).startswith(_key("work"))]:
             del st.session_state[key]
+        st.session_state.pop(_key("imported", det.name), None)  # the same file may be imported again
         st.rerun(scope="fragment")
+    note = st.session_state.pop(_key("imported_note"), None)
+    if note:
+        st.success(note)
     upload = st.file_uploader(
         "Import annotations (span JSON or CoNLL written here)",
         type=["json", "jsonl", "conll", "txt"],
@@ -321,5 +325,7 @@ def _files(dataset: Dataset, det: Detector, annotations: Annotations | None) -> 
         st.session_state.pop(_key("work", dataset.fingerprint[:12], det.name, record.record), None)
     save_annotations(base)
     st.session_state[seen] = digest
-    st.success(f"Imported {display.counted(len(records), 'annotated record')} from {upload.name}.")
+    st.session_state[_key("imported_note")] = (
+        f"Imported {display.counted(len(records), 'annotated record')} from {display.md_escape(upload.name)}."
+    )
     st.rerun(scope="fragment")
