@@ -176,6 +176,10 @@ def test_the_residual_detection_risk_is_measured_on_the_stewards_records(tiny_da
         assert shares == {"@handles": (2, 2), "#hashtags": (2, 2), "products": (0, 1)}
         share = at_1.detail(DetectionShare)
         assert share is not None and share.annotated and share.gold == "your 2 annotated records"
+        last = [d for d in at_1.details if isinstance(d, DetectionShare)][-1]
+        assert "URLs" in last.unmeasured and "#hashtags" not in last.unmeasured  # at level 1, none marked
+        assert "person names" not in last.unmeasured  # level 2's
+        assert "not measured: your 2 annotated records hold none of URLs, e-mail addresses" in last.describe()
         assert (
             "finds an estimated 100% [34–100%] of @handles in this data: 2 of 2 in your 2 annotated" in share.describe()
         )

@@ -111,11 +111,22 @@ class AnnotatedDetection(ReleaseDetail):
         return (("Detection measured on this data", text),)
 
 
+def replaced_labels(det: Detector, knob: float) -> list[str]:
+    """The labels whose spans ``det``'s method replaces at ``knob`` (redaction's up to its level; every label of
+    the others)."""
+    if det.name != "redact":
+        return list(det.labels)
+    from engine.text.entities import TIERS
+
+    return [label for label in det.labels if TIERS.get(label, 0) <= knob]
+
+
 def annotated_shares(
     det: Detector, scores: DetectionScores, knob: float, guarantee: str = ""
 ) -> tuple[DetectionShare, ...]:
     """One residual detection risk per label the steward annotated: the share of its spans found whole (span
-    recall)."""
+    recall); the labels the method replaces at ``knob`` that no accepted record holds are named as not
+    measured."""
     rows = [r for r in scores.rows if r.level == "span" and r.label != ALL and r.recall.total]
     gold = f"your {scores.records:,} annotated records"
     shares = [
@@ -131,6 +142,10 @@ def annotated_shares(
     ]
     if shares and guarantee:
         shares[0] = replace(shares[0], guarantee=guarantee)
+    marked = {r.label for r in rows}
+    unmeasured = tuple(label_words(det, label) for label in replaced_labels(det, knob) if label not in marked)
+    if shares and unmeasured:
+        shares[-1] = replace(shares[-1], unmeasured=unmeasured)
     return tuple(shares)
 
 

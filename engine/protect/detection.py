@@ -84,7 +84,11 @@ class DetectionShare(ReleaseDetail):
                 said.append(f"fewest found: {weakest[0]}, {weakest[1] / weakest[2]:.0%} of {weakest[2]:,}")
         missing = [*([] if self.measured else [self.what]), *self.unmeasured]
         if missing:
-            said.append(f"not measured: no gold for {', '.join(missing)}")
+            said.append(
+                f"not measured: {self.gold} hold none of {', '.join(missing)}"
+                if self.annotated
+                else f"not measured: no gold for {', '.join(missing)}"
+            )
         return "; ".join(said) + "."
 
     def facts(self) -> tuple[tuple[str, str], ...]:
