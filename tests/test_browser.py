@@ -418,3 +418,85 @@ def test_compare_the_methods_on_the_protect_page_acts_on_the_first_click(playwri
             assert not page.locator('[data-testid="stException"]').count()
         finally:
             browser.close()
+
+
+def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboard, tmp_path):
+    """Issue 51: on the Protect page a steward annotates a sample in Chromium: ten records accepted one by one
+    (one with a span added, one with a span removed), the recall on the accepted records shown beside the measure
+    and changing as they go; the residual detection risk's cards then say they are measured on those records."""
+    sync_api, executable = playwright_api
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(dashboard)
+            expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Protect").click()
+            view = page.frame_locator('iframe[title*="knob_view"]')
+            expect(view.locator("#caption")).to_have_text("Current knob: level = 1", timeout=SWEEP_TIMEOUT_MS)
+            page.get_by_text("Annotate a sample", exact=True).click()
+            page.get_by_text("Annotate", exact=True).last.click()
+            expect(page.get_by_text("Record 1 of 50")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            expect(page.get_by_text("Accept a record to measure recall and precision on it.")).to_be_visible()
+            marked = page.locator(".textsdc-annotate mark")
+            recall = page.locator('[data-testid="stMarkdownContainer"]', has_text="accepted record").filter(
+                has_text="Recall"
+            )
+            seen: list[str] = []
+            for i in range(10):
+                expect(page.get_by_text(f"Record {i + 1} of 50")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+                if i == 0:  # the tweet's destination, a place the detector leaves at level 1, added by its words
+                    before = marked.count()
+                    page.get_by_label("Add a span: its words, as in the text").fill("Tucson")
+                    page.get_by_role("combobox", name="Label of the span to add").click()
+                    page.keyboard.type("GPE")  # the keyboard picks the label
+                    page.keyboard.press("Enter")
+                    page.get_by_role("button", name="Add", exact=True).click()
+                    expect(marked).to_have_count(before + 1, timeout=MOVE_TIMEOUT_MS)
+                    expect(marked.last).to_have_text("Tucson")
+                if i == 3:  # a span the steward does not want: removed
+                    before = marked.count()
+                    page.get_by_role("button", name="Remove", exact=True).first.click()
+                    expect(marked).to_have_count(before - 1, timeout=MOVE_TIMEOUT_MS)
+                page.get_by_role("button", name="Accept and next").click()
+                expect(page.get_by_text(f"{i + 1} record{'s' if i else ''} accepted")).to_be_visible(
+                    timeout=MOVE_TIMEOUT_MS
+                )
+                expect(recall).to_contain_text(f"on {i + 1} accepted record", timeout=MOVE_TIMEOUT_MS)
+                seen.append(recall.inner_text().split(",")[0])
+            # the tokens "@" and "united" found, "Tucson" missed at level 1: 2 of 3, Wilson [21%, 94%]
+            assert seen[0] == "Recall 67% [21–94%]", seen
+            assert len(set(seen)) > 2, seen  # it moves as records are accepted
+            page.get_by_role("button", name="Accept and next").scroll_into_view_if_needed()
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(tmp_path / "annotate.png"))
+            assert (tmp_path / "annotate.png").stat().st_size > 10_000
+            # downloaded as CoNLL, forgotten, uploaded back: the same ten records and the same recall
+            with page.expect_download() as download:
+                page.get_by_role("button", name="Download CoNLL").click()
+            conll = tmp_path / "annotations.conll"
+            download.value.save_as(conll)
+            assert conll.read_text(encoding="utf-8").count("# record = ") == 10
+            page.get_by_role("button", name="Forget every annotation").click()
+            expect(page.get_by_text("0 records accepted")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.locator('[data-testid="stFileUploader"]', has_text="Import annotations").locator(
+                'input[type="file"]'
+            ).set_input_files(str(conll))
+            expect(page.get_by_text("10 records accepted")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            expect(page.get_by_text("Imported 10 annotated records from annotations.conll.")).to_be_visible()
+            expect(recall).to_contain_text(seen[-1], timeout=MOVE_TIMEOUT_MS)
+
+            # The page drawn again: the detection cards are measured on the ten records
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Data").click()
+            expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Protect").click()
+            expect(view.locator(".view:not(.off)").get_by_text("in your 10 annotated records").first).to_be_visible(
+                timeout=SWEEP_TIMEOUT_MS
+            )
+            view.locator(".view:not(.off)").get_by_text("What the detector finds").first.scroll_into_view_if_needed()
+            page.wait_for_timeout(800)
+            page.screenshot(path=str(tmp_path / "annotated-cards.png"))
+            assert not page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()

@@ -14,7 +14,10 @@ import streamlit as st
 
 from dashboard import compute, display, knob_view, session, widgets
 from dashboard.prepared import prepared
-from dashboard.views import gold_check
+from dashboard.views import annotate, gold_check
+from engine.annotation.detectors import detector_names
+from engine.annotation.residual import with_annotations
+from engine.annotation.store import annotations_stamp
 from engine.data.dataset import Dataset
 from engine.export.registry import release_warnings
 from engine.export.safe_csv import safe_csv
@@ -30,7 +33,7 @@ from engine.measures.attacks import WORST_ATTACK
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.registry import measure_class
 from engine.measures.settings import MeasureSettings
-from engine.protect import METHODS
+from engine.protect import METHODS, get_protector
 from engine.protect.base import Knob, Release
 from engine.protect.detection import DetectionShare
 from engine.report import samples as sampling
@@ -130,8 +133,11 @@ def _detection_cards(release: Release) -> list[knob_view.Block]:
         kind = d.what.split(" (")[0]
         if d.measured:
             lo, hi = d.interval()
-            note = f"95% interval {lo:.0%}–{hi:.0%}: {d.found:,} of {d.total:,} on gold"
-            items.append(knob_view.card(f"{kind.capitalize()} found", f"{d.share:.0%}", note=note, help=d.describe()))
+            on = f"in {d.gold}" if d.annotated else "on gold"
+            note = f"95% interval {lo:.0%}–{hi:.0%}: {d.found:,} of {d.total:,} {on}"
+            items.append(
+                knob_view.card(f"{kind[:1].upper()}{kind[1:]} found", f"{d.share:.0%}", note=note, help=d.describe())
+            )
         else:
             items.append(knob_view.card("Detection", "not measured", note=f"no gold for {kind}", help=d.describe()))
     return [
@@ -502,12 +508,16 @@ def _at_knob(
     def build() -> str:
         def view_at(g: float) -> list[knob_view.Block]:
             release = compute.get_release(dataset, method, g, seed, sweep.replicates, params)
+            # the residual detection risk measured on the steward's annotations where there are any
+            release = with_annotations(release, dataset, protector)
             return _view_at(sweep, dataset, release, g, risk, utility, chosen_knob, targets, records, who)
 
         views = knob_view.each_value(sweep.grid, view_at)
         return knob_view.payload(sweep.knob, sweep.grid, views, note=_onset_note(sweep, risk, utility))
 
-    key = ("protect-views", risk, utility, chosen_knob, tuple(targets), tuple(records), who)
+    protector = get_protector(method, **params)
+    annotated = annotations_stamp(dataset.fingerprint, detector_names(protector))
+    key = ("protect-views", risk, utility, chosen_knob, tuple(targets), tuple(records), who, annotated)
     with view:
         payload = session.guarded(lambda: prepared(sweep, key, build, persist=True))
         if payload is not None:
@@ -611,6 +621,7 @@ def render() -> None:
         _review_tables(sweep, dataset)
 
         _at_knob(dataset, method, params, options, seed, sweep, risk, utility)
+        annotate.render(dataset, method, params, seed)
         _compare_methods(dataset, method, params, replicates, seed, options, risk, utility)
 
 

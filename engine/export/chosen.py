@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from engine.annotation.residual import with_annotations
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.data.load import load_dataset
@@ -120,6 +121,7 @@ def export_chosen(
         at = point.grid[0]
     replicate = min(spec.replicate, point.replicates - 1)  # a deterministic method has one release per knob value
     release = make_release(fitted, value, spec.seed, point.replicates, replicate)
+    release = with_annotations(release, dataset, protector, run.progress)  # the steward's own gold, where kept
     along = [make_release(fitted, v, spec.seed, point.replicates, replicate) for v in fitted.knob.default_grid()]
     metrics = metrics_with_intervals(point, at)
     knob = fitted.knob

@@ -36,7 +36,8 @@ class DetectionShare(ReleaseDetail):
     """``detector`` finds ``found`` of the ``total`` ``what`` annotated in ``gold`` (a span found in part is not
     found); ``parts`` are the same counts per kind (name, found, total); ``guarantee`` is what the method's
     guarantee is over ("k ≥ 5 over the attributes found"); ``unmeasured`` names the kinds the method depends on
-    that no gold annotates. ``total`` 0: nothing of the method's kinds is measured."""
+    that no gold annotates; ``annotated``: the gold is the steward's own annotated records. ``total`` 0: nothing
+    of the method's kinds is measured."""
 
     detector: str
     what: str
@@ -46,6 +47,8 @@ class DetectionShare(ReleaseDetail):
     parts: tuple[tuple[str, int, int], ...] = ()
     guarantee: str = ""
     unmeasured: tuple[str, ...] = ()
+    annotated: bool = False
+    """Measured on the steward's own annotated records (`engine.annotation`) rather than on shipped gold."""
     section: ClassVar[str] = "facts"
     block: ClassVar[str] = "detection"  # the Protect page's own cards (`dashboard.views.protect`), not a caption
 
@@ -72,13 +75,20 @@ class DetectionShare(ReleaseDetail):
             said.append(
                 f"{self.detector} finds an estimated {self.estimate()} of {self.what} in texts like those of its "
                 f"gold: {self.found:,} of {self.total:,} in {self.gold}, a value found in part counted as missed"
+                if not self.annotated
+                else f"{self.detector} finds an estimated {self.estimate()} of {self.what} in this data: "
+                f"{self.found:,} of {self.total:,} in {self.gold}, a value found in part counted as missed"
             )
             weakest = min(self.parts, key=lambda p: p[1] / p[2], default=None) if len(self.parts) > 1 else None
             if weakest is not None:
                 said.append(f"fewest found: {weakest[0]}, {weakest[1] / weakest[2]:.0%} of {weakest[2]:,}")
         missing = [*([] if self.measured else [self.what]), *self.unmeasured]
         if missing:
-            said.append(f"not measured: no gold for {', '.join(missing)}")
+            said.append(
+                f"not measured: {self.gold} hold none of {', '.join(missing)}"
+                if self.annotated
+                else f"not measured: no gold for {', '.join(missing)}"
+            )
         return "; ".join(said) + "."
 
     def facts(self) -> tuple[tuple[str, str], ...]:

@@ -196,11 +196,9 @@ class Guard:
         schema = dataset.schema
         return cls(index, tuple(off), (*schema.identifiers, *schema.dropped_other_text))
 
-    def guard_text(self, text: str) -> tuple[str, Counter[str]]:
-        """``text`` with what the guard finds replaced by typed placeholders, and the count of each type."""
-        kept = self._seen.get(text)
-        if kept is not None:
-            return kept
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """The (start, end, type) of what the guard replaces in ``text``: the longest at each place, none
+        overlapping."""
         spans: list[tuple[int, int, str]] = []
         for kind in FORMATS:
             if kind in self.off:
@@ -212,6 +210,14 @@ class Guard:
         for s, e, kind in sorted(spans, key=lambda t: (t[0], -(t[1] - t[0]))):
             if not chosen or s >= chosen[-1][1]:
                 chosen.append((s, e, kind))
+        return chosen
+
+    def guard_text(self, text: str) -> tuple[str, Counter[str]]:
+        """``text`` with what the guard finds replaced by typed placeholders, and the count of each type."""
+        kept = self._seen.get(text)
+        if kept is not None:
+            return kept
+        chosen = self.spans(text)
         out, at, counts = [], 0, Counter[str]()
         for s, e, kind in chosen:
             out += [text[at:s], f"[{kind}]"]

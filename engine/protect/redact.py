@@ -322,10 +322,11 @@ class Redaction(Protector):
             "detection_gold": gold_digest(),  # what the residual detection risk is measured on
         }
 
-    def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedRedaction:
-        """Every span of the text and of the other free-text columns the schema asks to protect, found in one
-        pass over the texts of all of them (record ``r`` of the ``i``-th column is text ``i·n + r``): a name
-        found in a record's text is replaced in its summary too, with the same placeholder."""
+    def find_spans(self, dataset: Dataset, progress: Progress = no_progress) -> pd.DataFrame:
+        """Every span redaction replaces at some level (its ``tier``) in the text and in the other free-text
+        columns the schema asks to protect, found in one pass over the texts of all of them (record ``r`` of the
+        ``i``-th column is text ``i·n + r``) and made consistent across them: the detector `fit` uses, and the
+        one a steward's annotations are scored against (`engine.annotation`)."""
         schema = dataset.schema
         others = tuple(c for c in schema.other_text if c not in schema.dropped_other_text)
         n, copies = dataset.n_records, 1 + len(others)
@@ -339,7 +340,15 @@ class Redaction(Protector):
         if schema.direct_identifiers:
             named = column_identifiers(dataset.frame, schema.direct_identifiers, range(n))
             spans = listed_spans(texts, named, spans, keys=False)
-        spans = propagate(texts, spans)
+        return propagate(texts, spans)
+
+    def fit(self, dataset: Dataset, progress: Progress = no_progress) -> FittedRedaction:
+        """Every span of the text and of the other free-text columns the schema asks to protect (`find_spans`):
+        a name found in a record's text is replaced in its summary too, with the same placeholder."""
+        schema = dataset.schema
+        others = tuple(c for c in schema.other_text if c not in schema.dropped_other_text)
+        n, copies = dataset.n_records, 1 + len(others)
+        spans = self.find_spans(dataset, progress)
         documents = dataset.frame[schema.document].tolist() if schema.document is not None else None
         if others:  # a record's texts are one document when records are their own
             documents = (documents or list(range(n))) * copies

@@ -67,6 +67,7 @@ def detection_manifest(share: DetectionShare) -> dict[str, Any]:
         "parts": [{"what": what, "found": f, "total": t} for what, f, t in share.parts],
         "guarantee": share.guarantee,
         "unmeasured": list(share.unmeasured),
+        "annotated": share.annotated,
         "statement": share.describe(),
     }
 
@@ -82,6 +83,7 @@ def detection_from_manifest(entry: Mapping[str, Any]) -> DetectionShare:
         parts=tuple((str(p["what"]), int(p["found"]), int(p["total"])) for p in entry.get("parts", ())),
         guarantee=str(entry.get("guarantee", "")),
         unmeasured=tuple(entry.get("unmeasured", ())),
+        annotated=bool(entry.get("annotated", False)),
     )
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import plotly.graph_objects as go
 
 from engine.report.along_knob import AlongKnobSection, PerTargetSection
+from engine.report.annotation import AnnotatedDetectionSection
 from engine.report.attacks import AttacksSection
 from engine.report.bayes_counts import CountsSection
 from engine.report.columns import ColumnsSection
@@ -32,6 +33,7 @@ SECTIONS: tuple[type[ReportSection], ...] = (
     KanonSection,
     SwapSection,
     SinglingOutLinkabilityInferenceSection,
+    AnnotatedDetectionSection,
 )
 
 if len({s.id for s in SECTIONS}) != len(SECTIONS):

@@ -1,0 +1,331 @@
+"""The "Annotate a sample" panel of the Protect page (issue 51): a stratified random sample of the records, shown
+one by one with what the detector finds marked; the steward keeps, relabels or removes each span, adds what it
+missed, accepts the record and goes on, and sees the detector's recall and precision on the records accepted so
+far. The annotations are kept in the cache folder (`engine.annotation.store`), never in a bundle; they download
+as span JSON or CoNLL and upload back.
+
+A Streamlit fragment: a click in the panel reruns the panel alone, never the page's sweep or knob views, and the
+detector runs once per sample (`engine.annotation.residual.found_in`)."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+
+import pandas as pd
+import streamlit as st
+
+from dashboard import display, session
+from engine.annotation.detectors import Detector, detector, detector_names
+from engine.annotation.formats import read_annotations, to_conll, to_span_json
+from engine.annotation.residual import annotation_records, detector_at, found_in, label_words
+from engine.annotation.sample import SAMPLE_STEP, draw_sample, stratifying_field
+from engine.annotation.scores import ALL, DetectionScores, score
+from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
+from engine.annotation.store import delete_annotations, load_annotations, save_annotations
+from engine.data.dataset import Dataset
+from engine.errors import DataError
+from engine.figures.text import label_colours
+from engine.protect import METHODS, get_protector
+from engine.text.detection_quality import Span
+
+CSS = """<style>
+.textsdc-annotate{border:1px solid #ddd;border-radius:.4rem;padding:.5rem .7rem;white-space:pre-wrap;
+word-wrap:break-word;font-size:1rem;line-height:1.9;max-height:22rem;overflow-y:auto}
+.textsdc-annotate mark{padding:.05rem .15rem;border-radius:.2rem}
+.textsdc-annotate mark::after{content:attr(data-label);font-size:.66rem;color:#333;margin-left:.2rem;
+vertical-align:super;white-space:nowrap}
+</style>"""
+
+
+def _key(*parts: object) -> str:
+    return "annotate::" + "::".join(map(str, parts))
+
+
+def record_html(text: str, spans: list[Span], colours: dict[str, str]) -> str:
+    """``text`` with ``spans`` marked in their label's colour and named (escaped HTML)."""
+    out, at = [], 0
+    for start, end, label in sorted(spans):
+        out.append(html.escape(text[at:start]))
+        colour = colours.get(label, "#eee")
+        out.append(
+            f'<mark style="background:{colour}" data-label="{html.escape(label)}">{html.escape(text[start:end])}</mark>'
+        )
+        at = end
+    out.append(html.escape(text[at:]))
+    body = "".join(out).replace("\r\n", "\n").replace("\n", "<br>").replace("$", "&#36;")
+    return f'<div class="textsdc-annotate">{body}</div>'
+
+
+def scores_table(scores: DetectionScores) -> pd.DataFrame:
+    """The token-level recall and precision per label with their intervals, and the span-level recall."""
+    rows = []
+    for label in scores.labels:
+        token, span = scores.get(label, "token"), scores.get(label, "span")
+        if token is None or span is None:
+            continue
+        rows.append(
+            {
+                "Label": "All labels" if label == ALL else label,
+                "Marked tokens": token.recall.total,
+                "Recall": token.recall.text(),
+                "Precision": token.precision.text(),
+                "Whole spans found": span.recall.text(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _find_occurrence(text: str, words: str, occurrence: int) -> tuple[int, int] | None:
+    at = -1
+    for _ in range(occurrence):
+        at = text.find(words, at + 1)
+        if at < 0:
+            return None
+    return at, at + len(words)
+
+
+def render(dataset: Dataset, method: str, params: dict, seed: int) -> None:
+    """The panel, for a method with a detector (nothing otherwise), folded until opened."""
+    protector = get_protector(method, **params)
+    if not protector.detects:
+        return
+    with st.expander("Annotate a sample"):
+        st.caption(
+            "Mark what the detector should find in a random sample of your records: its spans are filled in; keep, "
+            "relabel or remove them, add what it missed, and accept each record. Recall and precision below are "
+            "measured on the records you accepted, and the residual detection risk of this method's releases is "
+            "then measured on them instead of the shipped gold. Annotations stay on this machine with your "
+            "session, never in a bundle."
+        )
+        if not st.toggle("Annotate", key=_key("on", method)):
+            return
+        _panel(dataset, method, params, seed)
+
+
+@st.fragment
+def _panel(dataset: Dataset, method: str, params: dict, seed: int) -> None:
+    protector = get_protector(method, **params)
+    knob = float(st.session_state.get(session.knob_key(method), protector.knob.default))  # read, never moved here
+    names = detector_names(protector)
+    chosen = st.radio(
+        "Detector",
+        names,
+        horizontal=True,
+        key=_key("detector", method),
+        format_func=lambda n: f"{METHODS[method].title}" if n == method else "The release guard",
+    )
+    det = detector(protector, chosen)
+    fp = dataset.fingerprint
+    size_col, where_col = st.columns([1, 3])
+    with size_col:
+        size = int(
+            st.number_input(
+                "Records in the sample",
+                min_value=SAMPLE_STEP,
+                max_value=max(SAMPLE_STEP, dataset.n_records + SAMPLE_STEP - 1),
+                step=SAMPLE_STEP,
+                key=_key("size", fp[:12]),
+                help="Drawn at random within text-length quartiles"
+                + (f" and the values of '{stratifying_field(dataset)}'" if stratifying_field(dataset) else "")
+                + f", with the page's seed ({seed}); {SAMPLE_STEP} more keep the records drawn before.",
+            )
+        )
+    kept = session.guarded(lambda: load_annotations(fp, det.name))
+    sample = tuple(draw_sample(dataset, size, seed))
+    annotations = Annotations(fp, det.name, sample, {} if kept is None else dict(kept.done))
+    with st.spinner(f"Finding what {det.title} finds in the sample…"):
+        found = session.guarded(lambda: found_in(det, dataset, annotation_records(annotations)))
+    if found is None:
+        return
+    prefilled = found.at(None)
+    position_key = _key("at", fp[:12], det.name)
+    at = min(int(st.session_state.get(position_key, 0)), len(sample) - 1)
+    record = sample[at]
+    text = str(dataset.texts.iloc[record])
+    work_key = _key("work", fp[:12], det.name, record)
+    if work_key not in st.session_state:
+        done = annotations.done.get(record)
+        st.session_state[work_key] = list(done.spans) if done is not None else list(prefilled[record])
+    working: list[Span] = st.session_state[work_key]
+    reviewed = len(annotations.done)
+    with where_col:
+        status = "accepted" if record in annotations.done else "not yet accepted"
+        st.markdown(
+            f"**Record {at + 1} of {len(sample)}** (row {record + 1} of the data, {status}) · "
+            f"{display.counted(reviewed, 'record')} accepted"
+        )
+    colours = label_colours(list(det.labels))
+    st.html(CSS + record_html(text, working, colours))
+    if det.name == "redact":
+        st.caption(
+            "What redaction finds at any level is filled in; recall and precision below are measured at the knob's "
+            f"value, {detector_at(det, knob).removeprefix('redaction ')}."
+        )
+    _span_rows(det, record, working, text, work_key)
+    _add_span(det, record, text, working, work_key)
+    c_prev, c_accept, c_next, c_undo = st.columns(4)
+
+    def go(step: int) -> None:
+        st.session_state[position_key] = max(0, min(len(sample) - 1, at + step))
+
+    def accept() -> None:
+        spans = checked_spans(text, st.session_state[work_key], f"record {record}", det.labels)
+        save_annotations(annotations.with_record(RecordAnnotation(record, text, spans)))
+        go(1)
+
+    def undo() -> None:
+        save_annotations(annotations.without_record(record))
+        st.session_state[work_key] = list(prefilled[record])
+
+    c_prev.button("← Previous", key=_key("prev"), on_click=go, args=(-1,), disabled=at == 0, width="stretch")
+    c_accept.button("Accept and next", key=_key("accept"), on_click=accept, type="primary", width="stretch")
+    c_next.button("Next →", key=_key("next"), on_click=go, args=(1,), disabled=at == len(sample) - 1, width="stretch")
+    c_undo.button(
+        "Forget this record", key=_key("undo"), on_click=undo, disabled=record not in annotations.done, width="stretch"
+    )
+    current = load_annotations(fp, det.name)
+    _measures(det, current, found, knob, dataset)
+    _files(dataset, det, current)
+
+
+def _span_rows(det: Detector, record: int, working: list[Span], text: str, work_key: str) -> None:
+    """One row per span: its text, its label (a choice), and a button that removes it."""
+    if not working:
+        st.caption("No span in this record: accept it if it holds nothing to find.")
+        return
+    for i, (start, end, label) in enumerate(list(working)):
+        c_text, c_label, c_remove = st.columns([3, 2, 1], vertical_alignment="center")
+        c_text.markdown(f"**{display.md_escape(text[start:end])}** · characters {start}–{end}")
+        options = list(det.labels) if label in det.labels else [label, *det.labels]
+        new = c_label.selectbox(
+            "Label",
+            options,
+            index=options.index(label),
+            key=_key("label", work_key, start, end),
+            label_visibility="collapsed",
+            format_func=lambda lab: f"{lab} ({label_words(det, lab)})" if det.name == "kanon" else lab,
+        )
+        if new != label:
+            working[i] = (start, end, new)
+        c_remove.button(
+            "Remove", key=_key("remove", work_key, start, end), on_click=working.remove, args=((start, end, new),)
+        )
+
+
+def _add_span(det: Detector, record: int, text: str, working: list[Span], work_key: str) -> None:
+    """Add a span the detector missed: the words as written in the text (the n-th time they occur) and a label."""
+    c_words, c_nth, c_label, c_add = st.columns([3, 1, 2, 1], vertical_alignment="bottom")
+    words = c_words.text_input("Add a span: its words, as in the text", key=_key("words", work_key))
+    nth = int(c_nth.number_input("Occurrence", min_value=1, value=1, step=1, key=_key("nth", work_key)))
+    label = c_label.selectbox("Label of the span to add", list(det.labels), key=_key("add_label", det.name))
+
+    def add() -> None:
+        place = _find_occurrence(text, words, nth) if words.strip() else None
+        if place is None:
+            st.session_state[_key("add_error", work_key)] = f"{words!r} does not occur {nth} time(s) in this record"
+            return
+        kept = [s for s in working if s[1] <= place[0] or place[1] <= s[0]]  # what it overlaps gives way
+        try:
+            spans = checked_spans(text, [*kept, (*place, label)], f"record {record}")
+        except DataError as exc:
+            st.session_state[_key("add_error", work_key)] = str(exc)
+            return
+        st.session_state[work_key] = list(spans)
+        st.session_state[_key("words", work_key)] = ""
+
+    c_add.button("Add", key=_key("add", work_key), on_click=add, width="stretch")
+    error = st.session_state.pop(_key("add_error", work_key), None)
+    if error:
+        st.error(display.error_text(error))
+
+
+def _measures(det: Detector, annotations: Annotations | None, found, knob: float, dataset: Dataset) -> None:
+    """Recall and precision per label on the accepted records, at the knob's current value."""
+    st.markdown(f"**What {detector_at(det, knob)} finds on your accepted records**")
+    if annotations is None or not annotations.done:
+        st.caption("Accept a record to measure recall and precision on it.")
+        return
+    reviewed = annotations.reviewed()
+    at = found.at(knob)
+    scores = score(reviewed, [at[a.record] for a in reviewed], det.by_label)
+    every = scores.get(ALL, "token")
+    assert every is not None
+    st.markdown(
+        f"Recall **{every.recall.text()}**, precision **{every.precision.text()}** on "
+        f"{display.counted(len(reviewed), 'accepted record')} (token level; brackets: Wilson 95% intervals)."
+    )
+    how = "under its own label" if det.by_label else "under any label"
+    st.dataframe(scores_table(scores), hide_index=True, key=_key("scores", det.name))
+    st.caption(
+        f"Token level: a marked token is found when the detector finds it {how}; precision is the share of the "
+        "tokens it finds that you marked. Whole spans found: a marked value found all of it."
+    )
+
+
+def _files(dataset: Dataset, det: Detector, annotations: Annotations | None) -> None:
+    """Download the accepted records as span JSON or CoNLL, upload a file to import, forget them all."""
+    c_json, c_conll, c_forget = st.columns(3)
+    reviewed = [] if annotations is None else annotations.reviewed()
+    stem = f"{dataset.name}.{det.name}.annotations"
+    c_json.download_button(
+        "Download span JSON",
+        to_span_json(reviewed),
+        file_name=f"{stem}.json",
+        mime="application/json",
+        on_click="ignore",
+        disabled=not reviewed,
+        key=_key("download_json"),
+    )
+    c_conll.download_button(
+        "Download CoNLL",
+        to_conll(reviewed),
+        file_name=f"{stem}.conll",
+        mime="text/plain",
+        on_click="ignore",
+        disabled=not reviewed,
+        key=_key("download_conll"),
+    )
+    if c_forget.button("Forget every annotation", key=_key("forget"), disabled=not reviewed):
+        delete_annotations(dataset.fingerprint, det.name)
+        for key in [k for k in st.session_state if str(k).startswith(_key("work"))]:
+            del st.session_state[key]
+        st.session_state.pop(_key("imported", det.name), None)  # the same file may be imported again
+        st.rerun(scope="fragment")
+    note = st.session_state.pop(_key("imported_note"), None)
+    if note:
+        st.success(note)
+    upload = st.file_uploader(
+        "Import annotations (span JSON or CoNLL written here)",
+        type=["json", "jsonl", "conll", "txt"],
+        key=_key("upload", det.name),
+    )
+    if upload is None:
+        return
+    data = upload.getvalue()
+    seen = _key("imported", det.name)
+    digest = hashlib.sha256(data).hexdigest()
+    if st.session_state.get(seen) == digest:
+        return
+    texts = dict(enumerate(dataset.texts.fillna("").astype(str).tolist()))
+
+    def read() -> list[RecordAnnotation]:
+        try:
+            content = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise DataError(f"{upload.name} is not UTF-8 text; save it as UTF-8") from None
+        return read_annotations(content, upload.name, texts, det.labels)
+
+    records = session.guarded(read)
+    if records is None:
+        return
+    base = annotations or Annotations(dataset.fingerprint, det.name, ())
+    for record in records:
+        base = base.with_record(record)
+        st.session_state.pop(_key("work", dataset.fingerprint[:12], det.name, record.record), None)
+    save_annotations(base)
+    st.session_state[seen] = digest
+    st.session_state[_key("imported_note")] = (
+        f"Imported {display.counted(len(records), 'annotated record')} from {display.md_escape(upload.name)}."
+    )
+    st.rerun(scope="fragment")
