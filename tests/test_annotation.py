@@ -219,3 +219,6 @@ def test_a_bundle_exported_after_annotating_holds_the_measure_but_no_annotation(
             for s, e, label in a.spans:  # no span as the annotations file or an export writes it
                 assert f'[{s}, {e}, "{label}"]' not in text and f'[{s},{e},"{label}"]' not in text, name
         assert '"spans"' not in text and "# record =" not in text, name
+    # the annotations are gone (a reviewer's machine): the replay takes the scores the record kept, byte for byte
+    assert manifest["annotated_detection"][0]["scores"]["records"] == 2
+    assert main(["verify", str(out), "--data", str(tiny_files.parent / "data.csv")]) == 0

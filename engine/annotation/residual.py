@@ -7,9 +7,9 @@ release: never an annotated record, a span or its text."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from engine.annotation.detectors import GUARD, Detector, Found, detector, detector_names
 from engine.annotation.scores import ALL, DetectionScores, score
@@ -92,10 +92,11 @@ def annotation_records(annotations: Annotations) -> tuple[int, ...]:
 @dataclass(frozen=True)
 class AnnotatedDetection(ReleaseDetail):
     """A detector's recall and precision on the steward's annotated records at the released knob (``scores``;
-    ``detector`` as a sentence names it)."""
+    ``detector`` as a sentence names it, ``name`` as `engine.annotation.detectors` does)."""
 
     detector: str
     scores: DetectionScores
+    name: str = ""
     section: ClassVar[str] = SECTION
     block: ClassVar[str] = ""
 
@@ -109,6 +110,14 @@ class AnnotatedDetection(ReleaseDetail):
             f"{self.scores.records:,} annotated records of this data (token level)"
         )
         return (("Detection measured on this data", text),)
+
+    def to_dict(self) -> dict[str, object]:
+        """Counts only, as the manifest keeps them (`engine.record.manifest`)."""
+        return {"name": self.name, "detector": self.detector, "scores": self.scores.to_dict()}
+
+    @classmethod
+    def from_dict(cls, entry: Mapping[str, Any]) -> AnnotatedDetection:
+        return cls(str(entry["detector"]), DetectionScores.from_dict(entry["scores"]), str(entry["name"]))
 
 
 def replaced_labels(det: Detector, knob: float) -> list[str]:
@@ -156,23 +165,37 @@ def kept_annotations(dataset: Dataset, name: str) -> Annotations | None:
 
 
 def with_annotations(
-    release: Release, dataset: Dataset, protector: Protector, progress: Progress = no_progress
+    release: Release,
+    dataset: Dataset,
+    protector: Protector,
+    progress: Progress = no_progress,
+    recorded: Sequence[AnnotatedDetection] | None = None,
 ) -> Release:
     """``release`` measured on the steward's annotations of ``dataset`` where there are any (module docstring):
-    its own detector's residual detection risk replaced, and an `AnnotatedDetection` per annotated detector."""
+    its own detector's residual detection risk replaced, and an `AnnotatedDetection` per annotated detector.
+
+    ``recorded``: the scores a release record kept (a replay, by `textsdc verify` on a reviewer's machine or
+    after the steward annotated more): taken as they are instead of the annotations this machine keeps, so the
+    replay gives the bundle's bytes wherever it runs."""
     details = list(release.details)
-    added: list[ReleaseDetail] = []
-    for name in detector_names(protector):
-        annotations = kept_annotations(dataset, name)
-        if annotations is None:
+    added: list[AnnotatedDetection] = []
+    if recorded is not None:
+        added = list(recorded)
+    else:
+        for name in detector_names(protector):
+            annotations = kept_annotations(dataset, name)
+            if annotations is None:
+                continue
+            det = detector(protector, name)
+            scores = measured(det, annotations, dataset, release.knob, progress)
+            added.append(AnnotatedDetection(detector_at(det, release.knob), scores, name))
+    for found in added:
+        if found.name == GUARD:
             continue
-        det = detector(protector, name)
-        scores = measured(det, annotations, dataset, release.knob, progress)
-        added.append(AnnotatedDetection(detector_at(det, release.knob), scores))
-        if name == GUARD:
-            continue
+        det = detector(protector, found.name)
         shipped = [d for d in details if isinstance(d, DetectionShare)]
-        shares = annotated_shares(det, scores, release.knob, next((d.guarantee for d in shipped if d.guarantee), ""))
+        guarantee = next((d.guarantee for d in shipped if d.guarantee), "")
+        shares = annotated_shares(det, found.scores, release.knob, guarantee)
         if shares:
             at = next((i for i, d in enumerate(details) if isinstance(d, DetectionShare)), len(details))
             details = [d for d in details if not isinstance(d, DetectionShare)]

@@ -18,8 +18,9 @@ find whatever they call it) under any label.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pandas as pd
 
@@ -72,6 +73,39 @@ class DetectionScores:
     records: int
     by_label: bool
     rows: tuple[LabelScore, ...]
+
+    def to_dict(self) -> dict[str, object]:
+        """The counts as plain JSON values (no record, span or text): what a manifest keeps."""
+        return {
+            "records": self.records,
+            "by_label": self.by_label,
+            "rows": [
+                {
+                    "label": r.label,
+                    "level": r.level,
+                    "recall": [r.recall.hit, r.recall.total],
+                    "precision": [r.precision.hit, r.precision.total],
+                }
+                for r in self.rows
+            ],
+        }
+
+    @classmethod
+    def from_dict(cls, entry: Mapping[str, Any]) -> DetectionScores:
+        """The scores read back from `to_dict`."""
+        return cls(
+            records=int(entry["records"]),
+            by_label=bool(entry["by_label"]),
+            rows=tuple(
+                LabelScore(
+                    str(r["label"]),
+                    str(r["level"]),
+                    Share(int(r["recall"][0]), int(r["recall"][1])),
+                    Share(int(r["precision"][0]), int(r["precision"][1])),
+                )
+                for r in entry["rows"]
+            ),
+        )
 
     def get(self, label: str, level: str = "token") -> LabelScore | None:
         return next((r for r in self.rows if r.label == label and r.level == level), None)

@@ -31,6 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from engine.annotation.residual import AnnotatedDetection
 from engine.atomic import atomic_write_text
 from engine.cache import engine_digest
 from engine.data.background import file_digest, read_background
@@ -211,6 +212,7 @@ def release_record(
         guard=None if counts is None else GuardRecord(dict(counts.replaced), counts.off),
         claims=tuple(d for d in release.details if isinstance(d, AnonymityClaim)),
         detection=tuple(d for d in release.details if isinstance(d, DetectionShare)),
+        annotated=tuple(d for d in release.details if isinstance(d, AnnotatedDetection)),
         background=background_note(settings),
         epsilon=next((d for d in release.details if isinstance(d, EpsilonClaim)), None),
     )

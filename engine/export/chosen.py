@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from engine.annotation.residual import with_annotations
+from engine.annotation.residual import AnnotatedDetection, with_annotations
 from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.data.load import load_dataset
@@ -52,6 +52,9 @@ class Run:
     key: bytes | None = field(default=None, repr=False)
     key_out: str | Path | None = None
     replace: bool = False
+    annotated: tuple[AnnotatedDetection, ...] | None = None
+    """The annotation scores a release record kept, for a replay (`with_annotations`' ``recorded``); None: those
+    of the annotations this machine keeps."""
 
 
 def _on_grid(sweep: SweepResult | None, value: float, seed: int, replicates: int) -> bool:
@@ -121,7 +124,7 @@ def export_chosen(
         at = point.grid[0]
     replicate = min(spec.replicate, point.replicates - 1)  # a deterministic method has one release per knob value
     release = make_release(fitted, value, spec.seed, point.replicates, replicate)
-    release = with_annotations(release, dataset, protector, run.progress)  # the steward's own gold, where kept
+    release = with_annotations(release, dataset, protector, run.progress, run.annotated)  # the steward's own gold
     along = [make_release(fitted, v, spec.seed, point.replicates, replicate) for v in fitted.knob.default_grid()]
     metrics = metrics_with_intervals(point, at)
     knob = fitted.knob

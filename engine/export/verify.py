@@ -88,7 +88,7 @@ def verify_replay(
     spec = record.replay_spec
     used, not_replayed = replay_key(record.pseudonym_key, key)
     with tempfile.TemporaryDirectory(prefix=REPLAY_PREFIX) as tmp:
-        run = Run(progress=progress, audit_log=Path(tmp) / "audit.sqlite", key=used)
+        run = Run(progress=progress, audit_log=Path(tmp) / "audit.sqlite", key=used, annotated=record.annotated)
         made = release_again(spec, Path(tmp) / "bundle", data, record.decision, run=run).record.files
     out = []
     for name, digest in sorted(record.files.items()):

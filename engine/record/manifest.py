@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from engine import __version__
+from engine.annotation.residual import AnnotatedDetection
 from engine.errors import DataError
 from engine.measures.attacks import WorstAttack, worst_attack
 from engine.protect.claims import AnonymityClaim, EpsilonClaim
@@ -256,6 +257,9 @@ class ReleaseRecord:
     """What the release claims of its public tables (k, ℓ, t), which `textsdc verify` checks on them."""
     detection: tuple[DetectionShare, ...] = ()
     """The residual detection risk: what share of what the method must find its detector finds on gold."""
+    annotated: tuple[AnnotatedDetection, ...] = ()
+    """The detectors' recall and precision on the steward's annotated records (counts only), which a replay takes
+    as recorded (`engine.annotation.residual.with_annotations`)."""
     background: BackgroundNote | None = None
     """The background corpus the steward declared for the attacks (None: none)."""
     epsilon: EpsilonClaim | None = None
@@ -337,6 +341,7 @@ class ReleaseRecord:
             else {"check": self.pseudonym_key.check, "files": list(self.pseudonym_key.files)},
             "claims": [claim_manifest(c) for c in self.claims],
             "detection": [detection_manifest(d) for d in self.detection],
+            "annotated_detection": [a.to_dict() for a in self.annotated],
             "worst_attack": None if self.worst_attack is None else jsonable(self.worst_attack.to_dict()),
             "background": None
             if self.background is None
@@ -398,6 +403,7 @@ class ReleaseRecord:
                 else GuardRecord(dict(manifest["guard"]["replaced"]), tuple(manifest["guard"].get("off", ()))),
                 claims=tuple(claim_from_manifest(c) for c in manifest.get("claims", ())),
                 detection=tuple(detection_from_manifest(d) for d in manifest.get("detection", ())),
+                annotated=tuple(AnnotatedDetection.from_dict(a) for a in manifest.get("annotated_detection", ())),
                 background=None
                 if not manifest.get("background")
                 else BackgroundNote(
