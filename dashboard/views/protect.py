@@ -28,6 +28,7 @@ from engine.knob_range import onset_text, utility_onset
 from engine.measures.attacks import WORST_ATTACK
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.registry import measure_class
+from engine.measures.risk.background_attack import SwapTarget
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 from engine.protect.base import Knob, Release
@@ -412,6 +413,9 @@ def _view_at(
     # what Export will say of this release (its export checks: a setting that protects nothing, a risk left at
     # its unprotected level), said here beside the knob that makes it
     out += [knob_view.text(display.warning_line(w), "warning") for w in release_warnings(dataset, release, metrics)]
+    reached = swap_target_reached(metrics)
+    if reached is not None:
+        out.append(knob_view.text(reached, "success"))
     out += _metric_cards(sweep, metrics)
     out += _detection_cards(release)
     if risk is not None and utility is not None:
@@ -593,3 +597,13 @@ def render() -> None:
 
 if __name__ == "__main__":
     render()
+
+
+def swap_target_reached(metrics: dict[str, MetricResult]) -> str | None:
+    """The statement that a swap release reaches its target against the background attacker, when it does (a
+    miss is an export warning, shown with the others)."""
+    measured = metrics.get("background_document_attack")
+    target = None if measured is None else SwapTarget.of(measured.detail)
+    if target is None or not target.reached:
+        return None
+    return target.statement(metric_info("background_document_attack").format)

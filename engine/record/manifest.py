@@ -130,6 +130,8 @@ class BackgroundNote:
     file: str
     sha256: str
     rows: int
+    swap_target: str | None = None
+    """On a swap release, whether it reaches its target against the background attacker, in words (`SwapTarget`)."""
 
 
 @dataclass(frozen=True)
@@ -311,7 +313,12 @@ class ReleaseRecord:
             "worst_attack": None if self.worst_attack is None else jsonable(self.worst_attack.to_dict()),
             "background": None
             if self.background is None
-            else {"file": self.background.file, "sha256": self.background.sha256, "rows": self.background.rows},
+            else {
+                "file": self.background.file,
+                "sha256": self.background.sha256,
+                "rows": self.background.rows,
+                **({"swap_target": self.background.swap_target} if self.background.swap_target else {}),
+            },
         }
 
     def manifest_text(self) -> str:
@@ -374,6 +381,7 @@ class ReleaseRecord:
                     str(manifest["background"]["file"]),
                     str(manifest["background"]["sha256"]),
                     int(manifest["background"]["rows"]),
+                    manifest["background"].get("swap_target"),
                 ),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:

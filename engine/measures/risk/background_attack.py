@@ -67,6 +67,12 @@ BACKGROUND = Param(
 """The background corpus a steward declares, a setting of the background attacks."""
 
 
+def releases_passages(fitted: object) -> bool:
+    """Whether ``fitted``'s releases carry the text as passages with no document link (the swap's
+    ``unit = "passages"``): the passages are attacked one by one, and no document as a whole."""
+    return getattr(fitted, "unit", "documents") == "passages"
+
+
 def document_label(dataset: Dataset, background: Background) -> str | None:
     """The field of the data that labels documents for the intruder: the first field, in schema order, constant
     within every document of the data, that the background has as a column with a value in common (None: none,
@@ -128,6 +134,18 @@ class SwapTarget:
     def reached(self) -> bool:
         """Whether the share named as released is at most `TARGET_RATIO` of the share named before."""
         return self.after <= TARGET_RATIO * self.before
+
+    def statement(self, share: Any) -> str:
+        """The comparison in words, ``share`` formatting a share (the measure's format): reached or not."""
+        said = (
+            f"she names {share(self.share_after)} of the {self.chunks:,} swapped chunks whose label the background "
+            f"corpus holds as released ({self.after:,}), against {share(self.share_before)} of the same chunks with "
+            f"the identifiers suppressed and nothing swapped ({self.before:,}); the target is at most half "
+            f"({share(TARGET_RATIO * self.share_before)})"
+        )
+        if self.reached:
+            return f"The swap reaches its target against the background attacker: {said}"
+        return f"The swap does not reach its target against the background attacker: {said}"
 
     @classmethod
     def of(cls, detail: pd.DataFrame | None) -> SwapTarget | None:
@@ -213,7 +231,7 @@ class BackgroundAttack(Measure):
             raise NotApplicable("no background corpus declared (--background, or the Data page)")
         dataset = context.dataset
         text = dataset.schema.text
-        if text in context.withheld:
+        if text in context.withheld and not releases_passages(context.fitted):
             raise NotApplicable("the release withholds the text")
         background = context.shared(("background", path), lambda: read_background(path))
         label = (author_label if self.names_by == "author" else document_label)(dataset, background)
@@ -387,6 +405,11 @@ class BackgroundDocumentLevel(BackgroundAttack):
 
     def prepare(self, context: PrepareContext) -> None:
         document = context.dataset.schema.document
+        if releases_passages(context.fitted):
+            raise NotApplicable(
+                "the release carries passages, shuffled, with no column linking them to their document: no whole "
+                "document is released"
+            )
         if document is not None and document in context.withheld:
             raise NotApplicable("the release withholds the document column: no whole document is released")
         super().prepare(context)
