@@ -120,7 +120,7 @@ def prepare(
     clean = [apply(text, edits) for text, edits in zip(chunks, suppressions)]
     found = chunk_entities(clean, categories, progress, skip=PLACEHOLDER)
     if TERM in roles:
-        found = with_terms(clean, found, docs if labels is None else labels)
+        found = with_terms(clean, found, list(docs) if labels is None else labels)
     reference = [text for text, _ in _must_change_suppressed(clean, found, roles)]
     progress(0, 1, "embedding the chunks")
     embedder = embed if embed is not None else TfidfSvdEmbedder(seed=seed).fit(reference)
