@@ -158,3 +158,16 @@ def test_the_target_statement_says_reached_or_not():
     assert reached.reached and not missed.reached
     assert reached.statement(share).startswith("The swap reaches its target")
     assert missed.statement(share).startswith("The swap does not reach its target")
+
+
+def test_the_protect_page_says_so_when_the_target_is_reached_and_leaves_a_miss_to_the_warnings():
+    from dashboard.views.protect import swap_target_reached
+    from engine.measures.base import MetricResult
+
+    def measured(before: int, after: int) -> dict[str, MetricResult]:
+        detail = pd.DataFrame([{"swapped_chunks": 50, "swapped_named_before": before, "swapped_named_after": after}])
+        return {"background_document_attack": MetricResult("background_document_attack", 0.3, detail)}
+
+    assert (swap_target_reached(measured(40, 20)) or "").startswith("The swap reaches its target")
+    assert swap_target_reached(measured(40, 21)) is None
+    assert swap_target_reached({}) is None
