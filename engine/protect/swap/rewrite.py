@@ -16,7 +16,6 @@ import re
 from collections.abc import Mapping, Sequence
 
 from engine.protect.swap.edits import Edit, apply
-from engine.protect.swap.vocabulary import TERM
 
 MENTION_COLUMNS = ["start", "end", "category", "text", "original"]
 
@@ -63,10 +62,6 @@ def rewritten(
     the rewrite (start, end, category, text, original), offsets in the new text."""
     maps = {c: replacements(tuple(before.get(c, ())), tuple(after[c]), c) for c in after}
     found = _occurrences(text, maps)
-    # a company term is a word, not a name: inside another category's mention ("round" in the date "year-round")
-    # it is part of that mention and stays
-    others = [(s, e) for s, e, category, _ in tagged if category != TERM]
-    found = [m for m in found if m[2] != TERM or not any(m[0] < e and s < m[1] for s, e in others)]
     # an entity that changes is rewritten wherever it stands, also where the recognizer put it in another category
     kept = [m for m in tagged if not any(m[0] < e and s < m[1] for s, e, _, _ in found)]
     rows = sorted(kept + found, key=lambda m: -m[0])

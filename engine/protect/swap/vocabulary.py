@@ -8,8 +8,9 @@ segments and plants, its jargon. A word is a company term when the chunks of one
 (one company) hold it in `MIN_CHUNKS` chunks or more and hold at least `CONCENTRATION` of the chunks that hold it
 (in any case): on 60 of the 2021 Q3 calls, words one company alone uses left the background intruder naming 0.79
 of the swapped chunks she named before the swap; words one company holds half the uses of, 0.70.
-Words inside a placeholder ("[Company Name]") or a named entity (the entity categories handle those) are not
-counted or tagged. A chunk's terms are the distinct words of the vocabulary it holds, as written there.
+A word that stands inside a placeholder ("[Company Name]") or a named entity anywhere in the chunks is no term
+(the entity categories handle those, and a term is replaced wherever it stands: "fourth" would be taken out of
+the fixed date "the fourth quarter"). A chunk's terms are the distinct words of the vocabulary it holds, as written there.
 """
 
 from __future__ import annotations
@@ -46,6 +47,13 @@ def company_terms(
         for k, (text, label) in enumerate(zip(chunks, labels, strict=True))
         for word in {m.group().lower() for m in _words(text, blocked[k])}
     ]
+    inside = {
+        m.group().lower()
+        for k, text in enumerate(chunks)
+        for m in WORD.finditer(text)
+        if any(m.start() < b and a < m.end() for a, b in blocked[k])
+    }
+    rows = [row for row in rows if row[0] not in inside]
     if not rows:
         return set()
     table = pd.DataFrame(rows, columns=["word", "label", "chunk"])
