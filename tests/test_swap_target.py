@@ -161,8 +161,11 @@ def test_the_target_statement_says_reached_or_not():
 
 
 def test_the_protect_page_says_so_when_the_target_is_reached_and_leaves_a_miss_to_the_warnings():
-    from dashboard.views.protect import swap_target_reached
+    from dashboard.views import protect
     from engine.measures.base import MetricResult
+    from engine.measures.risk.background_attack import swap_target_reached
+
+    assert protect.swap_target_reached is swap_target_reached  # what the page shows
 
     def measured(before: int, after: int) -> dict[str, MetricResult]:
         detail = pd.DataFrame([{"swapped_chunks": 50, "swapped_named_before": before, "swapped_named_after": after}])

@@ -28,7 +28,7 @@ from engine.knob_range import onset_text, utility_onset
 from engine.measures.attacks import WORST_ATTACK
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.registry import measure_class
-from engine.measures.risk.background_attack import SwapTarget
+from engine.measures.risk.background_attack import swap_target_reached
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS
 from engine.protect.base import Knob, Release
@@ -597,13 +597,3 @@ def render() -> None:
 
 if __name__ == "__main__":
     render()
-
-
-def swap_target_reached(metrics: dict[str, MetricResult]) -> str | None:
-    """The statement that a swap release reaches its target against the background attacker, when it does (a
-    miss is an export warning, shown with the others)."""
-    measured = metrics.get("background_document_attack")
-    target = None if measured is None else SwapTarget.of(measured.detail)
-    if target is None or not target.reached:
-        return None
-    return target.statement(metric_info("background_document_attack").format)

@@ -29,7 +29,7 @@ the model grows with the number of labels, not with the corpus; coefficients are
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -43,7 +43,15 @@ from engine.data.background import Background, read_background
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.intervals import wilson
-from engine.measures.base import Attack, Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
+from engine.measures.base import (
+    Attack,
+    Measure,
+    MetricResult,
+    NotApplicable,
+    PrepareContext,
+    ReleaseView,
+    metric_info,
+)
 from engine.measures.swapped import swap_detail
 from engine.protect.params import Param
 
@@ -157,6 +165,16 @@ class SwapTarget:
         if chunks == 0:
             return None
         return cls(chunks, int(detail["swapped_named_before"].sum()), int(detail["swapped_named_after"].sum()))
+
+
+def swap_target_reached(metrics: Mapping[str, MetricResult]) -> str | None:
+    """The statement that a swap release reaches its target against the background intruder, when its measures
+    say it does (a miss is the export check's warning, `SwapMissesBackgroundTarget`)."""
+    measured = metrics.get("background_document_attack")
+    target = None if measured is None else SwapTarget.of(measured.detail)
+    if target is None or not target.reached:
+        return None
+    return target.statement(metric_info("background_document_attack").format)
 
 
 @dataclass
