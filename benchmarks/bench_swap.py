@@ -37,11 +37,12 @@ NAMES = SHARED / "ect_ticker_company_names.csv"
 SUFFIX = re.compile(r"\s+(Common Stock|Ordinary Shares?|Class [A-C].*|American Depositary Shares.*)$", re.IGNORECASE)
 
 
-def q3_files(folder: Path) -> Path:
-    """The 2021 Q3 calls as a CSV with a schema and an identifiers file beside it; returns the CSV."""
+def q3_files(folder: Path, first: int | None = None) -> Path:
+    """The 2021 Q3 calls (the ``first`` ones only, when given) as a CSV with a schema and an identifiers file
+    beside it; returns the CSV."""
     import pandas as pd
 
-    calls = [json.loads(line) for line in Q3.read_text(encoding="utf-8").splitlines() if line.strip()]
+    calls = [json.loads(line) for line in Q3.read_text(encoding="utf-8").splitlines() if line.strip()][:first]
     names = pd.read_csv(NAMES, dtype=str).set_index("ticker")["security_name"].to_dict()
     rows, ids = [], []
     for call in calls:

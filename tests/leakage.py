@@ -131,7 +131,10 @@ def scan_bundle(
             formulas = formula_cells(Path(folder) / name)
             if formulas:
                 findings.append(f"{name}: {len(formulas)} cells a spreadsheet runs as a formula, e.g. {formulas[:3]}")
-    released = pd.read_csv(Path(folder) / "release.csv", keep_default_na=False, dtype=str)
+    try:
+        released = pd.read_csv(Path(folder) / "release.csv", keep_default_na=False, dtype=str)
+    except pd.errors.EmptyDataError:  # every column withheld (the swap's passages leave in passages.csv)
+        released = pd.DataFrame()
     released = released.rename(columns=as_released).map(as_released)
     manifest = json.loads(files["manifest.json"])
     listed = manifest.get("columns", {})

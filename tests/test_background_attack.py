@@ -126,10 +126,16 @@ def test_compare_takes_the_worst_attack_as_its_risk_axis(tmp_path):
     assert comparison.to_json(WORST_ATTACK, comparison.default_pair()[1])["frontier"]["risk"] == WORST_ATTACK
 
 
-@pytest.mark.parametrize(("own_words", "seed", "reached"), [(False, 0, True), (True, 1, False)])
-def test_the_swap_says_where_it_misses_its_target_against_the_background_attacker(tmp_path, own_words, seed, reached):
-    # a company is told by its partner (an organization the swap exchanges) and, with own words, by words no swap
-    # touches: swapping the partners misleads the intruder on every swapped chunk only without the own words
+@pytest.mark.parametrize(
+    ("own_words", "seed", "along", "reached"),
+    [(False, 0, None, True), (True, 1, (), False), (True, 1, None, True)],
+)
+def test_the_swap_says_where_it_misses_its_target_against_the_background_attacker(
+    tmp_path, own_words, seed, along, reached
+):
+    # a company is told by its partner (an organization the swap exchanges) and, with own words, by words the
+    # paper's roles do not touch: swapping the partners alone misleads the intruder on every swapped chunk only
+    # without the own words; the company terms exchanged along (the default) mislead her with them too
     from engine.export.registry import release_warnings
     from engine.measures.risk.background_attack import SwapTarget
     from engine.protect import get_protector
@@ -137,7 +143,7 @@ def test_the_swap_says_where_it_misses_its_target_against_the_background_attacke
     from tests.background_data import partner_background, partner_dataset
 
     data = partner_dataset(own_words, seed)
-    fitted = get_protector("swap").fit(data)
+    fitted = get_protector("swap", **({} if along is None else {"along": along})).fit(data)
     options = MeasureSettings(background=str(partner_background(tmp_path, own_words)))
     ev = Evaluator(data, ["background_document_attack"], options=options, fitted=fitted)
     release = make_release(fitted, 1.0, seed=0)
@@ -147,6 +153,8 @@ def test_the_swap_says_where_it_misses_its_target_against_the_background_attacke
     assert target.reached is reached
     assert (target.after == 0) if reached else (target.after == target.chunks)
     said = [w for w in release_warnings(data, release, metrics) if "does not reach its target" in w]
+    statement = target.statement(metric_info("background_document_attack").format)
+    assert statement.startswith("The swap reaches its target" if reached else "The swap does not reach its target")
     if reached:
         assert not said
     else:
@@ -180,3 +188,39 @@ def test_the_protect_pages_cards_of_a_swap_carry_the_document_level_risk(tmp_pat
     info = metric_info("background_document_level")
     assert card["value"] == info.format(level.value)
     assert card["note"] == f"[{info.format(level.lo)}–{info.format(level.hi)}], chance 0.250"
+
+
+def test_a_swap_release_of_passages_is_attacked_passage_by_passage_and_not_as_documents(tmp_path, capsys):
+    import json
+
+    from engine.cli import main
+    from engine.measures.risk.background_attack import SwapTarget
+    from engine.protect import get_protector
+    from engine.sweep import make_release
+    from tests.background_data import partner_background, partner_dataset
+
+    data = partner_dataset(False, 0)
+    options = MeasureSettings(background=str(partner_background(tmp_path, False)))
+    fitted = get_protector("swap", unit="passages").fit(data)
+    ev = Evaluator(data, ["background_document_attack", "background_document_level"], options=options, fitted=fitted)
+    metrics = ev.evaluate(make_release(fitted, 1.0, seed=0))
+    assert "background_document_level" not in metrics
+    assert "no whole document is released" in ev.skipped["background_document_level"]
+    target = SwapTarget.of(metrics["background_document_attack"].detail)
+    assert target is not None and target.reached
+    # the bundle: passages.csv, no column in release.csv, and the manifest says the target is reached
+    data.frame.to_csv(tmp_path / "calls.csv", index=False)
+    (tmp_path / "calls.schema.toml").write_text(
+        'text = "text"\ndocument = "call_id"\n\n[fields.ticker]\nkind = "categorical"\nrole = "sensitive"\n',
+        encoding="utf-8",
+    )
+    out = tmp_path / "bundle"
+    argv = ["release", "--data", str(tmp_path / "calls.csv"), "--method", "swap", "--unit", "passages", "--knob", "1"]
+    argv += ["--background", options["background"], "--out", str(out), "--audit-log", str(tmp_path / "a.sqlite")]
+    assert main(argv) == 0, capsys.readouterr().err
+    passages = pd.read_csv(out / "passages.csv")
+    assert list(passages.columns) == ["text"] and len(passages) > len(data.frame)
+    assert (out / "release.csv").read_text(encoding="utf-8").strip() == ""  # every column withheld
+    manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
+    assert manifest["background"]["swap_target"].startswith("The swap reaches its target")
+    assert "AAA" not in (out / "passages.csv").read_text(encoding="utf-8")

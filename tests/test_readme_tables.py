@@ -72,6 +72,16 @@ def test_the_swaps_background_attack_table_is_the_benchmarks_last_run():
     assert bench.with_table(text, results) == text, "run `benchmarks/bench_background_attack.py --docs`"
     # the committed run: 0.833 → 0.695 of the swapped chunks at the default rate, more than half: not reached
     assert "| default rate | 0.195 |" in text and "0.833 → 0.695 (790 chunks) | ≤ 0.416 | **no** |" in text
+    # the roles run: one fit, the paper's roles and the defaults; exchanging people, places, products and company
+    # terms along lowers the share of swapped chunks named against their share before, and the table is its own
+    assert bench.ROLES_BEGIN in text and bench.ROLES_END in text
+    ratio = {
+        key: cases["default rate"]["swapped_chunks_after"]["named"]
+        / cases["default rate"]["swapped_chunks_before"]["named"]
+        for key, cases in results["roles"]["sets"].items()
+    }
+    assert ratio["defaults"] < ratio["paper"] - 0.05
+    assert results["roles"]["sets"]["paper"]["default rate"]["what_names"]["chunks"] > 100
 
 
 def test_the_attacks_table_is_the_benchmarks_last_run():

@@ -32,6 +32,7 @@ from engine.knob_range import onset_text, utility_onset
 from engine.measures.attacks import WORST_ATTACK
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.registry import measure_class
+from engine.measures.risk.background_attack import swap_target_reached
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Knob, Release
@@ -440,6 +441,9 @@ def _view_at(
     # what Export will say of this release (its export checks: a setting that protects nothing, a risk left at
     # its unprotected level), said here beside the knob that makes it
     out += [knob_view.text(display.warning_line(w), "warning") for w in release_warnings(dataset, release, metrics)]
+    reached = swap_target_reached(metrics)
+    if reached is not None:
+        out.append(knob_view.text(reached, "success"))
     out += _metric_cards(sweep, metrics)
     out += _detection_cards(release)
     if risk is not None and utility is not None:

@@ -46,7 +46,7 @@ from engine.export.safe_csv import SafeCsv, safe_csv
 from engine.export.staging import staged_folder
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.intruders import INTRUDER, intruder
-from engine.measures.risk.background_attack import BACKGROUND
+from engine.measures.risk.background_attack import BACKGROUND, SwapTarget
 from engine.measures.settings import MeasureSettings
 from engine.paths import default_audit_log
 from engine.protect.base import Release
@@ -213,18 +213,24 @@ def release_record(
         claims=tuple(d for d in release.details if isinstance(d, AnonymityClaim)),
         detection=tuple(d for d in release.details if isinstance(d, DetectionShare)),
         annotated=tuple(d for d in release.details if isinstance(d, AnnotatedDetection)),
-        background=background_note(settings),
+        background=background_note(settings, metrics),
         epsilon=next((d for d in release.details if isinstance(d, EpsilonClaim)), None),
     )
 
 
-def background_note(settings: MeasureSettings) -> BackgroundNote | None:
-    """What the record says of the declared background corpus: its file's name, checksum and rows."""
+def background_note(
+    settings: MeasureSettings, metrics: Mapping[str, MetricResult] | None = None
+) -> BackgroundNote | None:
+    """What the record says of the declared background corpus: its file's name, checksum and rows; on a swap
+    release, whether the swap reaches its target against the background attacker (`SwapTarget`)."""
     path = settings[BACKGROUND.name]
     if path is None:
         return None
     background = read_background(path)
-    return BackgroundNote(background.name, background.sha256, background.rows)
+    measured = (metrics or {}).get("background_document_attack")
+    target = None if measured is None else SwapTarget.of(measured.detail)
+    statement = None if target is None else target.statement(metric_info("background_document_attack").format)
+    return BackgroundNote(background.name, background.sha256, background.rows, statement)
 
 
 def export_release(

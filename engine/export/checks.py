@@ -16,7 +16,7 @@ from engine.data.dataset import Dataset
 from engine.data.identifiers_file import names_in
 from engine.measures.attacks import WORST_ATTACK
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
-from engine.measures.risk.background_attack import TARGET_RATIO, SwapTarget
+from engine.measures.risk.background_attack import SwapTarget
 from engine.measures.risk.duplicates import verbatim_warning
 from engine.protect.base import Release
 from engine.text.names import identifier_pattern
@@ -268,10 +268,6 @@ class SwapMissesBackgroundTarget(ExportCheck):
             return []
         share = metric_info("background_document_attack").format
         return [
-            "The swap does not reach its target against the background attacker: she names "
-            f"{share(target.share_after)} of the {target.chunks:,} swapped chunks whose label the background corpus "
-            f"holds as released ({target.after:,}), against {share(target.share_before)} of the same chunks with "
-            f"the identifiers suppressed and nothing swapped ({target.before:,}); the target is at most half "
-            f"({share(TARGET_RATIO * target.share_before)}). Swapping more categories, a higher rate or redaction "
-            "may be needed"
+            f"{target.statement(share)}. Swapping more categories, a higher rate, releasing passages without their "
+            "document link (unit passages) or redaction may be needed"
         ]

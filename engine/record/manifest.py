@@ -133,6 +133,8 @@ class BackgroundNote:
     file: str
     sha256: str
     rows: int
+    swap_target: str | None = None
+    """On a swap release, whether it reaches its target against the background attacker, in words (`SwapTarget`)."""
 
 
 @dataclass(frozen=True)
@@ -345,7 +347,12 @@ class ReleaseRecord:
             "worst_attack": None if self.worst_attack is None else jsonable(self.worst_attack.to_dict()),
             "background": None
             if self.background is None
-            else {"file": self.background.file, "sha256": self.background.sha256, "rows": self.background.rows},
+            else {
+                "file": self.background.file,
+                "sha256": self.background.sha256,
+                "rows": self.background.rows,
+                **({"swap_target": self.background.swap_target} if self.background.swap_target else {}),
+            },
             "epsilon_claim": None if self.epsilon is None else epsilon_manifest(self.epsilon),
         }
 
@@ -410,6 +417,7 @@ class ReleaseRecord:
                     str(manifest["background"]["file"]),
                     str(manifest["background"]["sha256"]),
                     int(manifest["background"]["rows"]),
+                    manifest["background"].get("swap_target"),
                 ),
                 epsilon=None if not manifest.get("epsilon_claim") else epsilon_from_manifest(manifest["epsilon_claim"]),
             )

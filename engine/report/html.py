@@ -299,6 +299,11 @@ def render_report(report: ReleaseReport, internal: bool = False) -> str:
         ),
         *release.facts(),
         ("Intruder assumed", record.measure_settings.get(INTRUDER_DESCRIPTION, "")),
+        *(
+            [("Swap against the background attacker", record.background.swap_target)]
+            if record.background is not None and record.background.swap_target
+            else []
+        ),
         ("Seed", "—" if release.seed is None else release.seed),
         ("Replicate", f"{release.replicate} of {record.replicates} (numbered from 0)"),
         ("textsdc", __version__),

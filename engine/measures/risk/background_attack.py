@@ -29,7 +29,7 @@ the model grows with the number of labels, not with the corpus; coefficients are
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -43,7 +43,15 @@ from engine.data.background import Background, read_background
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError
 from engine.intervals import wilson
-from engine.measures.base import Attack, Measure, MetricResult, NotApplicable, PrepareContext, ReleaseView
+from engine.measures.base import (
+    Attack,
+    Measure,
+    MetricResult,
+    NotApplicable,
+    PrepareContext,
+    ReleaseView,
+    metric_info,
+)
 from engine.measures.swapped import swap_detail
 from engine.protect.params import Param
 
@@ -65,6 +73,12 @@ BACKGROUND = Param(
     label="Background corpus",
 )
 """The background corpus a steward declares, a setting of the background attacks."""
+
+
+def releases_passages(fitted: object) -> bool:
+    """Whether ``fitted``'s releases carry the text as passages with no document link (the swap's
+    ``unit = "passages"``): the passages are attacked one by one, and no document as a whole."""
+    return getattr(fitted, "unit", "documents") == "passages"
 
 
 def document_label(dataset: Dataset, background: Background) -> str | None:
@@ -130,6 +144,18 @@ class SwapTarget:
         """Whether the share named as released is at most `TARGET_RATIO` of the share named before."""
         return self.after <= TARGET_RATIO * self.before
 
+    def statement(self, share: Any) -> str:
+        """The comparison in words, ``share`` formatting a share (the measure's format): reached or not."""
+        said = (
+            f"she names {share(self.share_after)} of the {self.chunks:,} swapped chunks whose label the background "
+            f"corpus holds as released ({self.after:,}), against {share(self.share_before)} of the same chunks with "
+            f"the identifiers suppressed and nothing swapped ({self.before:,}); the target is at most half "
+            f"({share(TARGET_RATIO * self.share_before)})"
+        )
+        if self.reached:
+            return f"The swap reaches its target against the background attacker: {said}"
+        return f"The swap does not reach its target against the background attacker: {said}"
+
     @classmethod
     def of(cls, detail: pd.DataFrame | None) -> SwapTarget | None:
         """Read from `background_document_attack`'s detail (None: not a swap release, or no swapped chunk the
@@ -140,6 +166,16 @@ class SwapTarget:
         if chunks == 0:
             return None
         return cls(chunks, int(detail["swapped_named_before"].sum()), int(detail["swapped_named_after"].sum()))
+
+
+def swap_target_reached(metrics: Mapping[str, MetricResult]) -> str | None:
+    """The statement that a swap release reaches its target against the background intruder, when its measures
+    say it does (a miss is the export check's warning, `SwapMissesBackgroundTarget`)."""
+    measured = metrics.get("background_document_attack")
+    target = None if measured is None else SwapTarget.of(measured.detail)
+    if target is None or not target.reached:
+        return None
+    return target.statement(metric_info("background_document_attack").format)
 
 
 @dataclass
@@ -226,7 +262,7 @@ class BackgroundAttack(Measure):
             raise NotApplicable("no background corpus declared (--background, or the Data page)")
         dataset = context.dataset
         text = dataset.schema.text
-        if text in context.withheld:
+        if text in context.withheld and not releases_passages(context.fitted):
             raise NotApplicable("the release withholds the text")
         background = context.shared(("background", path), lambda: read_background(path))
         label = (author_label if self.names_by == "author" else document_label)(dataset, background)
@@ -405,6 +441,11 @@ class BackgroundDocumentLevel(BackgroundAttack):
 
     def prepare(self, context: PrepareContext) -> None:
         document = context.dataset.schema.document
+        if releases_passages(context.fitted):
+            raise NotApplicable(
+                "the release carries passages, shuffled, with no column linking them to their document: no whole "
+                "document is released"
+            )
         if document is not None and document in context.withheld:
             raise NotApplicable("the release withholds the document column: no whole document is released")
         super().prepare(context)

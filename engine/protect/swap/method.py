@@ -5,8 +5,12 @@ What is protected is a document's metadata (``metadata``: which company an earni
 person. The fit suppresses the direct identifiers of that metadata (the value itself, e.g. the ticker, and
 the names listed for it in an identifiers file), finds the named entities of every chunk, embeds the chunks
 and clusters them; a release at rate r swaps the entities of the S categories between round(r·n/2) pairs of
-chunks of different documents in one cluster. The release withholds the metadata column (the bundle leaves it
+chunks of different documents in one cluster, and with them the C and A categories (A, exchanged along: people,
+places, products and the company terms learnt from the data by default, an extension of the paper measured
+against a background intruder in docs/swap.md). The release withholds the metadata column (the bundle leaves it
 out) and its record of changes stays in the internal review: it would tell which chunks kept their entities.
+With ``unit = "passages"`` it withholds every column and releases the chunks alone, shuffled, in
+``passages.csv``: no whole document leaves, and the document-level risk does not apply.
 
 Chunks: when a document has several rows, each row is a chunk (the earnings-calls demo); when every document
 is one row, each row is cut into semantic chunks (breakpoints between consecutive sentences above the
@@ -47,6 +51,7 @@ from engine.protect.swap.edits import Edit, compose
 from engine.protect.swap.entities import CATEGORIES, detection_shares, gold_found
 from engine.protect.swap.identifiers import OWN_NAME_CHUNKS, names_of_one, spelling_out
 from engine.protect.swap.swapping import check_roles, swap_entities, valid_pairs
+from engine.protect.swap.vocabulary import TERM
 from engine.text.embeddings import MiniLMEmbedder, model_version
 from engine.text.names import variants_under
 
@@ -62,7 +67,8 @@ SWAP_KNOB = Knob(
     grid=(0.0, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.15, 0.2),
     help="share of the chunks whose named entities are swapped with a similar chunk of another document",
 )
-CATEGORY_NAMES = tuple(CATEGORIES)
+CATEGORY_NAMES = (*CATEGORIES, TERM)
+"""spaCy's categories (`CATEGORIES`) and the company terms learnt from the data (`vocabulary.TERM`)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,7 @@ class FittedSwap(Fitted):
     suppressed: str = ""  # what is suppressed before any swap, in the steward's words
     own_names: pd.DataFrame | None = None  # `identifiers.names_of_one`: names left that one value's chunks hold
     detection: tuple[DetectionShare, ...] = ()  # what spaCy finds of the swapped and must-change categories
+    unit: str = "documents"  # what the bundle releases: whole documents, or shuffled passages with no link
 
     _withheld: tuple[tuple[str, ...], str] | None = field(default=None, init=False, repr=False)
 
@@ -113,6 +120,12 @@ class FittedSwap(Fitted):
         return self.withheld()[0]
 
     def _find_withheld(self) -> tuple[tuple[str, ...], str]:
+        if self.unit == "passages":
+            return tuple(str(c) for c in self.frame.columns), (
+                f"every column of the data is withheld ({', '.join(map(str, self.frame.columns))}): the bundle "
+                f"releases the passages alone, shuffled, in {PASSAGES}.csv, with no column linking a passage to its "
+                "document"
+            )
         spelled = spelling_out(self.frame, self.metadata, self.released_as_is)
         named = [f"{self.metadata} (the protected field)"] + [
             f"{c} (it spells out {self.metadata} in {n:,} of {len(self.frame):,} records)" for c, n in spelled.items()
@@ -162,6 +175,12 @@ class FittedSwap(Fitted):
         moved = {k: texts[k] for k in range(len(texts)) if texts[k] != p.reference[k]}
         detail = SwapDetail(result.swapped, tuple(result.pairs), result.requested_pairs, moved)
         withheld, why = self.withheld()
+        tables: dict[str, pd.DataFrame] = {}
+        unit: list[Statement] = []
+        if self.unit == "passages":
+            order = rng.permutation(len(texts))
+            tables[PASSAGES] = pd.DataFrame({self.text_column: [texts[int(k)] for k in order]})
+            unit = [Statement("Released unit", passages_statement(len(texts)))]
         return Release(
             data=data,
             method=self.method,
@@ -175,11 +194,13 @@ class FittedSwap(Fitted):
                     f"{len(result.pairs)} pairs swapped ({result.requested_pairs} asked for at this rate)",
                 ),
                 Statement("Columns withheld", why),
+                *unit,
                 *((Statement("Direct identifiers", self.suppressed),) if self.suppressed else ()),
                 *self.detection,
             ),
             changes_ship=False,
             withheld=withheld,
+            tables=tables,
             warnings=self.own_names_warning(),
             review_tables={} if self.own_names is None or not len(self.own_names) else {OWN_NAMES: self.own_names},
         )
@@ -240,6 +261,7 @@ class EntitySwap(Protector):
     swap: tuple[str, ...]
     fixed: tuple[str, ...]
     change: tuple[str, ...]
+    along: tuple[str, ...]
     components: int
     mixture: str
     min_weight: float
@@ -247,6 +269,7 @@ class EntitySwap(Protector):
     embedding: str
     percentile: float
     identifiers: str | None
+    unit: str
     parameters = (
         Param(
             "metadata",
@@ -286,6 +309,18 @@ class EntitySwap(Protector):
             choices=CATEGORY_NAMES,
             many=True,
             label="Must-change categories (C)",
+        ),
+        Param(
+            "along",
+            str,
+            ("person", "location", "product", TERM),
+            "entity categories exchanged along with the swapped ones within a pair, without a pair needing them "
+            "(A; an extension of the paper, whose U categories may be suppressed otherwise): a chunk whose partner "
+            "has none has its own suppressed, and the chunks no pair takes keep theirs. term: the words only one "
+            "document's value uses (a company's products, segments, plants, jargon), learnt from the data",
+            choices=CATEGORY_NAMES,
+            many=True,
+            label="Exchanged along (A)",
         ),
         Param(
             "components",
@@ -354,20 +389,36 @@ class EntitySwap(Protector):
             expert=True,
             label="Identifiers file",
         ),
+        Param(
+            "unit",
+            str,
+            "documents",
+            "what the bundle releases: whole documents (one row per record, as the data holds them; the "
+            "document-level risk is reported) or passages (every chunk alone, shuffled, with no column linking it "
+            "to its document; the document-level risk then does not apply)",
+            choices=("documents", "passages"),
+            label="Released unit",
+        ),
     )
 
     def validate(self) -> None:
-        roles = [*self.swap, *self.fixed, *self.change]
+        roles = [*self.swap, *self.fixed, *self.change, *self.along]
         twice = sorted({c for c in roles if roles.count(c) > 1})
         if twice:
             raise ConfigError(
-                f"categories {', '.join(twice)} are given two roles; give each at most one of swap, fixed, change"
+                f"categories {', '.join(twice)} are given two roles; give each at most one of swap, fixed, change, "
+                "along"
             )
         if not self.swap:
             raise ConfigError("give at least one entity category to swap (swap); the paper swaps organization, product")
 
     def roles(self) -> dict[str, str]:
-        return {**dict.fromkeys(self.swap, "S"), **dict.fromkeys(self.fixed, "F"), **dict.fromkeys(self.change, "C")}
+        return {
+            **dict.fromkeys(self.swap, "S"),
+            **dict.fromkeys(self.fixed, "F"),
+            **dict.fromkeys(self.change, "C"),
+            **dict.fromkeys(self.along, "A"),
+        }
 
     def metadata_field(self, dataset: Dataset) -> str:
         """The field the swap protects: the one given, which must be a categorical field or the document column
@@ -483,6 +534,7 @@ class EntitySwap(Protector):
                 min_weight=self.min_weight,
                 embed=embed,
                 progress=progress,
+                labels=labels,
             )
         except ValueError as e:
             raise ConfigError(f"the swap cannot be prepared on {dataset.name}: {e}") from None
@@ -496,7 +548,7 @@ class EntitySwap(Protector):
             values, prepared.documents, prepared.clusters, roles, 1.0, np.random.default_rng(0), candidates
         )
         limit = min(1.0, 2 * len(full.pairs) / max(len(chunks), 1))
-        protected = [*self.swap, *self.change]
+        protected = [c for c in (*self.swap, *self.change, *self.along) if c != TERM]  # terms are learnt, not detected
         return FittedSwap(
             frame=frame,
             text_column=schema.text,
@@ -524,7 +576,20 @@ class EntitySwap(Protector):
             suppressed=_suppressed_text(metadata, path, schema.direct_identifiers, listed),
             own_names=names_of_one(prepared.entities.mentions, labels, metadata),
             detection=detection_shares(protected, gold_found(protected, progress)),
+            unit=self.unit,
         )
+
+
+PASSAGES = "passages"
+"""The bundle's table of passages (``passages.csv``) when the swap releases passages (``unit = "passages"``)."""
+
+
+def passages_statement(n: int) -> str:
+    """What a release of passages says of its unit and of the document-level risk."""
+    return (
+        f"{n:,} passages, shuffled, with no document id or other column linking them to their document: no whole "
+        "document is released, so the document-level risk (a document's passages pooled) does not apply"
+    )
 
 
 OWN_NAMES = "Names held by one document's chunks only, not suppressed"

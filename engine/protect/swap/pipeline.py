@@ -31,6 +31,7 @@ from engine.protect.swap.identifiers import identifier_edits
 from engine.protect.swap.mixtures import Kind, SphericalMixture, fit_mixture
 from engine.protect.swap.rewrite import MENTION_COLUMNS, Mention, rewritten
 from engine.protect.swap.swapping import SwapResult, check_roles, swap_entities
+from engine.protect.swap.vocabulary import TERM, company_terms, term_mentions
 
 
 @dataclass
@@ -105,9 +106,12 @@ def prepare(
     embed: Embed | None = None,
     seed: int = 0,
     progress: Progress = no_progress,
+    labels: Sequence | None = None,
 ) -> Prepared:
     """The steps before any swap (module docstring). ``identifiers`` maps a document to its direct identifiers
-    by label (`identifier_edits`); ``roles`` gives each category S, F, C or U (unnamed: U)."""
+    by label (`identifier_edits`); ``roles`` gives each category S, F, C, A or U (unnamed: U); a role for
+    `vocabulary.TERM` adds the company terms as a category, learnt by ``labels`` (each chunk's protected value;
+    default its document)."""
     docs = np.asarray(list(documents), dtype=object)
     if len(docs) != len(chunks):
         raise ValueError(f"{len(chunks)} chunks but {len(docs)} document labels")
@@ -115,6 +119,8 @@ def prepare(
     suppressions = [identifier_edits(text, identifiers.get(doc, {})) for text, doc in zip(chunks, docs)]
     clean = [apply(text, edits) for text, edits in zip(chunks, suppressions)]
     found = chunk_entities(clean, categories, progress, skip=PLACEHOLDER)
+    if TERM in roles:
+        found = with_terms(clean, found, list(docs) if labels is None else labels)
     reference = [text for text, _ in _must_change_suppressed(clean, found, roles)]
     progress(0, 1, "embedding the chunks")
     embedder = embed if embed is not None else TfidfSvdEmbedder(seed=seed).fit(reference)
@@ -125,6 +131,20 @@ def prepare(
     return Prepared(
         clean, reference, docs, dict(roles), found, embedder, vectors, mixture, mixture.predict(vectors), suppressions
     )
+
+
+def with_terms(chunks: Sequence[str], entities: ChunkEntities, labels: Sequence) -> ChunkEntities:
+    """``entities`` with the company terms of ``chunks`` (`vocabulary`) as one more category; words inside a
+    placeholder or an entity mention are not read."""
+    blocked: list[list[tuple[int, int]]] = [[(m.start(), m.end()) for m in PLACEHOLDER.finditer(t)] for t in chunks]
+    for k, start, end in entities.mentions[["chunk", "start", "end"]].itertuples(index=False, name=None):
+        blocked[int(k)].append((int(start), int(end)))
+    terms = company_terms(chunks, list(labels), blocked)
+    values, mentions = term_mentions(chunks, terms, blocked)
+    table = entities.values.assign(**{TERM: pd.Series(values, index=entities.values.index, dtype=object)})
+    rows = pd.DataFrame(mentions, columns=entities.mentions.columns)
+    together = pd.concat([entities.mentions, rows], ignore_index=True) if len(rows) else entities.mentions
+    return ChunkEntities(table, together.sort_values(["chunk", "start"], kind="stable", ignore_index=True))
 
 
 @dataclass
@@ -146,7 +166,7 @@ def rewrite(
     a pair, the edits of its clean text (labelled with the document its entities came from, ``sources[k]``) and
     its mentions after the rewrite (`rewritten`)."""
     values, roles = prepared.entities.values, prepared.roles
-    exchanged = [c for c in values.columns if roles.get(c, "U") in ("S", "C")]
+    exchanged = [c for c in values.columns if roles.get(c, "U") in ("S", "C", "A")]
     swapped = [int(k) for k in np.flatnonzero(result.swapped)]
     tagged = tagged_mentions(prepared.entities)
     before = values.loc[swapped].to_dict("index")

@@ -4,7 +4,10 @@ and 2.3), on the chunks' entity values; rewriting the chunks' text with the new 
 Each chunk holds, per named-entity category, the distinct entities found in it (a tuple, empty when none). A
 category takes one of four roles (Section 2.3): S (swapped between the chunks of a pair), F (fixed: never
 touched), C (must change: exchanged within a pair like S, and suppressed wherever it is not exchanged) and U
-(neither: left as it is here). At swap rate r, round(r·n / 2) pairs are swapped one after another (Section 3.2:
+(neither: left as it is here). This module adds a fifth, A (exchanged along; an extension of the paper, whose U
+"may receive other forms of information suppression"): a category exchanged within a pair like S when the pair
+swaps, without a pair needing it (a chunk whose partner has none has its own suppressed), and left as it is in
+every chunk no pair takes, so D_pre is unchanged. At swap rate r, round(r·n / 2) pairs are swapped one after another (Section 3.2:
 "after swapping one pair, out of the remaining pairs that constitute a valid swap, we swap one more"), each pair
 drawn uniformly from the valid pairs left. A pair is valid when its two chunks
 
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-ROLES = ("S", "F", "C", "U")
+ROLES = ("S", "F", "C", "U", "A")
 Labels = Sequence[object] | np.ndarray
 """One label per chunk (its document, its cluster)."""
 
@@ -46,23 +49,32 @@ class SwapResult:
 
 
 def check_roles(values: pd.DataFrame, roles: Mapping[str, str]) -> tuple[list[str], list[str], list[str]]:
-    """The S, C and the other (F, U) categories, after checking every role is known and names a column."""
+    """The S, C and the kept (F, U) categories, after checking every role is known and names a column (the A
+    categories are none of them: `along`)."""
     unknown = [c for c in roles if c not in values.columns]
     if unknown:
         raise ValueError(f"roles name categories the chunks do not have: {unknown}; known: {list(values.columns)}")
     bad = {c: r for c, r in roles.items() if r not in ROLES}
     if bad:
-        raise ValueError(f"unknown roles {bad}; a category is S (swap), F (fixed), C (must change) or U (neither)")
+        raise ValueError(
+            f"unknown roles {bad}; a category is S (swap), F (fixed), C (must change), A (exchanged along) or U "
+            "(neither)"
+        )
     swap = [c for c in values.columns if roles.get(c, "U") == "S"]
     change = [c for c in values.columns if roles.get(c, "U") == "C"]
     if not swap and not change:
         raise ValueError("no category to swap: give at least one category the role S (or C)")
-    if all(c in swap or c in change for c in values.columns):
+    if all(roles.get(c, "U") in ("S", "C", "A") for c in values.columns):
         raise ValueError(
             "every category is swapped or changed: a swap is valid only where the two chunks differ in a category "
             "they keep (Section 2.1); leave at least one category F or U"
         )
-    return swap, change, [c for c in values.columns if c not in swap and c not in change]
+    return swap, change, [c for c in values.columns if roles.get(c, "U") in ("F", "U")]
+
+
+def along(values: pd.DataFrame, roles: Mapping[str, str]) -> list[str]:
+    """The A categories (exchanged along within a pair, module docstring), in column order."""
+    return [c for c in values.columns if roles.get(c, "U") == "A"]
 
 
 def valid_pairs(
@@ -101,7 +113,7 @@ def swap_entities(
     rng: np.random.Generator,
     candidates: np.ndarray | None = None,
 ) -> SwapResult:
-    """Swap the S (and C) categories' entities of round(rate·n / 2) valid pairs, one pair after another, each
+    """Swap the S (and C and A) categories' entities of round(rate·n / 2) valid pairs, one pair after another, each
     drawn uniformly from the valid pairs left; then suppress (set to the empty tuple) the C categories' entities
     of every chunk that did not receive other values. ``values``: one row per chunk, one column per category,
     each cell the chunk's distinct entities in that category (a tuple); ``roles``: category → S, F, C or U
@@ -110,7 +122,7 @@ def swap_entities(
     if not 0.0 <= rate <= 1.0:
         raise ValueError(f"the swap rate r must lie in [0, 1], got {rate}")
     swap, change, others = check_roles(values, roles)
-    exchanged = swap + change
+    exchanged = swap + change + along(values, roles)
     n = len(values)
     requested = int(round(rate * n / 2))
     if candidates is None:
