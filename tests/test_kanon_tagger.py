@@ -164,8 +164,8 @@ def test_tagging_in_pieces_and_processes_gives_the_same_spans(monkeypatch):
 
 def test_entity_labels_from_the_shared_entities_are_spacys_own():
     """The tagger reads entities found once per corpus (`named_entities`) instead of running spaCy's recognizer
-    again: every token gets the part of speech and entity label spaCy's full pipeline gives the spaCy tokens it
-overlaps (a hashtag's word's, not its sign's), on the demo's tweets."""
+        again: every token gets the part of speech and entity label spaCy's full pipeline gives the spaCy tokens it
+    overlaps (a hashtag's word's, not its sign's), on the demo's tweets."""
     from engine.data.load import load_dataset
     from engine.text.entities import load_pipeline, named_entities
 

@@ -16,7 +16,7 @@ word of a hashtag labels the whole hashtag).
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from itertools import takewhile
 from typing import TYPE_CHECKING
 
@@ -55,6 +55,10 @@ RESOURCES = (
     load_tagging_spacy,
 )
 """What the features read, each loaded once per process (up to 2 s each): the word lists and spaCy."""
+
+
+def _starts_before(end: int, token: tuple[int, int, str, bool]) -> bool:
+    return token[0] < end
 
 
 def _has_word(text: str) -> bool:
@@ -156,7 +160,7 @@ def posts_features(
                 w += 1
             while k < len(found) and found[k][1] <= start:
                 k += 1
-            inside = list(takewhile(lambda t: t[0] < end, spacy_tokens[w:]))
+            inside = list(takewhile(partial(_starts_before, end), spacy_tokens[w:]))
             wordy = [t for t in inside if t[3]] if _has_word(text[start:end]) else []
             pos.append((wordy or inside or [(0, 0, "X", False)])[0][2])
             entity.append(found[k][2] if k < len(found) and found[k][0] < end else "O")
