@@ -6,18 +6,14 @@ additions (measured in `benchmarks/bench_kanon.py`), the token itself, whether i
 whether it is in the word lists of `gazetteers` (a demonym, a country or state, a city, a language; part of a
 job title or a health condition's name written out in the post, or the last word of job titles).
 
-Tokens are those of `engine.protect.kanon.gold.TOKEN`: a hashtag or a handle is one token (one span in the
-tagger's output) whatever spaCy's tokenizer makes of it ("#Some_Tag" is "#" and "Some_Tag" to spaCy). A token
-takes the part of speech of the first spaCy token overlapping it that holds a word character (so a hashtag's
-is its word's, not its sign's) and the label of the first entity overlapping it (an entity spaCy found on the
-word of a hashtag labels the whole hashtag).
+Tokens are those of `engine.protect.kanon.gold.TOKEN` (hashtags and handles whole); a token takes the part of
+speech and entity label of the first spaCy token inside it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from functools import lru_cache, partial
-from itertools import takewhile
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from engine.protect.kanon.gazetteers import (
@@ -55,14 +51,6 @@ RESOURCES = (
     load_tagging_spacy,
 )
 """What the features read, each loaded once per process (up to 2 s each): the word lists and spaCy."""
-
-
-def _starts_before(end: int, token: tuple[int, int, str, bool]) -> bool:
-    return token[0] < end
-
-
-def _has_word(text: str) -> bool:
-    return any(c.isalnum() or c == "_" for c in text)
 
 
 def _word(text: str) -> str:
@@ -151,18 +139,18 @@ def posts_features(
     out = []
     for text, doc, found in zip(texts, nlp.pipe(texts, batch_size=batch_size), entities, strict=True):
         spans = tokens(text)
-        spacy_tokens = [(t.idx, t.idx + len(t.text), t.tag_ or "X", _has_word(t.text)) for t in doc]
-        found = sorted(found)
-        pos, entity = [], []
-        w = k = 0
-        for start, end in spans:  # tokens, spaCy's tokens and entities all in order of their start
-            while w < len(spacy_tokens) and spacy_tokens[w][1] <= start:
-                w += 1
-            while k < len(found) and found[k][1] <= start:
+        starts = sorted(found)
+        by_char: dict[int, tuple[str, str]] = {}
+        k = 0
+        for t in doc:  # tokens and entities both in order of their start
+            while k < len(starts) and starts[k][1] <= t.idx:
                 k += 1
-            inside = list(takewhile(partial(_starts_before, end), spacy_tokens[w:]))
-            wordy = [t for t in inside if t[3]] if _has_word(text[start:end]) else []
-            pos.append((wordy or inside or [(0, 0, "X", False)])[0][2])
-            entity.append(found[k][2] if k < len(found) and found[k][0] < end else "O")
+            inside = k < len(starts) and starts[k][0] <= t.idx
+            by_char.setdefault(t.idx, (t.tag_ or "X", starts[k][2] if inside else "O"))
+        pos, entity = [], []
+        for start, end in spans:
+            hit = next((by_char[c] for c in range(start, end) if c in by_char), ("X", "O"))
+            pos.append(hit[0])
+            entity.append(hit[1])
         out.append((spans, token_features([text[s:e] for s, e in spans], pos, entity)))
     return out
