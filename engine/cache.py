@@ -14,8 +14,9 @@ from engine import __version__
 from engine.data.dataset import Dataset
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector
+from engine.protect.corrections import GUARD_DETECTOR, KEPT, kept_corrections
 from engine.protect.guard import guarded
-from engine.protect.params import RUN_PARAMETERS
+from engine.protect.params import CORRECTIONS, RUN_PARAMETERS
 from engine.store import stored
 
 T = TypeVar("T")
@@ -83,6 +84,9 @@ def sweep_name(protector: Protector, dataset: Dataset, settings: Mapping[str, An
     """The name a sweep of ``protector`` on ``dataset`` with ``settings`` (replicates, seed, measure settings)
     is kept under: the fit's, and the parameters that decide the releases but not the fit."""
     run = {k: v for k, v in protector.params().items() if k in RUN_PARAMETERS}
+    if run.get(CORRECTIONS.name) == KEPT:  # the guard's kept lists decide the releases
+        kept = kept_corrections(dataset.fingerprint, GUARD_DETECTOR)
+        run["guard_corrections"] = kept.digest() if kept is not None else None
     payload = json.dumps({"fit": fit_key(protector, dataset), "run": run, **settings}, sort_keys=True, default=str)
     return f"{protector.name}-{hashlib.sha256(payload.encode()).hexdigest()[:32]}"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from engine.measures import registry
 from engine.protect import METHODS
-from engine.protect.params import GUARD_OFF, RUN_PARAMETERS, Param
+from engine.protect.params import CORRECTIONS, GUARD_OFF, RUN_PARAMETERS, Param
 
 BEGIN, END = "<!-- method-parameters:begin -->", "<!-- method-parameters:end -->"
 SETTINGS_BEGIN, SETTINGS_END = "<!-- measure-settings:begin -->", "<!-- measure-settings:end -->"
@@ -41,7 +41,7 @@ def method_parameter_table() -> str:
                 f"| {f'`{name}`' if i == 0 else ''} | {knob if i == 0 else ''} | `{p.flag}`{expert} | "
                 f"{_default(p)} | {p.help}; {p.accepted} |"
             )
-    for p in (GUARD_OFF,):
+    for p in (GUARD_OFF, CORRECTIONS):
         rows.append(f"| every method | | `{p.flag}` (expert) | {_default(p)} | {p.help}; {p.accepted} |")
     return "\n".join(rows)
 

@@ -487,6 +487,20 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
             expect(page.get_by_text("Imported 10 annotated records from annotations.conll.")).to_be_visible()
             expect(recall).to_contain_text(seen[-1], timeout=MOVE_TIMEOUT_MS)
 
+            # the corrections: the removed span an allow list, the gain cross-validated, kept on the steward's choice
+            gain = page.locator('[data-testid="stMarkdownContainer"]', has_text="fold cross-validation")
+            expect(gain).to_contain_text("With these lists: recall", timeout=MOVE_TIMEOUT_MS)
+            expect(page.get_by_text("Kept corrections for redaction: none kept.", exact=False)).to_be_visible()
+            use = page.get_by_role("button", name="Use these corrections")
+            use.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(tmp_path / "corrections.png"))
+            use.click()
+            expect(page.get_by_text("in use: this method runs with the kept lists", exact=False)).to_be_visible(
+                timeout=SWEEP_TIMEOUT_MS
+            )
+            expect(page.get_by_role("button", name="Use these corrections")).to_be_disabled()
+
             # The page drawn again: the detection cards are measured on the ten records
             page.locator('[data-testid="stSidebarNav"] a', has_text="Data").click()
             expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)

@@ -37,6 +37,39 @@ def test_table4_features_on_the_papers_example():
     assert features[1]["suffix-3"] == "her" and features[1]["prefix-2"] == "te"
 
 
+SPLIT_BY_SPACY = "Thanks @user_name for the #Some_Tag news from #London_Bridge, @john_smith_99!"
+
+
+def test_handles_and_hashtags_are_whole_tokens_where_spacy_splits_them():
+    from engine.protect.kanon.features import load_tagging_spacy
+
+    spacy_words = [t.text for t in load_tagging_spacy()(SPLIT_BY_SPACY)]
+    assert "#" in spacy_words and "Some_Tag" in spacy_words  # spaCy splits the hashtags' sign off
+    [(tokens, features)] = posts_features([SPLIT_BY_SPACY])
+    words = [SPLIT_BY_SPACY[s:e] for s, e in tokens]
+    for whole in ("@user_name", "#Some_Tag", "#London_Bridge", "@john_smith_99"):
+        assert whole in words
+    tag = features[words.index("#Some_Tag")]  # one token, one set of features
+    assert tag["is_hashtag"] and tag["word"] == "#some_tag" and tag["prefix-2"] == "so" and tag["suffix-3"] == "tag"
+    handle = features[words.index("@john_smith_99")]
+    assert handle["is_handle"] and handle["prev_word"] == "," and handle["next_word"] == "!"
+    # the tagger's output: a label on a handle's or hashtag's token is one span over all of it
+    labels = ["DI" if w.startswith(("@", "#")) else "NONE" for w in words]
+    assert [SPLIT_BY_SPACY[s:e] for s, e, _ in _spans(tokens, labels)] == [
+        "@user_name",
+        "#Some_Tag",
+        "#London_Bridge",
+        "@john_smith_99",
+    ]
+
+
+def test_the_trained_tagger_tags_a_handle_as_one_span():
+    [spans] = PrivacyTagger(SHIPPED / "crf.model").tag(["ask @maria_lopez_22 about it"])
+    text = "ask @maria_lopez_22 about it"
+    assert all(not (s < text.index("@") + 1 < e) or (s, e) == (4, 19) for s, e, _ in spans)
+    assert ("@maria_lopez_22", "DI") in [(text[s:e], label) for s, e, label in spans]
+
+
 def test_token_labels_become_spans_and_touching_tokens_of_one_label_join():
     tokens = [(0, 2), (3, 7), (8, 11), (11, 12), (13, 18)]
     labels = ["NONE", "QIJOB", "QIJOB", "NONE", "SA"]

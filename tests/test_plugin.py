@@ -111,7 +111,7 @@ def test_toy_method_sweeps_exports_and_replays_byte_for_byte(toy, capsys, tiny_f
     )
     assert code == 0, err
     manifest = json.loads((bundle / "manifest.json").read_text())
-    assert manifest["method"]["params"] == {"keep_first": 2, "guard_off": []}
+    assert manifest["method"]["params"] == {"keep_first": 2, "guard_off": [], "corrections": "none"}
     replay = shlex.split(manifest["replay"])
     assert replay[:2] == ["textsdc", "release"] and "--keep-first" in replay
     assert replay[replay.index("--keep-first") + 1] == "2"
@@ -196,7 +196,7 @@ def test_the_schema_gives_a_method_its_settings_and_a_flag_overrides_them(toy, c
     code, _, err = run(capsys, "release", *common, "--out", tmp_path / "from_schema")
     assert code == 0, err
     manifest = json.loads((tmp_path / "from_schema" / "manifest.json").read_text())
-    assert manifest["method"]["params"] == {"keep_first": 3, "guard_off": []}
+    assert manifest["method"]["params"] == {"keep_first": 3, "guard_off": [], "corrections": "none"}
     replay = shlex.split(manifest["replay"])
     assert replay[replay.index("--keep-first") + 1] == "3"  # the replay names it, whatever schema it finds
     code, _, err = run(capsys, "release", *common, "--keep-first", "1", "--out", tmp_path / "flag")
@@ -204,6 +204,7 @@ def test_the_schema_gives_a_method_its_settings_and_a_flag_overrides_them(toy, c
     assert json.loads((tmp_path / "flag" / "manifest.json").read_text())["method"]["params"] == {
         "keep_first": 1,
         "guard_off": [],
+        "corrections": "none",
     }
 
 

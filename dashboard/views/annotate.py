@@ -2,7 +2,10 @@
 one by one with what the detector finds marked; the steward keeps, relabels or removes each span, adds what it
 missed, accepts the record and goes on, and sees the detector's recall and precision on the records accepted so
 far. The annotations are kept in the cache folder (`engine.annotation.store`), never in a bundle; they download
-as span JSON or CoNLL and upload back.
+as span JSON or CoNLL and upload back. From two accepted records on, the panel shows the allow and deny lists the
+corrections say (`engine.annotation.corrections`) and the recall and precision they would bring, measured by
+cross-validation; the steward keeps them only by choosing "Use these corrections", which keeps the lists beside
+the annotations and sets the method's ``corrections`` parameter to "kept".
 
 A Streamlit fragment: a click in the panel reruns the panel alone, never the page's sweep or knob views, and the
 detector runs once per sample (`engine.annotation.residual.found_in`)."""
@@ -16,7 +19,8 @@ import pandas as pd
 import streamlit as st
 
 from dashboard import display, session
-from engine.annotation.detectors import Detector, detector, detector_names
+from engine.annotation.corrections import cross_validated, learnt
+from engine.annotation.detectors import Detector, Found, detector, detector_names
 from engine.annotation.formats import read_annotations, to_conll, to_span_json
 from engine.annotation.residual import annotation_records, detector_at, found_in, label_words
 from engine.annotation.sample import SAMPLE_STEP, draw_sample, stratifying_field
@@ -27,6 +31,8 @@ from engine.data.dataset import Dataset
 from engine.errors import DataError
 from engine.figures.text import label_colours
 from engine.protect import METHODS, get_protector
+from engine.protect.corrections import KEPT, NONE, Corrections, keep_corrections, kept_corrections
+from engine.protect.params import CORRECTIONS
 from engine.text.detection_quality import Span
 
 CSS = """<style>
@@ -90,7 +96,7 @@ def render(dataset: Dataset, method: str, params: dict, seed: int) -> None:
     protector = get_protector(method, **params)
     if not protector.detects:
         return
-    with st.expander("Annotate a sample"):
+    with st.expander("Annotate a sample", expanded=bool(st.session_state.get(_key("on", method)))):  # open while on
         st.caption(
             "Mark what the detector should find in a random sample of your records: its spans are filled in; keep, "
             "relabel or remove them, add what it missed, and accept each record. Recall and precision below are "
@@ -186,6 +192,7 @@ def _panel(dataset: Dataset, method: str, params: dict, seed: int) -> None:
     )
     current = load_annotations(fp, det.name)
     _measures(det, current, found, knob, dataset)
+    _corrections(det, current, dataset, method, params, knob)
     _files(dataset, det, current)
 
 
@@ -261,6 +268,110 @@ def _measures(det: Detector, annotations: Annotations | None, found, knob: float
         f"Token level: a marked token is found when the detector finds it {how}; precision is the share of the "
         "tokens it finds that you marked. Whole spans found: a marked value found all of it."
     )
+
+
+def _tier(det: Detector):
+    """The knob value from which the detector replaces a span of a label (redaction's level; else 0)."""
+    if det.name != "redact":
+        return lambda label: 0.0
+    from engine.text.entities import TIERS
+
+    return lambda label: float(TIERS.get(label, 1))
+
+
+def corrections_table(lists: Corrections) -> pd.DataFrame:
+    """The lists as the panel shows them: one row per string, what happens to it and its label."""
+    rows = [{"String": s, "From now on": "never replaced", "Label": ""} for s in lists.allow]
+    rows += [{"String": s, "From now on": "always replaced", "Label": label} for s, label in lists.deny]
+    return pd.DataFrame(rows, columns=["String", "From now on", "Label"])
+
+
+def _corrections(
+    det: Detector, annotations: Annotations | None, dataset: Dataset, method: str, params: dict, knob: float
+) -> None:
+    """The allow and deny lists learnt from the accepted records, the cross-validated gain, and the choice to use
+    them (kept beside the annotations; the method's ``corrections`` parameter set to "kept")."""
+    st.markdown("**Learn from your corrections**")
+    reviewed = [] if annotations is None else annotations.reviewed()
+    if annotations is None or len(reviewed) < 2:
+        st.caption(
+            "Accept 2 records or more: the strings you removed become an allow list (never replaced again) and "
+            "those you added a deny list (always replaced, with your label)."
+        )
+        return
+    raw = detector(get_protector(method, **{**params, CORRECTIONS.name: NONE}), det.name)
+    found: Found | None = session.guarded(lambda: found_in(raw, dataset, annotation_records(annotations)))
+    if found is None:
+        return
+    lists = learnt(annotations, found)
+    kept = session.guarded(lambda: kept_corrections(dataset.fingerprint, det.name))
+    in_use = params.get(CORRECTIONS.name) == KEPT
+    if not lists and kept is None:
+        st.caption(
+            "Your corrections remove no string the detector found and add none it missed, without contradiction."
+        )
+        return
+    if lists:
+        gain = cross_validated(annotations, found, knob if det.name == "redact" else None, det.by_label, _tier(det))
+        before, after = gain.before.get(ALL, "token"), gain.after.get(ALL, "token")
+        assert before is not None and after is not None
+        st.markdown(
+            f"With these lists: recall **{before.recall.text()} → {after.recall.text()}**, precision "
+            f"**{before.precision.text()} → {after.precision.text()}** on the "
+            f"{display.counted(len(reviewed), 'record')} you accepted, measured by {gain.folds}-fold cross-validation "
+            "(each record scored with lists learnt on the other folds, never on itself)."
+        )
+        st.dataframe(corrections_table(lists), hide_index=True, key=_key("lists", det.name))
+    state = (
+        "in use: this method runs with the kept lists"
+        if in_use and kept is not None
+        else "kept, not in use (corrections = none)"
+        if kept is not None
+        else "none kept"
+    )
+    same = kept is not None and kept.digest() == lists.digest()
+    st.caption(
+        f"Kept corrections for {det.title}: {state}"
+        + (
+            " — the lists above."
+            if same
+            else f" ({kept.counts()['allow']} never, {kept.counts()['deny']} always replaced)."
+            if kept
+            else "."
+        )
+        + " A release records their digest and counts, never their strings; its replay needs them kept on this "
+        "machine."
+    )
+    param_key = f"param::{method}::{CORRECTIONS.name}"
+    flag = _key("corrections_changed", det.name)
+
+    def use() -> None:
+        keep_corrections(lists)
+        st.session_state[param_key] = KEPT
+        st.session_state[flag] = True
+
+    def stop() -> None:  # the lists stay kept, unused, until replaced
+        st.session_state[param_key] = NONE
+        st.session_state[flag] = True
+
+    c_use, c_stop = st.columns(2)
+    c_use.button(
+        "Use these corrections",
+        key=_key("use_corrections", det.name),
+        on_click=use,
+        disabled=not lists or (same and in_use),
+        type="primary",
+        width="stretch",
+    )
+    c_stop.button(
+        "Stop using corrections",
+        key=_key("stop_corrections", det.name),
+        on_click=stop,
+        disabled=not in_use,
+        width="stretch",
+    )
+    if st.session_state.pop(flag, False):
+        st.rerun()  # the whole page: the method's settings changed
 
 
 def _files(dataset: Dataset, det: Detector, annotations: Annotations | None) -> None:

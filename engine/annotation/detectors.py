@@ -18,15 +18,13 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Protector
+from engine.protect.corrections import GUARD_DETECTOR, KEPT, Tiered, kept_corrections
 from engine.protect.guard import Guard
-from engine.protect.params import GUARD_OFF, GUARD_TYPES
+from engine.protect.params import CORRECTIONS, GUARD_OFF, GUARD_TYPES
 from engine.text.detection_quality import Span
 
-GUARD = "guard"
+GUARD = GUARD_DETECTOR
 """The name of the release guard's detector (the methods' detectors are named as their method)."""
-
-Tiered = tuple[int, int, str, float]
-"""A found span: start, end, label, and the knob value from which the method replaces it."""
 
 
 @dataclass(frozen=True)
@@ -67,14 +65,16 @@ class Detector:
         texts = sample.texts.fillna("").astype(str).tolist()
         found: list[list[Tiered]] = [[] for _ in records]
         if self.name == GUARD:
-            guard = Guard.prepare(dataset, self.protector.params().get(GUARD_OFF.name, ()), _identifiers(self))
+            params = self.protector.params()
+            kept = kept_corrections(dataset.fingerprint, GUARD) if params.get(CORRECTIONS.name) == KEPT else None
+            guard = Guard.prepare(dataset, params.get(GUARD_OFF.name, ()), _identifiers(self), kept)
             for k, text in enumerate(texts):
                 found[k] = [(s, e, lab, 0.0) for s, e, lab in guard.spans(text)]
         elif self.name == "redact":
             from engine.protect.redact import Redaction
 
             assert isinstance(self.protector, Redaction)
-            spans = self.protector.find_spans(sample, progress)
+            spans = self.protector.find_spans(sample, progress, corrections_of=dataset)
             spans = spans[spans["record"] < len(records)]  # the text's (its other free-text columns' after)
             for r, s, e, lab, tier in spans[["record", "start", "end", "label", "tier"]].itertuples(index=False):
                 found[int(r)].append((int(s), int(e), str(lab), float(tier)))

@@ -13,8 +13,9 @@ from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
 from engine.atomic import atomic_write_bytes
 from engine.errors import DataError
 from engine.paths import cache_dir
+from engine.protect.corrections import ANNOTATIONS_FOLDER
 
-FOLDER = "annotations"
+FOLDER = ANNOTATIONS_FOLDER
 
 
 def annotations_path(fingerprint: str, detector: str) -> Path:

@@ -51,6 +51,7 @@ from engine.measures.settings import MeasureSettings
 from engine.paths import default_audit_log
 from engine.protect.base import Release
 from engine.protect.claims import AnonymityClaim, EpsilonClaim
+from engine.protect.corrections import KeptCorrections
 from engine.protect.detection import DetectionShare
 from engine.protect.guard import GuardCounts
 from engine.record.decision import Decision
@@ -213,6 +214,7 @@ def release_record(
         claims=tuple(d for d in release.details if isinstance(d, AnonymityClaim)),
         detection=tuple(d for d in release.details if isinstance(d, DetectionShare)),
         annotated=tuple(d for d in release.details if isinstance(d, AnnotatedDetection)),
+        corrections=tuple(d for d in release.details if isinstance(d, KeptCorrections)),
         background=background_note(settings, metrics),
         epsilon=next((d for d in release.details if isinstance(d, EpsilonClaim)), None),
     )

@@ -19,7 +19,7 @@ import pandas as pd
 
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
-from engine.protect.params import GUARD_OFF, RESERVED_NAMES, Param, coerce_all
+from engine.protect.params import CORRECTIONS, GUARD_OFF, RESERVED_NAMES, Param, coerce_all
 
 if TYPE_CHECKING:
     from engine.protect.guard import Guard
@@ -354,8 +354,9 @@ class Protector(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if GUARD_OFF not in cls.parameters:  # every method's releases pass the release guard
-            cls.parameters = (*cls.parameters, GUARD_OFF)
+        for common in (GUARD_OFF, CORRECTIONS):  # every method's releases pass the release guard
+            if common not in cls.parameters:
+                cls.parameters = (*cls.parameters, common)
         names = [p.name for p in cls.parameters]
         if len(set(names)) != len(names):
             raise TypeError(f"{cls.__name__} declares a parameter twice: {names}")

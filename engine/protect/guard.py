@@ -19,7 +19,9 @@ withholds or no bundle holds):
 
 What it finds is replaced by a typed placeholder (``[URL]``, ``[NAME]``), counted per type in the release's
 `GuardCounts` (the manifest and the report say how many of each it replaced). The steward may leave types alone
-(the common method parameter ``guard_off``, `GUARD_OFF`); the release then says so in a warning.
+(the common method parameter ``guard_off``, `GUARD_OFF`); the release then says so in a warning. With the common
+parameter ``corrections`` "kept" the guard runs with the allow and deny lists the steward kept for it
+(`engine.protect.corrections`): an allowed string is left, a denied one replaced with its type.
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from engine.data.dataset import Dataset
 from engine.data.identifiers_file import identifiers_path, names_in, read_identifiers
 from engine.data.infer import person_name_column
 from engine.protect.base import Fitted, Protector, Release, ReleaseDetail
-from engine.protect.params import GUARD_OFF, GUARD_TYPES
+from engine.protect.corrections import GUARD_DETECTOR, Corrections, corrections_in_use
+from engine.protect.params import CORRECTIONS, GUARD_OFF, GUARD_TYPES
 from engine.text.names import name_variants, variants_under
 from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS
 
@@ -171,8 +174,12 @@ def guarded(fitted: Fitted, protector: Protector, dataset: Dataset) -> Fitted:
     one already, else a copy that has (the fit itself is not changed: a cached one may serve other settings)."""
     if fitted.guard is not None:
         return fitted
+    params = protector.params()
+    detectors = (*((protector.name,) if protector.name == "redact" else ()), GUARD_DETECTOR)
+    kept = corrections_in_use(dataset.fingerprint, detectors, params[CORRECTIONS.name])
     out = copy.copy(fitted)
-    out.guard = Guard.prepare(dataset, protector.params()[GUARD_OFF.name], getattr(protector, "identifiers", None))
+    identifiers = getattr(protector, "identifiers", None)
+    out.guard = Guard.prepare(dataset, params[GUARD_OFF.name], identifiers, kept.get(GUARD_DETECTOR))
     return out
 
 
@@ -185,20 +192,30 @@ class Guard:
     names: NameIndex
     off: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()
+    corrections: Corrections | None = None
+    """The allow and deny lists the steward kept for the guard, if it runs with them."""
     """The columns never guarded: the identifier columns (they leave by their own treatment) and the free-text
     columns besides the text that no bundle holds (`Schema.other_text`)."""
     _seen: dict[str, tuple[str, Counter[str]]] = field(default_factory=dict, repr=False)
 
     @classmethod
-    def prepare(cls, dataset: Dataset, off: Sequence[str] = (), identifiers: str | None = None) -> Guard:
-        """The guard of ``dataset``: its names (`data_names`), the types ``off`` left alone."""
+    def prepare(
+        cls,
+        dataset: Dataset,
+        off: Sequence[str] = (),
+        identifiers: str | None = None,
+        corrections: Corrections | None = None,
+    ) -> Guard:
+        """The guard of ``dataset``: its names (`data_names`), the types ``off`` left alone, the kept
+        ``corrections`` it runs with."""
         index = NameIndex(data_names(dataset, identifiers) if NAME not in off else [])
         schema = dataset.schema
-        return cls(index, tuple(off), (*schema.identifiers, *schema.dropped_other_text))
+        return cls(index, tuple(off), (*schema.identifiers, *schema.dropped_other_text), corrections)
 
     def spans(self, text: str) -> list[tuple[int, int, str]]:
         """The (start, end, type) of what the guard replaces in ``text``: the longest at each place, none
-        overlapping."""
+        overlapping, corrected by the kept lists (an allowed string left, a denied one of a type not left alone
+        added)."""
         spans: list[tuple[int, int, str]] = []
         for kind in FORMATS:
             if kind in self.off:
@@ -210,6 +227,9 @@ class Guard:
         for s, e, kind in sorted(spans, key=lambda t: (t[0], -(t[1] - t[0]))):
             if not chosen or s >= chosen[-1][1]:
                 chosen.append((s, e, kind))
+        if self.corrections:
+            tiered = self.corrections.apply(text, [(s, e, k, 0.0) for s, e, k in chosen])
+            chosen = [(s, e, k) for s, e, k, _ in tiered if k not in self.off]
         return chosen
 
     def guard_text(self, text: str) -> tuple[str, Counter[str]]:
@@ -260,4 +280,5 @@ class Guard:
                 *warnings,
                 f"the release guard was switched off for {left}: those the method left are released as they are",
             )
-        return replace(release, data=data, details=(*release.details, detail), warnings=warnings)
+        kept = (self.corrections.kept(),) if self.corrections is not None else ()
+        return replace(release, data=data, details=(*release.details, detail, *kept), warnings=warnings)

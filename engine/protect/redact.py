@@ -11,6 +11,9 @@ author column's names are identifiers in the text too, and so are the strings of
 the data (company names, tickers, executives) and the names in the data's direct-identifier columns (a call's
 participants); an original replaced once is replaced at every whole-word occurrence, and each becomes a
 placeholder numbered within its document, ``[PERSON_1]``, the same original always the same placeholder there.
+With the common parameter ``corrections`` "kept", what the detectors find is corrected by the allow and deny
+lists the steward kept for redaction (`engine.protect.corrections`) before it is made consistent: an allowed
+string is not replaced, a denied one is, from its type's level.
 
 `fit` finds every span once (the expensive step); `release(level)` only substitutes the spans whose tier is at
 most the level, so moving the slider costs a string rebuild.
@@ -33,12 +36,21 @@ from engine.data.identifiers_file import column_identifiers, identifiers_digest,
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector, Release, Statement
+from engine.protect.corrections import Corrections, KeptCorrections, corrections_in_use
 from engine.protect.detection import GOLD_NAME, NAME, DetectionShare, gold_digest, gold_size, shipped_gold
 from engine.protect.params import Param
 from engine.store import stored
 from engine.text.detection_quality import evaluate_detection, found_spans, read_gold, spans_at
 from engine.text.detection_share import Found, pooled, spans_found
-from engine.text.entities import LEVEL_NAMES, SPACY_MODEL, TIERS, find_identifiers, spacy_model_version, thresholds_for
+from engine.text.entities import (
+    LEVEL_NAMES,
+    SPACY_MODEL,
+    SPAN_COLUMNS,
+    TIERS,
+    find_identifiers,
+    spacy_model_version,
+    thresholds_for,
+)
 from engine.text.recognizers import recognizers_version
 from engine.text.recurrence import author_name_spans, listed_spans, number_placeholders, outermost, propagate
 
@@ -82,6 +94,21 @@ UNMEASURED: dict[int, tuple[str, ...]] = {
     4: ("dates and times", "nationalities and religious or political groups", "products", "events"),
 }
 """What a level adds that the shipped gold does not annotate."""
+
+
+def corrected_spans(texts: list[str], spans: pd.DataFrame, corrections: Corrections) -> pd.DataFrame:
+    """``spans`` (`find_identifiers`' rows) of ``texts`` corrected by the kept lists: a denied string is
+    replaced from its type's level (`TIERS`)."""
+    by_record = {int(r): g for r, g in spans.groupby("record")}
+    rows = []
+    for record, text in enumerate(texts):
+        group = by_record.get(record)
+        found = [] if group is None else list(zip(group["start"], group["end"], group["label"], group["tier"]))
+        for start, end, label, tier in corrections.apply(text, found, lambda label: TIERS.get(label, 1)):
+            rows.append((record, int(start), int(end), str(label), int(tier), text[start:end]))
+    return pd.DataFrame(rows, columns=SPAN_COLUMNS).astype(
+        {"record": "int64", "start": "int64", "end": "int64", "tier": "int64"}
+    )
 
 
 def gold_found(
@@ -146,6 +173,8 @@ class FittedRedaction(Fitted):
     other_columns: tuple[str, ...] = ()
     found: dict[int, dict[str, Found]] | None = None
     """Per level, what the detectors find of the shipped gold's kinds (`gold_found`); None: not measured."""
+    corrections: KeptCorrections | None = None
+    """The kept corrections the detectors ran with (counts and digest), None when none."""
 
     def release(self, value: float, rng: np.random.Generator | None = None, replicate: int = 0) -> Release:
         level = int(self.knob.validate(value))
@@ -184,6 +213,7 @@ class FittedRedaction(Fitted):
             changes=changes,
             details=(
                 Statement("Level meaning", LEVEL_NAMES[level]),
+                *((self.corrections,) if self.corrections is not None else ()),
                 *(detection_shares(self.found, level) if self.found is not None else ()),
             ),
         )
@@ -252,6 +282,7 @@ class Redaction(Protector):
     use_ner: bool
     thresholds: tuple[str, ...]
     identifiers: str | None
+    corrections: str
     parameters = (
         Param(
             "use_ner",
@@ -313,8 +344,15 @@ class Redaction(Protector):
                 ) from None
         return out
 
+    def kept_corrections(self, dataset: Dataset) -> Corrections | None:
+        """The lists the steward kept for redaction on ``dataset``, when this runs with them (``corrections``
+        "kept"); None otherwise or when only the guard's are kept."""
+        return corrections_in_use(dataset.fingerprint, (self.name, "guard"), self.corrections).get(self.name)
+
     def fit_identity(self, dataset: Any = None) -> dict:
+        kept = self.kept_corrections(dataset) if isinstance(dataset, Dataset) else None
         return {
+            "corrections": kept.digest() if kept is not None else None,
             "identifiers": identifiers_digest(dataset, self.identifiers),
             "spacy_model": f"{SPACY_MODEL}=={spacy_model_version()}" if self.use_ner else None,
             "redaction": "consistent, numbered per document",
@@ -322,16 +360,22 @@ class Redaction(Protector):
             "detection_gold": gold_digest(),  # what the residual detection risk is measured on
         }
 
-    def find_spans(self, dataset: Dataset, progress: Progress = no_progress) -> pd.DataFrame:
+    def find_spans(
+        self, dataset: Dataset, progress: Progress = no_progress, corrections_of: Dataset | None = None
+    ) -> pd.DataFrame:
         """Every span redaction replaces at some level (its ``tier``) in the text and in the other free-text
         columns the schema asks to protect, found in one pass over the texts of all of them (record ``r`` of the
         ``i``-th column is text ``i·n + r``) and made consistent across them: the detector `fit` uses, and the
-        one a steward's annotations are scored against (`engine.annotation`)."""
+        one a steward's annotations are scored against (`engine.annotation`), run on a sample of the records of
+        ``corrections_of`` (whose kept corrections apply; default: ``dataset``'s)."""
         schema = dataset.schema
         others = tuple(c for c in schema.other_text if c not in schema.dropped_other_text)
         n, copies = dataset.n_records, 1 + len(others)
         texts = [t for c in (schema.text, *others) for t in dataset.frame[c].tolist()]
         spans = find_identifiers(texts, progress=progress, use_ner=self.use_ner, thresholds=self.threshold_overrides())
+        kept = self.kept_corrections(corrections_of or dataset)
+        if kept is not None:
+            spans = corrected_spans(texts, spans, kept)
         if schema.author is not None:
             spans = author_name_spans(texts, dataset.frame[schema.author].tolist() * copies, spans)
         path = identifiers_path(dataset, self.identifiers)
@@ -354,6 +398,12 @@ class Redaction(Protector):
             documents = (documents or list(range(n))) * copies
         spans = spans.assign(replacement=number_placeholders(spans, documents))
         found = gold_found(self.threshold_overrides(), self.use_ner, progress)
+        kept = self.kept_corrections(dataset)
         return FittedRedaction(
-            frame=dataset.frame, text_column=schema.text, spans=spans, other_columns=others, found=found
+            frame=dataset.frame,
+            text_column=schema.text,
+            spans=spans,
+            other_columns=others,
+            found=found,
+            corrections=kept.kept() if kept is not None else None,
         )

@@ -24,6 +24,7 @@ from engine.annotation.residual import AnnotatedDetection
 from engine.errors import DataError
 from engine.measures.attacks import WorstAttack, worst_attack
 from engine.protect.claims import AnonymityClaim, EpsilonClaim
+from engine.protect.corrections import KeptCorrections
 from engine.protect.detection import DetectionShare
 from engine.record.decision import Decision
 from engine.record.replay import ReplaySpec
@@ -262,6 +263,9 @@ class ReleaseRecord:
     annotated: tuple[AnnotatedDetection, ...] = ()
     """The detectors' recall and precision on the steward's annotated records (counts only), which a replay takes
     as recorded (`engine.annotation.residual.with_annotations`)."""
+    corrections: tuple[KeptCorrections, ...] = ()
+    """The steward's kept corrections the detectors ran with (digest and counts, never a string): a replay runs
+    with them only where they are kept (`engine.protect.corrections`)."""
     background: BackgroundNote | None = None
     """The background corpus the steward declared for the attacks (None: none)."""
     epsilon: EpsilonClaim | None = None
@@ -344,6 +348,7 @@ class ReleaseRecord:
             "claims": [claim_manifest(c) for c in self.claims],
             "detection": [detection_manifest(d) for d in self.detection],
             "annotated_detection": [a.to_dict() for a in self.annotated],
+            "corrections": [c.to_dict() for c in self.corrections],
             "worst_attack": None if self.worst_attack is None else jsonable(self.worst_attack.to_dict()),
             "background": None
             if self.background is None
@@ -411,6 +416,7 @@ class ReleaseRecord:
                 claims=tuple(claim_from_manifest(c) for c in manifest.get("claims", ())),
                 detection=tuple(detection_from_manifest(d) for d in manifest.get("detection", ())),
                 annotated=tuple(AnnotatedDetection.from_dict(a) for a in manifest.get("annotated_detection", ())),
+                corrections=tuple(KeptCorrections.from_dict(c) for c in manifest.get("corrections", ())),
                 background=None
                 if not manifest.get("background")
                 else BackgroundNote(
