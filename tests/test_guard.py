@@ -17,7 +17,7 @@ from engine.data.schema import FieldSpec, Schema
 from engine.export.chosen import Prepared, Run, export_chosen
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Release
-from engine.protect.guard import Guard, GuardCounts, NameIndex, guarded
+from engine.protect.guard import Guard, GuardCounts, NameIndex, guarded, name_columns
 from engine.record.manifest import read_record
 from engine.record.replay import ReplaySpec
 from engine.sweep import make_release
@@ -197,3 +197,16 @@ def test_the_guard_takes_a_listed_company_by_its_distinctive_first_word(tmp_path
     guard = Guard.prepare(_data(), identifiers=str(listed))
     text = "Lincoln grew; a national bank did not, said LNC"
     assert [text[s:e] for s, e in guard.names.spans(text)] == ["Lincoln", "LNC"]
+
+
+def test_the_text_column_is_never_taken_for_a_column_of_names_whatever_it_is_called():
+    """The listings' text column is called "name" (a listing's title, many different values): it is what the
+    release protects, so the guard does not take its values for people's names (which would replace every title
+    by [NAME]); a "name" column beside another text still is one."""
+    titles = [f"Sunny loft number {i} by the park" for i in range(20)]
+    frame = pd.DataFrame({"name": titles, "price": list(range(20))})
+    as_text = Dataset("listings", frame, Schema(text="name", fields=(FieldSpec("price", "continuous", "sensitive"),)))
+    assert "name" not in name_columns(as_text)
+    frame = pd.DataFrame({"text": titles, "name": [f"Host Person{i}" for i in range(20)]})
+    beside = Dataset("posts", frame, Schema(text="text", fields=(FieldSpec("name", "categorical", "other"),)))
+    assert "name" in name_columns(beside)

@@ -141,12 +141,16 @@ def name_columns(dataset: Dataset) -> tuple[str, ...]:
     identifiers) and every other column of strings named as holding people's names or handles
     (`engine.data.infer.person_name_column`: user_name, full_name, screen_name, handle, a "name" of many values),
     whatever role the schema gives it: a field or free text that holds names is no reason to leave them in the
-    text, and as a field they leave as [NAME]."""
+    text, and as a field they leave as [NAME]. The text column itself is never one: it is what the release
+    protects, whatever it is called (the listings' "name" is a listing's title, not a person's)."""
     frame = dataset.frame
     named = [
         str(c)
         for c in frame.columns
-        if c not in dataset.schema.identifiers and not is_numeric(frame[c]) and person_name_column(c, frame[c])
+        if c not in dataset.schema.identifiers
+        and c != dataset.schema.text
+        and not is_numeric(frame[c])
+        and person_name_column(c, frame[c])
     ]
     return (*(c for c in dataset.schema.identifiers if c in frame.columns), *named)
 
