@@ -36,7 +36,7 @@ from engine.data.identifiers_file import column_identifiers, identifiers_digest,
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import CheckReport, Fitted, GoldCheck, Knob, Protector, Release, Statement
-from engine.protect.corrections import Corrections, KeptCorrections, corrections_in_use
+from engine.protect.corrections import KEPT, Corrections, KeptCorrections, corrections_in_use, kept_corrections
 from engine.protect.detection import GOLD_NAME, NAME, DetectionShare, gold_digest, gold_size, shipped_gold
 from engine.protect.params import Param
 from engine.store import stored
@@ -350,7 +350,9 @@ class Redaction(Protector):
         return corrections_in_use(dataset.fingerprint, (self.name, "guard"), self.corrections).get(self.name)
 
     def fit_identity(self, dataset: Any = None) -> dict:
-        kept = self.kept_corrections(dataset) if isinstance(dataset, Dataset) else None
+        # the lists kept, if any, without refusing: a key is computed before a fit, which says what is missing
+        use = isinstance(dataset, Dataset) and self.corrections == KEPT
+        kept = kept_corrections(dataset.fingerprint, self.name) if use else None
         return {
             "corrections": kept.digest() if kept is not None else None,
             "identifiers": identifiers_digest(dataset, self.identifiers),
