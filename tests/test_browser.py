@@ -514,3 +514,9 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
             assert not page.locator('[data-testid="stException"]').count()
         finally:
             browser.close()
+            # the server shares the session's cache folder: what was annotated here must not measure the bundles
+            # later tests export of the same demo
+            from engine.paths import cache_dir
+            from engine.protect.corrections import ANNOTATIONS_FOLDER
+
+            shutil.rmtree(cache_dir() / ANNOTATIONS_FOLDER, ignore_errors=True)
