@@ -35,6 +35,14 @@ TEMPLATE = "plotly_white"
 # again, where a template named in a figure's layout is copied and validated (25 ms a figure, seconds for the
 # views a page prepares at each knob value).
 pio.templates.default = TEMPLATE
+
+
+def on_our_template() -> None:
+    """Make `TEMPLATE` plotly's default again: importing Streamlit after this module sets its own ("streamlit"),
+    so a report drawn in such a process would embed another template and replay to other bytes."""
+    pio.templates.default = TEMPLATE
+
+
 TOP_LEGEND = dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0)
 """A legend in one line between the title and the plot, for figures whose slanted category names fill the space
 below the plot (the title then needs a taller top margin)."""

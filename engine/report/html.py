@@ -16,7 +16,7 @@ from plotly.offline import get_plotlyjs
 
 from engine import __version__
 from engine.data.dataset import Dataset
-from engine.figures.text import highlight_changes
+from engine.figures.text import highlight_changes, on_our_template
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, measured_number, metric_info
 from engine.protect.base import Knob, Release
 from engine.protect.field_synthesis.sequential import FieldDraws
@@ -281,6 +281,7 @@ def render_report(report: ReleaseReport, internal: bool = False) -> str:
     per-target attack, no value of a record, the source by file name. The internal review report (``internal``
     True, written outside the bundle) adds the before/after samples the steward looked at and the per-target
     detail. Between the summary and the measures come the registered sections that apply (`_sections`)."""
+    on_our_template()  # the same figures whatever imported Streamlit since (the report's bytes replay)
     record, dataset, release, knob = report.record, report.dataset, report.release, report.knob
     facts = [
         ("Dataset", dataset.name),
