@@ -325,6 +325,11 @@ def test_every_registered_method_gets_its_own_colour_and_marker_on_the_compariso
 def test_every_figure_is_drawn_on_the_white_template():
     import plotly.io as pio
 
+    from engine.figures.text import on_our_template
+
+    # an AppTest earlier in this process imported Streamlit after the engine, which makes Streamlit's template
+    # plotly's default; the dashboard imports Streamlit first and the report reasserts ours (`on_our_template`)
+    on_our_template()
     white = pio.templates["plotly_white"].to_plotly_json()
     sweep = make_sweep()
     for figure in (frontier_figure(sweep, RISK, UTILITY), metric_along_knob_figure(sweep, RISK)):
