@@ -1,7 +1,8 @@
 """The stylometric author attack (Burrows' Delta on a declared background corpus): Delta as Burrows defines it on
 hand-computed values; well above chance on authors who differ in function-word habits but share their topics,
 near chance where their styles are the same; not measured, with a reason, without a background or a shared
-author; on the 50-author tweet file of ../shared/data when present."""
+author. Every corpus here is made by hand; the figures on the 50-author tweets are the benchmark's
+(`benchmarks/results_stylometric_attack.json`), not a test's."""
 
 from __future__ import annotations
 
