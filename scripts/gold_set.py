@@ -5,6 +5,8 @@ report the agreement of the second pass with the first (``engine.protect.kanon.g
 
 Each input line is {"id": …, "spans": [[exact text, label], …]} as GUIDELINES.md says; the outputs are
 ``annotations.jsonl`` (every post once), ``second_pass.jsonl`` and ``agreement.json`` (Cohen's κ over tokens).
+A span that cuts a word or is out of order (`span_problems`) stops it. The same for the cross-source set with
+``--out assets/gold/privacy-attributes-cross``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from engine.protect.kanon.gold import GOLD_DIR, agreement, read_posts, resolve  # noqa: E402
+from engine.protect.kanon.gold import GOLD_DIR, agreement, read_posts, resolve, span_problems  # noqa: E402
 
 
 def gather(paths: list[Path], posts: dict) -> dict[str, list[list]]:
@@ -33,6 +35,9 @@ def gather(paths: list[Path], posts: dict) -> dict[str, list[list]]:
             text = posts[row["id"]].text
             spans = resolve(text, row["spans"], f"{path}:{n}")
             out[row["id"]] = [[s, e, label, text[s:e]] for s, e, label in spans]
+            problems = span_problems(text, out[row["id"]])
+            if problems:
+                raise SystemExit(f"{path}:{n}: post {row['id']}: " + "; ".join(problems))
     return out
 
 

@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
@@ -43,7 +44,16 @@ def eligible(text: object) -> bool:
     return len(letters) >= 20 and sum(c.isascii() for c in letters) / len(letters) >= 0.98
 
 
-def draw(frame: pd.DataFrame, column: str, kind: str, cued: int, plain: int) -> list[dict]:
+def draw(
+    frame: pd.DataFrame,
+    column: str,
+    kind: str,
+    cued: int,
+    plain: int,
+    is_cued: Callable[[int, str], bool] | None = None,
+) -> list[dict]:
+    """The first ``cued`` eligible texts of ``frame[column]`` with a cue (``is_cued(row, text)``, default: a
+    word of `CUES`) and the first ``plain`` without, in the order of their text's SHA-256."""
     rows = [
         (hashlib.sha256(t.strip().encode()).hexdigest(), i, t.strip()) for i, t in frame[column].items() if eligible(t)
     ]
@@ -53,7 +63,8 @@ def draw(frame: pd.DataFrame, column: str, kind: str, cued: int, plain: int) -> 
         if text in seen:
             continue
         seen.add(text)
-        target = out_cued if CUES.search(text) else out_plain
+        hit = is_cued(row, text) if is_cued is not None else CUES.search(text) is not None
+        target = out_cued if hit else out_plain
         if len(target) < (cued if target is out_cued else plain):
             target.append({"kind": kind, "row": int(row), "text": text})
     return out_cued + out_plain

@@ -1,9 +1,12 @@
-"""The privacy-attribute gold set (``assets/gold/privacy-attributes``): posts, their annotated spans, the tokens
-the labels are counted on, and the agreement of two annotation passes (Abeywardana & Thayasivam, Section 5:
-"cross annotated … an agreement study was performed", κ 0.6–0.7).
+"""The privacy-attribute gold sets: posts, their annotated spans, the tokens the labels are counted on, and the
+agreement of two annotation passes (Abeywardana & Thayasivam, Section 5: "cross annotated … an agreement study
+was performed", κ 0.6–0.7). Two sets (`GOLD_SETS`), annotated under one same GUIDELINES.md: the tagger's own
+(``assets/gold/privacy-attributes``, Twitter profiles and tweets, split 70:30 to train and score it) and a
+cross-source one it never trains on (``assets/gold/privacy-attributes-cross``, WNUT-17 posts and airline tweets,
+issue 51).
 
-Files (GUIDELINES.md beside them says how posts are annotated): ``posts.jsonl`` (id, kind, row, text),
-``annotations.jsonl`` and ``second_pass.jsonl`` (id, spans: [start, end, label, text], character offsets).
+Files of a set: ``posts.jsonl`` (id, kind, row, text), ``annotations.jsonl`` and ``second_pass.jsonl`` (id,
+spans: [start, end, label, text], character offsets).
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ from engine.errors import DataError
 from engine.paths import ASSETS_DIR
 
 GOLD_DIR = ASSETS_DIR / "gold" / "privacy-attributes"
+CROSS_GOLD_DIR = ASSETS_DIR / "gold" / "privacy-attributes-cross"
+GOLD_SETS = {"in-split": GOLD_DIR, "cross-source": CROSS_GOLD_DIR}
+"""The gold sets by name: the tagger's own (trained on 70%, scored on 30%) and one from other sources."""
 LABELS = ("DI", "QIAGE", "QIRACE", "QIREGION", "QIGENDER", "QILANG", "QIJOB", "SA")
 """Abeywardana & Thayasivam, Table 3; every other token is NONE."""
 LABEL_NAMES = {
@@ -102,6 +108,52 @@ def read_spans(path: Path, posts: Mapping[str, Post]) -> dict[str, list[Span]]:
                 raise DataError(f"{path.name} line {n}: span {piece!r} ({label}) does not match the post")
         out[post.id] = spans
     return out
+
+
+def span_problems(text: str, spans: Sequence[tuple[int, int, str, str]]) -> list[str]:
+    """What is wrong with a post's stored spans ([start, end, label, text]): offsets outside the post, a text
+    that is not the post's characters at its offsets, an unknown label, spans out of order or overlapping, or
+    a span that starts or ends inside a word (a part of a word is allowed only before an apostrophe, a slash
+    or a hyphen: ``girl`` of "girl's", ``Blogger`` of "Blogger/Speaker"). Empty when the spans are sound."""
+    out, at = [], 0
+    for start, end, label, piece in spans:
+        where = f"{piece!r} at {start}–{end}"
+        if not 0 <= start < end <= len(text):
+            out.append(f"{where}: outside the post's {len(text)} characters")
+            continue
+        if text[start:end] != piece:
+            out.append(f"{where}: the post has {text[start:end]!r} there")
+        if label not in LABELS:
+            out.append(f"{where}: unknown label {label!r}; the labels are {', '.join(LABELS)}")
+        if start < at:
+            out.append(f"{where}: before or inside the span before it (which ends at {at})")
+        if (start and text[start - 1].isalnum() and text[start].isalnum()) or (
+            end < len(text) and text[end].isalnum() and text[end - 1].isalnum()
+        ):
+            out.append(f"{where}: cuts a word")
+        at = end
+    return out
+
+
+@dataclass(frozen=True)
+class GoldSet:
+    """One gold set: its posts, first-pass spans and second-pass spans (a subset of the posts)."""
+
+    name: str
+    folder: Path
+    posts: dict[str, Post]
+    first: dict[str, list[Span]]
+    second: dict[str, list[Span]]
+
+
+def gold_set(name: str = "in-split") -> GoldSet:
+    """The gold set ``name`` of `GOLD_SETS`, read and checked by `read_posts` and `read_spans`."""
+    if name not in GOLD_SETS:
+        raise DataError(f"no gold set {name!r}; the gold sets are {', '.join(GOLD_SETS)}")
+    folder = GOLD_SETS[name]
+    posts = read_posts(folder)
+    first = read_spans(folder / "annotations.jsonl", posts)
+    return GoldSet(name, folder, posts, first, read_spans(folder / "second_pass.jsonl", posts))
 
 
 def cohen_kappa(a: Sequence[str], b: Sequence[str]) -> float:
