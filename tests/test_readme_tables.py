@@ -125,3 +125,26 @@ def test_the_readme_states_the_swaps_measured_limit_from_the_benchmark():
     at = sets["defaults"]["default rate"]
     assert at["swapped_chunks_after"]["accuracy"] > at["swapped_chunks_before"]["accuracy"] / 2  # not reached
     assert f"DU {at['swap_du']:.3f}" in text and "**A limit measured, not met.**" in text
+
+
+def test_the_taggers_cross_source_figures_are_the_benchmarks_last_run():
+    """docs/k-anonymity.md states the tagger's macro F1 on the cross-source gold set (issue 51) per source, as
+    `benchmarks/bench_kanon.py` measured it last, beside the in-split one and the second pass's κ."""
+    import json
+
+    results = json.loads((ROOT / "benchmarks" / "results_kanon.json").read_text(encoding="utf-8"))
+    cross = results["cross_source"]
+    agreement = json.loads((ROOT / "assets" / "gold" / "privacy-attributes-cross" / "agreement.json").read_text())
+    text = " ".join((ROOT / "docs" / "k-anonymity.md").read_text(encoding="utf-8").split())
+    release, table5 = cross["taggers"].values()
+    assert release["wnut17"]["posts"] == release["airline-tweet"]["posts"] == 100
+    stated = (
+        f"macro F1 {release['wnut17']['macro_f1']:.3f} on the comments and {release['airline-tweet']['macro_f1']:.3f}"
+        f" on the airline tweets, {release['all']['macro_f1']:.3f} together, against {cross['in_split_macro_f1']:.3f}"
+        f" in-split, for the tagger a release uses; {table5['wnut17']['macro_f1']:.3f},"
+        f" {table5['airline-tweet']['macro_f1']:.3f} and {table5['all']['macro_f1']:.3f} for Table 5's tagger"
+    )
+    assert stated in text, "run `benchmarks/bench_kanon.py --json benchmarks/results_kanon.json --only cross_source`"
+    assert f"second pass over {agreement['second_pass_posts']} posts, κ {agreement['token_kappa']['all']:.3f}" in text
+    held_out = {row["label"]: row["f1"] for row in results["held_out_table5"]}
+    assert cross["in_split_macro_f1"] == held_out["macro"]
