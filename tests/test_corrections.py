@@ -204,4 +204,24 @@ def test_a_bundle_with_kept_corrections_records_counts_and_replays_only_where_th
         drop_corrections(dataset.fingerprint, "redact")
     capsys.readouterr()
     assert main(["verify", str(out), "--data", str(data)]) != 0  # a reviewer's machine: the lists are not here
-    assert "no corrections of redact or guard are kept for this dataset on this machine" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "no corrections of redact or guard are kept for this dataset on this machine" in said
+    assert str(corrections_path(dataset.fingerprint, "redact")) in said and "--annotations FILE" in said
+    copy = tmp_path / "from-the-steward"
+    copy.mkdir()
+    (copy / "other-corrections.json").write_text("{}")
+    assert main(["verify", str(out), "--data", str(data), "--annotations", str(copy / "other-corrections.json")]) == 2
+    assert "not a kept corrections file; accepted:" in capsys.readouterr().err
+    keep_corrections(Corrections("another dataset", "redact", allow=("x",)))
+    (copy / "other-corrections.json").write_bytes(corrections_path("another dataset", "redact").read_bytes())
+    drop_corrections("another dataset", "redact")
+    assert main(["verify", str(out), "--data", str(data), "--annotations", str(copy)]) == 2
+    assert "no corrections of this dataset" in capsys.readouterr().err
+    keep_corrections(lists)
+    (copy / "lists-corrections.json").write_bytes(corrections_path(dataset.fingerprint, "redact").read_bytes())
+    drop_corrections(dataset.fingerprint, "redact")
+    try:
+        assert main(["verify", str(out), "--data", str(data), "--annotations", str(copy)]) == 0
+        assert "kept corrections of redact: 2 never, 1 always replaced" in capsys.readouterr().out
+    finally:
+        drop_corrections(dataset.fingerprint, "redact")

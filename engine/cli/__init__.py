@@ -12,6 +12,7 @@ from typing import NoReturn
 
 from engine.backends import BACKENDS
 from engine.cli.args import (
+    add_annotations_argument,
     add_data_arguments,
     add_key_arguments,
     add_parameter_flags,
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--out", required=True, help="folder to write the release into")
     add_key_arguments(r)
+    add_annotations_argument(r)
     r.set_defaults(func=cmd_release)
 
     c = sub.add_parser("compare", help="sweep several methods on the same data and seed, and put them on one frontier")
@@ -142,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the background corpus the release declared: its SHA-256 and rows are checked against the manifest's "
         "(without it, the file at the path the release recorded, if it is here)",
     )
+    add_annotations_argument(v)
     v.set_defaults(func=cmd_verify)
 
     e = sub.add_parser(
