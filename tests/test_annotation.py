@@ -9,6 +9,7 @@ import json
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.annotation.detectors import GUARD, detector, detector_names
@@ -18,9 +19,13 @@ from engine.annotation.sample import draw_sample, strata, stratifying_field
 from engine.annotation.scores import ALL, Share, score
 from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
 from engine.annotation.store import annotations_path, load_annotations, save_annotations
+from engine.annotation.thresholds import kept_thresholds, type_curves
 from engine.cli import main
+from engine.data.dataset import Dataset
 from engine.data.load import load_dataset
-from engine.errors import DataError
+from engine.data.schema import Schema
+from engine.errors import ConfigError, DataError
+from engine.figures.detection import precision_recall_figure
 from engine.intervals import wilson
 from engine.protect import get_protector
 from engine.protect.detection import DetectionShare
@@ -222,3 +227,64 @@ def test_a_bundle_exported_after_annotating_holds_the_measure_but_no_annotation(
     # the annotations are gone (a reviewer's machine): the replay takes the scores the record kept, byte for byte
     assert manifest["annotated_detection"][0]["scores"]["records"] == 2
     assert main(["verify", str(out), "--data", str(tiny_files.parent / "data.csv")]) == 0
+
+
+PHONES = [
+    "call me at 555-123-4567 today",
+    "order 2125551234 shipped",
+    "ticket 0123 4567 89 lost",
+    "my ref is (212) 555-1234 ok",
+]
+
+
+def _phone_data() -> tuple[Dataset, Annotations]:
+    """Four records whose numbers the recognizer scores 0.9 (a phone after "call"), 0.7, 0.7 and 0.7; the steward
+    marked the first and the last as phones and removed the order and ticket numbers."""
+    dataset = Dataset("phones", pd.DataFrame({"text": PHONES}), Schema(text="text"), source="tests")
+    annotations = Annotations(dataset.fingerprint, "redact", (0, 1, 2, 3))
+    for r, spans in ((0, [(11, 23, "PHONE")]), (1, []), (2, []), (3, [(10, 24, "PHONE")])):
+        annotations = annotations.with_record(RecordAnnotation(r, PHONES[r], tuple(spans)))
+    return dataset, annotations
+
+
+def test_a_scored_type_has_a_precision_recall_point_per_confidence_computed_by_hand():
+    dataset, annotations = _phone_data()
+    det = detector(get_protector("redact", use_ner=False))
+    curves = {c.label: c for c in type_curves(det, dataset, annotations, knob=1)}
+    assert set(curves) == {"PHONE"}  # no other type found or marked; spaCy off
+    phone = curves["PHONE"]
+    assert phone.scored and phone.current == 0.5 and "scored 0.2–1" in phone.why
+    # marked tokens: 555 - 123 - 4567 and ( 212 ) 555 - 1234, 11; the order number 1 token, the ticket's 3
+    got = [(p.threshold, p.recall.hit, p.recall.total, p.precision.hit, p.precision.total) for p in phone.points]
+    assert got == [(0.7, 11, 11, 11, 15), (0.9, 5, 11, 5, 5), (1.0, 0, 11, 0, 0)]
+    recalls = [p.recall.value for p in phone.points]
+    assert recalls == sorted(recalls, reverse=True)  # a higher threshold never finds more
+    assert phone.at(0.5) == phone.points[0] and phone.at(0.8) == phone.points[1] and phone.at(0.95).threshold == 1.0
+    assert phone.points[1].recall.text() == Share(5, 11).text()  # the panel's "45% [..–..%]" with Wilson's bounds
+    fig = precision_recall_figure([phone], {"PHONE": 0.9})
+    curve, ring = fig.data
+    assert list(curve.x) == [1.0, 5 / 11, 0.0] and list(curve.text) == ["0.7", "0.9", "1"]
+    assert (ring.x[0], ring.y[0]) == (5 / 11, 1.0)  # the chosen threshold's point
+    assert curve.error_y.arrayminus[1] == pytest.approx(1.0 - wilson(5, 5)[0])
+    # the kept threshold is redaction's parameter: a release at it keeps the order and the ticket numbers
+    kept = kept_thresholds((), {"PHONE": 0.9})
+    assert kept == ("PHONE=0.9",)
+    released = get_protector("redact", use_ner=False, thresholds=kept).fit(dataset).release(1).data["text"].tolist()
+    assert "555-123-4567" not in released[0] and released[1:3] == PHONES[1:3] and "555-1234" in released[3]
+    assert kept_thresholds(kept, {"PHONE": 0.5}) == ()  # back to the default: no entry
+    with pytest.raises(ConfigError, match="no identifier type 'PHON'; the types are"):
+        kept_thresholds((), {"PHON": 0.9})
+    with pytest.raises(ConfigError, match="the threshold of PHONE is 1.5; a threshold is between 0 and 1"):
+        kept_thresholds((), {"PHONE": 1.5})
+
+
+def test_a_detector_without_scores_has_one_point_per_type(tiny_dataset):
+    annotations = Annotations(tiny_dataset.fingerprint, GUARD, (0,))
+    text = tiny_dataset.texts[0]
+    annotations = annotations.with_record(RecordAnnotation(0, text, ((0, len("@friend0"), "HANDLE"),)))
+    det = detector(get_protector("redact", use_ner=False), GUARD)
+    [handle] = type_curves(det, tiny_dataset, annotations, knob=0)
+    assert handle.label == "HANDLE" and not handle.scored and handle.current is None and len(handle.points) == 1
+    assert "no score per span" in handle.why and handle.points[0].recall == Share(2, 2)
+    with pytest.raises(ValueError, match="need 1 reviewed record or more; none reviewed"):
+        type_curves(det, tiny_dataset, Annotations(tiny_dataset.fingerprint, GUARD, (0,)), knob=0)
