@@ -18,7 +18,7 @@ from engine.annotation.residual import AnnotatedDetection, with_annotations
 from engine.annotation.sample import draw_sample, strata, stratifying_field
 from engine.annotation.scores import ALL, Share, score
 from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
-from engine.annotation.store import annotations_path, load_annotations, save_annotations
+from engine.annotation.store import annotations_path, delete_annotations, load_annotations, save_annotations
 from engine.annotation.thresholds import kept_thresholds, type_curves
 from engine.cli import main
 from engine.data.dataset import Dataset
@@ -288,3 +288,58 @@ def test_a_detector_without_scores_has_one_point_per_type(tiny_dataset):
     assert "no score per span" in handle.why and handle.points[0].recall == Share(2, 2)
     with pytest.raises(ValueError, match="need 1 reviewed record or more; none reviewed"):
         type_curves(det, tiny_dataset, Annotations(tiny_dataset.fingerprint, GUARD, (0,)), knob=0)
+
+
+def test_the_annotate_command_samples_imports_scores_and_exports(tiny_files, tmp_path, capsys):
+    data = tiny_files.parent / "data.csv"
+    dataset = load_dataset(data, tiny_files)
+    where = ["--data", str(data), "--schema", str(tiny_files), "--method", "redact", "--no-use-ner"]
+    sample = tmp_path / "sample.json"
+    try:
+        assert main(["annotate", "score", *where]) == 2
+        assert "no annotated record of" in capsys.readouterr().err
+        assert main(["annotate", "sample", *where, "--n", "6", "--out", str(sample)]) == 0
+        assert "6 records of" in capsys.readouterr().out
+        rows = json.loads(sample.read_text())
+        assert [r["record"] for r in rows] == draw_sample(dataset, 6) and all(r["spans"] for r in rows)
+        assert {s[2] for r in rows for s in r["spans"]} == {"HANDLE", "HASHTAG"}  # the detector's, filled in
+        for r in rows:  # the steward removes every hashtag: none is an identifier here
+            r["spans"] = [s for s in r["spans"] if s[2] != "HASHTAG"]
+        sample.write_text(json.dumps(rows))
+        assert main(["annotate", "import", str(sample), *where]) == 0
+        assert "imported 6 annotated records (6 spans)" in capsys.readouterr().out
+        assert main(["annotate", "score", *where, "--knob", "1", "--curves"]) == 0
+        lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+        # every handle found (@ friend0: 2 tokens a record); the hashtags' 2 tokens a record found, not marked
+        assert f"all types 12 {Share(12, 12).text()} {Share(12, 24).text()} {Share(6, 6).text()}" in lines, lines
+        assert "HANDLE: format matches scored 0.2–1 by their validator and context words" in lines
+        assert f"* threshold 0.9 recall {Share(12, 12).text()} precision {Share(12, 12).text()}" in lines
+        assert "threshold 1 recall 0% [0–24%] precision –" in lines  # above every handle's confidence
+        assert main(["annotate", "export", *where, "--format", "conll"]) == 0
+        conll = capsys.readouterr().out
+        assert conll.count("# record = ") == 6 and "B-HANDLE" in conll and "HASHTAG" not in conll
+        assert (
+            read_annotations(conll, "a.conll", dict(enumerate(dataset.texts)), ())
+            == load_annotations(dataset.fingerprint, "redact").reviewed()
+        )
+        # malformed files: what is wrong and what is accepted
+        text = dataset.texts[rows[0]["record"]]
+        for spans, said in (
+            ([[0, 999, "HANDLE"]], f"does not lie within its text of {len(text)} characters"),
+            ([[0, 3, "HANDEL"]], "label 'HANDEL' is not accepted; accepted: URL, EMAIL, PHONE, HANDLE,"),
+        ):
+            bad = tmp_path / "bad.json"
+            bad.write_text(json.dumps([{"record": rows[0]["record"], "text": text, "spans": spans}]))
+            assert main(["annotate", "import", str(bad), *where]) == 2
+            assert said in capsys.readouterr().err
+        bad.write_text(json.dumps([{"record": 999, "spans": []}]))  # another dataset's ids
+        assert main(["annotate", "import", str(bad), *where]) == 2
+        assert "record 999 is not one of the records that may be annotated in this data" in capsys.readouterr().err
+        bad.write_text(json.dumps([{"record": 0, "text": "another text", "spans": []}]))
+        assert main(["annotate", "import", str(bad), *where]) == 2
+        assert "is not the data's (a file made from other data?)" in capsys.readouterr().err
+        bad.write_text("@friend0 B-HANDLE\n")
+        assert main(["annotate", "import", str(tmp_path / "bad.conll"), *where]) == 2
+        assert "no such file" in capsys.readouterr().err
+    finally:
+        delete_annotations(dataset.fingerprint, "redact")

@@ -27,7 +27,7 @@ from engine.annotation.residual import annotation_records, detector_at, found_in
 from engine.annotation.sample import SAMPLE_STEP, draw_sample, stratifying_field
 from engine.annotation.scores import ALL, DetectionScores, score
 from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
-from engine.annotation.store import delete_annotations, load_annotations, save_annotations
+from engine.annotation.store import delete_annotations, import_records, load_annotations, save_annotations
 from engine.annotation.thresholds import THRESHOLDS, TypeCurve, kept_thresholds, type_curves
 from engine.data.dataset import Dataset
 from engine.errors import DataError
@@ -510,11 +510,9 @@ def _files(dataset: Dataset, det: Detector, annotations: Annotations | None) -> 
     records = session.guarded(read)
     if records is None:
         return
-    base = annotations or Annotations(dataset.fingerprint, det.name, ())
+    import_records(dataset.fingerprint, det.name, records)
     for record in records:
-        base = base.with_record(record)
         st.session_state.pop(_key("work", dataset.fingerprint[:12], det.name, record.record), None)
-    save_annotations(base)
     st.session_state[seen] = digest
     st.session_state[_key("imported_note")] = (
         f"Imported {display.counted(len(records), 'annotated record')} from {display.md_escape(upload.name)}."

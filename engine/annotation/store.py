@@ -61,3 +61,13 @@ def annotations_stamp(fingerprint: str, detectors: Sequence[str]) -> str:
             digest.update(name.encode() + b"\0" + path.read_bytes())
             kept = True
     return digest.hexdigest() if kept else ""
+
+
+def import_records(fingerprint: str, detector: str, records: Sequence[RecordAnnotation]) -> Annotations:
+    """Keep ``records`` (read from a file, `engine.annotation.formats`) as reviewed in the annotations of the
+    dataset with ``fingerprint`` for ``detector``, replacing what those records had; returns the annotations."""
+    base = load_annotations(fingerprint, detector) or Annotations(fingerprint, detector, ())
+    for record in records:
+        base = base.with_record(record)
+    save_annotations(base)
+    return base

@@ -1,5 +1,5 @@
-"""The `textsdc` command: datasets, sweep, release, compare, pins and sessions, verify, evaluate-detection and
-dashboard. Its flags come from the methods' and the measures' declarations (`engine.cli.args`).
+"""The `textsdc` command: datasets, sweep, release, compare, pins and sessions, annotate, verify,
+evaluate-detection and dashboard. Its flags come from the methods' and the measures' declarations (`engine.cli.args`).
 
 A user error prints one line (``textsdc: error: ...``) and exits with status 2.
 """
@@ -11,6 +11,7 @@ import sys
 from typing import NoReturn
 
 from engine.backends import BACKENDS
+from engine.cli.annotate import add_parsers as add_annotate_parsers
 from engine.cli.args import (
     add_annotations_argument,
     add_data_arguments,
@@ -118,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compare)
 
     add_parsers(sub, add_data_arguments)
+    add_annotate_parsers(sub)
 
     v = sub.add_parser(
         "verify",
