@@ -91,18 +91,49 @@ class Corrections:
         labels = dict(self.deny)
         return [(m.start(), m.end(), labels[m.group()]) for m in self._pattern.finditer(text)]
 
-    def apply(self, text: str, spans: Sequence[Tiered], tier: Callable[[str], float] = lambda _: 0.0) -> list[Tiered]:
+    def apply(
+        self,
+        text: str,
+        spans: Sequence[Tiered],
+        tier: Callable[[str], float] = lambda _: 0.0,
+        by_label: bool = False,
+    ) -> list[Tiered]:
         """``spans`` (start, end, label, knob value from which replaced) of ``text`` corrected (module docstring);
-        an added span is replaced from ``tier(label)``."""
+        an added span is replaced from ``tier(label)``. ``by_label``: the labels matter (the swap's categories,
+        the tagger's attributes), so a found span covering a denied string under another label gives way to it."""
         allowed = set(self.allow)
         kept = [t for t in spans if text[t[0] : t[1]] not in allowed]
         added = [
             (s, e, label, tier(label))
             for s, e, label in self.denied_in(text)
-            if not any(k[0] <= s and e <= k[1] for k in kept)
+            if not any(k[0] <= s and e <= k[1] and (not by_label or k[2] == label) for k in kept)
         ]
         kept = [k for k in kept if not any(a[0] < k[1] and k[0] < a[1] for a in added)]
         return sorted([*kept, *added])
+
+
+def corrected(
+    texts: Sequence[str], spans: Sequence[Sequence[Span]], corrections: Corrections | None
+) -> list[list[Span]]:
+    """Each text's ``spans`` (start, end, label) corrected by ``corrections`` (`Corrections.apply`; none: as they
+    are): what the swap's entity recognizer and the k-anonymity tagger find, with the steward's lists; their labels
+    matter, so a denied string found under another label takes the steward's."""
+    if not corrections:
+        return [list(s) for s in spans]
+    return [
+        [
+            (s, e, label)
+            for s, e, label, _ in corrections.apply(text, [(a, b, lab, 0.0) for a, b, lab in found], by_label=True)
+        ]
+        for text, found in zip(texts, spans)
+    ]
+
+
+def method_corrections(fingerprint: str, method: str, choice: str) -> Corrections | None:
+    """The lists kept for ``method``'s own detector that it runs with (``corrections = choice``), None when it
+    runs without; ConfigError, naming the files looked for, when "kept" finds none of the method's nor the
+    guard's (`corrections_in_use`)."""
+    return corrections_in_use(fingerprint, (method, GUARD_DETECTOR), choice).get(method)
 
 
 @dataclass(frozen=True)
