@@ -301,6 +301,13 @@ def _thresholds(
     if annotations is None or not annotations.done:
         st.caption("Accept a record to see each type's precision and recall as its threshold moves.")
         return
+    shown = st.toggle(
+        "Show each type's precision and recall as its threshold moves",
+        key=_key("curves_on", det.name),
+        help="The detector runs once per threshold on the sample: a few seconds.",
+    )
+    if not shown:
+        return
     with st.spinner("Measuring each type at each of its thresholds…"):
         curves = session.guarded(lambda: type_curves(det, dataset, annotations, knob))
     if not curves:

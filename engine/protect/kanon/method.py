@@ -278,6 +278,7 @@ class KAnonymity(Protector):
     max_suppressed: float
     ell: int
     t: float
+    corrections: str  # the common parameter (`engine.protect.params.CORRECTIONS`)
     parameters = (
         Param(
             "unit",

@@ -273,6 +273,7 @@ class EntitySwap(Protector):
     percentile: float
     identifiers: str | None
     unit: str
+    corrections: str  # the common parameter (`engine.protect.params.CORRECTIONS`)
     parameters = (
         Param(
             "metadata",
@@ -461,7 +462,7 @@ class EntitySwap(Protector):
     def fit_identity(self, dataset: Dataset | None = None) -> dict:
         # the lists kept, if any, without refusing: a key is computed before a fit, which says what is missing
         use = isinstance(dataset, Dataset) and self.corrections == KEPT
-        kept = kept_corrections(dataset.fingerprint, self.name) if use else None
+        kept = kept_corrections(dataset.fingerprint, self.name) if use and dataset is not None else None
         return {
             "corrections": kept.digest() if kept is not None else None,
             "embedding": model_version() if self.embedding == "minilm" else "tfidf-svd (100 dims)",
