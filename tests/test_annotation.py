@@ -265,6 +265,7 @@ def test_a_scored_type_has_a_precision_recall_point_per_confidence_computed_by_h
     curve, ring = fig.data
     assert list(curve.x) == [1.0, 5 / 11, 0.0] and list(curve.text) == ["0.7", "0.9", "1"]
     assert (ring.x[0], ring.y[0]) == (5 / 11, 1.0)  # the chosen threshold's point
+    assert list(curve.marker.symbol) == ["circle", "circle", "circle-open"]  # none found at 1: no precision
     assert curve.error_y.arrayminus[1] == pytest.approx(1.0 - wilson(5, 5)[0])
     # the kept threshold is redaction's parameter: a release at it keeps the order and the ticket numbers
     kept = kept_thresholds((), {"PHONE": 0.9})

@@ -338,7 +338,10 @@ def _thresholds(
     if det.name != "redact" or not scored:
         return
     current = tuple(params.get(THRESHOLDS) or ())
-    kept = kept_thresholds(current, chosen)
+    moved = {  # a slider left where the threshold in use acts changes nothing
+        c.label: chosen[c.label] for c in scored if c.current is None or chosen[c.label] != c.at(c.current).threshold
+    }
+    kept = kept_thresholds(current, moved)
     flag = _key("thresholds_changed", det.name)
 
     def use() -> None:

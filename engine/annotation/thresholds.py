@@ -136,6 +136,8 @@ def _redaction_curves(
             row = score(reviewed, [at[a.record] for a in reviewed], det.by_label).get(label, "token")
             empty = Share(0, 0)
             points.append(CurvePoint(level, row.recall if row else empty, row.precision if row else empty))
+        if not any(p.recall.total or p.precision.total for p in points):
+            continue  # found only in records not reviewed yet: nothing to draw
         scored, why = _why(label, use_ner)
         curves.append(TypeCurve(label, tuple(points), scored, current[label], why))
     return tuple(curves)
@@ -148,8 +150,9 @@ def type_curves(
     knob: float,
     progress: Progress = no_progress,
 ) -> tuple[TypeCurve, ...]:
-    """Per type the detector replaces at ``knob`` that it finds or the steward marked, its precision–recall
-    points on the reviewed records of ``annotations`` (module docstring). ValueError when none is reviewed."""
+    """Per type the detector replaces at ``knob`` that the steward marked or it finds in the reviewed records of
+    ``annotations`` (at some threshold), its precision–recall points on them (module docstring). ValueError when
+    none is reviewed."""
     reviewed = annotations.reviewed()
     if not reviewed:
         raise ValueError("precision and recall per type need 1 reviewed record or more; none reviewed")

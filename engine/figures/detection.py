@@ -94,8 +94,9 @@ def detection_figure(quality: DetectionQuality, level: str = "token") -> go.Figu
 def precision_recall_figure(curves: Sequence[TypeCurve], chosen: Mapping[str, float] | None = None) -> go.Figure:
     """One panel per type: precision against recall on the steward's annotated records as the type's threshold
     rises (`engine.annotation.thresholds`), each point's Wilson intervals as error bars and its threshold beside
-    it; the point at the type's ``chosen`` threshold (default: the one it runs with) ringed. A type the detector
-    does not score is one point, said so under its title."""
+    it; the point at the type's ``chosen`` threshold (default: the one it runs with) ringed. A threshold that finds
+    nothing (no precision) is a hollow point on the recall axis. A type the detector does not score is one point,
+    said so under its title."""
     chosen = dict(chosen or {})
     n = max(1, len(curves))
     cols = min(3, n)
@@ -108,7 +109,9 @@ def precision_recall_figure(curves: Sequence[TypeCurve], chosen: Mapping[str, fl
         r, c = divmod(i, cols)
         shown = [p for p in curve.points if p.recall.total or p.precision.total]
         xs = [p.recall.value if p.recall.total else 0.0 for p in shown]
-        ys = [p.precision.value if p.precision.total else float("nan") for p in shown]
+        # a threshold that finds nothing has no precision: drawn on the axis, hollow
+        ys = [p.precision.value if p.precision.total else 0.0 for p in shown]
+        hollow = [not p.precision.total for p in shown]
         bounds = [(p.recall.interval(), p.precision.interval()) for p in shown]
         fig.add_trace(
             go.Scatter(
@@ -116,7 +119,7 @@ def precision_recall_figure(curves: Sequence[TypeCurve], chosen: Mapping[str, fl
                 y=ys,
                 mode="lines+markers+text" if curve.scored else "markers",
                 line=dict(color="#1f77b4", width=1.5),
-                marker=dict(size=7, color="#1f77b4"),
+                marker=dict(size=7, color="#1f77b4", symbol=["circle-open" if h else "circle" for h in hollow]),
                 text=[f"{p.threshold:g}" if curve.scored else "" for p in shown],
                 textposition="top right",
                 textfont=dict(size=10),
@@ -132,12 +135,14 @@ def precision_recall_figure(curves: Sequence[TypeCurve], chosen: Mapping[str, fl
                 error_y=dict(
                     type="data",
                     symmetric=False,
-                    array=[hi - y if hi == hi and y == y else 0.0 for y, (_, (_, hi)) in zip(ys, bounds)],
-                    arrayminus=[y - lo if lo == lo and y == y else 0.0 for y, (_, (lo, _)) in zip(ys, bounds)],
+                    array=[hi - y if hi == hi else 0.0 for y, (_, (_, hi)) in zip(ys, bounds)],
+                    arrayminus=[y - lo if lo == lo else 0.0 for y, (_, (lo, _)) in zip(ys, bounds)],
                     thickness=1,
                     color="#9ecae1",
                 ),
-                customdata=[[p.recall.text(), p.precision.text()] for p in shown],
+                customdata=[
+                    [p.recall.text(), p.precision.text() if p.precision.total else "– (none found)"] for p in shown
+                ],
                 hovertemplate=(f"{type_name(curve.label)}" + (", threshold %{text}" if curve.scored else ""))
                 + "<br>recall %{customdata[0]}<br>precision %{customdata[1]}<extra></extra>",
                 showlegend=False,
