@@ -262,7 +262,8 @@ def test_a_scored_type_has_a_precision_recall_point_per_confidence_computed_by_h
     assert phone.at(0.5) == phone.points[0] and phone.at(0.8) == phone.points[1] and phone.at(0.95).threshold == 1.0
     assert phone.points[1].recall.text() == Share(5, 11).text()  # the panel's "45% [..–..%]" with Wilson's bounds
     fig = precision_recall_figure([phone], {"PHONE": 0.9})
-    curve, ring = fig.data
+    line, curve, ring = fig.data
+    assert list(line.x) == [1.0, 5 / 11]  # the line stops where nothing is found
     assert list(curve.x) == [1.0, 5 / 11, 0.0] and list(curve.text) == ["0.7", "0.9", "1"]
     assert (ring.x[0], ring.y[0]) == (5 / 11, 1.0)  # the chosen threshold's point
     assert list(curve.marker.symbol) == ["circle", "circle", "circle-open"]  # none found at 1: no precision

@@ -112,13 +112,24 @@ def precision_recall_figure(curves: Sequence[TypeCurve], chosen: Mapping[str, fl
         # a threshold that finds nothing has no precision: drawn on the axis, hollow
         ys = [p.precision.value if p.precision.total else 0.0 for p in shown]
         hollow = [not p.precision.total for p in shown]
+        fig.add_trace(  # the curve joins the thresholds that find something (no line to one without precision)
+            go.Scatter(
+                x=[x for x, h in zip(xs, hollow) if not h],
+                y=[y for y, h in zip(ys, hollow) if not h],
+                mode="lines",
+                line=dict(color="#1f77b4", width=1.5),
+                hoverinfo="skip",
+                showlegend=False,
+            ),
+            row=r + 1,
+            col=c + 1,
+        )
         bounds = [(p.recall.interval(), p.precision.interval()) for p in shown]
         fig.add_trace(
             go.Scatter(
                 x=xs,
                 y=ys,
-                mode="lines+markers+text" if curve.scored else "markers",
-                line=dict(color="#1f77b4", width=1.5),
+                mode="markers+text" if curve.scored else "markers",
                 marker=dict(size=7, color="#1f77b4", symbol=["circle-open" if h else "circle" for h in hollow]),
                 text=[f"{p.threshold:g}" if curve.scored else "" for p in shown],
                 textposition="top right",
