@@ -9,6 +9,7 @@ import json
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from engine.annotation.detectors import GUARD, detector, detector_names
@@ -17,10 +18,14 @@ from engine.annotation.residual import AnnotatedDetection, with_annotations
 from engine.annotation.sample import draw_sample, strata, stratifying_field
 from engine.annotation.scores import ALL, Share, score
 from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
-from engine.annotation.store import annotations_path, load_annotations, save_annotations
+from engine.annotation.store import annotations_path, delete_annotations, load_annotations, save_annotations
+from engine.annotation.thresholds import kept_thresholds, type_curves
 from engine.cli import main
+from engine.data.dataset import Dataset
 from engine.data.load import load_dataset
-from engine.errors import DataError
+from engine.data.schema import Schema
+from engine.errors import ConfigError, DataError
+from engine.figures.detection import precision_recall_figure
 from engine.intervals import wilson
 from engine.protect import get_protector
 from engine.protect.detection import DetectionShare
@@ -222,3 +227,121 @@ def test_a_bundle_exported_after_annotating_holds_the_measure_but_no_annotation(
     # the annotations are gone (a reviewer's machine): the replay takes the scores the record kept, byte for byte
     assert manifest["annotated_detection"][0]["scores"]["records"] == 2
     assert main(["verify", str(out), "--data", str(tiny_files.parent / "data.csv")]) == 0
+
+
+PHONES = [
+    "call me at 555-123-4567 today",
+    "order 2125551234 shipped",
+    "ticket 0123 4567 89 lost",
+    "my ref is (212) 555-1234 ok",
+]
+
+
+def _phone_data() -> tuple[Dataset, Annotations]:
+    """Four records whose numbers the recognizer scores 0.9 (a phone after "call"), 0.7, 0.7 and 0.7; the steward
+    marked the first and the last as phones and removed the order and ticket numbers."""
+    dataset = Dataset("phones", pd.DataFrame({"text": PHONES}), Schema(text="text"), source="tests")
+    annotations = Annotations(dataset.fingerprint, "redact", (0, 1, 2, 3))
+    for r, spans in ((0, [(11, 23, "PHONE")]), (1, []), (2, []), (3, [(10, 24, "PHONE")])):
+        annotations = annotations.with_record(RecordAnnotation(r, PHONES[r], tuple(spans)))
+    return dataset, annotations
+
+
+def test_a_scored_type_has_a_precision_recall_point_per_confidence_computed_by_hand():
+    dataset, annotations = _phone_data()
+    det = detector(get_protector("redact", use_ner=False))
+    curves = {c.label: c for c in type_curves(det, dataset, annotations, knob=1)}
+    assert set(curves) == {"PHONE"}  # no other type found or marked; spaCy off
+    phone = curves["PHONE"]
+    assert phone.scored and phone.current == 0.5 and "scored 0.2–1" in phone.why
+    # marked tokens: 555 - 123 - 4567 and ( 212 ) 555 - 1234, 11; the order number 1 token, the ticket's 3
+    got = [(p.threshold, p.recall.hit, p.recall.total, p.precision.hit, p.precision.total) for p in phone.points]
+    assert got == [(0.7, 11, 11, 11, 15), (0.9, 5, 11, 5, 5), (1.0, 0, 11, 0, 0)]
+    recalls = [p.recall.value for p in phone.points]
+    assert recalls == sorted(recalls, reverse=True)  # a higher threshold never finds more
+    assert phone.at(0.5) == phone.points[0] and phone.at(0.8) == phone.points[1] and phone.at(0.95).threshold == 1.0
+    assert phone.points[1].recall.text() == Share(5, 11).text()  # the panel's "45% [..–..%]" with Wilson's bounds
+    fig = precision_recall_figure([phone], {"PHONE": 0.9})
+    line, curve, ring = fig.data
+    assert list(line.x) == [1.0, 5 / 11]  # the line stops where nothing is found
+    assert list(curve.x) == [1.0, 5 / 11, 0.0] and list(curve.text) == ["0.7", "0.9", "1"]
+    assert (ring.x[0], ring.y[0]) == (5 / 11, 1.0)  # the chosen threshold's point
+    assert list(curve.marker.symbol) == ["circle", "circle", "circle-open"]  # none found at 1: no precision
+    assert curve.error_y.arrayminus[1] == pytest.approx(1.0 - wilson(5, 5)[0])
+    # the kept threshold is redaction's parameter: a release at it keeps the order and the ticket numbers
+    kept = kept_thresholds((), {"PHONE": 0.9})
+    assert kept == ("PHONE=0.9",)
+    released = get_protector("redact", use_ner=False, thresholds=kept).fit(dataset).release(1).data["text"].tolist()
+    assert "555-123-4567" not in released[0] and released[1:3] == PHONES[1:3] and "555-1234" in released[3]
+    assert kept_thresholds(kept, {"PHONE": 0.5}) == ()  # back to the default: no entry
+    with pytest.raises(ConfigError, match="no identifier type 'PHON'; the types are"):
+        kept_thresholds((), {"PHON": 0.9})
+    with pytest.raises(ConfigError, match="the threshold of PHONE is 1.5; a threshold is between 0 and 1"):
+        kept_thresholds((), {"PHONE": 1.5})
+
+
+def test_a_detector_without_scores_has_one_point_per_type(tiny_dataset):
+    annotations = Annotations(tiny_dataset.fingerprint, GUARD, (0,))
+    text = tiny_dataset.texts[0]
+    annotations = annotations.with_record(RecordAnnotation(0, text, ((0, len("@friend0"), "HANDLE"),)))
+    det = detector(get_protector("redact", use_ner=False), GUARD)
+    [handle] = type_curves(det, tiny_dataset, annotations, knob=0)
+    assert handle.label == "HANDLE" and not handle.scored and handle.current is None and len(handle.points) == 1
+    assert "no score per span" in handle.why and handle.points[0].recall == Share(2, 2)
+    with pytest.raises(ValueError, match="need 1 reviewed record or more; none reviewed"):
+        type_curves(det, tiny_dataset, Annotations(tiny_dataset.fingerprint, GUARD, (0,)), knob=0)
+
+
+def test_the_annotate_command_samples_imports_scores_and_exports(tiny_files, tmp_path, capsys):
+    data = tiny_files.parent / "data.csv"
+    dataset = load_dataset(data, tiny_files)
+    where = ["--data", str(data), "--schema", str(tiny_files), "--method", "redact", "--no-use-ner"]
+    sample = tmp_path / "sample.json"
+    try:
+        assert main(["annotate", "score", *where]) == 2
+        assert "no annotated record of" in capsys.readouterr().err
+        assert main(["annotate", "sample", *where, "--n", "6", "--out", str(sample)]) == 0
+        assert "6 records of" in capsys.readouterr().out
+        rows = json.loads(sample.read_text())
+        assert [r["record"] for r in rows] == draw_sample(dataset, 6) and all(r["spans"] for r in rows)
+        assert {s[2] for r in rows for s in r["spans"]} == {"HANDLE", "HASHTAG"}  # the detector's, filled in
+        for r in rows:  # the steward removes every hashtag: none is an identifier here
+            r["spans"] = [s for s in r["spans"] if s[2] != "HASHTAG"]
+        sample.write_text(json.dumps(rows))
+        assert main(["annotate", "import", str(sample), *where]) == 0
+        assert "imported 6 annotated records (6 spans)" in capsys.readouterr().out
+        assert main(["annotate", "score", *where, "--knob", "1", "--curves"]) == 0
+        lines = [" ".join(line.split()) for line in capsys.readouterr().out.splitlines()]
+        # every handle found (@ friend0: 2 tokens a record); the hashtags' 2 tokens a record found, not marked
+        assert f"all types 12 {Share(12, 12).text()} {Share(12, 24).text()} {Share(6, 6).text()}" in lines, lines
+        assert "HANDLE: format matches scored 0.2–1 by their validator and context words" in lines
+        assert f"* threshold 0.9 recall {Share(12, 12).text()} precision {Share(12, 12).text()}" in lines
+        assert "threshold 1 recall 0% [0–24%] precision –" in lines  # above every handle's confidence
+        assert main(["annotate", "export", *where, "--format", "conll"]) == 0
+        conll = capsys.readouterr().out
+        assert conll.count("# record = ") == 6 and "B-HANDLE" in conll and "HASHTAG" not in conll
+        assert (
+            read_annotations(conll, "a.conll", dict(enumerate(dataset.texts)), ())
+            == load_annotations(dataset.fingerprint, "redact").reviewed()
+        )
+        # malformed files: what is wrong and what is accepted
+        text = dataset.texts[rows[0]["record"]]
+        for spans, said in (
+            ([[0, 999, "HANDLE"]], f"does not lie within its text of {len(text)} characters"),
+            ([[0, 3, "HANDEL"]], "label 'HANDEL' is not accepted; accepted: URL, EMAIL, PHONE, HANDLE,"),
+        ):
+            bad = tmp_path / "bad.json"
+            bad.write_text(json.dumps([{"record": rows[0]["record"], "text": text, "spans": spans}]))
+            assert main(["annotate", "import", str(bad), *where]) == 2
+            assert said in capsys.readouterr().err
+        bad.write_text(json.dumps([{"record": 999, "spans": []}]))  # another dataset's ids
+        assert main(["annotate", "import", str(bad), *where]) == 2
+        assert "record 999 is not one of the records that may be annotated in this data" in capsys.readouterr().err
+        bad.write_text(json.dumps([{"record": 0, "text": "another text", "spans": []}]))
+        assert main(["annotate", "import", str(bad), *where]) == 2
+        assert "is not the data's (a file made from other data?)" in capsys.readouterr().err
+        bad.write_text("@friend0 B-HANDLE\n")
+        assert main(["annotate", "import", str(tmp_path / "bad.conll"), *where]) == 2
+        assert "no such file" in capsys.readouterr().err
+    finally:
+        delete_annotations(dataset.fingerprint, "redact")

@@ -6,7 +6,10 @@ parameter in the cache key and the release record (digest and counts, no string)
 from __future__ import annotations
 
 import json
+import re
 
+import numpy as np
+import pandas as pd
 import pytest
 
 from engine.annotation.corrections import cross_validated, learn, learnt
@@ -27,6 +30,7 @@ from engine.protect.corrections import (
     kept_corrections,
 )
 from engine.protect.guard import Guard, guarded
+from engine.protect.swap.entities import chunk_entities
 from tests.leakage import bundle_texts, scan_bundle
 
 
@@ -204,4 +208,86 @@ def test_a_bundle_with_kept_corrections_records_counts_and_replays_only_where_th
         drop_corrections(dataset.fingerprint, "redact")
     capsys.readouterr()
     assert main(["verify", str(out), "--data", str(data)]) != 0  # a reviewer's machine: the lists are not here
-    assert "no corrections of redact or guard are kept for this dataset on this machine" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "no corrections of redact or guard are kept for this dataset on this machine" in said
+    assert str(corrections_path(dataset.fingerprint, "redact")) in said and "--annotations FILE" in said
+    copy = tmp_path / "from-the-steward"
+    copy.mkdir()
+    (copy / "other-corrections.json").write_text("{}")
+    assert main(["verify", str(out), "--data", str(data), "--annotations", str(copy / "other-corrections.json")]) == 2
+    assert "not a kept corrections file; accepted:" in capsys.readouterr().err
+    keep_corrections(Corrections("another dataset", "redact", allow=("x",)))
+    (copy / "other-corrections.json").write_bytes(corrections_path("another dataset", "redact").read_bytes())
+    drop_corrections("another dataset", "redact")
+    assert main(["verify", str(out), "--data", str(data), "--annotations", str(copy)]) == 2
+    assert "no corrections of this dataset" in capsys.readouterr().err
+    keep_corrections(lists)
+    (copy / "lists-corrections.json").write_bytes(corrections_path(dataset.fingerprint, "redact").read_bytes())
+    drop_corrections(dataset.fingerprint, "redact")
+    try:
+        assert main(["verify", str(out), "--data", str(data), "--annotations", str(copy)]) == 0
+        assert "kept corrections of redact: 2 never, 1 always replaced" in capsys.readouterr().out
+    finally:
+        drop_corrections(dataset.fingerprint, "redact")
+
+
+CALLS = [
+    "Our partner Globex signed in Springfield, and Globex shipped the order.",
+    "Analysts at Initech asked about Springfield and the Zorblat plant.",
+    "The Zorblat line opened in Shelbyville with Initech.",
+]
+
+
+def test_the_swaps_entity_recognizer_takes_the_kept_lists():
+    """Deny: "Zorblat" (no name spaCy knows) an organization wherever it stands; allow: "Springfield" is no
+    place; the rest as spaCy finds it."""
+    categories = {"organization": ("ORG",), "location": ("GPE", "LOC")}
+    plain = chunk_entities(CALLS, categories)
+    assert "Springfield" in plain.values["location"][0] and "Zorblat" not in plain.values["organization"][1]
+    lists = Corrections("fp", "swap", allow=("Springfield",), deny=(("Zorblat", "organization"), ("x", "money")))
+    found = chunk_entities(CALLS, categories, corrections=lists)
+    assert found.values["organization"][1][-1] == "Zorblat" and found.values["organization"][2][0] == "Zorblat"
+    assert not any("Springfield" in v for v in found.values["location"])
+    assert "Shelbyville" in found.values["location"][2]  # a place not on the allow list stays a place
+    zorblat = found.mentions[found.mentions["text"] == "Zorblat"]
+    assert list(zorblat["chunk"]) == [1, 2] and set(zorblat["category"]) == {"organization"}
+    assert chunk_entities(CALLS, categories, corrections=Corrections("fp", "swap")).values.equals(plain.values)
+
+
+@pytest.fixture(scope="module")
+def posts():
+    from engine.data.dataset import Dataset
+    from engine.data.schema import Schema
+    from engine.protect.kanon.gold import read_posts
+
+    frame = pd.DataFrame({"text": [p.text for p in list(read_posts().values())[:80]]})
+    return Dataset("gold-posts", frame, Schema(text="text"), source="tests")
+
+
+def test_the_k_anonymity_tagger_takes_the_kept_lists(posts):
+    """An identifier the tagger found and the steward allowed stays in the release as written; a word it did not
+    tag and she denied as a direct identifier is replaced wherever it stands."""
+    plain = get_protector("kanon").fit(posts)
+    texts = posts.texts.tolist()
+    tagged = [(r, texts[r][s:e]) for r, spans in enumerate(plain.spans) for s, e, lab in spans if lab == "DI"]
+    allowed = next(value for _, value in tagged if len(value) > 3)
+    untagged = {texts[r][s:e] for r, spans in enumerate(plain.spans) for s, e, _ in spans}
+    denied = next(w for w in ("morning", "today", "people", "work") if w not in untagged and w in " ".join(texts))
+    lists = Corrections(posts.fingerprint, "kanon", allow=(allowed,), deny=((denied, "DI"),))
+    keep_corrections(lists)
+    try:
+        corrected_fit = get_protector("kanon", corrections="kept").fit(posts)
+        assert fit_key(get_protector("kanon", corrections="kept"), posts) != fit_key(get_protector("kanon"), posts)
+        before = plain.release(5, np.random.default_rng(0)).data["text"].tolist()
+        after = corrected_fit.release(5, np.random.default_rng(0))
+        released = after.data["text"].tolist()
+        word = re.compile(rf"(?<!\w){re.escape(denied)}(?!\w)")
+        holds = [r for r, t in enumerate(texts) if word.search(t)]
+        assert holds and all(word.search(before[r]) for r in holds)  # the tagger alone leaves it
+        assert not any(word.search(released[r]) for r in holds)  # denied: replaced in every record
+        named = re.compile(rf"(?<!\w){re.escape(allowed)}(?!\w)")
+        assert not any(named.search(before[r]) for r, v in tagged if v == allowed)  # the tagger's: replaced
+        assert all(named.search(released[r]) for r, v in tagged if v == allowed)  # allowed: kept as written
+        assert after.detail(KeptCorrections) == KeptCorrections("kanon", lists.digest(), 1, 1)
+    finally:
+        drop_corrections(posts.fingerprint, "kanon")

@@ -158,14 +158,20 @@ def _make_targets() -> frozenset[str]:
 
 @cache
 def _subcommands() -> dict[str, frozenset[str]]:
-    """Each `textsdc` subcommand with the option strings its parser accepts."""
+    """Each `textsdc` subcommand with the option strings its parser accepts (a command with commands of its own,
+    `textsdc annotate sample`, those of any of them)."""
     from engine.cli import build_parser
+
+    def options(parser: argparse.ArgumentParser) -> frozenset[str]:
+        found = {o for action in parser._actions for o in action.option_strings}
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                found.update(*(options(sp) for sp in action.choices.values()))
+        return frozenset(found)
 
     parser = build_parser()
     (sub,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
-    return {
-        name: frozenset(o for action in sp._actions for o in action.option_strings) for name, sp in sub.choices.items()
-    }
+    return {name: options(sp) for name, sp in sub.choices.items()}
 
 
 def _commands(page: Path) -> list[tuple[str, str, str]]:

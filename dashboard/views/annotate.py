@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
@@ -26,9 +27,11 @@ from engine.annotation.residual import annotation_records, detector_at, found_in
 from engine.annotation.sample import SAMPLE_STEP, draw_sample, stratifying_field
 from engine.annotation.scores import ALL, DetectionScores, score
 from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
-from engine.annotation.store import delete_annotations, load_annotations, save_annotations
+from engine.annotation.store import delete_annotations, import_records, load_annotations, save_annotations
+from engine.annotation.thresholds import THRESHOLDS, TypeCurve, kept_thresholds, type_curves
 from engine.data.dataset import Dataset
 from engine.errors import DataError
+from engine.figures.detection import precision_recall_figure
 from engine.figures.text import label_colours
 from engine.protect import METHODS, get_protector
 from engine.protect.corrections import KEPT, NONE, Corrections, keep_corrections, kept_corrections
@@ -192,6 +195,7 @@ def _panel(dataset: Dataset, method: str, params: dict, seed: int) -> None:
     )
     current = load_annotations(fp, det.name)
     _measures(det, current, found, knob, dataset)
+    _thresholds(det, current, dataset, method, params, knob)
     _corrections(det, current, dataset, method, params, knob)
     _files(dataset, det, current)
 
@@ -268,6 +272,92 @@ def _measures(det: Detector, annotations: Annotations | None, found, knob: float
         f"Token level: a marked token is found when the detector finds it {how}; precision is the share of the "
         "tokens it finds that you marked. Whole spans found: a marked value found all of it."
     )
+
+
+def threshold_table(curves: Sequence[TypeCurve], chosen: dict[str, float]) -> pd.DataFrame:
+    """Per type: the threshold chosen (or "–" where the detector has none), recall and precision there."""
+    rows = []
+    for curve in curves:
+        at = chosen.get(curve.label, curve.current)
+        point = curve.at(at) if at is not None else curve.points[0]
+        rows.append(
+            {
+                "Type": curve.label,
+                "Threshold": f"{at:g}" if at is not None else "–",
+                "Recall": point.recall.text(),
+                "Precision": point.precision.text(),
+                "Points": curve.why,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _thresholds(
+    det: Detector, annotations: Annotations | None, dataset: Dataset, method: str, params: dict, knob: float
+) -> None:
+    """Precision against recall per type as its threshold moves, a threshold per scored type set against the
+    sample, and the choice to use them (redaction's ``thresholds`` parameter, which the manifest records)."""
+    st.markdown("**Precision and recall per type**")
+    if annotations is None or not annotations.done:
+        st.caption("Accept a record to see each type's precision and recall as its threshold moves.")
+        return
+    shown = st.toggle(
+        "Show each type's precision and recall as its threshold moves",
+        key=_key("curves_on", det.name),
+        help="The detector runs once per threshold on the sample: a few seconds.",
+    )
+    if not shown:
+        return
+    with st.spinner("Measuring each type at each of its thresholds…"):
+        curves = session.guarded(lambda: type_curves(det, dataset, annotations, knob))
+    if not curves:
+        if curves is not None:
+            st.caption(f"{detector_at(det, knob).capitalize()} finds nothing you marked nor anything else here.")
+        return
+    chosen: dict[str, float] = {}
+    scored = [c for c in curves if c.scored or (c.current is not None and len(c.points) > 1)]
+    if scored:
+        columns = st.columns(min(3, len(scored)))
+        for i, curve in enumerate(scored):
+            levels = [p.threshold for p in curve.points]
+            start = curve.at(curve.current if curve.current is not None else levels[0]).threshold
+            chosen[curve.label] = columns[i % len(columns)].select_slider(
+                f"{curve.label} threshold",
+                options=levels,
+                value=start,
+                key=_key("threshold", det.name, curve.label, ",".join(map(str, levels))),
+                help="A found span of this type is replaced when its confidence reaches the threshold; each step "
+                "is a confidence the detector gave a span in your sample (1: none of the lower ones).",
+            )
+    st.plotly_chart(precision_recall_figure(curves, chosen), key=_key("pr", det.name))
+    st.dataframe(threshold_table(curves, chosen), hide_index=True, key=_key("threshold_table", det.name))
+    st.caption(
+        f"At {detector_at(det, knob)}, token level, on {display.counted(len(annotations.done), 'accepted record')}; "
+        "brackets: Wilson 95% intervals. Ringed: the threshold chosen."
+    )
+    if det.name != "redact" or not scored:
+        return
+    current = tuple(params.get(THRESHOLDS) or ())
+    moved = {  # a slider left where the threshold in use acts changes nothing
+        c.label: chosen[c.label] for c in scored if c.current is None or chosen[c.label] != c.at(c.current).threshold
+    }
+    kept = kept_thresholds(current, moved)
+    flag = _key("thresholds_changed", det.name)
+
+    def use() -> None:
+        st.session_state[f"param::{method}::{THRESHOLDS}"] = ", ".join(kept)
+        st.session_state[flag] = True
+
+    st.button(
+        "Use these thresholds",
+        key=_key("use_thresholds", det.name),
+        on_click=use,
+        disabled=kept == tuple(kept_thresholds(current, {})),
+        help="Sets redaction's per-type confidence thresholds to these: the release records them and its replay "
+        "command carries them.",
+    )
+    if st.session_state.pop(flag, False):
+        st.rerun()  # the whole page: the method's settings changed
 
 
 def _tier(det: Detector):
@@ -430,11 +520,9 @@ def _files(dataset: Dataset, det: Detector, annotations: Annotations | None) -> 
     records = session.guarded(read)
     if records is None:
         return
-    base = annotations or Annotations(dataset.fingerprint, det.name, ())
+    import_records(dataset.fingerprint, det.name, records)
     for record in records:
-        base = base.with_record(record)
         st.session_state.pop(_key("work", dataset.fingerprint[:12], det.name, record.record), None)
-    save_annotations(base)
     st.session_state[seen] = digest
     st.session_state[_key("imported_note")] = (
         f"Imported {display.counted(len(records), 'annotated record')} from {display.md_escape(upload.name)}."

@@ -18,7 +18,7 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Protector
-from engine.protect.corrections import GUARD_DETECTOR, KEPT, Tiered, kept_corrections
+from engine.protect.corrections import GUARD_DETECTOR, KEPT, Corrections, Tiered, corrected, kept_corrections
 from engine.protect.guard import Guard
 from engine.protect.params import CORRECTIONS, GUARD_OFF, GUARD_TYPES
 from engine.text.detection_quality import Span
@@ -82,18 +82,25 @@ class Detector:
             from engine.protect.swap.entities import CATEGORIES, chunk_entities
 
             categories = {c: CATEGORIES[c] for c in self.labels}
-            mentions = chunk_entities(texts, categories, progress).mentions
+            mentions = chunk_entities(texts, categories, progress, corrections=self._kept(dataset)).mentions
             for k, s, e, category in mentions[["chunk", "start", "end", "category"]].itertuples(index=False):
                 found[int(k)].append((int(s), int(e), str(category), 0.0))
         elif self.name == "kanon":
             from engine.protect.kanon.sanitize import propagate
             from engine.protect.kanon.tagger import default_tagger
 
-            for k, spans in enumerate(propagate(texts, default_tagger().tag(texts, progress))):
+            tagged = propagate(texts, default_tagger().tag(texts, progress))
+            for k, spans in enumerate(corrected(texts, tagged, self._kept(dataset))):
                 found[k] = [(s, e, lab, 0.0) for s, e, lab in spans]
         else:
             raise ConfigError(f"no detector {self.name!r}; accepted: {', '.join(detector_names(self.protector))}")
         return Found(self.name, tuple(int(r) for r in records), tuple(tuple(sorted(f)) for f in found))
+
+    def _kept(self, dataset: Dataset) -> Corrections | None:
+        """The kept lists of this detector when its method runs with them (``corrections`` "kept")."""
+        if self.protector.params().get(CORRECTIONS.name) != KEPT:
+            return None
+        return kept_corrections(dataset.fingerprint, self.name)
 
 
 def _identifiers(detector: Detector) -> str | None:

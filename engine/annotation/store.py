@@ -5,57 +5,45 @@ the span JSON of the reviewed records (`engine.annotation.formats`) with the sam
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
-from engine.atomic import atomic_write_bytes
-from engine.errors import DataError
-from engine.paths import cache_dir
-from engine.protect.corrections import ANNOTATIONS_FOLDER
-
-FOLDER = ANNOTATIONS_FOLDER
+from engine.protect.steward_files import read_steward_file, steward_path, write_steward_file
 
 
 def annotations_path(fingerprint: str, detector: str) -> Path:
     """The file of the annotations of the dataset with ``fingerprint`` for ``detector``."""
-    return cache_dir() / FOLDER / f"{fingerprint[:32]}-{detector}.json"
+    return steward_path(fingerprint, detector)
 
 
 def save_annotations(annotations: Annotations) -> Path:
     """Keep ``annotations`` (readable by the steward's account only); returns the file."""
-    path = annotations_path(annotations.fingerprint, annotations.detector)
-    path.parent.mkdir(parents=True, exist_ok=True)
     body = {
-        "fingerprint": annotations.fingerprint,
-        "detector": annotations.detector,
         "sample": list(annotations.sample),
         "records": [
             {"record": a.record, "text": a.text, "spans": [list(s) for s in a.spans]} for a in annotations.reviewed()
         ],
     }
-    atomic_write_bytes(path, json.dumps(body, ensure_ascii=False, indent=1).encode("utf-8"), private=True)
-    return path
+    path = annotations_path(annotations.fingerprint, annotations.detector)
+    return write_steward_file(path, annotations.fingerprint, annotations.detector, body)
 
 
 def load_annotations(fingerprint: str, detector: str) -> Annotations | None:
     """The annotations kept for the dataset with ``fingerprint`` and ``detector``; None when there are none.
     DataError when the file is not one this module wrote."""
     path = annotations_path(fingerprint, detector)
-    if not path.is_file():
-        return None
-    try:
-        body = json.loads(path.read_text(encoding="utf-8"))
-        if body["fingerprint"] != fingerprint or body["detector"] != detector:
-            raise KeyError("fingerprint")
+
+    def parse(body: dict) -> Annotations:
         done = {}
         for raw in body["records"]:
             record, text = int(raw["record"]), str(raw["text"])
             done[record] = RecordAnnotation(record, text, checked_spans(text, raw["spans"], f"{path} record {record}"))
         return Annotations(fingerprint, detector, tuple(int(r) for r in body["sample"]), done)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
-        raise DataError(f"the annotations file {path} is damaged; delete it to start the annotations again") from None
+
+    return read_steward_file(
+        path, fingerprint, detector, parse, "annotations", "delete it to start the annotations again"
+    )
 
 
 def delete_annotations(fingerprint: str, detector: str) -> None:
@@ -73,3 +61,13 @@ def annotations_stamp(fingerprint: str, detectors: Sequence[str]) -> str:
             digest.update(name.encode() + b"\0" + path.read_bytes())
             kept = True
     return digest.hexdigest() if kept else ""
+
+
+def import_records(fingerprint: str, detector: str, records: Sequence[RecordAnnotation]) -> Annotations:
+    """Keep ``records`` (read from a file, `engine.annotation.formats`) as reviewed in the annotations of the
+    dataset with ``fingerprint`` for ``detector``, replacing what those records had; returns the annotations."""
+    base = load_annotations(fingerprint, detector) or Annotations(fingerprint, detector, ())
+    for record in records:
+        base = base.with_record(record)
+    save_annotations(base)
+    return base

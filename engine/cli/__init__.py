@@ -1,5 +1,5 @@
-"""The `textsdc` command: datasets, sweep, release, compare, pins and sessions, verify, evaluate-detection and
-dashboard. Its flags come from the methods' and the measures' declarations (`engine.cli.args`).
+"""The `textsdc` command: datasets, sweep, release, compare, pins and sessions, annotate, verify,
+evaluate-detection and dashboard. Its flags come from the methods' and the measures' declarations (`engine.cli.args`).
 
 A user error prints one line (``textsdc: error: ...``) and exits with status 2.
 """
@@ -11,7 +11,9 @@ import sys
 from typing import NoReturn
 
 from engine.backends import BACKENDS
+from engine.cli.annotate import add_parsers as add_annotate_parsers
 from engine.cli.args import (
+    add_annotations_argument,
     add_data_arguments,
     add_key_arguments,
     add_parameter_flags,
@@ -100,6 +102,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--out", required=True, help="folder to write the release into")
     add_key_arguments(r)
+    add_annotations_argument(r)
     r.set_defaults(func=cmd_release)
 
     c = sub.add_parser("compare", help="sweep several methods on the same data and seed, and put them on one frontier")
@@ -116,6 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.set_defaults(func=cmd_compare)
 
     add_parsers(sub, add_data_arguments)
+    add_annotate_parsers(sub)
 
     v = sub.add_parser(
         "verify",
@@ -142,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="the background corpus the release declared: its SHA-256 and rows are checked against the manifest's "
         "(without it, the file at the path the release recorded, if it is here)",
     )
+    add_annotations_argument(v)
     v.set_defaults(func=cmd_verify)
 
     e = sub.add_parser(

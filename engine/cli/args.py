@@ -22,6 +22,7 @@ from engine.measures.registry import setting_parameters
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS, get_protector, schema_parameters
 from engine.protect.base import Protector, knob_number
+from engine.protect.corrections import REPLAY_OPTION, import_corrections
 from engine.protect.params import Param
 from engine.sweep import check_replicates
 
@@ -243,6 +244,30 @@ def add_key_arguments(sp: argparse.ArgumentParser, key: bool = True) -> None:
             metavar="FILE",
             help="make the pseudonyms with the key in FILE (one --key-out wrote) instead of the cache folder's",
         )
+
+
+def add_annotations_argument(sp: argparse.ArgumentParser) -> None:
+    """``--annotations``: the steward's kept corrections files, for a replay with ``corrections = kept`` away from
+    the steward's cache folder (`engine.protect.corrections.import_corrections`)."""
+    sp.add_argument(
+        REPLAY_OPTION,
+        dest="annotations",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="a kept corrections file of the steward (…-corrections.json in the cache folder's annotations/), or "
+        "the folder holding them: kept on this machine before the release is made, for corrections = kept "
+        "(may be given more than once)",
+    )
+
+
+def import_annotations(args: argparse.Namespace, fingerprint: str) -> None:
+    """Keep the corrections files ``--annotations`` gives for the dataset with ``fingerprint``, saying which."""
+    if not getattr(args, "annotations", None):
+        return
+    for lists in import_corrections(args.annotations, fingerprint):
+        counts = lists.counts()
+        print(f"kept corrections of {lists.detector}: {counts['allow']} never, {counts['deny']} always replaced")
 
 
 def load(args: argparse.Namespace) -> Dataset:

@@ -13,6 +13,7 @@ from engine.atomic import atomic_write_text
 from engine.cache import fit_cached
 from engine.cli.args import (
     check_run,
+    import_annotations,
     key_of,
     load,
     measure_options,
@@ -37,6 +38,7 @@ from engine.measures.evaluate import check_options
 from engine.protect import METHODS, get_protector
 from engine.protect.base import Protector
 from engine.record.decision import Decision
+from engine.record.manifest import read_record
 from engine.record.replay import ReplaySpec
 from engine.results import SweepResult
 from engine.sweep import run_sweep
@@ -183,6 +185,7 @@ def cmd_release(args: argparse.Namespace) -> int:
     decision = Decision.load(args.decision) if args.decision else None
     key = key_of(args)
     dataset = load(args)
+    import_annotations(args, dataset.fingerprint)
     protector = protector_of(args, dataset)
     if args.knob is not None:
         protector.knob.validate(args.knob)  # the method's general range, before the costly fit
@@ -323,6 +326,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         print(claim.line())
     check = ReplayCheck()
     if not differences and args.replay:
+        import_annotations(args, read_record(folder).dataset.fingerprint)
         check = verify_replay(folder, args.data, progress_bar("making the release again"), key)
         differences = list(check.differences)
     for line in differences:

@@ -179,7 +179,7 @@ def guarded(fitted: Fitted, protector: Protector, dataset: Dataset) -> Fitted:
     if fitted.guard is not None:
         return fitted
     params = protector.params()
-    detectors = (*((protector.name,) if protector.name == "redact" else ()), GUARD_DETECTOR)
+    detectors = (*((protector.name,) if protector.detects else ()), GUARD_DETECTOR)
     kept = corrections_in_use(dataset.fingerprint, detectors, params[CORRECTIONS.name])
     out = copy.copy(fitted)
     identifiers = getattr(protector, "identifiers", None)

@@ -208,14 +208,15 @@ CORRECTIONS = Param(
     "none",
     "every method: whether the detectors run with the allow and deny lists the steward kept from the "
     "corrections of an annotated sample (kept: strings the steward removed are never replaced, strings the "
-    "steward added are always replaced, by redaction and the release guard; the release records the lists' "
-    "digest and counts, not their strings, and is replayed only where they are kept)",
+    "steward added are always replaced, by redaction, the swap's entity recognizer, k-anonymity's tagger and the "
+    "release guard; the release records the lists' digest and counts, not their strings, and is replayed only where "
+    "they are kept or given with --annotations FILE)",
     choices=("none", "kept"),
     expert=True,
     label="Corrections from the annotated sample",
 )
 """A parameter every method has (`engine.protect.base.Protector`): the release guard's lists decide its
-releases; redaction's decide its fit (`Redaction.fit_identity` holds their digest)."""
+releases; redaction's, the swap's and k-anonymity's decide their fits (`fit_identity` holds their digest)."""
 
 RUN_PARAMETERS = frozenset({GUARD_OFF.name, CORRECTIONS.name})
 """The parameters every method shares that decide its releases but not its fit (left out of the fit-cache key,

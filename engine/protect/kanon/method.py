@@ -25,6 +25,7 @@ from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail, Statement
 from engine.protect.claims import AnonymityClaim
+from engine.protect.corrections import KEPT, KeptCorrections, corrected, kept_corrections, method_corrections
 from engine.protect.detection import GOLD_NAME, DetectionShare
 from engine.protect.kanon.found import tagger_found
 from engine.protect.kanon.gold import LABEL_NAMES, Span
@@ -185,6 +186,8 @@ class FittedKanon(Fitted):
     detection: tuple[DetectionShare, ...] = ()
     """What share of the attributes and identifiers the tagger finds on gold it was not trained on
     (`detection_shares`); the quasi-identifiers' first."""
+    corrections: KeptCorrections | None = None
+    """The steward's kept lists the tagger ran with (digest and counts)."""
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         k = int(self.knob.validate(value))
@@ -217,6 +220,7 @@ class FittedKanon(Fitted):
                     replace(d, guarantee=f"k ≥ {k} over the attributes found") if i == 0 else d
                     for i, d in enumerate(self.detection)
                 ),
+                *((self.corrections,) if self.corrections is not None else ()),
             ),
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
             # (they also list the spans kept as written: new == original)
@@ -274,6 +278,7 @@ class KAnonymity(Protector):
     max_suppressed: float
     ell: int
     t: float
+    corrections: str  # the common parameter (`engine.protect.params.CORRECTIONS`)
     parameters = (
         Param(
             "unit",
@@ -342,7 +347,14 @@ class KAnonymity(Protector):
         gold = hashlib.sha256((GOLD_DIR / "annotations.jsonl").read_bytes()).hexdigest()
         shipped = SHIPPED / MODEL_FILE
         model = hashlib.sha256(shipped.read_bytes()).hexdigest() if shipped.is_file() else None
-        return {"tagger": f"crf c1={C1} c2={C2} iterations={ITERATIONS}", "gold_set": gold, "model": model}
+        use = isinstance(dataset, Dataset) and self.corrections == KEPT
+        kept = kept_corrections(dataset.fingerprint, self.name) if use else None
+        return {
+            "tagger": f"crf c1={C1} c2={C2} iterations={ITERATIONS}",
+            "gold_set": gold,
+            "model": model,
+            "corrections": kept.digest() if kept is not None else None,
+        }
 
     def check(self, dataset: Any) -> list[str]:
         if self.unit == "author" and dataset.schema.author is None:
@@ -354,7 +366,8 @@ class KAnonymity(Protector):
         texts = dataset.texts.astype(str).tolist()
         progress(0, 1, "loading the privacy-attribute tagger")
         tagger = default_tagger()
-        spans = propagate(texts, tagger.tag(texts, progress))
+        kept = method_corrections(dataset.fingerprint, self.name, self.corrections)
+        spans = corrected(texts, propagate(texts, tagger.tag(texts, progress)), kept)
         if self.unit == "author":
             groups = pd.factorize(dataset.frame[dataset.schema.author].astype(str))[0]
         else:
@@ -373,4 +386,5 @@ class KAnonymity(Protector):
             ell=self.ell or None,
             t=self.t or None,
             detection=detection_shares(),
+            corrections=kept.kept() if kept is not None else None,
         )

@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from engine.progress import Progress, no_progress
+from engine.protect.corrections import Corrections, corrected
 from engine.protect.detection import GOLD_NAME, DetectionShare, gold_digest, gold_size, shipped_gold
 from engine.store import stored
 from engine.text.detection_share import Found, spans_found
@@ -57,10 +58,13 @@ def chunk_entities(
     categories: Mapping[str, Sequence[str]] = CATEGORIES,
     progress: Progress = no_progress,
     skip: re.Pattern[str] | None = None,
+    corrections: Corrections | None = None,
 ) -> ChunkEntities:
     """The entities of every chunk by category (module docstring); an entity that overlaps a match of ``skip``
     (the placeholders of suppressed identifiers, which the recognizer may take for part of a name) is left
-    out."""
+    out. With the steward's kept ``corrections`` (`engine.protect.corrections`, labels being categories): an
+    allowed string is no entity, a denied one is an entity of its category wherever it stands as a word (a
+    denied category this run does not take is left out)."""
     if not categories:
         raise ValueError("no entity category given; the paper's are " + ", ".join(CATEGORIES))
     category_of = {label: name for name, labels in categories.items() for label in labels}
@@ -71,10 +75,12 @@ def chunk_entities(
         text = chunks[k]
         found: dict[str, list[str]] = {name: [] for name in categories}
         blocked = [(m.start(), m.end()) for m in skip.finditer(text)] if skip is not None else []
-        for start, end, label in spans:
-            if any(start < b and a < end for a, b in blocked):
+        named = [(start, end, category_of[label]) for start, end, label in spans]
+        [named] = corrected([text], [named], corrections)
+        for start, end, name in named:
+            if name not in categories or any(start < b and a < end for a, b in blocked):
                 continue
-            name, entity = category_of[label], text[start:end]
+            entity = text[start:end]
             mentions.append((k, start, end, name, entity))
             if entity not in found[name]:
                 found[name].append(entity)

@@ -42,6 +42,7 @@ from engine.data.identifiers_file import (
 from engine.errors import ConfigError, DataError
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Knob, Protector, Release, ReleaseDetail, Statement
+from engine.protect.corrections import KEPT, KeptCorrections, kept_corrections, method_corrections
 from engine.protect.detection import DetectionShare, gold_digest
 from engine.protect.params import Param
 from engine.protect.redact import CHANGE_COLUMNS
@@ -106,6 +107,7 @@ class FittedSwap(Fitted):
     own_names: pd.DataFrame | None = None  # `identifiers.names_of_one`: names left that one value's chunks hold
     detection: tuple[DetectionShare, ...] = ()  # what spaCy finds of the swapped and must-change categories
     unit: str = "documents"  # what the bundle releases: whole documents, or shuffled passages with no link
+    corrections: KeptCorrections | None = None  # the steward's kept lists the entity recognizer ran with
 
     _withheld: tuple[tuple[str, ...], str] | None = field(default=None, init=False, repr=False)
 
@@ -197,6 +199,7 @@ class FittedSwap(Fitted):
                 *unit,
                 *((Statement("Direct identifiers", self.suppressed),) if self.suppressed else ()),
                 *self.detection,
+                *((self.corrections,) if self.corrections is not None else ()),
             ),
             changes_ship=False,
             withheld=withheld,
@@ -270,6 +273,7 @@ class EntitySwap(Protector):
     percentile: float
     identifiers: str | None
     unit: str
+    corrections: str  # the common parameter (`engine.protect.params.CORRECTIONS`)
     parameters = (
         Param(
             "metadata",
@@ -456,7 +460,11 @@ class EntitySwap(Protector):
         )
 
     def fit_identity(self, dataset: Dataset | None = None) -> dict:
+        # the lists kept, if any, without refusing: a key is computed before a fit, which says what is missing
+        use = isinstance(dataset, Dataset) and self.corrections == KEPT
+        kept = kept_corrections(dataset.fingerprint, self.name) if use and dataset is not None else None
         return {
+            "corrections": kept.digest() if kept is not None else None,
             "embedding": model_version() if self.embedding == "minilm" else "tfidf-svd (100 dims)",
             "identifiers": identifiers_digest(dataset, self.identifiers),
             "detection_gold": gold_digest(),  # what the residual detection risk is measured on
@@ -523,6 +531,7 @@ class EntitySwap(Protector):
             doc: {"Ticker" if metadata.lower() == "ticker" else metadata: [label], **listed.get(label, {})}
             for doc, label in zip(chunk_docs, labels)
         }
+        kept = method_corrections(dataset.fingerprint, self.name, self.corrections)
         try:
             prepared = pipeline.prepare(
                 chunks,
@@ -535,6 +544,7 @@ class EntitySwap(Protector):
                 embed=embed,
                 progress=progress,
                 labels=labels,
+                corrections=kept,
             )
         except ValueError as e:
             raise ConfigError(f"the swap cannot be prepared on {dataset.name}: {e}") from None
@@ -577,6 +587,7 @@ class EntitySwap(Protector):
             own_names=names_of_one(prepared.entities.mentions, labels, metadata),
             detection=detection_shares(protected, gold_found(protected, progress)),
             unit=self.unit,
+            corrections=kept.kept() if kept is not None else None,
         )
 
 

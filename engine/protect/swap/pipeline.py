@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from engine.progress import Progress, no_progress
+from engine.protect.corrections import Corrections
 from engine.protect.swap.chunking import Embed, TfidfSvdEmbedder
 from engine.protect.swap.disclosure import SwapRisk, swap_disclosure_risk
 from engine.protect.swap.edits import Edit, apply, compose
@@ -107,18 +108,19 @@ def prepare(
     seed: int = 0,
     progress: Progress = no_progress,
     labels: Sequence | None = None,
+    corrections: Corrections | None = None,
 ) -> Prepared:
     """The steps before any swap (module docstring). ``identifiers`` maps a document to its direct identifiers
     by label (`identifier_edits`); ``roles`` gives each category S, F, C, A or U (unnamed: U); a role for
     `vocabulary.TERM` adds the company terms as a category, learnt by ``labels`` (each chunk's protected value;
-    default its document)."""
+    default its document); ``corrections``: the steward's kept lists for the entity recognizer."""
     docs = np.asarray(list(documents), dtype=object)
     if len(docs) != len(chunks):
         raise ValueError(f"{len(chunks)} chunks but {len(docs)} document labels")
     identifiers = identifiers or {}
     suppressions = [identifier_edits(text, identifiers.get(doc, {})) for text, doc in zip(chunks, docs)]
     clean = [apply(text, edits) for text, edits in zip(chunks, suppressions)]
-    found = chunk_entities(clean, categories, progress, skip=PLACEHOLDER)
+    found = chunk_entities(clean, categories, progress, skip=PLACEHOLDER, corrections=corrections)
     if TERM in roles:
         found = with_terms(clean, found, list(docs) if labels is None else labels)
     reference = [text for text, _ in _must_change_suppressed(clean, found, roles)]
