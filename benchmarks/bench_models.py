@@ -173,6 +173,8 @@ def corpora() -> dict[str, Path]:
 
 
 def measure(trained: list[Path]) -> dict:
+    import spacy  # noqa: F401 - imported before the first model's load is timed, as for every other
+
     python = bench_detection.bench_python()
     texts_of = {name: read_gold(path) for name, path in corpora().items()}
     results: dict[str, dict] = {}
@@ -242,8 +244,17 @@ def markdown(results: dict) -> str:
                 f"| {speed} | {size} | {load} |"
             )
     out += ["", "What PyPI answers for the other names (`pip index versions`):", ""]
-    out += [f"- `{name}`: {answer or 'no answer'}" for name, answer in results["pypi"].items()]
+    out += [f"- `{name}`: {pypi_line(answer)}" for name, answer in results["pypi"].items()]
     return "\n".join(out) + "\n"
+
+
+def pypi_line(answer: str) -> str:
+    """pip's answer in a line: the newest version and how many there are, or pip's error."""
+    head, _, versions = answer.partition("Available versions:")
+    if not versions:
+        return head or "no answer"
+    listed = [v.strip() for v in versions.split(",")]
+    return f"versions {listed[0]}" if len(listed) == 1 else f"{len(listed)} versions, the newest {listed[0]}"
 
 
 MIN_TIMED = 100
