@@ -148,3 +148,32 @@ def test_the_taggers_cross_source_figures_are_the_benchmarks_last_run():
     assert f"second pass over {agreement['second_pass_posts']} posts, κ {agreement['token_kappa']['all']:.3f}" in text
     held_out = {row["label"]: row["f1"] for row in results["held_out_table5"]}
     assert cross["in_split_macro_f1"] == held_out["macro"]
+
+
+def test_the_detection_models_table_is_the_benchmarks_last_run():
+    """docs/detection-models.md holds the table of the committed run of benchmarks/bench_models.py, is linked from
+    the redaction page, and says one sentence of the TAB sample measures nothing."""
+    import importlib.util
+    import json
+
+    folder = ROOT / "benchmarks"
+    spec = importlib.util.spec_from_file_location("bench_models", folder / "bench_models.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.PAGE == ROOT / "docs" / "detection-models.md"
+    assert "(detection-models.md)" in REDACTION.read_text(encoding="utf-8")
+    results = json.loads((folder / "results_models.json").read_text(encoding="utf-8"))
+    text = bench.PAGE.read_text(encoding="utf-8")
+    assert bench.BEGIN in text and bench.END in text
+    assert bench.with_table(text, results) == text, "run `benchmarks/bench_models.py --docs`"
+    assert "one sentence measures nothing" in text.lower()
+    # the anchor is measured in the same run, on every corpus, and every intervals holds its share
+    anchor = results["models"]["Presidio (anchor)"]
+    for corpus in results["corpora"]:
+        for entry in results["models"].values():
+            if "error" in entry:
+                continue
+            r = entry[corpus]
+            for share, (lo, hi) in ((r["recall"], r["recall_interval"]), (r["precision"], r["precision_interval"])):
+                assert share is None or lo <= share <= hi
+        assert anchor[corpus]["documents_per_cpu_second"] > 0
