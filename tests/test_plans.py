@@ -180,3 +180,32 @@ def test_step_seeds_are_derived_from_the_plan_seed_and_the_position():
     assert np.array_equal(a, plan_method.step_rng(0, 0).random(3))
     assert not np.array_equal(a, plan_method.step_rng(0, 1).random(3))
     assert not np.array_equal(a, plan_method.step_rng(1, 0).random(3))
+
+
+@cache
+def airline():
+    from engine.data.load import load_dataset
+
+    return load_dataset("airline-tweets")
+
+
+def own_handles(name: str, guarded: bool, **params) -> dict[str, int]:
+    """The own-identifier export check's counts on the airline release of ``name``: as the method makes it, or
+    ``guarded`` as every product path makes it (the release guard takes out the handles a method left)."""
+    from engine.cache import fit_cached
+    from engine.export.checks import own_identifiers_in_text
+
+    protector = get_protector(name, **params)
+    fitted = fit_cached(protector, airline(), use_cache=False) if guarded else protector.fit(airline())
+    return own_identifiers_in_text(airline(), make_release(fitted, fitted.knob.default, 0))
+
+
+def test_redact_then_glm_on_airline_tweets_names_no_author_in_the_text():
+    # The field synthesizer alone releases the text as it is: its authors' names are in it, but for the guard.
+    assert own_handles("glm", False, n_lambda=20)["name"] > 50
+    for level in (1, 2):
+        for guarded in (False, True):
+            fast = {"redact__use_ner": False, "glm__n_lambda": 20}
+            assert own_handles("redact+glm", guarded, redact__level=level, **fast) == {}
+    # At level 0 the plan is the synthesizer alone: the names are there again.
+    assert own_handles("redact+glm", False, redact__level=0, redact__use_ner=False, glm__n_lambda=20)["name"] > 50

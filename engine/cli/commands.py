@@ -14,6 +14,7 @@ from engine.cache import fit_cached
 from engine.cli.args import (
     check_run,
     key_of,
+    knob_values,
     load,
     measure_options,
     method_params,
@@ -35,7 +36,8 @@ from engine.knob_range import Onset, onset_text, utility_onset
 from engine.measures.base import metric_info
 from engine.measures.evaluate import check_options
 from engine.protect import METHODS, get_protector
-from engine.protect.base import Protector
+from engine.protect.base import Fitted, Protector
+from engine.protect.plan import Plan
 from engine.record.decision import Decision
 from engine.record.replay import ReplaySpec
 from engine.results import SweepResult
@@ -184,13 +186,12 @@ def cmd_release(args: argparse.Namespace) -> int:
     key = key_of(args)
     dataset = load(args)
     protector = protector_of(args, dataset)
-    if args.knob is not None:
-        protector.knob.validate(args.knob)  # the method's general range, before the costly fit
+    upstream, last = knob_values(args, protector)  # each knob's general range, before the costly fit
     options = measure_options(args)
     check_options(dataset, protector.check(dataset), options)
     progress = progress_bar("release")
     fitted = fit_cached(protector, dataset, progress, use_cache=not args.no_cache)
-    knob = fitted.snap(fitted.knob.default if args.knob is None else args.knob)
+    knob = fitted.snap(fitted.knob.default if last is None else last)
     spec = ReplaySpec(
         data=args.data,
         schema=args.schema,
@@ -198,7 +199,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         delimiter=args.delimiter,
         bad_rows=args.bad_rows,
         method=args.method,
-        params=method_params(args, schema=dataset.schema),
+        params={**method_params(args, schema=dataset.schema), **upstream},
         options=options,
         knob=knob,
         seed=args.seed,
@@ -216,9 +217,19 @@ def cmd_release(args: argparse.Namespace) -> int:
         replace=args.replace,
     )
     result = export_chosen(args.out, spec, Prepared(dataset, protector, fitted), decision, run)
-    print(f"{protector.title} at {fitted.knob.symbol} = {fitted.knob.format(knob)} on {dataset.name}")
+    print(f"{protector.title} at {knob_text(protector, fitted, knob)} on {dataset.name}")
     print_export(result)
     return 0
+
+
+def knob_text(protector: Protector, fitted: Fitted, knob: float) -> str:
+    """The knob as a person reads it: ``λ = 0.0121``; for a plan every step's (``level = 2, λ = 0.0121``)."""
+    if not isinstance(protector, Plan):
+        return f"{fitted.knob.symbol} = {fitted.knob.format(knob)}"
+    upstream = [
+        f"{c.knob.symbol} = {c.knob.format(v)}" for c, v in zip(protector.step_classes, protector.upstream_values())
+    ]
+    return ", ".join([*upstream, f"{fitted.knob.symbol} = {fitted.knob.format(knob)}"])
 
 
 def print_export(result: ExportResult) -> None:

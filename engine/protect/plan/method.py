@@ -167,9 +167,14 @@ class Plan(Protector):
 
     step_classes: ClassVar[tuple[type[Protector], ...]] = ()
 
+    @classmethod
+    def steps_of(cls) -> tuple[str, ...]:
+        """The names of the plan's steps, in order."""
+        return tuple(c.name for c in cls.step_classes)
+
     @property
     def steps(self) -> tuple[str, ...]:
-        return tuple(cls.name for cls in self.step_classes)
+        return self.steps_of()
 
     def step_protectors(self) -> tuple[Protector, ...]:
         """Each step's method with its parameters (the plan's release-guard settings for every step)."""
@@ -188,6 +193,21 @@ class Plan(Protector):
     def upstream_values(self) -> tuple[float, ...]:
         """The knob value of every step but the last."""
         return tuple(float(getattr(self, f"{step_ident(cls.name)}__{cls.knob.name}")) for cls in self.step_classes[:-1])
+
+    def step_record(self, last: float) -> tuple[dict[str, Any], ...]:
+        """The steps as a release record keeps them: each method, its knob's name, symbol and value (``last``
+        for the last step), and what it drew with (the step seed and its position; the release's seed for the
+        last)."""
+        values = (*self.upstream_values(), float(last))
+        seed: int = self.step_seed  # type: ignore[attr-defined]  # a declared parameter (STEP_SEED)
+        return tuple(
+            {
+                "method": cls.name,
+                "knob": {"name": cls.knob.name, "symbol": cls.knob.symbol, "value": value},
+                "seed": {"step_seed": seed, "position": i} if i < len(values) - 1 else "the release's seed",
+            }
+            for i, (cls, value) in enumerate(zip(self.step_classes, values))
+        )
 
     def knob_values(self, last: float) -> KnobValues:
         """The plan's knob values with ``last`` for its last step."""

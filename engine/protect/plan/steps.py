@@ -106,6 +106,8 @@ class KnobValues:
 
     steps: tuple[str, ...]
     values: tuple[float, ...]
+    given: tuple[bool, ...] = ()
+    """Which steps' values were given (the others are their defaults)."""
 
     @classmethod
     def parse(
@@ -141,7 +143,7 @@ class KnobValues:
             except ValueError:
                 raise ConfigError(f"--knob {text!r}: '{value}' is not a number; e.g. {accepted}") from None
             out[i] = knobs[i].validate(number)
-        return cls(tuple(steps), tuple(float(v) for v in out))
+        return cls(tuple(steps), tuple(float(v) for v in out), tuple(i in seen for i in range(len(knobs))))
 
     def words(self, knobs: Sequence[Knob]) -> list[str]:
         """The command-line words that give these values: ``--knob NAME=VALUE`` per step (ASCII names), or
