@@ -92,3 +92,14 @@ def test_a_step_flag_for_a_single_method_is_refused(tiny_files, tmp_path, capsys
     data = ["--data", str(tiny_files.parent / "data.csv"), "--schema", str(tiny_files)]
     assert main(["release", *data, "--method", "cart", "--glm.fields", "mood", "--out", str(tmp_path / "y")]) == 2
     assert "--glm.fields sets a parameter of a plan's step; --method cart is no plan" in capsys.readouterr().err
+
+
+def test_compare_puts_a_plan_beside_the_single_methods(plan_files, tmp_path, capsys):
+    data = ["--data", str(plan_files.parent / "data.csv"), "--schema", str(plan_files)]
+    out = tmp_path / "compare"
+    args = ["compare", *data, "--methods", "redact,glm,redact+glm", "--no-use-ner", "--no-redact.use-ner"]
+    assert main([*args, "--glm.n-lambda", "20", "--n-lambda", "20", "--out", str(out)]) == 0, capsys.readouterr().err
+    said = capsys.readouterr().out
+    assert "3 methods on data" in said and "  redact+glm " in said
+    payload = json.loads((out / "compare.json").read_text())
+    assert "redact+glm" in json.dumps(payload)

@@ -191,9 +191,9 @@ def method_params(
     only another of ``among`` takes is left to that method."""
     method = method or args.method
     if is_plan(method):
-        return plan_params(args, method, schema)
+        return plan_params(args, method, schema, among)
     stepped = sorted(f"--{m}.{n}" for m, n in _step_flags_given(args))
-    if stepped:
+    if stepped and not any(is_plan(a) for a in among):
         raise ConfigError(f"{stepped[0]} sets a parameter of a plan's step; --method {method} is no plan")
     params = schema_parameters(schema, method) if schema is not None else {}
     for name, (p, methods) in method_parameters().items():
@@ -201,7 +201,7 @@ def method_params(
         if value is None:
             continue
         if method not in methods:
-            if any(m in methods for m in among):
+            if any(m in methods for a in among for m in a.split("+")):
                 continue
             listed = f"methods {', '.join(among)}" if among else f"method '{method}'"
             raise ConfigError(f"{p.flag} does not apply to {listed}; it applies to: {', '.join(methods)}")
@@ -219,10 +219,13 @@ def _step_flags_given(args: argparse.Namespace) -> list[tuple[str, str]]:
     ]
 
 
-def plan_params(args: argparse.Namespace, method: str, schema: Schema | None = None) -> dict[str, Any]:
+def plan_params(
+    args: argparse.Namespace, method: str, schema: Schema | None = None, among: Sequence[str] = ()
+) -> dict[str, Any]:
     """Keyword arguments of the plan ``method``: each step's settings from the data's ``schema``, then a flag
     without a prefix for every step that takes it (the release guard's for the plan), then the flags prefixed by
-    a step's name for that step. ConfigError for a flag no step takes or a prefix naming no step."""
+    a step's name for that step. ConfigError for a flag no step (nor another method of ``among``, a comparison's)
+    takes or a prefix naming no step."""
     cls = method_class(method)
     assert issubclass(cls, Plan)
     steps = tuple(c.name for c in cls.step_classes)
@@ -238,11 +241,15 @@ def plan_params(args: argparse.Namespace, method: str, schema: Schema | None = N
         takers = [s for s in steps if s in methods]
         if name in RUN_PARAMETERS:
             params[name] = parsed
+        elif not takers and any(m in methods for a in among for m in a.split("+")):
+            continue
         elif not takers:
             raise ConfigError(f"{p.flag} does not apply to plan '{method}'; it applies to: {', '.join(methods)}")
         for s in takers if name not in RUN_PARAMETERS else ():
             params[f"{step_ident(s)}__{name}"] = parsed
     for m, name in _step_flags_given(args):
+        if m not in steps and any(m in a.split("+") for a in among if a != method):
+            continue
         if m not in steps:
             raise ConfigError(f"--{m}.{name.replace('_', '-')}: {m} is no step of plan '{method}' ({', '.join(steps)})")
         q = step_param(m, next(p for p in METHODS[m].parameters if p.name == name))

@@ -35,7 +35,7 @@ from engine.frontier import PmseChoice, select_by_pmse_ratio
 from engine.knob_range import Onset, onset_text, utility_onset
 from engine.measures.base import metric_info
 from engine.measures.evaluate import check_options
-from engine.protect import METHODS, get_protector
+from engine.protect import METHODS, get_protector, is_method
 from engine.protect.base import Fitted, Protector
 from engine.protect.plan import Plan
 from engine.record.decision import Decision
@@ -264,10 +264,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     everything = methods == ["all"]
     if everything:
         methods = list(METHODS)
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in methods if not is_method(m)]
     if unknown:
         raise ConfigError(
-            f"--methods: no method {', '.join(map(repr, unknown))}; the methods are {', '.join(METHODS)}, or all alone"
+            f"--methods: no method {', '.join(map(repr, unknown))}; the methods are {', '.join(METHODS)}, plans of "
+            "them joined by '+' (e.g. redact+glm), or all alone"
         )
     check_run(args)
     for flag, metric in (("--risk", args.risk), ("--utility", args.utility)):
