@@ -299,7 +299,7 @@ def comparison(
     sweeps, params = {}, {}
     which = st.empty()
     for i, (m, p) in enumerate(settings, 1):
-        which.caption(f"Method {i} of {len(settings)}: {md_escape(METHODS[m].title)}")
+        which.caption(f"Method {i} of {len(settings)}: {md_escape(method_class(m).title)}")
         sweep = sweep_with_progress(dataset, m, replicates, seed, p, options)
         if sweep is not None:
             sweeps[m], params[m] = sweep, protector(m, p).params()
