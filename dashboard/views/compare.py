@@ -56,7 +56,9 @@ def _methods_frontier(dataset) -> None:
     before = st.session_state.get(CHOSEN_KEY)
     kept = [m for m in before if m in options] if isinstance(before, list) else []  # those this data allows
     if kept != before:
-        st.session_state[CHOSEN_KEY] = kept or [m for m in options if method_class(m).changes == "text"][:3] or options[:2]
+        st.session_state[CHOSEN_KEY] = (
+            kept or [m for m in options if method_class(m).changes == "text"][:3] or options[:2]
+        )
     chosen = st.multiselect(
         "Methods",
         options,
