@@ -103,3 +103,19 @@ def test_compare_puts_a_plan_beside_the_single_methods(plan_files, tmp_path, cap
     assert "3 methods on data" in said and "  redact+glm " in said
     payload = json.loads((out / "compare.json").read_text())
     assert "redact+glm" in json.dumps(payload)
+
+
+def test_a_plan_is_pinned_and_its_session_checks_again(plan_files, tmp_path, capsys):
+    from engine.project import Project, session_path
+
+    data = ["--data", str(plan_files.parent / "data.csv"), "--schema", str(plan_files)]
+    session = tmp_path / "work"
+    args = ["pin", "--session", str(session), "--name", "plan", *data, "--method", "redact+glm"]
+    knobs = ["--knob", "level=2", "--knob", "lambda=0.05", "--no-redact.use-ner", "--glm.n-lambda", "20"]
+    assert main([*args, *knobs]) == 0, capsys.readouterr().err
+    pin = Project.load(session_path(session)).get("plan")
+    assert pin.candidate.method == "redact+glm" and pin.candidate.params["redact__level"] == 2
+    assert "release_identification_probability" in pin.metrics
+    assert main(["session", str(session_path(session)), "--check"]) == 0, capsys.readouterr().out
+    assert main([*args[:4], "again", *args[5:], "--knob", "level=2"]) == 2
+    assert "give the value of the knob of redact+glm's last step" in capsys.readouterr().err
