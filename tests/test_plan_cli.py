@@ -117,5 +117,10 @@ def test_a_plan_is_pinned_and_its_session_checks_again(plan_files, tmp_path, cap
     assert pin.candidate.method == "redact+glm" and pin.candidate.params["redact__level"] == 2
     assert "release_identification_probability" in pin.metrics
     assert main(["session", str(session_path(session)), "--check"]) == 0, capsys.readouterr().out
+    out = tmp_path / "exported"
+    why = ["--by", "A. Steward", "--why", "handles out before the fields are drawn"]
+    assert main(["export", "--session", str(session_path(session)), "--pin", "plan", *why, "--out", str(out)]) == 0
+    assert json.loads((out / "manifest.json").read_text())["method"]["steps"][0]["knob"]["value"] == 2
+    assert main(["verify", str(out)]) == 0, capsys.readouterr().out
     assert main([*args[:4], "again", *args[5:], "--knob", "level=2"]) == 2
     assert "give the value of the knob of redact+glm's last step" in capsys.readouterr().err
