@@ -10,7 +10,7 @@ A plan of three steps is swept over the knob of its middle step, the first step'
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -35,6 +35,7 @@ class PlanGrid:
     upstream: Knob
     """The knob of the step before the last (the lines' colour)."""
     sweeps: dict[float, SweepResult]
+    _frontiers: dict[tuple[str, str], pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def knob(self) -> Knob:
@@ -44,7 +45,13 @@ class PlanGrid:
     def frontier(self, risk: str, utility: str) -> pd.DataFrame:
         """One row per grid point: ``upstream`` (the knob of the step before the last), ``knob`` (the last's),
         the mean risk and utility with their intervals, and ``pareto``: the points no other point of the grid
-        beats on both (those that leave the risk where it is on the unprotected data left out)."""
+        beats on both (those that leave the risk where it is on the unprotected data left out); made once per
+        pair of measures."""
+        if (risk, utility) not in self._frontiers:
+            self._frontiers[(risk, utility)] = self._frontier(risk, utility)
+        return self._frontiers[(risk, utility)].copy()
+
+    def _frontier(self, risk: str, utility: str) -> pd.DataFrame:
         tables = [
             frontier(s.summary, risk, utility, s.baseline_value(risk)).assign(upstream=u)
             for u, s in self.sweeps.items()
