@@ -82,6 +82,18 @@ class PlanGrid:
         return float(r["mean"]), _number(r.get("lo")), _number(r.get("hi"))
 
 
+def coarse_grid(knob: Knob, most: int = 5) -> list[float]:
+    """``most`` values of ``knob``'s grid spread evenly along it (the whole grid where it is no longer), and the
+    value nearest its default where they miss it: a grid of both knobs sweeps the last knob once per value, and
+    md's 21 values of ε would be 21 sweeps."""
+    grid = knob.default_grid()
+    if len(grid) <= most:
+        return grid
+    picked = {grid[round(i * (len(grid) - 1) / (most - 1))] for i in range(most)}
+    picked.add(min(grid, key=lambda v: abs(v - knob.default)))
+    return sorted(picked)
+
+
 def _number(v: object) -> float | None:
     return None if v is None or pd.isna(v) else float(v)  # type: ignore[arg-type]
 

@@ -62,3 +62,16 @@ def test_a_plan_of_one_step_has_no_grid():
 
     with pytest.raises(ConfigError, match="a plan of one step"):
         sweep_plan_grid(contract_dataset(), plan_class("glm", METHODS)())
+
+
+def test_a_coarse_grid_keeps_at_most_five_values_spread_along_the_knob_and_the_default():
+    from engine.plan_grid import coarse_grid
+    from engine.protect import METHODS
+
+    assert coarse_grid(METHODS["redact"].knob) == [0, 1, 2, 3, 4]
+    eps = METHODS["md"].knob
+    picked = coarse_grid(eps)
+    grid = eps.default_grid()
+    assert picked[0] == grid[0] and picked[-1] == grid[-1] and len(picked) <= 6
+    assert min(grid, key=lambda v: abs(v - eps.default)) in picked
+    assert picked == sorted(set(picked))

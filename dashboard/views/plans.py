@@ -18,7 +18,7 @@ from engine.figures.field_synthesis import identification_bars_figure
 from engine.figures.plans import plan_frontier_figure
 from engine.measures.base import metric_info
 from engine.measures.evaluate import MeasureSettings
-from engine.plan_grid import PlanGrid
+from engine.plan_grid import PlanGrid, coarse_grid
 from engine.protect import METHODS, method_class
 from engine.protect.plan.steps import step_ident
 
@@ -56,13 +56,13 @@ def _settings(dataset: Dataset) -> tuple[str, MeasureSettings, int] | None:
 
 
 def _grid(dataset: Dataset, plan: str, options: MeasureSettings, seed: int) -> PlanGrid | None:
-    """The plan's sweep along its last knob at every value of its first knob's grid (each kept as the pages'
-    sweeps are: in memory and on disk)."""
+    """The plan's sweep along its last knob at up to five values of its first knob's grid (`coarse_grid`; each
+    kept as the pages' sweeps are: in memory and on disk)."""
     first = method_class(plan).step_classes[0]  # type: ignore[attr-defined]  # a plan's class
     knob = first.knob
     name = f"{step_ident(first.name)}__{knob.name}"
     sweeps = {}
-    for value in knob.default_grid():
+    for value in coarse_grid(knob):
         params = {name: int(value) if knob.integer else value}
         sweep = compute.sweep_with_progress(dataset, plan, 1, seed, params, options)
         if sweep is None:
