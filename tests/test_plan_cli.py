@@ -124,3 +124,15 @@ def test_a_plan_is_pinned_and_its_session_checks_again(plan_files, tmp_path, cap
     assert main(["verify", str(out)]) == 0, capsys.readouterr().out
     assert main([*args[:4], "again", *args[5:], "--knob", "level=2"]) == 2
     assert "give the value of the knob of redact+glm's last step" in capsys.readouterr().err
+
+
+def test_a_plan_is_swept_along_its_last_knob_at_the_other_steps_knob(plan_files, tmp_path, capsys):
+    data = ["--data", str(plan_files.parent / "data.csv"), "--schema", str(plan_files)]
+    base = ["sweep", *data, "--method", "redact+glm", "--no-redact.use-ner", "--glm.n-lambda", "20"]
+    out = tmp_path / "sweep.json"
+    assert main([*base, "--knob", "level=2", "--out", str(out)]) == 0, capsys.readouterr().err
+    payload = json.loads(out.read_text())
+    assert payload["method"] == "redact+glm" and len(payload["grid"]) > 3
+    assert "Identifier redaction, then shrinkage GLM synthesis (level = 2) on data" in capsys.readouterr().out
+    assert main([*base, "--knob", "lambda=0.1", "--out", str(tmp_path / "other.json")]) == 2
+    assert "a sweep goes along the knob of redact+glm's last step; give its values as --grid" in capsys.readouterr().err

@@ -56,6 +56,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sweep", help="measure risk and utility along the knob grid")
     add_data_arguments(s)
     s.add_argument(
+        "--knob",
+        action="append",
+        help="a plan's knobs of the steps before the last, NAME=VALUE (--knob level=2); the sweep goes along the "
+        "last step's knob",
+    )
+    s.add_argument(
         "--grid",
         help="knob values separated by commas, or 'path' for every λ or α the method fits (default: the method's grid)",
     )

@@ -87,6 +87,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_run(args)
     dataset = load(args)
     protector = protector_of(args, dataset)
+    if args.knob and knob_values(args, protector)[1] is not None:
+        raise ConfigError(
+            f"--knob: a sweep goes along the knob of {args.method}'s last step; give its values as --grid"
+        )
     grid = parse_grid(args.grid)
     if isinstance(grid, list):
         grid = [protector.knob.validate(v) for v in grid]  # before the costly fit
@@ -130,7 +134,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     table = result.summary.pivot(index="knob", columns="metric", values="mean")
     table.index = [result.knob.format(k) for k in table.index]
     table.index.name = result.knob.symbol
-    print(f"{protector.title} on {dataset.name}: mean over {result.replicates} replicate(s)")
+    steps = f" ({', '.join(upstream_words(protector))})" if isinstance(protector, Plan) else ""
+    print(f"{protector.title}{steps} on {dataset.name}: mean over {result.replicates} replicate(s)")
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     for k, v in result.baseline.items():
         print(f"{k}: {v.value:.4f}")
@@ -224,12 +229,13 @@ def cmd_release(args: argparse.Namespace) -> int:
 
 def knob_text(protector: Protector, fitted: Fitted, knob: float) -> str:
     """The knob as a person reads it: ``λ = 0.0121``; for a plan every step's (``level = 2, λ = 0.0121``)."""
-    if not isinstance(protector, Plan):
-        return f"{fitted.knob.symbol} = {fitted.knob.format(knob)}"
-    upstream = [
-        f"{c.knob.symbol} = {c.knob.format(v)}" for c, v in zip(protector.step_classes, protector.upstream_values())
-    ]
-    return ", ".join([*upstream, f"{fitted.knob.symbol} = {fitted.knob.format(knob)}"])
+    last = f"{fitted.knob.symbol} = {fitted.knob.format(knob)}"
+    return ", ".join([*upstream_words(protector), last]) if isinstance(protector, Plan) else last
+
+
+def upstream_words(plan: Plan) -> list[str]:
+    """The knobs of a plan's steps before the last as a person reads them (``level = 2``)."""
+    return [f"{c.knob.symbol} = {c.knob.format(v)}" for c, v in zip(plan.step_classes, plan.upstream_values())]
 
 
 def print_export(result: ExportResult) -> None:
