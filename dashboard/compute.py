@@ -37,7 +37,7 @@ from engine.measures import registry
 from engine.measures.base import MetricResult, metric_info
 from engine.measures.evaluate import Evaluator, MeasureSettings
 from engine.progress import Progress, no_progress
-from engine.protect import METHODS, get_protector
+from engine.protect import METHODS, get_protector, method_class
 from engine.protect.base import Fitted, Protector, Release
 from engine.report.samples import SAMPLE_RECORDS
 from engine.report.samples import sample_records as engine_sample_records
@@ -99,7 +99,7 @@ def get_evaluator(
 
 def effective_replicates(method: str, replicates: int) -> int:
     """A deterministic method gives the same release every time, so it is measured once per knob value."""
-    return 1 if METHODS[method].deterministic else int(replicates)
+    return 1 if method_class(method).deterministic else int(replicates)
 
 
 SWEEP_JOBS = max(1, min(os.cpu_count() or 1, 4))
@@ -299,7 +299,7 @@ def comparison(
     sweeps, params = {}, {}
     which = st.empty()
     for i, (m, p) in enumerate(settings, 1):
-        which.caption(f"Method {i} of {len(settings)}: {md_escape(METHODS[m].title)}")
+        which.caption(f"Method {i} of {len(settings)}: {md_escape(method_class(m).title)}")
         sweep = sweep_with_progress(dataset, m, replicates, seed, p, options)
         if sweep is not None:
             sweeps[m], params[m] = sweep, protector(m, p).params()

@@ -12,6 +12,7 @@ PAGES: dict[str, tuple[str, str]] = {
     "protect": ("Protect text", ":material/tune:"),
     "synthesize": ("Synthesize fields", ":material/casino:"),
     "counts": ("Counts and amounts", ":material/bar_chart:"),
+    "plans": ("Plans", ":material/account_tree:"),
     "compare": ("Compare methods", ":material/compare_arrows:"),
     "export": ("Export", ":material/download:"),
 }

@@ -24,7 +24,7 @@ from engine.measures.base import MetricResult
 from engine.measures.evaluate import check_options
 from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
-from engine.protect import METHODS, get_protector
+from engine.protect import METHODS, get_protector, is_method, method_class
 from engine.protect.base import Fitted, Protector, Release
 from engine.protect.params import coerce_all
 from engine.results import SweepResult
@@ -53,8 +53,7 @@ class Candidate:
         if not name or len(name) > MAX_NAME:
             raise ConfigError(f"a candidate's name must be 1 to {MAX_NAME} characters, got {self.name!r}")
         object.__setattr__(self, "name", name)
-        if self.method not in METHODS:
-            raise ConfigError(f"unknown method '{self.method}'; known methods: {', '.join(METHODS)}")
+        method_class(self.method)  # ConfigError naming the methods for one that is not
         if not 0 <= self.replicate < max(self.replicates, 1):
             raise ConfigError(f"replicate {self.replicate} is not one of 0 to {self.replicates - 1}")
 
@@ -78,7 +77,7 @@ class Candidate:
     def describe(self) -> str:
         """The candidate in a line: method, knob, seed and replicates."""
 
-        cls = METHODS[self.method]
+        cls = method_class(self.method)
         changed = self.settings_text()
         return (
             f"{cls.title}{f' ({changed})' if changed else ''} at {cls.knob.symbol} = {cls.knob.format(self.knob)}, "
@@ -112,12 +111,15 @@ class Candidate:
         (``pins[0].candidate.knob must be a number, got 'abc'``) and what is accepted."""
         obj = JsonObject(d, where)
         method = obj.text("method")
-        if method not in METHODS:
-            raise DataError(f"{where}.method {method!r} is not a method; the methods: {', '.join(METHODS)}")
+        if not is_method(method):
+            raise DataError(
+                f"{where}.method {method!r} is not a method; the methods: {', '.join(METHODS)}, or plans of them "
+                "joined by '+'"
+            )
         params = dict(obj.mapping("params"))
         options = dict(obj.mapping("options"))
         try:
-            coerce_all(METHODS[method].parameters, params, method)
+            coerce_all(method_class(method).parameters, params, method)
         except ConfigError as e:
             raise DataError(f"{where}.params: {e}") from None
         try:
@@ -277,7 +279,7 @@ def measure_candidate(
 def release_of(fitted: Fitted, candidate: Candidate) -> Release:
     """The candidate's release (its replicate), made again from the fitted method."""
 
-    replicates = 1 if METHODS[candidate.method].deterministic else candidate.replicates
+    replicates = 1 if method_class(candidate.method).deterministic else candidate.replicates
     replicate = min(candidate.replicate, replicates - 1)
     return make_release(fitted, fitted.snap(candidate.knob), candidate.seed, replicates, replicate)
 

@@ -32,7 +32,7 @@ from engine.frontier import frontier, pareto_mask
 from engine.measures.base import metric_info
 from engine.measures.settings import MeasureSettings
 from engine.progress import Progress, no_progress
-from engine.protect import METHODS, get_protector
+from engine.protect import METHODS, get_protector, is_method, method_class
 from engine.protect.detection import DetectionShare
 from engine.results import SweepResult
 from engine.sweep import run_sweep
@@ -156,7 +156,7 @@ class Comparison:
         shares of its first kept release there; empty for a method whose protection detects nothing, and a knob
         value whose release replaces nothing has none."""
         sweep = self.sweeps[method]
-        if not METHODS[method].detects:
+        if not method_class(method).detects:
             return {}
         return {
             float(knob): tuple(d for d in kept[0].details if isinstance(d, DetectionShare))
@@ -280,7 +280,7 @@ class Comparison:
 
 
 def _title(method: str) -> str:
-    return METHODS[method].title if method in METHODS else method
+    return method_class(method).title if is_method(method) else method
 
 
 def applicable_methods(dataset: Dataset, params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, str]:

@@ -94,7 +94,8 @@ def test_the_command_writes_the_comparison_and_its_figure(capsys, tiny_files, tm
         (["--methods", "redact,nope"], "no method 'nope'; the methods are"),
         (
             ["--methods", "all,md"],
-            "no method 'all'; the methods are redact, glm, cart, count-bayes, md, rnn, swap, kanon, or all alone",
+            "no method 'all'; the methods are redact, glm, cart, count-bayes, md, rnn, swap, kanon, plans of them "
+            "joined by '+' (e.g. redact+glm), or all alone",
         ),
         (["--methods", "redact,md", "--fields", "mood"], "--fields does not apply to methods redact, md"),
         (["--methods", "redact,md", "--risk", "nope"], "--risk: unknown metric 'nope'; known metrics:"),

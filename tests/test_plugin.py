@@ -167,11 +167,11 @@ def test_the_commands_own_flags_are_all_reserved():
     import argparse
 
     from engine.cli import build_parser
-    from engine.cli.args import method_parameters
+    from engine.cli.args import method_parameters, step_flag_parameters
     from engine.measures.registry import setting_parameters
     from engine.protect.params import RESERVED_NAMES
 
-    declared = set(method_parameters()) | {p.name for p in setting_parameters()}
+    declared = set(method_parameters()) | {p.name for p in [*setting_parameters(), *step_flag_parameters()]}
     parser = build_parser()
     subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     own = {

@@ -10,9 +10,10 @@ from engine.compare import Comparison, applicable_methods
 from engine.figures.text import comparison_figure
 from engine.measures.base import metric_info
 from engine.measures.settings import MeasureSettings
-from engine.protect import METHODS
+from engine.protect import method_class
 
 CHOSEN_KEY = "compare_methods"
+PLAN_FIRST_KEY, PLAN_THEN_KEY = "plan_first", "plan_then"  # the Plans page's steps
 STARTED_KEY = "compare_started"
 REQUESTED_KEY = "compare_requested"
 
@@ -25,8 +26,11 @@ def _request() -> None:
 
 
 def _applicable(dataset) -> list[str]:
-    """The methods whose settings can apply to this data at their defaults (the others say why on their page)."""
-    return [name for name, refused in applicable_methods(dataset).items() if not refused]
+    """The methods whose settings can apply to this data at their defaults (the others say why on their page),
+    and the plan the Plans page shows (its first step at its default), where both its steps apply."""
+    names = [name for name, refused in applicable_methods(dataset).items() if not refused]
+    first, then = st.session_state.get(PLAN_FIRST_KEY, "redact"), st.session_state.get(PLAN_THEN_KEY, "glm")
+    return names + ([f"{first}+{then}"] if first in names and then in names else [])
 
 
 def render() -> None:
@@ -52,11 +56,13 @@ def _methods_frontier(dataset) -> None:
     before = st.session_state.get(CHOSEN_KEY)
     kept = [m for m in before if m in options] if isinstance(before, list) else []  # those this data allows
     if kept != before:
-        st.session_state[CHOSEN_KEY] = kept or [m for m in options if METHODS[m].changes == "text"][:3] or options[:2]
+        st.session_state[CHOSEN_KEY] = (
+            kept or [m for m in options if method_class(m).changes == "text"][:3] or options[:2]
+        )
     chosen = st.multiselect(
         "Methods",
         options,
-        format_func=lambda m: METHODS[m].title,
+        format_func=lambda m: method_class(m).title,
         key=CHOSEN_KEY,
         persist_state="session",
         help="Each is swept once and kept (the neural generator trains for a few minutes).",
@@ -139,7 +145,7 @@ def _table(comparison: Comparison, risk: str, utility: str) -> pd.DataFrame:
         knob = comparison.sweeps[r.method].knob
         rows.append(
             {
-                "Method": METHODS[r.method].title,
+                "Method": method_class(r.method).title,
                 "Knob": display.knob_text(knob, r.knob),
                 display.metric_label(risk): _with_interval(risk, r.risk, r.risk_lo, r.risk_hi),
                 display.metric_label(utility): _with_interval(utility, r.utility, r.utility_lo, r.utility_hi),
@@ -154,7 +160,7 @@ def _detection_table(comparison: Comparison) -> pd.DataFrame:
     (`Comparison.detection_text`); a value whose release replaces nothing says so."""
     rows = [
         {
-            "Method": METHODS[m].title,
+            "Method": method_class(m).title,
             "Knob": display.knob_text(comparison.sweeps[m].knob, knob),
             "Detection found": comparison.detection_text(m, knob, gold=False) or "nothing replaced",
         }

@@ -58,6 +58,12 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("sweep", help="measure risk and utility along the knob grid")
     add_data_arguments(s)
     s.add_argument(
+        "--knob",
+        action="append",
+        help="a plan's knobs of the steps before the last, NAME=VALUE (--knob level=2); the sweep goes along the "
+        "last step's knob",
+    )
+    s.add_argument(
         "--grid",
         help="knob values separated by commas, or 'path' for every λ or α the method fits (default: the method's grid)",
     )
@@ -87,7 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("release", help="protect at one knob value and export the release with manifest and report")
     add_data_arguments(r)
     r.add_argument(
-        "--knob", type=knob_argument, help="knob value, e.g. the λ* a sweep printed (default: the method's default)"
+        "--knob",
+        action="append",
+        help="knob value, e.g. the λ* a sweep printed (default: the method's default); for a plan, one "
+        "NAME=VALUE per step (--knob level=2 --knob lambda=0.012; λ= too), a step not given keeps its default",
     )
     r.add_argument("--replicate", type=int, default=0, help="which replicate to export (default 0)")
     r.add_argument(

@@ -20,10 +20,13 @@ from engine.export.keys import check_key_target, read_key_file
 from engine.export.staging import check_target
 from engine.measures.registry import setting_parameters
 from engine.measures.settings import MeasureSettings
-from engine.protect import METHODS, get_protector, schema_parameters
+from engine.protect import METHODS, get_protector, method_class, schema_parameters
 from engine.protect.base import Protector, knob_number
 from engine.protect.corrections import REPLAY_OPTION, import_corrections
-from engine.protect.params import Param
+from engine.protect.params import RUN_PARAMETERS, Param
+from engine.protect.plan import KnobValues, Plan, is_plan
+from engine.protect.plan.method import STEP_SEED
+from engine.protect.plan.steps import step_ident, step_param
 from engine.sweep import check_replicates
 
 
@@ -112,6 +115,28 @@ def add_parameter_flags(sp: argparse.ArgumentParser, settings: bool = True) -> N
             sp.add_argument(param.flag, dest=name, metavar=param.name.upper(), help=flag_help(param, methods))
     for param in setting_parameters() if settings else ():
         sp.add_argument(param.flag, dest=param.name, metavar=param.name.upper(), help=flag_help(param, []))
+    add_step_flags(sp)
+
+
+def step_flag_parameters() -> list[Param]:
+    """The parameters of every method as a step of a plan (``--glm.fields``), and the plan's step seed: the
+    flags `add_step_flags` adds."""
+    out: list[Param] = [step_param(m, p) for m, cls in METHODS.items() for p in cls.parameters]
+    return [p for p in out if p.name.split("__", 1)[1] not in RUN_PARAMETERS] + [STEP_SEED]
+
+
+def add_step_flags(sp: argparse.ArgumentParser) -> None:
+    """The flags of a plan's steps: every method's parameters prefixed by its name (``--glm.fields``, help left
+    out: the --method help says how), and the plan's step seed."""
+    for q in step_flag_parameters():
+        if q is STEP_SEED:
+            sp.add_argument(q.flag, dest=q.name, metavar="SEED", help=flag_help(q, []))
+        elif q.type is bool:
+            sp.add_argument(
+                q.flag, dest=q.name, action=argparse.BooleanOptionalAction, default=None, help=argparse.SUPPRESS
+            )
+        else:
+            sp.add_argument(q.flag, dest=q.name, help=argparse.SUPPRESS)
 
 
 def add_data_arguments(sp: argparse.ArgumentParser, one_method: bool = True) -> None:
@@ -120,7 +145,13 @@ def add_data_arguments(sp: argparse.ArgumentParser, one_method: bool = True) -> 
     sp.add_argument("--schema", help="a schema TOML file (default: the demo's, or inferred)")
     add_reading_arguments(sp)
     if one_method:
-        sp.add_argument("--method", required=True, help=f"protection method: {', '.join(METHODS)}")
+        sp.add_argument(
+            "--method",
+            required=True,
+            help=f"protection method: {', '.join(METHODS)}; or a plan of them joined by '+' (e.g. redact+glm), "
+            "each step applied to the data as the steps before it released it: a step's parameters are prefixed "
+            "by its name (--glm.fields), its knob given as --knob NAME=VALUE (--knob level=2 --knob lambda=0.012)",
+        )
     else:
         sp.add_argument(
             "--methods",
@@ -160,13 +191,18 @@ def method_params(
     ``among`` (the other methods of a comparison) takes is a ConfigError naming the methods that do; one that
     only another of ``among`` takes is left to that method."""
     method = method or args.method
+    if is_plan(method):
+        return plan_params(args, method, schema, among)
+    stepped = sorted(f"--{m}.{n}" for m, n in _step_flags_given(args))
+    if stepped and not any(is_plan(a) for a in among):
+        raise ConfigError(f"{stepped[0]} sets a parameter of a plan's step; --method {method} is no plan")
     params = schema_parameters(schema, method) if schema is not None else {}
     for name, (p, methods) in method_parameters().items():
         value = getattr(args, name, None)
         if value is None:
             continue
         if method not in methods:
-            if any(m in methods for m in among):
+            if any(m in methods for a in among for m in a.split("+")):
                 continue
             listed = f"methods {', '.join(among)}" if among else f"method '{method}'"
             raise ConfigError(f"{p.flag} does not apply to {listed}; it applies to: {', '.join(methods)}")
@@ -174,15 +210,89 @@ def method_params(
     return params
 
 
+def _step_flags_given(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The (method, parameter) of every ``--METHOD.PARAM`` flag given."""
+    return [
+        (m, p.name)
+        for m, cls in METHODS.items()
+        for p in cls.parameters
+        if p.name not in RUN_PARAMETERS and getattr(args, step_param(m, p).name, None) is not None
+    ]
+
+
+def plan_params(
+    args: argparse.Namespace, method: str, schema: Schema | None = None, among: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Keyword arguments of the plan ``method``: each step's settings from the data's ``schema``, then a flag
+    without a prefix for every step that takes it (the release guard's for the plan), then the flags prefixed by
+    a step's name for that step. ConfigError for a flag no step (nor another method of ``among``, a comparison's)
+    takes or a prefix naming no step."""
+    cls = method_class(method)
+    assert issubclass(cls, Plan)
+    steps = tuple(c.name for c in cls.step_classes)
+    params: dict[str, Any] = {}
+    for step in steps:
+        if schema is not None:
+            params.update({f"{step_ident(step)}__{k}": v for k, v in schema_parameters(schema, step).items()})
+    for name, (p, methods) in method_parameters().items():
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        parsed = value if p.type is bool else p.parse(value)
+        takers = [s for s in steps if s in methods]
+        if name in RUN_PARAMETERS:
+            params[name] = parsed
+        elif not takers and any(m in methods for a in among for m in a.split("+")):
+            continue
+        elif not takers:
+            raise ConfigError(f"{p.flag} does not apply to plan '{method}'; it applies to: {', '.join(methods)}")
+        for s in takers if name not in RUN_PARAMETERS else ():
+            params[f"{step_ident(s)}__{name}"] = parsed
+    for m, name in _step_flags_given(args):
+        if m not in steps and any(m in a.split("+") for a in among if a != method):
+            continue
+        if m not in steps:
+            raise ConfigError(f"--{m}.{name.replace('_', '-')}: {m} is no step of plan '{method}' ({', '.join(steps)})")
+        q = step_param(m, next(p for p in METHODS[m].parameters if p.name == name))
+        value = getattr(args, q.name)
+        params[q.name] = value if q.type is bool else q.parse(value)
+    if getattr(args, STEP_SEED.name, None) is not None:
+        params[STEP_SEED.name] = STEP_SEED.parse(getattr(args, STEP_SEED.name))
+    return params
+
+
+def knob_values(args: argparse.Namespace, protector: Protector) -> tuple[dict[str, Any], float | None]:
+    """The --knob values given (``VALUE``, or ``NAME=VALUE`` per step of a plan), checked against each knob's
+    range before the fit: the plan's parameters they set (the knobs of its steps before the last) and the
+    method's or the last step's knob value (None: its default)."""
+    given = list(args.knob or [])
+    if isinstance(protector, Plan):
+        knobs = [c.knob for c in protector.step_classes]
+        defaults = (*protector.upstream_values(), knobs[-1].default)
+        steps: tuple[str, ...] = protector.steps
+    else:
+        knobs, defaults, steps = [protector.knob], (protector.knob.default,), (protector.name,)
+    values = KnobValues.parse(given, steps, knobs, defaults)
+    return values.as_params(knobs), values.values[-1] if values.given[-1] else None
+
+
 def measure_options(args: argparse.Namespace) -> MeasureSettings:
     """The measure settings of the command line; vendor keywords are the method's, when it has them."""
     values = {p.name: p.parse(v) for p in setting_parameters() if (v := getattr(args, p.name, None)) is not None}
-    return MeasureSettings.from_values(values, many(getattr(args, "vendor_keywords", None)))
+    vendor = [
+        getattr(args, n, None) for n in ("vendor_keywords", *(f"{step_ident(m)}__vendor_keywords" for m in METHODS))
+    ]
+    return MeasureSettings.from_values(values, many(next((v for v in vendor if v is not None), None)))
 
 
 def protector_of(args: argparse.Namespace, dataset: Dataset) -> Protector:
-    """The chosen method with its parameters: the data's schema's, then the command line's."""
-    return get_protector(args.method, **method_params(args, schema=dataset.schema))
+    """The chosen method (or plan) with its parameters: the data's schema's, then the command line's, then the
+    knobs of a plan's steps before the last (--knob NAME=VALUE)."""
+    protector = get_protector(args.method, **method_params(args, schema=dataset.schema))
+    if isinstance(protector, Plan) and getattr(args, "knob", None):
+        upstream, _ = knob_values(args, protector)
+        protector = get_protector(args.method, **{**protector.params(), **upstream})
+    return protector
 
 
 def check_run(args: argparse.Namespace) -> None:
@@ -210,8 +320,8 @@ def check_run(args: argparse.Namespace) -> None:
     check_target(out, args.replace)
     if args.key_out:
         check_key_target(args.key_out, out)
-    cls = METHODS.get(args.method)
-    if cls is not None and cls.deterministic and args.replicate != 0:
+    cls = method_class(args.method)
+    if cls.deterministic and args.replicate != 0:
         raise ConfigError(
             f"method '{args.method}' is deterministic: it makes one release per knob value, so --replicate must be 0"
         )

@@ -15,6 +15,7 @@ from engine.cli.args import (
     check_run,
     import_annotations,
     key_of,
+    knob_values,
     load,
     measure_options,
     method_params,
@@ -35,8 +36,9 @@ from engine.frontier import PmseChoice, select_by_pmse_ratio
 from engine.knob_range import Onset, onset_text, utility_onset
 from engine.measures.base import metric_info
 from engine.measures.evaluate import check_options
-from engine.protect import METHODS, get_protector
-from engine.protect.base import Protector
+from engine.protect import METHODS, get_protector, is_method
+from engine.protect.base import Fitted, Protector
+from engine.protect.plan import Plan
 from engine.record.decision import Decision
 from engine.record.manifest import read_record
 from engine.record.replay import ReplaySpec
@@ -87,6 +89,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     check_run(args)
     dataset = load(args)
     protector = protector_of(args, dataset)
+    if args.knob and knob_values(args, protector)[1] is not None:
+        raise ConfigError(
+            f"--knob: a sweep goes along the knob of {args.method}'s last step; give its values as --grid"
+        )
     grid = parse_grid(args.grid)
     if isinstance(grid, list):
         grid = [protector.knob.validate(v) for v in grid]  # before the costly fit
@@ -130,7 +136,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     table = result.summary.pivot(index="knob", columns="metric", values="mean")
     table.index = [result.knob.format(k) for k in table.index]
     table.index.name = result.knob.symbol
-    print(f"{protector.title} on {dataset.name}: mean over {result.replicates} replicate(s)")
+    steps = f" ({', '.join(upstream_words(protector))})" if isinstance(protector, Plan) else ""
+    print(f"{protector.title}{steps} on {dataset.name}: mean over {result.replicates} replicate(s)")
     print(table.to_string(float_format=lambda v: f"{v:.4f}"))
     for k, v in result.baseline.items():
         print(f"{k}: {v.value:.4f}")
@@ -187,13 +194,12 @@ def cmd_release(args: argparse.Namespace) -> int:
     dataset = load(args)
     import_annotations(args, dataset.fingerprint)
     protector = protector_of(args, dataset)
-    if args.knob is not None:
-        protector.knob.validate(args.knob)  # the method's general range, before the costly fit
+    upstream, last = knob_values(args, protector)  # each knob's general range, before the costly fit
     options = measure_options(args)
     check_options(dataset, protector.check(dataset), options)
     progress = progress_bar("release")
     fitted = fit_cached(protector, dataset, progress, use_cache=not args.no_cache)
-    knob = fitted.snap(fitted.knob.default if args.knob is None else args.knob)
+    knob = fitted.snap(fitted.knob.default if last is None else last)
     spec = ReplaySpec(
         data=args.data,
         schema=args.schema,
@@ -201,7 +207,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         delimiter=args.delimiter,
         bad_rows=args.bad_rows,
         method=args.method,
-        params=method_params(args, schema=dataset.schema),
+        params={**method_params(args, schema=dataset.schema), **upstream},
         options=options,
         knob=knob,
         seed=args.seed,
@@ -219,9 +225,20 @@ def cmd_release(args: argparse.Namespace) -> int:
         replace=args.replace,
     )
     result = export_chosen(args.out, spec, Prepared(dataset, protector, fitted), decision, run)
-    print(f"{protector.title} at {fitted.knob.symbol} = {fitted.knob.format(knob)} on {dataset.name}")
+    print(f"{protector.title} at {knob_text(protector, fitted, knob)} on {dataset.name}")
     print_export(result)
     return 0
+
+
+def knob_text(protector: Protector, fitted: Fitted, knob: float) -> str:
+    """The knob as a person reads it: ``λ = 0.0121``; for a plan every step's (``level = 2, λ = 0.0121``)."""
+    last = f"{fitted.knob.symbol} = {fitted.knob.format(knob)}"
+    return ", ".join([*upstream_words(protector), last]) if isinstance(protector, Plan) else last
+
+
+def upstream_words(plan: Plan) -> list[str]:
+    """The knobs of a plan's steps before the last as a person reads them (``level = 2``)."""
+    return [f"{c.knob.symbol} = {c.knob.format(v)}" for c, v in zip(plan.step_classes, plan.upstream_values())]
 
 
 def print_export(result: ExportResult) -> None:
@@ -256,10 +273,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     everything = methods == ["all"]
     if everything:
         methods = list(METHODS)
-    unknown = [m for m in methods if m not in METHODS]
+    unknown = [m for m in methods if not is_method(m)]
     if unknown:
         raise ConfigError(
-            f"--methods: no method {', '.join(map(repr, unknown))}; the methods are {', '.join(METHODS)}, or all alone"
+            f"--methods: no method {', '.join(map(repr, unknown))}; the methods are {', '.join(METHODS)}, plans of "
+            "them joined by '+' (e.g. redact+glm), or all alone"
         )
     check_run(args)
     for flag, metric in (("--risk", args.risk), ("--utility", args.utility)):

@@ -16,7 +16,7 @@ from engine import MAX_SEED
 from engine.atomic import atomic_write_bytes
 from engine.cache import fit_cached
 from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table, release_of
-from engine.cli.args import add_key_arguments, knob_argument, load, measure_options, method_params
+from engine.cli.args import add_key_arguments, knob_values, load, measure_options, method_params, protector_of
 from engine.cli.commands import print_export
 from engine.cli.progress import progress_bar
 from engine.data.dataset import Dataset
@@ -49,14 +49,17 @@ def cmd_pin(args: argparse.Namespace) -> int:
     check_replicates(args.replicates)
     options = {k: v for k, v in measure_options(args).values().items() if v is not None}
     dataset = load(args)
+    upstream, last = knob_values(args, protector_of(args, dataset))
+    if last is None:
+        raise ConfigError(f"--knob: give the value of the knob of {args.method}'s last step (NAME=VALUE)")
     candidate = Candidate(
         args.name,
         args.method,
-        knob=args.knob,
+        knob=last,
         seed=args.seed,
         replicates=args.replicates,
         replicate=args.replicate,
-        params=method_params(args, schema=dataset.schema),
+        params={**method_params(args, schema=dataset.schema), **upstream},
         options=options,
     )
     path = session_path(args.session)
@@ -166,7 +169,12 @@ def add_parsers(sub: Any, data_args: Callable[[argparse.ArgumentParser], None]) 
     data_args(p)
     p.add_argument("--session", required=True, help="session file to add the pin to (created if missing)")
     p.add_argument("--name", required=True, help="the pin's name, e.g. 'redact level 2'")
-    p.add_argument("--knob", type=knob_argument, required=True, help="knob value of the candidate")
+    p.add_argument(
+        "--knob",
+        action="append",
+        required=True,
+        help="knob value of the candidate; for a plan, one NAME=VALUE per step (--knob level=2 --knob lambda=0.012)",
+    )
     p.add_argument("--replicate", type=int, default=0, help="which replicate the candidate releases (default 0)")
     p.set_defaults(func=cmd_pin)
 

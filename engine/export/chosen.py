@@ -18,6 +18,7 @@ from engine.progress import Progress, no_progress
 from engine.protect import get_protector
 from engine.protect.base import Fitted, Protector
 from engine.protect.guard import guarded
+from engine.protect.plan import Plan
 from engine.record.decision import Decision
 from engine.record.manifest import MethodStep
 from engine.record.replay import ReplaySpec
@@ -128,8 +129,9 @@ def export_chosen(
     along = [make_release(fitted, v, spec.seed, point.replicates, replicate) for v in fitted.knob.default_grid()]
     metrics = metrics_with_intervals(point, at)
     knob = fitted.knob
+    steps = protector.step_record(release.knob) if isinstance(protector, Plan) else ()
     method = MethodStep(
-        protector.name, protector.title or None, protector.params(), knob.name, knob.symbol, release.knob
+        protector.name, protector.title or None, protector.params(), knob.name, knob.symbol, release.knob, steps
     )
     drawn = sweep if spec.with_frontier else None
     record = release_record(dataset, release, metrics, method, point.replicates, spec, decision, drawn)

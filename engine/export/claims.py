@@ -142,11 +142,11 @@ def _short(digest: str | None) -> str:
 def check_epsilon(record: ReleaseRecord, claim: EpsilonClaim) -> list[ClaimCheck]:
     """The ε claim beside the record's knob and vocabulary setting, and a public vocabulary's digest beside the
     word list installed here (`engine.text.vocabulary.public_vocabulary`)."""
-    from engine.protect import METHODS
+    from engine.protect import is_method, method_class
     from engine.text.vocabulary import vocabulary_digest
 
     knob = record.method.knob
-    shown = METHODS[record.method.name].knob.format if record.method.name in METHODS else "{:g}".format
+    shown = method_class(record.method.name).knob.format if is_method(record.method.name) else "{:g}".format
     out = [
         ClaimCheck(
             f"ε = {shown(claim.epsilon)} claimed",

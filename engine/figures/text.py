@@ -20,7 +20,7 @@ from plotly.subplots import make_subplots
 
 from engine.frontier import frontier
 from engine.measures.base import metric_info
-from engine.protect import METHODS
+from engine.protect import is_method, method_class
 from engine.protect.base import Knob
 from engine.results import SweepResult
 
@@ -550,7 +550,7 @@ def comparison_figure(comparison: Comparison, risk: str, utility: str) -> go.Fig
     (method, knob value) pairs no other pair beats on both measures. A method measured on another task
     (`Comparison.apart`) is drawn dotted, never ringed, and the subtitle says why."""
 
-    titles = {m: METHODS[m].title if m in METHODS else m for m in comparison.sweeps}
+    titles = {m: method_class(m).title if is_method(m) else m for m in comparison.sweeps}
     apart = comparison.apart(risk, utility)
     fig = methods_frontier_figure(
         [(titles[m], s) for m, s in comparison.sweeps.items()], risk, utility, [titles[m] for m in apart]

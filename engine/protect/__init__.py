@@ -16,6 +16,7 @@ from engine.protect.field_synthesis.cart import CARTSynthesizer
 from engine.protect.field_synthesis.glm import GLMSynthesizer
 from engine.protect.kanon.method import KAnonymity
 from engine.protect.params import Param
+from engine.protect.plan import is_plan, plan_class
 from engine.protect.redact import Redaction
 from engine.protect.swap.method import EntitySwap
 from engine.protect.text_synthesis.multinomial_dirichlet import MultinomialDirichletSynthesizer
@@ -45,13 +46,33 @@ register(EntitySwap)
 register(KAnonymity)
 
 
-def get_protector(name: str, **params: Any) -> Protector:
-    """A protector by its registered name, e.g. ``get_protector("redact")``; ConfigError for an unknown name
-    or parameter."""
+def method_class(name: str) -> type[Protector]:
+    """The method registered as ``name``, or the plan ``name`` names (``redact+glm``: registered methods joined by
+    ``+``, `engine.protect.plan`); ConfigError naming what is accepted otherwise."""
+    if is_plan(name):
+        return plan_class(name, METHODS)
     cls = METHODS.get(name)
     if cls is None:
-        raise ConfigError(f"unknown method '{name}'; available methods: {', '.join(sorted(METHODS))}")
-    return cls(**params)
+        raise ConfigError(
+            f"unknown method '{name}'; available methods: {', '.join(sorted(METHODS))}, or a plan of them joined "
+            "by '+' (e.g. redact+glm)"
+        )
+    return cls
+
+
+def is_method(name: str) -> bool:
+    """Whether ``name`` is a registered method or a plan of registered methods."""
+    try:
+        method_class(name)
+    except ConfigError:
+        return False
+    return True
+
+
+def get_protector(name: str, **params: Any) -> Protector:
+    """A protector by its registered name, e.g. ``get_protector("redact")``, or a plan's (``redact+glm``);
+    ConfigError for an unknown name or parameter."""
+    return method_class(name)(**params)
 
 
 def schema_parameters(schema: Schema, method: str) -> dict[str, Any]:
@@ -87,6 +108,8 @@ __all__ = [
     "Protector",
     "Release",
     "get_protector",
+    "is_method",
+    "method_class",
     "register",
     "schema_parameters",
 ]

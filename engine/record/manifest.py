@@ -112,6 +112,9 @@ class MethodStep:
     knob_name: str | None
     knob_symbol: str | None
     knob: float
+    steps: tuple[Mapping[str, Any], ...] = ()
+    """A plan's steps in order (`engine.protect.plan.Plan.step_record`): each method, its knob and value, and
+    the seed it drew with; none for a single method."""
 
 
 @dataclass(frozen=True)
@@ -317,7 +320,8 @@ class ReleaseRecord:
                 "n_external": d.n_external,
             },
             "schema": dict(d.schema),
-            "method": {"name": m.name, "title": m.title, "params": dict(m.params)},
+            "method": {"name": m.name, "title": m.title, "params": dict(m.params)}
+            | ({"steps": [dict(s) for s in m.steps]} if m.steps else {}),
             "knob": {"name": m.knob_name, "symbol": m.knob_symbol, "value": m.knob},
             "seed": self.seed,
             "replicate": self.replicate,
@@ -387,7 +391,13 @@ class ReleaseRecord:
                     manifest.get("schema", {}),
                 ),
                 method=MethodStep(
-                    m["name"], m.get("title"), m.get("params", {}), k.get("name"), k.get("symbol"), k["value"]
+                    m["name"],
+                    m.get("title"),
+                    m.get("params", {}),
+                    k.get("name"),
+                    k.get("symbol"),
+                    k["value"],
+                    tuple(m.get("steps", ())),
                 ),
                 seed=manifest.get("seed"),
                 replicate=manifest.get("replicate", 0),

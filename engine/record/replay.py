@@ -13,11 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import DataError
+from engine.errors import ConfigError, DataError
 from engine.measures.registry import setting_parameters
 from engine.measures.settings import MeasureSettings
-from engine.protect import METHODS
+from engine.protect import is_method, method_class
 from engine.protect.params import Param
+from engine.protect.plan import KnobValues, Plan, StepParam
 
 REPLAY_SUFFIX = "-replay"
 _VALUED = (
@@ -66,12 +67,14 @@ class ReplaySpec:
         if self.bad_rows != "error":
             parts += ["--bad-rows", self.bad_rows]
         parts += ["--method", self.method]
-        for p in METHODS[self.method].parameters:
-            parts += p.to_cli(self.params.get(p.name, p.default))
+        cls = method_class(self.method)
+        for p in cls.parameters:
+            if not _step_knob(p):
+                parts += p.to_cli(self.params.get(p.name, p.default))
         values = self.options.values()
         for p in setting_parameters():
             parts += p.to_cli(values[p.name])
-        parts += ["--knob", f"{self.knob:.10g}", "--replicates", str(self.replicates)]
+        parts += _knob_words(cls, self.params, self.knob) + ["--replicates", str(self.replicates)]
         parts += ["--replicate", str(self.replicate), "--seed", str(self.seed), "--out", self.out]
         if self.with_frontier:
             parts.append("--with-frontier")
@@ -84,17 +87,22 @@ class ReplaySpec:
         if words[:2] != ["textsdc", "release"]:
             raise DataError(f"the replay command is not a `textsdc release` command: {command!r}")
         method = words[words.index("--method") + 1] if "--method" in words[:-1] else ""
-        if method not in METHODS:
+        if not is_method(method):
             raise DataError(f"the replay command names no method this textsdc has: {command!r}")
-        declared = (*METHODS[method].parameters, *setting_parameters())
+        kind = method_class(method)
+        declared = (*(p for p in kind.parameters if not _step_knob(p)), *setting_parameters())
         switches = {p.flag for p in declared if p.type is bool} | {"--with-frontier"}
         given: dict[str, str] = {}
         flags: dict[str, str | bool] = {}
+        knobs: list[str] = []
         k = 2
         while k < len(words):
             word = words[k]
             if word in switches or (word.startswith("--no-") and "--" + word[5:] in switches):
                 flags[word], k = True, k + 1
+            elif word == "--knob" and k + 1 < len(words):
+                knobs.append(words[k + 1])
+                given[word], k = words[k + 1], k + 2
             elif word.startswith("--") and k + 1 < len(words):
                 (given if word in _VALUED else flags)[word], k = words[k + 1], k + 2
             else:
@@ -102,7 +110,7 @@ class ReplaySpec:
         missing = [f for f in ("--data", "--method", "--knob", "--out") if f not in given]
         if missing:
             raise DataError(f"the replay command gives no {', '.join(missing)}: {command!r}")
-        params = _values(METHODS[method].parameters, flags)
+        params = _values(tuple(p for p in kind.parameters if not _step_knob(p)), flags)
         options = _values(setting_parameters(), flags)
         unknown = sorted(set(flags) - _flags(declared) - {"--with-frontier"})
         if unknown:
@@ -110,10 +118,14 @@ class ReplaySpec:
                 f"the replay command gives {', '.join(unknown)}, which neither method '{method}' nor the measures take"
             )
         try:
+            knob = _knob_read(kind, knobs, params)
+        except ConfigError as exc:
+            raise DataError(f"the replay command's knobs do not read: {exc}") from None
+        try:
             return cls(
                 data=given["--data"],
                 method=method,
-                knob=float(given["--knob"]),
+                knob=knob,
                 seed=int(given.get("--seed", "0")),
                 replicates=int(given.get("--replicates", "1")),
                 out=given["--out"],
@@ -137,6 +149,35 @@ def replay_folder(out: str) -> str:
     if Path(trimmed).name in ("", ".", ".."):  # "." or "..": the folder's own name
         trimmed = str(Path(trimmed).resolve())
     return trimmed if trimmed.endswith(REPLAY_SUFFIX) else trimmed + REPLAY_SUFFIX
+
+
+def _step_knob(p: Param) -> bool:
+    """Whether ``p`` is the knob of a plan's step before the last (written ``--knob NAME=VALUE``)."""
+    return isinstance(p, StepParam) and p.is_knob
+
+
+def _knob_words(cls: type, params: Mapping[str, Any], knob: float) -> list[str]:
+    """``--knob VALUE`` for a method; for a plan ``--knob NAME=VALUE`` per step, its last step's last."""
+    if not issubclass(cls, Plan):
+        return ["--knob", f"{knob:.10g}"]
+    knobs = [c.knob for c in cls.step_classes]
+    upstream = [params.get(p.name, p.default) for p in cls.parameters if _step_knob(p)]
+    return KnobValues(cls.steps_of(), (*map(float, upstream), float(knob))).words(knobs)
+
+
+def _knob_read(cls: type, knobs: list[str], params: dict[str, Any]) -> float:
+    """The knob value of the --knob words ``knobs``; a plan's step knobs before the last go into ``params``."""
+    if not issubclass(cls, Plan):
+        if len(knobs) != 1:
+            raise ConfigError(f"a method has one knob, the command gives {len(knobs)}")
+        return float(knobs[0])
+    steps = [c.knob for c in cls.step_classes]
+    defaults = (*(float(p.default) for p in cls.parameters if _step_knob(p)), steps[-1].default)
+    values = KnobValues.parse(knobs, cls.steps_of(), steps, defaults)
+    if not values.given[-1]:
+        raise ConfigError(f"no --knob {steps[-1].name}=VALUE for the plan's last step")
+    params.update(values.as_params(steps))
+    return values.values[-1]
 
 
 def _flags(declared: tuple[Param, ...]) -> set[str]:
