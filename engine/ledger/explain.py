@@ -1,0 +1,90 @@
+"""The ledger in words: the figures a manifest records, one line per release, and an entry explained (what
+`textsdc ledger` prints and the Export page shows)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from engine.ledger.checks import epsilon_text, knob_text
+from engine.ledger.entry import Entry, Step
+from engine.measures.base import measured_number
+from engine.record.manifest import LedgerNote
+
+
+def ledger_figures(note: LedgerNote) -> str:
+    """The cumulative figures of a release: releases of its records, ε spent together, findings overridden."""
+    releases = (
+        "1 release of these records (the first)"
+        if note.releases == 1
+        else f"{note.releases:,} releases of these records with this one"
+    )
+    eps = (
+        ""
+        if note.epsilon_total is None
+        else f"; ε spent on them {epsilon_text(note.epsilon_total)} over {note.epsilon_releases:,} release(s) "
+        "(sequential composition)"
+    )
+    over = "" if not note.override else f"; exported over {len(note.findings):,} finding(s) of the ledger"
+    return releases + eps + over
+
+
+def step_text(step: Step) -> str:
+    """A step in words: method, knob, ε."""
+    knob = f"{step.knob_name or 'knob'} = {knob_text(step)}"
+    eps = "" if step.epsilon is None else f", ε = {epsilon_text(step.epsilon)}"
+    return f"{step.method} at {knob}{eps}"
+
+
+def entry_line(entry: Entry) -> str:
+    """One line of the listing: number, time, bundle, steps, records, ε, findings and override."""
+    steps = " then ".join(step_text(s) for s in entry.steps)
+    parts = [f"{entry.number:>3}  {entry.time_utc}  {entry.bundle}: {steps}, {entry.records:,} records"]
+    if entry.repeat_of is not None:
+        parts.append(f"makes release {entry.repeat_of} again")
+    elif entry.findings:
+        parts.append(f"{len(entry.findings):,} finding(s), exported over them")
+    return "; ".join(parts)
+
+
+def dataset_lines(entries: Sequence[Entry]) -> list[str]:
+    """The releases of one dataset: a heading with its cumulative figures, then a line per release."""
+    first = entries[0]
+    counted = [e for e in entries if e.repeat_of is None]
+    spent = [e.epsilon for e in counted if e.epsilon is not None]
+    eps = "" if not spent else f", ε spent {epsilon_text(sum(spent))} over {len(spent):,} of them"
+    head = f"{first.dataset} (fingerprint {first.fingerprint[:12]}): {len(counted):,} release(s){eps}"
+    return [head, *(entry_line(e) for e in entries)]
+
+
+def explain(entry: Entry) -> list[str]:
+    """An entry explained: when and where, the records (count, not which), each step, the treatment of each
+    column, ε, the averaging figures, the findings and the reason given to export over them."""
+    lines = [
+        f"Release {entry.number} of {entry.dataset} (fingerprint {entry.fingerprint[:12]}), written {entry.time_utc}",
+        f"  bundle {entry.bundle} at {entry.location}; manifest SHA-256 {entry.manifest_sha256}",
+        f"  covers {entry.records:,} records (identified by a digest of the records, not the records); seed "
+        f"{entry.seed}, replicate {entry.replicate} of {entry.replicates}",
+    ]
+    if entry.repeat_of is not None:
+        lines.append(f"  makes release {entry.repeat_of} again byte for byte: it discloses nothing new")
+    for i, step in enumerate(entry.steps, 1):
+        lines.append(f"  step {i}: {step_text(step)}")
+    lines.append("  columns: " + "; ".join(f"{c} {t}" for c, t in entry.columns.items()))
+    if entry.epsilon is not None:
+        lines.append(f"  ε spent by this release: {epsilon_text(entry.epsilon)}")
+    for a in entry.averaging:
+        unit = "standard deviations (RMS)" if a.kind == "numeric" else "share of records missed"
+        lines.append(
+            f"  {a.column} synthesized {a.releases:,} time(s) from these records: one release "
+            f"{measured_number(a.single)}, their average {measured_number(a.average)} from the confidential values "
+            f"({unit})"
+        )
+    if entry.note is not None:
+        lines.append(f"  figures its manifest records: {ledger_figures(entry.note)}")
+    for f in entry.findings:
+        lines.append(f"  finding: {f}")
+    if entry.override:
+        lines.append(f"  exported over the findings for this reason: {entry.override}")
+    elif not entry.findings:
+        lines.append("  the ledger's checks found nothing")
+    return lines
