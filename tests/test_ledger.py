@@ -89,6 +89,8 @@ def test_two_md_exports_of_the_same_data_sum_epsilon(capsys, tiny_files, tmp_pat
     assert note["releases"] == 2 and note["epsilon_total"] == 3.0 and note["epsilon_releases"] == 2
     assert note["override"] == "the board allows ε = 3 in total"
     assert "ε spent on them 3 over 2 release(s)" in out
+    report = (tmp_path / "second" / "report.html").read_text(encoding="utf-8")
+    assert "<th>Release ledger</th><td>2 releases of these records with this one; ε spent on them 3 over 2" in report
     entries = read_ledger(tmp_path / "ledger.json").entries
     assert [e.epsilon for e in entries] == [1.0, 2.0]
     assert entries[1].override == "the board allows ε = 3 in total"

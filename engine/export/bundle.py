@@ -258,7 +258,8 @@ def export_release(
     out = Path(out_dir)
     dataset, release = report.dataset, report.release
     gate = check_ledger(ledger, dataset, release, report.record)
-    report = dataclasses.replace(report, record=report.record.with_ledger(gate.note))
+    if ledger.noted:
+        report = dataclasses.replace(report, record=report.record.with_ledger(gate.note))
     keyed = pseudonymized_columns(release.data, dataset.schema, release.withheld)
     used = None if not keyed else key if key is not None else pseudonym_key()
     key_file = None if key_out is None else Path(key_out).expanduser()

@@ -50,6 +50,8 @@ class LedgerUse:
     path: str | Path | None = None
     override: str | None = None
     recorded: LedgerNote | None = None
+    noted: bool = True
+    """Whether the manifest carries the ledger's note (False: the replay of a bundle written before the ledger)."""
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,21 @@ def release_step(dataset: Dataset, release: Release, method: MethodStep) -> Step
     )
     claim = next((d for d in release.details if isinstance(d, EpsilonClaim)), None)
     return make_step(method, columns, claim, _more_privacy(method.name))
+
+
+def preview(
+    use: LedgerUse,
+    dataset: Dataset,
+    release: Release,
+    method: MethodStep,
+    seed: int | None,
+    replicate: int,
+    replicates: int,
+) -> Gate:
+    """What the ledger will say of ``release`` before it is exported (the Export page shows it above its button):
+    the earlier releases of the same records, what this one adds and the findings that will stop it."""
+    step = release_step(dataset, release, method)
+    return draft(read_ledger(use.path), dataset, release, step, seed, replicate, replicates)
 
 
 def refusal(gate: Gate) -> LedgerRefusal:

@@ -89,7 +89,7 @@ def verify_replay(
     spec = record.replay_spec
     used, not_replayed = replay_key(record.pseudonym_key, key)
     with tempfile.TemporaryDirectory(prefix=REPLAY_PREFIX) as tmp:
-        ledger = LedgerUse(Path(tmp) / "ledger.json", recorded=record.ledger)
+        ledger = LedgerUse(Path(tmp) / "ledger.json", recorded=record.ledger, noted=record.ledger is not None)
         run = Run(
             progress=progress,
             audit_log=Path(tmp) / "audit.sqlite",

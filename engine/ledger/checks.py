@@ -14,11 +14,7 @@ from engine.ledger.entry import Entry, Step
 from engine.ledger.treatments import protection_rank
 from engine.measures.base import measured_number
 from engine.protect import METHODS
-
-
-def epsilon_text(value: float) -> str:
-    """ε as the method's claims write it (`EpsilonClaim.describe`): 4 significant digits, no trailing zeros."""
-    return f"{value:,.4g}"
+from engine.protect.claims import epsilon_text
 
 
 def knob_text(step: Step, value: float | None = None) -> str:

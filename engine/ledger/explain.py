@@ -5,27 +5,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.ledger.checks import epsilon_text, knob_text
+from engine.ledger.checks import knob_text
 from engine.ledger.entry import Entry, Step
 from engine.measures.base import measured_number
+from engine.protect.claims import epsilon_text
 from engine.record.manifest import LedgerNote
 
 
 def ledger_figures(note: LedgerNote) -> str:
-    """The cumulative figures of a release: releases of its records, ε spent together, findings overridden."""
-    releases = (
-        "1 release of these records (the first)"
-        if note.releases == 1
-        else f"{note.releases:,} releases of these records with this one"
-    )
-    eps = (
-        ""
-        if note.epsilon_total is None
-        else f"; ε spent on them {epsilon_text(note.epsilon_total)} over {note.epsilon_releases:,} release(s) "
-        "(sequential composition)"
-    )
-    over = "" if not note.override else f"; exported over {len(note.findings):,} finding(s) of the ledger"
-    return releases + eps + over
+    """The cumulative figures of a release (`LedgerNote.describe`)."""
+    return note.describe()
 
 
 def step_text(step: Step) -> str:
@@ -88,3 +77,31 @@ def explain(entry: Entry) -> list[str]:
     elif not entry.findings:
         lines.append("  the ledger's checks found nothing")
     return lines
+
+
+def so_far(earlier: Sequence[Entry]) -> str:
+    """The earlier releases of the records of an export, in a sentence (the Export page's cumulative figures)."""
+    if not earlier:
+        return "The release ledger holds no release of these records yet."
+    last = earlier[-1]
+    spent = [e.epsilon for e in earlier if e.epsilon is not None]
+    eps = "" if not spent else f"; together they spend ε = {epsilon_text(sum(spent))} ({len(spent):,} of them spend ε)"
+    return (
+        f"The release ledger holds {len(earlier):,} release(s) of these records, the last {last.bundle} "
+        f"({' then '.join(step_text(s) for s in last.steps)}, {last.time_utc}){eps}."
+    )
+
+
+def adds(entry: Entry, note: LedgerNote) -> str:
+    """What an export adds to the earlier releases of its records, in a sentence."""
+    if entry.repeat_of is not None:
+        return (
+            f"This export makes release {entry.repeat_of} again byte for byte (the same records, method, knob, seed "
+            "and replicate): it discloses nothing new, and the manifest records that release's figures."
+        )
+    columns = ", ".join(f"{c} {t}" for c, t in entry.columns.items())
+    eps = "" if note.epsilon_total is None else f", ε spent on them {epsilon_text(note.epsilon_total)} in all"
+    return (
+        f"This export adds {' then '.join(step_text(s) for s in entry.steps)} on {entry.records:,} records "
+        f"({columns}): with it, {note.releases:,} release(s) of these records{eps}."
+    )

@@ -23,7 +23,7 @@ from engine import __version__
 from engine.annotation.residual import AnnotatedDetection
 from engine.errors import DataError
 from engine.measures.attacks import WorstAttack, worst_attack
-from engine.protect.claims import AnonymityClaim, EpsilonClaim
+from engine.protect.claims import AnonymityClaim, EpsilonClaim, epsilon_text
 from engine.protect.corrections import KeptCorrections
 from engine.protect.detection import DetectionShare
 from engine.record.decision import Decision
@@ -200,6 +200,22 @@ class LedgerNote:
             findings=tuple(str(f) for f in entry.get("findings", ())),
             override=None if entry.get("override") is None else str(entry["override"]),
         )
+
+    def describe(self) -> str:
+        """The figures in words: releases of these records, ε spent on them together, findings exported over."""
+        releases = (
+            "1 release of these records (the first)"
+            if self.releases == 1
+            else f"{self.releases:,} releases of these records with this one"
+        )
+        eps = (
+            ""
+            if self.epsilon_total is None
+            else f"; ε spent on them {epsilon_text(self.epsilon_total)} over {self.epsilon_releases:,} release(s) "
+            "(sequential composition)"
+        )
+        over = "" if not self.override else f"; exported over {len(self.findings):,} finding(s) of the ledger"
+        return releases + eps + over
 
     def warnings(self) -> tuple[str, ...]:
         """The findings a steward exported over, each as the warning the manifest, the CLI and the report give."""
