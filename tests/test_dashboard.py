@@ -1099,10 +1099,10 @@ def test_export_shows_the_release_ledger_and_needs_a_reason_to_export_over_its_f
 
     at.selectbox(key="export_pin").set_value("redact at level = 1").run()
     shown = [m.value for m in at.markdown]
-    assert any(m.startswith("The release ledger holds 1 release(s) of these records, the last two") for m in shown)
+    assert any(m.startswith("The release ledger holds 1 release of these records: the bundle two") for m in shown)
     assert any(m.startswith("This export adds redact at level = 1 on") for m in shown), shown
     found = [w.value for w in at.warning if w.value.startswith("The release ledger finds")]
-    assert found and "which protects less than 2 in release 1 (two)" in found[0]
+    assert found and "which protects less than 2 in ledger release 1 of the same records" in found[0]
     by_label(at.text_input, "Output folder").set_value(str(tmp_path / "one")).run()
     decide(at, "level 1 for the analysts")
     assert at.button(key="export_run").disabled  # not without a reason and the tick

@@ -104,7 +104,7 @@ def test_a_field_synthesis_after_text_in_clear_is_flagged_and_needs_the_override
     code, _, err = release(capsys, tiny_files, tmp_path, "cart", "cart", 0.001)
     assert code == 2
     assert "this release synthesizes the field(s)" in err and "carried the text in clear" in err
-    assert "release 1 (clear)" in err
+    assert "and ledger release 1 of the same records" in err and "(ledger release 1: the bundle clear, written" in err
     assert not (tmp_path / "cart").exists()
     reason = "the recipients are the same team that holds release 1"
     code, _, err = release(capsys, tiny_files, tmp_path, "cart", "cart", 0.001, "--ledger-override", reason)
@@ -116,6 +116,7 @@ def test_a_field_synthesis_after_text_in_clear_is_flagged_and_needs_the_override
     assert written["ledger"]["override"] == reason and written["ledger"]["releases"] == 2
     assert any("the release ledger found" in w and reason in w for w in written["warnings"])
     assert reason in (tmp_path / "cart" / "report.html").read_text(encoding="utf-8")  # the reviewer reads it
+    assert "bundle clear" not in json.dumps(written) and "(clear)" not in json.dumps(written)  # by number only
 
 
 def test_the_override_is_recorded_and_textsdc_ledger_explains_it(capsys, tiny_files, tmp_path):
@@ -123,7 +124,7 @@ def test_the_override_is_recorded_and_textsdc_ledger_explains_it(capsys, tiny_fi
     assert release(capsys, tiny_files, tmp_path, "b", "md", 2, "--ledger-override", "a second draw for QA")[0] == 0
     code, out, err = run(capsys, "ledger", "--path", str(tmp_path / "ledger.json"))
     assert code == 0, err
-    assert "2 release(s), ε spent 3 over 2 of them" in out
+    assert "2 releases, ε spent 3 over 2 of them" in out
     assert (
         "md at epsilon = 2, ε = 2" in out and "2 finding(s), exported over them" in out
     )  # ε, and ε 2 protects less than 1
@@ -147,10 +148,10 @@ def test_the_same_release_made_again_is_a_repeat_with_the_same_manifest(capsys, 
 def test_the_text_released_less_protected_is_flagged(capsys, tiny_files, tmp_path):
     assert release(capsys, tiny_files, tmp_path, "strong", "redact", 3)[0] == 0
     code, _, err = release(capsys, tiny_files, tmp_path, "weak", "redact", 1)
-    assert code == 2 and "which protects less than 3 in release 1 (strong)" in err
+    assert code == 2 and "which protects less than 3 in ledger release 1 of the same records" in err
     assert release(capsys, tiny_files, tmp_path, "md", "md", 1)[0] == 0  # synthesized after redacted: more
     code, _, err = release(capsys, tiny_files, tmp_path, "clear", "cart", 0.01)
-    assert code == 2 and "the text is released in clear here but was released redacted in release 1" in err
+    assert code == 2 and "the text is released in clear here but was released redacted in ledger release 1" in err
 
 
 def test_a_corrupt_ledger_is_a_clear_error_and_is_never_written_over(capsys, tiny_files, tmp_path):

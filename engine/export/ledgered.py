@@ -179,8 +179,10 @@ def preview(
 def refusal(gate: Gate) -> LedgerRefusal:
     """The message of an export the ledger stops."""
     named = "; ".join(f"({i}) {f}" for i, f in enumerate(gate.findings, 1))
+    earlier = "; ".join(f"ledger release {e.number}: the bundle {e.bundle}, written {e.time_utc}" for e in gate.earlier)
     return LedgerRefusal(
-        f"the release ledger ({gate.ledger.path}) stops this export, so nothing was written: {named}. To export it "
+        f"the release ledger ({gate.ledger.path}) stops this export, so nothing was written: {named} ({earlier}). "
+        "To export it "
         f'anyway, give your reason: {OVERRIDE_FLAG} "reason" on the command line, or {OVERRIDE_PAGE}; the ledger '
         "keeps the reason, and the manifest and the report state the findings with it"
     )

@@ -1,6 +1,6 @@
 """The ledger's checks: what a new release adds to the earlier releases of the same records. Each is a
 `LedgerCheck`, a pure function of the earlier entries and the new one that returns its findings in plain words
-with their figures (never a value of the data); `LEDGER_CHECKS` lists them, `register` adds one. A finding stops
+with their figures (never a value of the data, nor an earlier bundle's name or place); `LEDGER_CHECKS` lists them, `register` adds one. A finding stops
 the export until the steward overrides it with a reason (`engine.export.ledgered`)."""
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ def knob_text(step: Step, value: float | None = None) -> str:
 
 
 def release_name(entry: Entry) -> str:
-    """An earlier release as the steward knows it: its ledger number and bundle folder."""
-    return f"release {entry.number} ({entry.bundle or 'unnamed'})"
+    """An earlier release by its number in the ledger, never its bundle's name or place: a finding travels in
+    the new bundle's manifest and report (`textsdc ledger` and the refusal name the bundle to the steward)."""
+    return f"ledger release {entry.number}"
 
 
 def epsilon_total(earlier: Sequence[Entry], new: Entry) -> tuple[float | None, int]:

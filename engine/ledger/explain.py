@@ -12,6 +12,11 @@ from engine.protect.claims import epsilon_text
 from engine.record.manifest import LedgerNote
 
 
+def releases_text(n: int) -> str:
+    """ "1 release", "3 releases"."""
+    return f"{n:,} release" + ("" if n == 1 else "s")
+
+
 def ledger_figures(note: LedgerNote) -> str:
     """The cumulative figures of a release (`LedgerNote.describe`)."""
     return note.describe()
@@ -41,7 +46,7 @@ def dataset_lines(entries: Sequence[Entry]) -> list[str]:
     counted = [e for e in entries if e.repeat_of is None]
     spent = [e.epsilon for e in counted if e.epsilon is not None]
     eps = "" if not spent else f", ε spent {epsilon_text(sum(spent))} over {len(spent):,} of them"
-    head = f"{first.dataset} (fingerprint {first.fingerprint[:12]}): {len(counted):,} release(s){eps}"
+    head = f"{first.dataset} (fingerprint {first.fingerprint[:12]}): {releases_text(len(counted))}{eps}"
     return [head, *(entry_line(e) for e in entries)]
 
 
@@ -86,9 +91,10 @@ def so_far(earlier: Sequence[Entry]) -> str:
     last = earlier[-1]
     spent = [e.epsilon for e in earlier if e.epsilon is not None]
     eps = "" if not spent else f"; together they spend ε = {epsilon_text(sum(spent))} ({len(spent):,} of them spend ε)"
+    which = "" if len(earlier) == 1 else ", the last"
     return (
-        f"The release ledger holds {len(earlier):,} release(s) of these records, the last {last.bundle} "
-        f"({' then '.join(step_text(s) for s in last.steps)}, {last.time_utc}){eps}."
+        f"The release ledger holds {releases_text(len(earlier))} of these records{which}: the bundle {last.bundle} "
+        f"({' then '.join(step_text(s) for s in last.steps)}, written {last.time_utc}){eps}."
     )
 
 
@@ -103,5 +109,5 @@ def adds(entry: Entry, note: LedgerNote) -> str:
     eps = "" if note.epsilon_total is None else f", ε spent on them {epsilon_text(note.epsilon_total)} in all"
     return (
         f"This export adds {' then '.join(step_text(s) for s in entry.steps)} on {entry.records:,} records "
-        f"({columns}): with it, {note.releases:,} release(s) of these records{eps}."
+        f"({columns}): with it, {releases_text(note.releases)} of these records{eps}."
     )
