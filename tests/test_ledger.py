@@ -212,6 +212,12 @@ def test_the_checks_are_pure_functions_of_the_entries():
     assert TextBesideFieldSynthesis.findings([glm], entry(2, "in clear"))  # text in clear after a field synthesis
     assert TextBesideFieldSynthesis.findings([entry(1, "in clear")], glm)  # and the reverse order
     assert not TextBesideFieldSynthesis.findings([entry(1, "redacted")], md1)
+    glm2 = entry(3, "in clear", method="glm", fields="synthesized", knob=2.0)
+    assert len(TextBesideFieldSynthesis.findings([glm, entry(2, "in clear")], glm2)) == 1  # one finding, both named
+    assert (
+        "ledger release 1, ledger release 2 of the same records"
+        in TextBesideFieldSynthesis.findings([glm, entry(2, "in clear")], glm2)[0]
+    )
     assert ledger_findings([], md1) == []
 
 

@@ -131,25 +131,29 @@ class TextBesideFieldSynthesis(LedgerCheck):
 
     @classmethod
     def findings(cls, earlier: Sequence[Entry], new: Entry) -> list[str]:
-        out = []
         new_fields = _synthesized_fields(new)
         new_clear = new.columns.get(new.text) == "in clear"
-        for e in earlier:
-            old_fields = _synthesized_fields(e)
-            old_clear = e.columns.get(e.text) == "in clear"
-            if new_fields and old_clear:
-                out.append(
-                    f"this release synthesizes the field(s) {', '.join(new_fields)}, and {release_name(e)} of the "
-                    "same records carried the text in clear: a recipient of both can join them record by record, "
-                    "and the text names what the synthesis is to hide"
-                )
-            elif new_clear and old_fields:
-                out.append(
-                    f"this release carries the text in clear, and {release_name(e)} of the same records synthesized "
-                    f"the field(s) {', '.join(old_fields)}: a recipient of both can join them record by record, and "
-                    "the text names what the synthesis was to hide"
-                )
+        clear_before = [e for e in earlier if e.columns.get(e.text) == "in clear"]
+        synthesis_before = [e for e in earlier if _synthesized_fields(e)]
+        out = []
+        if new_fields and clear_before:
+            out.append(
+                f"this release synthesizes the field(s) {', '.join(new_fields)}, and {_names(clear_before)} of the "
+                "same records carried the text in clear: a recipient of both can join them record by record, and "
+                "the text names what the synthesis is to hide"
+            )
+        if new_clear and [e for e in synthesis_before if e not in clear_before or not new_fields]:
+            fields = sorted({c for e in synthesis_before for c in _synthesized_fields(e)})
+            out.append(
+                f"this release carries the text in clear, and {_names(synthesis_before)} of the same records "
+                f"synthesized the field(s) {', '.join(fields)}: a recipient of both can join them record by record, "
+                "and the text names what the synthesis was to hide"
+            )
         return out
+
+
+def _names(entries: Sequence[Entry]) -> str:
+    return ", ".join(release_name(e) for e in entries)
 
 
 def _synthesized_fields(entry: Entry) -> list[str]:
