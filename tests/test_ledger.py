@@ -24,7 +24,7 @@ from engine.ledger.checks import (
 )
 from engine.ledger.entry import Averaging, Entry, Step, records_digest
 from engine.ledger.store import read_ledger
-from engine.ledger.treatments import METHOD_TREATMENT, TREATMENTS
+from engine.ledger.treatments import TREATMENTS, method_treatment
 from engine.protect import METHODS
 
 
@@ -248,8 +248,18 @@ def test_averaging_measures_hand_computed_distances():
         averaging("age", "numeric", truth, [truth.iloc[:2]])
 
 
-def test_every_method_has_a_treatment_and_checks_register_once():
-    assert set(METHODS) <= set(METHOD_TREATMENT) and set(METHOD_TREATMENT.values()) <= set(TREATMENTS)
+def test_every_method_declares_a_treatment_and_checks_register_once():
+    assert all(method_treatment(m) in TREATMENTS for m in METHODS)
+    assert [method_treatment(m) for m in ("redact", "swap", "kanon", "md", "glm", "count-bayes")] == [
+        "redacted",
+        "redacted",
+        "generalised",
+        "synthesized",
+        "synthesized",
+        "synthesized",
+    ]
+    with pytest.raises(DataError, match="'nope' does to the columns it protects: it is not registered"):
+        method_treatment("nope")
     assert len({c.id for c in LEDGER_CHECKS}) == len(LEDGER_CHECKS)
     with pytest.raises(TypeError, match="registered already"):
         register(EpsilonComposition)

@@ -1,5 +1,5 @@
 """What a release did to each column, in the ledger's six words, derived from how the release record describes
-the column (`engine.record.columns`) and the method that protected it. One home: the ledger's entries, its
+the column (`engine.record.columns`) and what the method that protected it declares (`Protector.protects_by`). One home: the ledger's entries, its
 checks and the Export page read treatments from here."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Literal, get_args
 
 from engine.errors import DataError
+from engine.protect import METHODS
 from engine.record.columns import (
     AS_IS,
     GUARDED,
@@ -22,18 +23,6 @@ Treatment = Literal["in clear", "pseudonymised", "redacted", "generalised", "syn
 """From least to most protected: the order `protection_rank` reads."""
 TREATMENTS: tuple[Treatment, ...] = get_args(Treatment)
 
-METHOD_TREATMENT: Mapping[str, Treatment] = {
-    "redact": "redacted",
-    "swap": "redacted",  # names replaced by others of their kind: the text is kept but for what was found
-    "kanon": "generalised",
-    "md": "synthesized",
-    "rnn": "synthesized",
-    "glm": "synthesized",
-    "cart": "synthesized",
-    "count-bayes": "synthesized",
-}
-"""What each registered method does to the columns it protects (a contract test checks every method has one)."""
-
 _DESCRIBED: Mapping[str, Treatment] = {
     AS_IS: "in clear",
     GUARDED: "in clear",  # the release guard replaced formats and identifier names only
@@ -47,14 +36,15 @@ _DESCRIBED: Mapping[str, Treatment] = {
 
 
 def method_treatment(method: str) -> Treatment:
-    """What ``method`` does to the columns it protects; DataError for a method the ledger does not know."""
-    try:
-        return METHOD_TREATMENT[method]
-    except KeyError:
+    """What ``method`` does to the columns it protects (its declared `Protector.protects_by`); DataError for a
+    method that is not registered here."""
+    cls = METHODS.get(method)
+    if cls is None:
         raise DataError(
-            f"the release ledger does not know what the method '{method}' does to the columns it protects; "
-            f"it knows {', '.join(sorted(METHOD_TREATMENT))}"
-        ) from None
+            f"the release ledger cannot tell what the method '{method}' does to the columns it protects: it is not "
+            f"registered here; the methods are {', '.join(sorted(METHODS))}"
+        )
+    return cls.protects_by
 
 
 def treatment_of(described: str, method: str) -> Treatment:
