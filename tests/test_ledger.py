@@ -278,3 +278,37 @@ def test_a_registered_ledger_check_is_run(monkeypatch):
     monkeypatch.setattr(checks, "LEDGER_CHECKS", checks.LEDGER_CHECKS)
     register(Always)
     assert ledger_findings([entry(1, "redacted")], entry(2, "redacted")) == ["1 earlier"]
+
+
+def test_the_averaging_reads_the_earlier_bundles_still_in_place(tmp_path):
+    """The export step's averaging: the synthetic amounts of the earlier bundle (read back from its Parquet file,
+    its manifest's checksum checked) averaged with this release's; a bundle moved or changed is left out."""
+    import hashlib
+
+    from engine.data.dataset import Dataset
+    from engine.data.schema import FieldSpec, Schema
+    from engine.export.ledgered import draft
+    from engine.ledger.store import Ledger
+    from engine.protect.base import Release
+
+    truth = [1.0, 2.0, 3.0, 4.0]
+    frame = pd.DataFrame({"text": ["a", "b", "c", "d"], "amount": truth})
+    dataset = Dataset("amounts", frame, Schema(text="text", fields=(FieldSpec("amount", "continuous"),)))
+    step = Step("glm", {}, "lambda", 1.0, "higher", None, {"text": "in clear", "amount": "synthesized"})
+    folder = tmp_path / "earlier"
+    folder.mkdir()
+    pd.DataFrame({"text": ["a", "b", "c", "d"], "amount": [2.0, 1.0, 4.0, 3.0]}).to_parquet(folder / "release.parquet")
+    (folder / "manifest.json").write_text("{}", encoding="utf-8")
+    sha = hashlib.sha256(b"{}").hexdigest()
+    base = Entry(dataset.fingerprint, "amounts", "text", 4, records_digest(frame), (step,), 1, 0, 1)
+    earlier = base.written(1, "2026-01-01T00:00:00Z", "earlier", str(folder), sha)
+    ledger = Ledger(tmp_path / "ledger.json", (replace(earlier, number=1),))
+    now = Release(frame.assign(amount=[0.0, 3.0, 2.0, 5.0]), "glm", 1.0, ("amount",))
+    gate = draft(ledger, dataset, now, step, 2, 0, 1)
+    (a,) = gate.entry.averaging
+    assert (a.column, a.kind, a.releases) == ("amount", "numeric", 2)
+    assert a.single == pytest.approx(1 / 1.25**0.5) and a.average == pytest.approx(0.0)  # each misses by 1
+    assert any("averaging the releases brings a recipient 100% closer" in f for f in gate.findings)
+    (folder / "manifest.json").write_text('{"changed": 1}', encoding="utf-8")  # not the bundle recorded
+    (a,) = draft(ledger, dataset, now, step, 2, 0, 1).entry.averaging
+    assert a.releases == 1

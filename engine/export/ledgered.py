@@ -89,7 +89,7 @@ def _averaging(dataset: Dataset, release: Release, earlier: tuple[Entry, ...], s
     """For each field this release synthesizes, the distances of one release and of the average of all of them
     (the earlier bundles that still are where they were written) from the confidential values."""
     schema = dataset.schema
-    kinds = {f.name: f.kind for f in schema.fields if f.kind in ("numeric", "categorical")}
+    kinds = {f.name: "categorical" if f.kind == "categorical" else "numeric" for f in schema.fields}
     columns = [c for c, t in step.columns.items() if t == "synthesized" and c in kinds and c in release.data.columns]
     if not columns or len(release.data) != dataset.n_records:
         return ()

@@ -5,7 +5,7 @@ record scatters around what the model predicts for it; the mean of many releases
 who averages them comes closer to the confidential values than any one release lets her (the noise averages
 out, only the model's error stays). The distance measured here, of one field over the records:
 
-- a numeric field: the root mean squared difference between the values and the confidential ones, in standard
+- a numeric field (a count or an amount): the root mean squared difference between the values and the confidential ones, in standard
   deviations of the confidential values (0: the values themselves);
 - a categorical field: the share of records whose confidential category a recipient misses by taking the most
   frequent of the releases' values of that record (among tied ones, each as likely: a tie of two, one of them the
