@@ -93,6 +93,7 @@ def test_two_md_exports_of_the_same_data_sum_epsilon(capsys, tiny_files, tmp_pat
     assert "<th>Release ledger</th><td>2 releases of these records with this one; ε spent on them 3 over 2" in report
     entries = read_ledger(tmp_path / "ledger.json").entries
     assert [e.epsilon for e in entries] == [1.0, 2.0]
+    assert (tmp_path / "ledger.json").stat().st_mode & 0o077 == 0  # readable by its owner only
     assert entries[1].override == "the board allows ε = 3 in total"
 
 
@@ -134,6 +135,10 @@ def test_the_override_is_recorded_and_textsdc_ledger_explains_it(capsys, tiny_fi
     assert "text synthesized" in out and "user pseudonymised" in out
     code, _, err = run(capsys, "ledger", "--path", str(tmp_path / "ledger.json"), "--explain", "7")
     assert code == 2 and "has no entry 7; its entries are numbered 1 to 2" in err
+    code, out, _ = run(capsys, "ledger", "--path", str(tmp_path / "ledger.json"), "--dataset", "other")
+    assert code == 0 and out.startswith("no release recorded in") and out.rstrip().endswith("for other")
+    code, out, _ = run(capsys, "ledger", "--path", str(tmp_path / "none.json"))
+    assert code == 0 and "no release recorded in" in out
 
 
 def test_the_same_release_made_again_is_a_repeat_with_the_same_manifest(capsys, tiny_files, tmp_path):
