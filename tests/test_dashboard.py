@@ -1083,6 +1083,7 @@ def test_every_csv_the_dashboard_offers_is_formula_escaped():
     assert unsafe == []
 
 
+@pytest.mark.slow
 def test_export_shows_the_release_ledger_and_needs_a_reason_to_export_over_its_findings(tmp_path):
     from engine.ledger.store import read_ledger
 
