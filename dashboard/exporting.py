@@ -16,12 +16,15 @@ from engine.export.bundle import MANIFEST_JSON, ExportResult
 from engine.export.chosen import Prepared, Run
 from engine.export.chosen import export_chosen as engine_export_chosen
 from engine.export.keys import cached_key, key_check
+from engine.export.ledgered import Gate, LedgerUse, preview
 from engine.export.staging import check_target
 from engine.progress import Progress, no_progress
 from engine.project import Project
 from engine.protect import METHODS
 from engine.record.decision import Decision, alternatives_of
+from engine.record.manifest import MethodStep
 from engine.record.replay import ReplaySpec
+from engine.sweep import make_release
 
 
 def default_export_dir(dataset: Dataset, candidate: Candidate) -> str:
@@ -92,11 +95,12 @@ def export_pin(
     decision: Decision,
     progress: Progress = no_progress,
     replace: bool = False,
+    override: str | None = None,
 ) -> ExportResult:
     """Write the pinned candidate's release with its manifest, report and decision note (ConfigError /
     DataError as the engine raises), through the engine's one export step, reading the measures from the
     method's sweep (the numbers the pin was made from). A bundle already in ``out_dir`` is replaced only with
-    ``replace``."""
+    ``replace``; ``override`` is the steward's reason to export over the release ledger's findings."""
     if not out_dir.strip():
         raise ConfigError("give an output folder for the export")
     check_target(Path(out_dir).expanduser(), replace)
@@ -111,8 +115,22 @@ def export_pin(
         get_sweep(dataset, candidate.method, candidate.replicates, candidate.seed, progress, params, options),
     )
     spec = replay_spec(dataset, origin, candidate, out_dir, with_frontier)
-    run = Run(progress=progress, replace=replace)
+    run = Run(progress=progress, replace=replace, ledger=LedgerUse(override=override))
     return engine_export_chosen(Path(out_dir).expanduser(), spec, prepared, decision, run)
+
+
+def ledger_preview(dataset: Dataset, candidate: Candidate, progress: Progress = no_progress) -> Gate:
+    """What the release ledger will say of the candidate's export: the earlier releases of the same records,
+    what this one adds, the findings that will stop it (the release made as the export makes it)."""
+    params = dict(candidate.params)
+    fitted = get_fitted(dataset, candidate.method, progress, params)
+    p = protector(candidate.method, params)
+    replicates = 1 if p.deterministic else candidate.replicates  # as the sweep the export reads
+    replicate = min(candidate.replicate, replicates - 1)
+    release = make_release(fitted, fitted.snap(candidate.knob), candidate.seed, replicates, replicate)
+    knob = fitted.knob
+    method = MethodStep(p.name, p.title or None, p.params(), knob.name, knob.symbol, release.knob)
+    return preview(LedgerUse(), dataset, release, method, candidate.seed, replicate, replicates)
 
 
 def zip_bundle(result: ExportResult) -> bytes:

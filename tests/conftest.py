@@ -58,6 +58,25 @@ def _private_cache(tmp_path_factory):
         os.environ["TEXTSDC_CACHE_DIR"] = old
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _module_ledger(tmp_path_factory):
+    """A release ledger of the module's own for the exports its module-scoped fixtures make."""
+    old = os.environ.get("TEXTSDC_LEDGER")
+    os.environ["TEXTSDC_LEDGER"] = str(tmp_path_factory.mktemp("ledger") / "ledger.json")
+    yield
+    if old is None:
+        os.environ.pop("TEXTSDC_LEDGER", None)
+    else:
+        os.environ["TEXTSDC_LEDGER"] = old
+
+
+@pytest.fixture(autouse=True)
+def _test_ledger(monkeypatch, tmp_path_factory):
+    """A release ledger of the test's own (`TEXTSDC_LEDGER`): exports of the same data by other tests are not
+    earlier releases of it."""
+    monkeypatch.setenv("TEXTSDC_LEDGER", str(tmp_path_factory.mktemp("ledger") / "ledger.json"))
+
+
 def tiny_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     """Six authors, each with a signature hashtag and friend handle; one external text per author.
 
@@ -107,13 +126,27 @@ def _scan_every_bundle(monkeypatch):
     fails the test that exported it."""
     import engine.export.bundle as bundle
     from engine.export.claims import verify_claims
+    from engine.export.ledgered import LedgerUse
     from engine.export.verify import REPLAY_PREFIX, verify_checksums, verify_replay
-    from tests.leakage import scan_bundle
+    from engine.ledger.store import read_ledger
+    from tests.leakage import ledger_leaks, scan_bundle
 
     real = bundle.export_release
 
-    def scanned(out_dir, report, audit_log=None, pdf=True, key=None, key_out=None, replace=False):
-        result = real(out_dir, report, audit_log, pdf, key, key_out, replace)
+    def scanned(
+        out_dir,
+        report,
+        audit_log=None,
+        pdf=True,
+        key=None,
+        key_out=None,
+        replace=False,
+        ledger=LedgerUse(),  # noqa: B008
+    ):
+        result = real(out_dir, report, audit_log, pdf, key, key_out, replace, ledger)
+        kept = read_ledger(ledger.path)
+        leaked = ledger_leaks(result.out_dir, kept, tuple(report.release.tables))
+        assert not leaked, f"the bundle in {result.out_dir} holds what only the release ledger may: {leaked}"
         release = report.release
         findings = scan_bundle(
             result.out_dir,

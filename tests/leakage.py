@@ -200,3 +200,21 @@ def scan_bundle(
                     if name not in ("release.csv", "release.parquet") and _found(original, content):
                         findings.append(f"{name}: replaced original {original!r} ({label})")
     return sorted(set(findings))
+
+
+def ledger_leaks(folder: Path, ledger, tables: tuple[str, ...] = ()) -> list[str]:
+    """What of the release ledger ``ledger`` (`engine.ledger.store.Ledger`) the bundle in ``folder`` holds: the
+    ledger file's place, a records digest, where a bundle was written, an earlier bundle's manifest checksum
+    (the manifest carries the ledger's figures only)."""
+    secrets = {str(ledger.path): "the ledger's place"}
+    for e in ledger.entries:
+        secrets[e.records_digest] = f"the records digest of ledger entry {e.number}"
+        if Path(e.location) != Path(folder).resolve():  # the replay command names the bundle's own folder
+            secrets[e.location] = f"where ledger entry {e.number}'s bundle was written"
+            secrets[e.manifest_sha256] = f"the manifest checksum of ledger entry {e.number}"
+    found = []
+    for name, text in bundle_texts(Path(folder), tables).items():
+        for secret, what in secrets.items():  # whole: another bundle's folder may begin with this one's name
+            if secret and re.search(re.escape(secret) + r"(?![\w.-])", text):
+                found.append(f"{name} holds {what}")
+    return found

@@ -180,7 +180,8 @@ def test_a_release_killed_at_any_moment_leaves_a_complete_bundle(tmp_path, tiny_
 
     def command(level: int) -> list[str]:
         return [sys.executable, "-m", "engine.cli", "release", "--data", data, "--schema", str(tiny_files),
-                "--method", "redact", "--no-use-ner", "--knob", str(level), "--out", str(out), "--replace"]  # fmt: skip
+                "--method", "redact", "--no-use-ner", "--knob", str(level), "--out", str(out), "--replace",
+                "--ledger-override", "the same folder re-exported to test atomic writes"]  # fmt: skip
 
     subprocess.run(command(4), env=env, check=True, capture_output=True)
     start = time.perf_counter()

@@ -1081,3 +1081,40 @@ def test_every_csv_the_dashboard_offers_is_formula_escaped():
         if ".to_csv(" in line
     ]
     assert unsafe == []
+
+
+@pytest.mark.slow
+def test_export_shows_the_release_ledger_and_needs_a_reason_to_export_over_its_findings(tmp_path):
+    from engine.ledger.store import read_ledger
+
+    at = pin(go(start(), "protect"), "redact")
+    move_knob(at, session.knob_key("redact"), 2.0)
+    at = go(pin(at, "redact"), "export")
+    at.selectbox(key="export_pin").set_value("redact at level = 2").run()
+    assert "The release ledger holds no release of these records yet." in [m.value for m in at.markdown]
+    by_label(at.text_input, "Output folder").set_value(str(tmp_path / "two")).run()
+    decide(at, "level 2 first")
+    at.button(key="export_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert any(c.value.startswith("Release ledger: 1 release of these records") for c in at.caption)
+
+    at.selectbox(key="export_pin").set_value("redact at level = 1").run()
+    shown = [m.value for m in at.markdown]
+    assert any(m.startswith("The release ledger holds 1 release of these records: the bundle two") for m in shown)
+    assert any(m.startswith("This export adds redact at level = 1 on") for m in shown), shown
+    found = [w.value for w in at.warning if w.value.startswith("The release ledger finds")]
+    assert found and "which protects less than 2 in ledger release 1 of the same records" in found[0]
+    by_label(at.text_input, "Output folder").set_value(str(tmp_path / "one")).run()
+    decide(at, "level 1 for the analysts")
+    assert at.button(key="export_run").disabled  # not without a reason and the tick
+    by_label(at.text_area, "Reason to export over the ledger's findings").set_value(
+        "the analysts hold no release 1"
+    ).run()
+    assert at.button(key="export_run").disabled
+    by_label(at.checkbox, "Export over the ledger's findings").check().run()
+    assert not at.button(key="export_run").disabled
+    at.button(key="export_run").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    entries = read_ledger().entries
+    assert [e.bundle for e in entries] == ["two", "one"] and entries[1].override == "the analysts hold no release 1"
+    assert json.loads((tmp_path / "one" / "manifest.json").read_text())["ledger"]["releases"] == 2

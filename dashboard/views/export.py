@@ -1,5 +1,6 @@
 """Export page: write a pinned candidate's release with its manifest, reviewer report (HTML and PDF) and the
-steward's decision note."""
+steward's decision note, after the release ledger's figures: the earlier releases of the same records, what this
+export adds, and the findings a steward exports over only with a reason."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from dashboard import caching, display, exporting, pages, pins, session
 from engine.data.dataset import Dataset
 from engine.export.bundle import MANIFEST_JSON, REPORT_HTML, file_sha256
 from engine.export.keys import KEY_FILE
+from engine.ledger.explain import adds, ledger_figures, so_far
+from engine.ledger.store import default_ledger
 from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
 from engine.measures.intruders import intruder
 from engine.project import Pin, format_measure
@@ -124,6 +127,8 @@ def _show_result(exported: dict, shown: Sequence[str]) -> None:
     """What the export wrote; of its warnings, those not ``shown`` above it already (the pin's)."""
     result = exported["result"]
     st.success(f"Wrote {len(result.files)} files to {result.out_dir.resolve()}")
+    if result.record.ledger is not None:
+        st.caption(display.md_escape(f"Release ledger: {ledger_figures(result.record.ledger)}."))
     for warning in result.warnings:
         if warning not in shown:
             st.warning(display.md_escape(display.warning_line(warning)))
@@ -158,6 +163,52 @@ def _show_result(exported: dict, shown: Sequence[str]) -> None:
         st.iframe(exported["report"], height=900)
     else:
         components.html(exported["report"], height=900, scrolling=True)
+
+
+LEDGER_MEMO = "export_ledger_preview"
+
+
+def _ledger_state() -> tuple[str, int, int]:
+    """The ledger file's place, size and time of change: a preview made before an export is made again after."""
+    path = default_ledger()
+    try:
+        stat = path.stat()
+    except OSError:
+        return str(path), -1, -1
+    return str(path), stat.st_size, stat.st_mtime_ns
+
+
+def _ledger(dataset: Dataset, candidate, tag: str) -> tuple[bool, str | None]:
+    """The release ledger beside the candidate: the earlier releases of these records, what this export adds and
+    the ledger's findings, with the reason box and confirmation a flagged export needs. Returns whether the export
+    may go and the steward's reason to export over the findings (None: no findings, or none given)."""
+    st.subheader("Release ledger")
+    key = (tag, _ledger_state())
+    memo = st.session_state.get(LEDGER_MEMO)
+    if memo is None or memo[0] != key:
+        gate = session.guarded(lambda: exporting.ledger_preview(dataset, candidate))
+        if gate is None:
+            return False, None
+        st.session_state[LEDGER_MEMO] = memo = (key, gate)
+    gate = memo[1]
+    st.markdown(display.md_escape(so_far(gate.earlier)))
+    st.markdown(display.md_escape(adds(gate.entry, gate.note)))
+    if not gate.findings:
+        st.caption("The ledger's checks find nothing against the earlier releases of these records.")
+        return True, None
+    for finding in gate.findings:
+        st.warning(display.md_escape(f"The release ledger finds: {finding}."), icon=":material/history:")
+    reason = st.text_area(
+        "Reason to export over the ledger's findings",
+        key=f"export_ledger_reason::{tag}",
+        placeholder="e.g. the recipients of both releases are the same team, bound by the same agreement",
+        help="The ledger keeps it with the export; the manifest and the report state the findings with it.",
+    )
+    confirmed = st.checkbox("Export over the ledger's findings", value=False, key=f"export_ledger_confirm::{tag}")
+    override = reason.strip() if confirmed and reason.strip() else None
+    if override is None:
+        st.caption("The ledger stops this export: give your reason and tick the box to export over its findings.")
+    return override is not None, override
 
 
 def render() -> None:
@@ -243,10 +294,11 @@ def render() -> None:
             key="export_schema",
         )
 
+    ledger_ok, override = _ledger(dataset, candidate, tag)
     ready = bool(by.strip() and why.strip())
     if not ready:
         st.caption("Say who decided and why to export.")
-    if st.button("Export", type="primary", key="export_run", disabled=not ready):
+    if st.button("Export", type="primary", key="export_run", disabled=not (ready and ledger_ok)):
         progress_area = st.empty()
         with st.spinner("Writing the release, its manifest and its report (printing the PDF takes a few seconds)…"):
             result = session.guarded(
@@ -259,6 +311,7 @@ def render() -> None:
                     exporting.decision_for(dataset, origin, project, name, by, why),
                     caching.progress_reporter(progress_area),
                     replace,
+                    override,
                 ),
                 prefix=f"Could not write the export to {out_dir}: ",
             )

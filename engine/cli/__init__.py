@@ -1,5 +1,5 @@
-"""The `textsdc` command: datasets, sweep, release, compare, pins and sessions, annotate, verify,
-evaluate-detection and dashboard. Its flags come from the methods' and the measures' declarations (`engine.cli.args`).
+"""The `textsdc` command: datasets, sweep, release, compare, pins and sessions, annotate, the release ledger,
+verify, evaluate-detection and dashboard. Its flags come from the methods' and the measures' declarations (`engine.cli.args`).
 
 A user error prints one line (``textsdc: error: ...``) and exits with status 2.
 """
@@ -16,6 +16,7 @@ from engine.cli.args import (
     add_annotations_argument,
     add_data_arguments,
     add_key_arguments,
+    add_ledger_arguments,
     add_parameter_flags,
     add_reading_arguments,
     count_argument,
@@ -30,6 +31,7 @@ from engine.cli.commands import (
     cmd_verify,
 )
 from engine.cli.dashboard import cmd_dashboard, is_loopback
+from engine.cli.ledger import add_parser as add_ledger_parser
 from engine.cli.pins import add_parsers
 from engine.cli.progress import OPEN_BARS, close_bars
 from engine.data.load import left_out_hint
@@ -112,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", required=True, help="folder to write the release into")
     add_key_arguments(r)
     add_annotations_argument(r)
+    add_ledger_arguments(r)
     r.set_defaults(func=cmd_release)
 
     c = sub.add_parser("compare", help="sweep several methods on the same data and seed, and put them on one frontier")
@@ -129,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_parsers(sub, add_data_arguments)
     add_annotate_parsers(sub)
+    add_ledger_parser(sub)
 
     v = sub.add_parser(
         "verify",

@@ -17,7 +17,9 @@ from engine.data.load import dropped_note, load_dataset
 from engine.data.schema import Schema
 from engine.errors import ConfigError
 from engine.export.keys import check_key_target, read_key_file
+from engine.export.ledgered import OVERRIDE_FLAG, LedgerUse
 from engine.export.staging import check_target
+from engine.ledger.store import LEDGER_ENV
 from engine.measures.registry import setting_parameters
 from engine.measures.settings import MeasureSettings
 from engine.protect import METHODS, get_protector, method_class, schema_parameters
@@ -378,6 +380,28 @@ def import_annotations(args: argparse.Namespace, fingerprint: str) -> None:
     for lists in import_corrections(args.annotations, fingerprint):
         counts = lists.counts()
         print(f"kept corrections of {lists.detector}: {counts['allow']} never, {counts['deny']} always replaced")
+
+
+def add_ledger_arguments(sp: argparse.ArgumentParser) -> None:
+    """--ledger and --ledger-override of a command that writes a bundle (`engine.export.ledgered`)."""
+    sp.add_argument(
+        "--ledger",
+        metavar="FILE",
+        help=f"the release ledger to check this export against and record it in (default: ${LEDGER_ENV}, else "
+        "ledger.json in the textsdc cache folder)",
+    )
+    sp.add_argument(
+        OVERRIDE_FLAG,
+        metavar="REASON",
+        help="export even though the release ledger finds this release adds to earlier ones of the same records "
+        "(ε summed, the text less protected, the text in clear beside a field synthesis, synthetic releases "
+        "averaging towards the confidential values), for the reason given, which the ledger and the manifest keep",
+    )
+
+
+def ledger_of(args: argparse.Namespace) -> LedgerUse:
+    """The ledger a command's export uses, and the steward's reason to export over its findings."""
+    return LedgerUse(args.ledger, args.ledger_override)
 
 
 def load(args: argparse.Namespace) -> Dataset:

@@ -16,6 +16,7 @@ from engine.cli.args import (
     import_annotations,
     key_of,
     knob_values,
+    ledger_of,
     load,
     measure_options,
     method_params,
@@ -34,6 +35,7 @@ from engine.figures.detection import detection_figure
 from engine.figures.text import comparison_figure
 from engine.frontier import PmseChoice, select_by_pmse_ratio
 from engine.knob_range import Onset, onset_text, utility_onset
+from engine.ledger.explain import ledger_figures
 from engine.measures.base import metric_info
 from engine.measures.evaluate import check_options
 from engine.protect import METHODS, get_protector, is_method
@@ -223,6 +225,7 @@ def cmd_release(args: argparse.Namespace) -> int:
         key=key,
         key_out=args.key_out,
         replace=args.replace,
+        ledger=ledger_of(args),
     )
     result = export_chosen(args.out, spec, Prepared(dataset, protector, fitted), decision, run)
     print(f"{protector.title} at {knob_text(protector, fitted, knob)} on {dataset.name}")
@@ -253,6 +256,8 @@ def print_export(result: ExportResult) -> None:
     if worst is not None:
         print(f"{worst.card()} (of the attacks measured, the one furthest beyond its baseline)")
         print(f"  {worst.scale_sentence()}.")
+    if result.record.ledger is not None:
+        print(f"release ledger: {ledger_figures(result.record.ledger)}")
     for path in result.files.values():
         print(f"wrote {path}")
     if result.internal_report is not None:

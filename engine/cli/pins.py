@@ -16,7 +16,16 @@ from engine import MAX_SEED
 from engine.atomic import atomic_write_bytes
 from engine.cache import fit_cached
 from engine.candidates import Candidate, diff_releases, measure_candidate, metrics_table, release_of
-from engine.cli.args import add_key_arguments, knob_values, load, measure_options, method_params, protector_of
+from engine.cli.args import (
+    add_key_arguments,
+    add_ledger_arguments,
+    knob_values,
+    ledger_of,
+    load,
+    measure_options,
+    method_params,
+    protector_of,
+)
 from engine.cli.commands import print_export
 from engine.cli.progress import progress_bar
 from engine.data.dataset import Dataset
@@ -156,7 +165,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     c = measured.candidate
     prepared = Prepared(dataset, c.protector(), measured.fitted, sweep=None if args.with_frontier else measured.point)
     spec = project.replay(c, args.out, args.with_frontier)
-    run = Run(progress=progress, key_out=args.key_out, replace=args.replace)
+    run = Run(progress=progress, key_out=args.key_out, replace=args.replace, ledger=ledger_of(args))
     result = export_chosen(args.out, spec, prepared, decision, run)
     print(f"exported '{c.name}': {c.describe()}, decided by {decision.by} on {decision.date}")
     print_export(result)
@@ -204,4 +213,5 @@ def add_parsers(sub: Any, data_args: Callable[[argparse.ArgumentParser], None]) 
     )
     e.add_argument("--out", required=True, help="folder to write the bundle into")
     add_key_arguments(e, key=False)
+    add_ledger_arguments(e)
     e.set_defaults(func=cmd_export)

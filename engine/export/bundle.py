@@ -39,8 +39,10 @@ from engine.data.dataset import Dataset
 from engine.errors import ConfigError, DataError, os_error_message
 from engine.export.audit import append_audit
 from engine.export.checks import unchanged_protected_columns
+from engine.export.files import CHANGES_CSV, KEYED_FILES, RELEASE_CSV, RELEASE_PARQUET, REPORT_HTML, REPORT_PDF
 from engine.export.identifiers import column_treatments, pseudonymized_columns, public_frame
 from engine.export.keys import check_key_target, key_check, pseudonym_key, write_key_file
+from engine.export.ledgered import LedgerUse, check_ledger, record_export
 from engine.export.registry import release_warnings
 from engine.export.safe_csv import SafeCsv, safe_csv
 from engine.export.staging import staged_folder
@@ -72,14 +74,6 @@ from engine.report.context import ReleaseReport
 from engine.report.html import render_report
 from engine.report.pdf import ENV, find_browser, print_pdf
 from engine.results import SweepResult
-
-RELEASE_CSV = "release.csv"
-RELEASE_PARQUET = "release.parquet"
-CHANGES_CSV = "changes.csv"
-REPORT_HTML = "report.html"
-REPORT_PDF = "report.pdf"
-KEYED_FILES = (RELEASE_CSV, RELEASE_PARQUET)
-"""The files that hold the released data, and with it the pseudonyms of its identifier columns."""
 
 LIBRARIES: tuple[str, ...] = (
     "numpy",
@@ -243,8 +237,13 @@ def export_release(
     key: bytes | None = None,
     key_out: str | Path | None = None,
     replace: bool = False,
+    ledger: LedgerUse = LedgerUse(),  # noqa: B008 - a frozen value
 ) -> ExportResult:
     """Write the bundle of ``report``'s release into ``out_dir`` and log the export; see the module docstring.
+
+    Before anything is written the release is checked against the release ledger ``ledger`` names
+    (`engine.export.ledgered`): findings the steward gave no reason to export over stop it (`LedgerRefusal`); the
+    manifest records the ledger's figures, and the ledger the export, once the files are written.
 
     With ``pdf`` the report is also printed to ``report.pdf`` by this machine's Chromium (`engine.report.pdf`);
     without a Chromium the bundle has no PDF and the result says so in its warnings. Identifier columns are
@@ -258,6 +257,9 @@ def export_release(
     """
     out = Path(out_dir)
     dataset, release = report.dataset, report.release
+    gate = check_ledger(ledger, dataset, release, report.record)
+    if ledger.noted:
+        report = dataclasses.replace(report, record=report.record.with_ledger(gate.note))
     keyed = pseudonymized_columns(release.data, dataset.schema, release.withheld)
     used = None if not keyed else key if key is not None else pseudonym_key()
     key_file = None if key_out is None else Path(key_out).expanduser()
@@ -305,6 +307,7 @@ def export_release(
             row_id = append_audit(log, out.resolve(), record, hashlib.sha256(text.encode("utf-8")).hexdigest())
         except (sqlite3.Error, OSError) as exc:
             raise ConfigError(f"the audit log {log} could not be updated, so nothing was exported: {exc}") from None
+        record_export(gate, out, text)
     internal = internal_report_path(out)
     try:
         atomic_write_text(internal, render_report(report, internal=True))

@@ -13,6 +13,7 @@ from engine.cache import fit_cached
 from engine.data.dataset import Dataset
 from engine.data.load import load_dataset
 from engine.export.bundle import ExportResult, export_release, release_record
+from engine.export.ledgered import LedgerUse
 from engine.measures.evaluate import Evaluator, check_options
 from engine.progress import Progress, no_progress
 from engine.protect import get_protector
@@ -44,7 +45,7 @@ class Prepared:
 class Run:
     """How the work of an export runs: parallel workers, progress, the audit log (default: in the cache folder),
     whether the report is also printed to PDF, the pseudonym key (default: the cache folder's) and the file to
-    export it to, and whether a bundle already in the target folder may be replaced."""
+    export it to, whether a bundle already in the target folder may be replaced, and the release ledger."""
 
     jobs: int = 1
     progress: Progress = no_progress
@@ -56,6 +57,9 @@ class Run:
     annotated: tuple[AnnotatedDetection, ...] | None = None
     """The annotation scores a release record kept, for a replay (`with_annotations`' ``recorded``); None: those
     of the annotations this machine keeps."""
+    ledger: LedgerUse = LedgerUse()
+    """The release ledger the export is checked against and recorded in, and the steward's reason to export over
+    its findings (`engine.export.ledgered`)."""
 
 
 def _on_grid(sweep: SweepResult | None, value: float, seed: int, replicates: int) -> bool:
@@ -147,7 +151,7 @@ def export_chosen(
         risk_metric=first_measure(point, "risk"),
         utility_metric=first_measure(point, "utility"),
     )
-    return export_release(out_dir, report, run.audit_log, run.pdf, run.key, run.key_out, run.replace)
+    return export_release(out_dir, report, run.audit_log, run.pdf, run.key, run.key_out, run.replace, run.ledger)
 
 
 def release_again(

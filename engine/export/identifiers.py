@@ -25,26 +25,17 @@ import pandas as pd
 from engine.data.schema import Schema
 from engine.data.validate import MISSING_CATEGORY
 from engine.export.keys import pseudonym_key
+from engine.record.columns import (
+    AS_IS,
+    GUARDED,
+    OTHER_TEXT_DROPPED,
+    OTHER_TEXT_GUARDED,
+    PROTECTED,
+    TREATMENT_TEXT,
+    WITHHELD,
+)
 
 DIGITS = 12  # hex digits of a pseudonym: 48 bits, no collision among millions of values in practice
-
-PROTECTED = "protected by the method"
-AS_IS = "released as is"
-GUARDED = "released as is but for the identifiers the release guard replaced"
-WITHHELD = "withheld: left out of the bundle by the method, which protects it"
-OTHER_TEXT_DROPPED = (
-    "dropped: free text besides the text column, which the methods do not protect (the schema's other_text; "
-    '[release] other_text = "protect" releases it guarded)'
-)
-OTHER_TEXT_GUARDED = (
-    "free text released after the release guard alone (formats and identifier names replaced; the method "
-    "protects the text column only)"
-)
-TREATMENT_TEXT = {
-    "pseudonymize": "pseudonymized (keyed; the key stays with the steward)",
-    "drop": "dropped",
-    "keep": "identifier released in clear (kept by the schema's [release] choice)",
-}
 
 
 def pseudonym(key: bytes, column: str, value: object) -> str:

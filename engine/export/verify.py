@@ -3,8 +3,8 @@ claims the manifest makes of the bundle's tables are checked by `engine.export.c
 
 `verify_checksums` reads the bundle's record (`engine.record.manifest.read_record`) and names every file that is
 missing, changed (its SHA-256 differs) or not listed. `verify_replay` makes the release the record's replay
-command names again (`engine.export.chosen.release_again`) in a temporary folder, with its own audit log and the
-recorded decision note, and names every listed file whose bytes the replay does not reproduce. The replay's
+command names again (`engine.export.chosen.release_again`) in a temporary folder, with its own audit log and
+release ledger, the recorded decision note and the ledger's recorded figures, and names every listed file whose bytes the replay does not reproduce. The replay's
 record names the bundle's replay folder and data as the bundle does, so the report is compared too (HTML and
 PDF alike); a difference there means the measures moved.
 
@@ -25,6 +25,7 @@ from engine.errors import ConfigError
 from engine.export.bundle import file_sha256
 from engine.export.chosen import Run, release_again
 from engine.export.keys import cached_key, key_check, throwaway_key
+from engine.export.ledgered import LedgerUse
 from engine.progress import Progress, no_progress
 from engine.record.manifest import MANIFEST_JSON, KeyNote, read_record
 
@@ -88,7 +89,14 @@ def verify_replay(
     spec = record.replay_spec
     used, not_replayed = replay_key(record.pseudonym_key, key)
     with tempfile.TemporaryDirectory(prefix=REPLAY_PREFIX) as tmp:
-        run = Run(progress=progress, audit_log=Path(tmp) / "audit.sqlite", key=used, annotated=record.annotated)
+        ledger = LedgerUse(Path(tmp) / "ledger.json", recorded=record.ledger, noted=record.ledger is not None)
+        run = Run(
+            progress=progress,
+            audit_log=Path(tmp) / "audit.sqlite",
+            key=used,
+            annotated=record.annotated,
+            ledger=ledger,
+        )
         made = release_again(spec, Path(tmp) / "bundle", data, record.decision, run=run).record.files
     out = []
     for name, digest in sorted(record.files.items()):

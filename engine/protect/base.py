@@ -337,6 +337,10 @@ class Protector(ABC):
     deterministic: ClassVar[bool] = False
     changes: ClassVar[Literal["text", "fields"]] = "text"
     """What a release replaces: the text, or structured fields (the dashboard gives each its own page)."""
+    protects_by: ClassVar[Literal["redacted", "generalised", "synthesized"]] = "redacted"
+    """What the method does to the columns it protects, as the release ledger ranks a release against the earlier
+    ones of the same records (`engine.ledger.treatments`): replaced where something was found (redaction, a swap:
+    the default), generalised, or drawn from a model (synthesized)."""
     field_kinds: ClassVar[tuple[str, ...]] = ()
     """The kinds of structured field a method synthesizes (categorical, count, continuous)."""
     shown_first: ClassVar[tuple[str, ...]] = ()

@@ -56,6 +56,11 @@ class AnonymityClaim(ReleaseDetail):
         return (("Claim", self.describe()),)
 
 
+def epsilon_text(value: float) -> str:
+    """ε as a person reads it: 4 significant digits, no trailing zeros (1, 0.75, 1,000)."""
+    return f"{value:,.4g}"
+
+
 @dataclass(frozen=True)
 class EpsilonClaim(ReleaseDetail):
     """A differentially private release spends ``epsilon`` over a vocabulary: ``vocabulary`` "public" (a word list

@@ -23,7 +23,7 @@ from engine import __version__
 from engine.annotation.residual import AnnotatedDetection
 from engine.errors import DataError
 from engine.measures.attacks import WorstAttack, worst_attack
-from engine.protect.claims import AnonymityClaim, EpsilonClaim
+from engine.protect.claims import AnonymityClaim, EpsilonClaim, epsilon_text
 from engine.protect.corrections import KeptCorrections
 from engine.protect.detection import DetectionShare
 from engine.record.decision import Decision
@@ -32,7 +32,7 @@ from engine.record.replay import ReplaySpec
 MANIFEST_VERSION = 1
 """The manifest layout this textsdc writes. 1: the first with a version (the layout of the unversioned 0, plus
 ``manifest_version``, ``csv_escaped``, ``pseudonym_key`` and ``claims``; ``background``, ``epsilon_claim`` and an
-attack's ``chance`` where there are, read as absent by an older reader's layout)."""
+attack's ``chance`` where there are, and ``ledger``, read as absent by an older reader's layout)."""
 MANIFEST_JSON = "manifest.json"
 INTRUDER_DESCRIPTION = "intruder_description"
 """The key of ``measure_settings`` that says, in words, which intruder the risk measures assumed."""
@@ -168,6 +168,66 @@ class KeyNote:
     files: tuple[str, ...]
 
 
+@dataclass(frozen=True)
+class LedgerNote:
+    """What the release ledger (`engine.ledger`) says of a release beside the earlier ones of the same records:
+    how many releases of these records it holds with this one (a replay of a recorded release counts once), the
+    ε they spend together under sequential composition (None: no release of them spends ε) over how many
+    releases, what its checks found and, where the steward exported over a finding, the reason given. Never a
+    digest of the records, nor the names or places of the other bundles."""
+
+    releases: int
+    epsilon_total: float | None = None
+    epsilon_releases: int = 0
+    findings: tuple[str, ...] = ()
+    override: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The note as plain JSON values."""
+        return {
+            "releases": self.releases,
+            "epsilon_total": self.epsilon_total,
+            "epsilon_releases": self.epsilon_releases,
+            "findings": list(self.findings),
+            "override": self.override,
+        }
+
+    @classmethod
+    def from_dict(cls, entry: Mapping[str, Any]) -> LedgerNote:
+        """A note read back (`to_dict`)."""
+        total = entry.get("epsilon_total")
+        return cls(
+            releases=int(entry["releases"]),
+            epsilon_total=None if total is None else float(total),
+            epsilon_releases=int(entry.get("epsilon_releases", 0)),
+            findings=tuple(str(f) for f in entry.get("findings", ())),
+            override=None if entry.get("override") is None else str(entry["override"]),
+        )
+
+    def describe(self) -> str:
+        """The figures in words: releases of these records, ε spent on them together, findings exported over."""
+        releases = (
+            "1 release of these records (the first)"
+            if self.releases == 1
+            else f"{self.releases:,} releases of these records with this one"
+        )
+        eps = (
+            ""
+            if self.epsilon_total is None
+            else f"; ε spent on them {epsilon_text(self.epsilon_total)} over {self.epsilon_releases:,} release(s) "
+            "(sequential composition)"
+        )
+        over = "" if not self.override else f"; exported over {len(self.findings):,} finding(s) of the ledger"
+        return releases + eps + over
+
+    def warnings(self) -> tuple[str, ...]:
+        """The findings a steward exported over, each as the warning the manifest, the CLI and the report give."""
+        return tuple(
+            f"the release ledger found: {f}; exported over it with the steward's reason: {self.override}"
+            for f in self.findings
+        )
+
+
 def claim_manifest(claim: AnonymityClaim) -> dict[str, Any]:
     """A claim as plain JSON values."""
     return {
@@ -273,6 +333,9 @@ class ReleaseRecord:
     """The background corpus the steward declared for the attacks (None: none)."""
     epsilon: EpsilonClaim | None = None
     """What a differentially private release claims of ε and its vocabulary (None: the method claims no ε)."""
+    ledger: LedgerNote | None = None
+    """The release beside the earlier releases of the same records, as the release ledger counts them (None: the
+    release was not checked against a ledger)."""
 
     @property
     def worst_attack(self) -> WorstAttack | None:
@@ -303,6 +366,10 @@ class ReleaseRecord:
     def with_csv_escaped(self, escaped: Mapping[str, int]) -> ReleaseRecord:
         """The record with the number of cells escaped for spreadsheets in each of the bundle's CSV files."""
         return replace(self, csv_escaped=dict(sorted(escaped.items())))
+
+    def with_ledger(self, note: LedgerNote) -> ReleaseRecord:
+        """The record with the ledger's note, the findings exported over among its warnings."""
+        return replace(self, ledger=note, warnings=(*self.warnings, *note.warnings()))
 
     def to_manifest(self) -> dict[str, Any]:
         """The manifest: the record as plain JSON values, with ``manifest_version``."""
@@ -363,6 +430,7 @@ class ReleaseRecord:
                 **({"swap_target": self.background.swap_target} if self.background.swap_target else {}),
             },
             "epsilon_claim": None if self.epsilon is None else epsilon_manifest(self.epsilon),
+            "ledger": None if self.ledger is None else self.ledger.to_dict(),
         }
 
     def manifest_text(self) -> str:
@@ -436,6 +504,7 @@ class ReleaseRecord:
                     manifest["background"].get("swap_target"),
                 ),
                 epsilon=None if not manifest.get("epsilon_claim") else epsilon_from_manifest(manifest["epsilon_claim"]),
+                ledger=None if not manifest.get("ledger") else LedgerNote.from_dict(manifest["ledger"]),
             )
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
             raise DataError(f"{source} is not a textsdc manifest: {exc!r} is missing or of the wrong kind") from None

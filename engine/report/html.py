@@ -305,6 +305,7 @@ def render_report(report: ReleaseReport, internal: bool = False) -> str:
             if record.background is not None and record.background.swap_target
             else []
         ),
+        *([("Release ledger", record.ledger.describe())] if record.ledger is not None else []),
         ("Seed", "—" if release.seed is None else release.seed),
         ("Replicate", f"{release.replicate} of {record.replicates} (numbered from 0)"),
         ("textsdc", __version__),

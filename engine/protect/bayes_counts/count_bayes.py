@@ -399,6 +399,7 @@ class CountBayesSynthesizer(Protector):
     """Sequential Bayesian synthesis of a count field (zero-inflated truncated Poisson) and a continuous field
     (log-linear regression) given un-synthesized predictors (knob λ)."""
 
+    protects_by = "synthesized"
     name = "count-bayes"
     title = "Bayesian count and amount synthesis"
     description = (

@@ -314,6 +314,7 @@ class FieldSynthesizer(Protector):
     """A protector that replaces structured fields (given in ``fields``, in order) and leaves the text."""
 
     changes = "fields"
+    protects_by = "synthesized"
     shown_first = CATEGORICAL_FIRST
     fields: tuple[str, ...] | None = None
     field_kinds: ClassVar[tuple[str, ...]] = ("categorical",)

@@ -256,6 +256,7 @@ def detection_shares() -> tuple[DetectionShare, ...]:
 class KAnonymity(Protector):
     """Tag privacy attributes in the text and sanitize them to k-anonymity."""
 
+    protects_by = "generalised"
     name = "kanon"
     title = "k-anonymity of attributes in text"
     description = (

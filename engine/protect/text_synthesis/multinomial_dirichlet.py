@@ -266,6 +266,7 @@ class FittedMultinomialDirichlet(Fitted):
 class MultinomialDirichletSynthesizer(Protector):
     """Replace every tweet by words drawn from an ε-differentially private posterior of its author's words."""
 
+    protects_by = "synthesized"
     name = "md"
     title = "Multinomial–Dirichlet text synthesis (ε-DP)"
     description = (

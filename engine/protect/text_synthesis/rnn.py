@@ -111,6 +111,7 @@ class FittedRecurrent(Fitted):
 class RecurrentSynthesizer(Protector):
     """Replace every text by one a user-conditioned recurrent network writes for the same author."""
 
+    protects_by = "synthesized"
     name = "rnn"
     title = "Neural text synthesis (recurrent generator)"
     description = (
