@@ -317,3 +317,22 @@ def test_the_averaging_reads_the_earlier_bundles_still_in_place(tmp_path):
     (folder / "manifest.json").write_text('{"changed": 1}', encoding="utf-8")  # not the bundle recorded
     (a,) = draft(ledger, dataset, now, step, 2, 0, 1).entry.averaging
     assert a.releases == 1
+
+
+def test_a_plan_is_recorded_by_what_each_step_does_to_its_columns(capsys, tiny_files, tmp_path):
+    """A `redact+cart` release redacts the text and synthesizes the fields: the ledger reads each column by the
+    step that changes its kind; a redaction that leaves the text unchanged (level 0, the guard off) is the text
+    in clear, and exported after the plan it is flagged beside the plan's field synthesis."""
+    assert method_treatment("redact+glm", text=True) == "redacted"
+    assert method_treatment("redact+glm", text=False) == "synthesized"
+    assert method_treatment("glm+kanon", text=True) == "generalised"
+    code, _, err = release(capsys, tiny_files, tmp_path, "plan", "redact+cart", "level=2", "--knob", "alpha=0.01")
+    assert code == 0, err
+    first = read_ledger(tmp_path / "ledger.json").entries[0]
+    assert first.steps[0].method == "redact+cart"
+    assert first.columns["text"] == "redacted" and first.columns["mood"] == "synthesized"
+    everything = "URL,EMAIL,PHONE,HANDLE,CREDIT_CARD,IBAN,US_SSN,IP_ADDRESS,NAME"
+    code, _, err = release(capsys, tiny_files, tmp_path, "clear", "redact", 0, "--guard-off", everything)
+    assert code == 2 and not (tmp_path / "clear").exists()
+    assert "the text is released in clear here but was released redacted in ledger release 1" in err
+    assert "this release carries the text in clear, and ledger release 1 of the same records synthesized" in err

@@ -22,6 +22,7 @@ import pandas as pd
 
 from engine.data.dataset import Dataset
 from engine.errors import ConfigError
+from engine.export.checks import unchanged_protected_columns
 from engine.export.files import RELEASE_PARQUET
 from engine.export.identifiers import as_written, column_treatments
 from engine.ledger.averaging import averaging
@@ -67,7 +68,8 @@ class Gate:
 
 
 def _more_privacy(method: str) -> str:
-    cls = METHODS.get(method)
+    """The direction of ``method``'s knob that protects more (a plan's knob is its last step's)."""
+    cls = METHODS.get(method.split("+")[-1])
     return "higher" if cls is None else cls.knob.more_privacy
 
 
@@ -142,9 +144,16 @@ def draft(
     return Gate(ledger, replace(entry, findings=findings, note=note), earlier, findings, note)
 
 
-def record_step(record: ReleaseRecord) -> Step:
-    """The step a release record describes."""
-    return make_step(record.method, record.columns, record.epsilon, _more_privacy(record.method.name))
+def record_step(record: ReleaseRecord, text_column: str | None) -> Step:
+    """The step a release record describes (``text_column``: the data's text column)."""
+    return make_step(
+        record.method,
+        record.columns,
+        record.epsilon,
+        _more_privacy(record.method.name),
+        text_column,
+        record.unchanged_protected_columns,
+    )
 
 
 def release_step(dataset: Dataset, release: Release, method: MethodStep) -> Step:
@@ -158,7 +167,8 @@ def release_step(dataset: Dataset, release: Release, method: MethodStep) -> Step
         () if counts is None else counts.columns,
     )
     claim = next((d for d in release.details if isinstance(d, EpsilonClaim)), None)
-    return make_step(method, columns, claim, _more_privacy(method.name))
+    unchanged = unchanged_protected_columns(dataset, release)
+    return make_step(method, columns, claim, _more_privacy(method.name), dataset.schema.text, unchanged)
 
 
 def preview(
@@ -193,7 +203,15 @@ def check_ledger(use: LedgerUse, dataset: Dataset, release: Release, record: Rel
     steward gave no reason to export over, a ConfigError for a reason that is blank."""
     ledger = read_ledger(use.path)
     if use.recorded is not None:
-        gate = draft(ledger, dataset, release, record_step(record), record.seed, record.replicate, record.replicates)
+        gate = draft(
+            ledger,
+            dataset,
+            release,
+            record_step(record, dataset.schema.text),
+            record.seed,
+            record.replicate,
+            record.replicates,
+        )
         entry = replace(gate.entry, note=use.recorded, override=use.recorded.override, findings=use.recorded.findings)
         return replace(gate, entry=entry, findings=(), note=use.recorded)
     reason = None if use.override is None else use.override.strip()
@@ -201,7 +219,15 @@ def check_ledger(use: LedgerUse, dataset: Dataset, release: Release, record: Rel
         raise ConfigError(
             f"{OVERRIDE_FLAG} needs a reason in words: why this release may leave over the ledger's findings"
         )
-    gate = draft(ledger, dataset, release, record_step(record), record.seed, record.replicate, record.replicates)
+    gate = draft(
+        ledger,
+        dataset,
+        release,
+        record_step(record, dataset.schema.text),
+        record.seed,
+        record.replicate,
+        record.replicates,
+    )
     if not gate.findings:
         return gate
     if reason is None:

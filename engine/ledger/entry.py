@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -71,9 +71,19 @@ class Step:
         )
 
 
-def make_step(method: MethodStep, columns: Mapping[str, str], epsilon: EpsilonClaim | None, more_privacy: str) -> Step:
+def make_step(
+    method: MethodStep,
+    columns: Mapping[str, str],
+    epsilon: EpsilonClaim | None,
+    more_privacy: str,
+    text_column: str | None = None,
+    unchanged: Collection[str] = (),
+) -> Step:
     """The step of a release made by ``method`` whose columns the record describes as ``columns``
-    (`ReleaseRecord.columns`), with its ε claim and the direction of its knob that protects more."""
+    (`ReleaseRecord.columns`; ``text_column`` the data's text column), with its ε claim and the direction of its
+    knob that protects more. A protected column the release left unchanged in every record (``unchanged``:
+    `ReleaseRecord.unchanged_protected_columns`, e.g. redaction at level 0 with the guard off) is in clear."""
+    treated = treatments(columns, method.name, text_column)
     return Step(
         method=method.name,
         params=dict(method.params),
@@ -81,7 +91,7 @@ def make_step(method: MethodStep, columns: Mapping[str, str], epsilon: EpsilonCl
         knob=float(method.knob),
         more_privacy=more_privacy,
         epsilon=None if epsilon is None else float(epsilon.epsilon),
-        columns=treatments(columns, method.name),
+        columns={c: "in clear" if c in unchanged else t for c, t in treated.items()},
     )
 
 
