@@ -22,7 +22,7 @@ RESERVED_NAMES = frozenset(
     | {"overwrite", "port", "replicate", "replicates", "schema", "seed", "allow_remote", "scheduler", "with_frontier"}
     | {"gold", "level", "ner", "methods", "risk", "utility", "bundle", "replay", "delimiter", "bad_rows"}
     | {"session", "name", "check", "a", "b", "limit", "pin", "by", "why", "date", "decision", "recorded_out"}
-    | {"key", "key_out", "replace", "refine", "ledger", "ledger_override", "path", "dataset", "explain"}
+    | {"key", "key_out", "replace", "refine", "ledger", "ledger_override", "path", "dataset", "explain", "annotations"}
 )
 """Names the commands use for their own settings: a method parameter of that name would collide with them
 (`tests/test_plugin.py` checks that the CLI's own flags are all here)."""
