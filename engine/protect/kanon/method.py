@@ -29,6 +29,7 @@ from engine.protect.detection import GOLD_NAME, DetectionShare
 from engine.protect.kanon.found import tagger_found
 from engine.protect.kanon.gold import LABEL_NAMES, Span
 from engine.protect.kanon.lattice import ANY, Anonymized
+from engine.protect.kanon.retrained import CHOICES, PACKAGED, RETRAINED, RetrainedTagger, kept_retrained, tagger_in_use
 from engine.protect.kanon.sanitize import (
     HIERARCHIES,
     MAX_UNION,
@@ -41,7 +42,6 @@ from engine.protect.kanon.sanitize import (
     sanitize,
     sensitive_values,
 )
-from engine.protect.kanon.tagger import default_tagger
 from engine.protect.params import Param
 from engine.protect.redact import CHANGE_COLUMNS
 
@@ -185,6 +185,8 @@ class FittedKanon(Fitted):
     detection: tuple[DetectionShare, ...] = ()
     """What share of the attributes and identifiers the tagger finds on gold it was not trained on
     (`detection_shares`); the quasi-identifiers' first."""
+    retrained: RetrainedTagger | None = None
+    """The retrained tagger the texts were tagged with, when it was (``tagger`` "retrained")."""
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         k = int(self.knob.validate(value))
@@ -217,6 +219,7 @@ class FittedKanon(Fitted):
                     replace(d, guarantee=f"k ≥ {k} over the attributes found") if i == 0 else d
                     for i, d in enumerate(self.detection)
                 ),
+                *((self.retrained,) if self.retrained is not None else ()),
             ),
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
             # (they also list the spans kept as written: new == original)
@@ -271,6 +274,7 @@ class KAnonymity(Protector):
     gender: str
     language: str
     occupation: str
+    tagger: str
     max_suppressed: float
     ell: int
     t: float
@@ -296,6 +300,18 @@ class KAnonymity(Protector):
                 label=f"{what.capitalize()}",
             )
             for label, (name, what) in ATTRIBUTES.items()
+        ),
+        Param(
+            "tagger",
+            str,
+            PACKAGED,
+            "which privacy-attribute tagger finds the attributes: the one packaged with the gold set, or the one "
+            "retrained on the gold set and the steward's annotated sample of this dataset and kept on the Protect "
+            "page's annotation panel (the release records how many annotated records it learnt from, never the "
+            "model, and is replayed only where it is kept)",
+            choices=CHOICES,
+            expert=True,
+            label="Tagger",
         ),
         Param(
             "max_suppressed",
@@ -342,7 +358,14 @@ class KAnonymity(Protector):
         gold = hashlib.sha256((GOLD_DIR / "annotations.jsonl").read_bytes()).hexdigest()
         shipped = SHIPPED / MODEL_FILE
         model = hashlib.sha256(shipped.read_bytes()).hexdigest() if shipped.is_file() else None
-        return {"tagger": f"crf c1={C1} c2={C2} iterations={ITERATIONS}", "gold_set": gold, "model": model}
+        use = isinstance(dataset, Dataset) and self.tagger == RETRAINED
+        kept = kept_retrained(dataset.fingerprint) if use else None  # a key is computed before a fit refuses
+        return {
+            "tagger": f"crf c1={C1} c2={C2} iterations={ITERATIONS}",
+            "gold_set": gold,
+            "model": model,
+            "retrained": kept[1].digest if kept is not None else None,
+        }
 
     def check(self, dataset: Any) -> list[str]:
         if self.unit == "author" and dataset.schema.author is None:
@@ -353,7 +376,7 @@ class KAnonymity(Protector):
         self.check(dataset)
         texts = dataset.texts.astype(str).tolist()
         progress(0, 1, "loading the privacy-attribute tagger")
-        tagger = default_tagger()
+        tagger, retrained = tagger_in_use(dataset.fingerprint, self.tagger)
         spans = propagate(texts, tagger.tag(texts, progress))
         if self.unit == "author":
             groups = pd.factorize(dataset.frame[dataset.schema.author].astype(str))[0]
@@ -373,4 +396,5 @@ class KAnonymity(Protector):
             ell=self.ell or None,
             t=self.t or None,
             detection=detection_shares(),
+            retrained=retrained,
         )
