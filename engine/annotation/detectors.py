@@ -86,11 +86,12 @@ class Detector:
             for k, s, e, category in mentions[["chunk", "start", "end", "category"]].itertuples(index=False):
                 found[int(k)].append((int(s), int(e), str(category), 0.0))
         elif self.name == "kanon":
-            from engine.protect.kanon.retrained import PACKAGED, tagger_in_use
             from engine.protect.kanon.sanitize import propagate
+            from engine.protect.kanon.tagger import default_tagger
 
-            tagger, _ = tagger_in_use(dataset.fingerprint, str(getattr(self.protector, "tagger", PACKAGED)))
-            for k, spans in enumerate(propagate(texts, tagger.tag(texts, progress))):
+            # the packaged tagger whatever kanon's ``tagger``: a retrained one learnt from these very records, so
+            # its scores on them would be in-sample (its gain is measured out of sample: `retrain`)
+            for k, spans in enumerate(propagate(texts, default_tagger().tag(texts, progress))):
                 found[k] = [(s, e, lab, 0.0) for s, e, lab in spans]
         else:
             raise ConfigError(f"no detector {self.name!r}; accepted: {', '.join(detector_names(self.protector))}")

@@ -2,8 +2,9 @@
 quasi-identifiers they state, and the text rebuilt with the sanitized values (Abeywardana & Thayasivam; the
 steps are in `tagger`, `sanitize` and `lattice`). The knob is k, the least size of an equivalence class.
 
-`fit` tags every text once (the CRF of `tagger`, trained on the project's gold set) and builds the records'
-quasi-identifier table; `release(k)` searches the generalization lattice, sanitizes and rebuilds the text. The
+`fit` tags every text once (the CRF of `tagger`, trained on the project's gold set, or with ``tagger``
+"retrained" the one retrained on the steward's annotations of this dataset and kept: `retrained`) and builds the
+records' quasi-identifier table; `release(k)` searches the generalization lattice, sanitizes and rebuilds the text. The
 bundle carries the released quasi-identifier table (`quasi_identifiers.csv`, one row per record — a post, or an
 author with ``--unit author`` — in the order of the released data: its class, its attributes as released,
 whether it was suppressed, and its sensitive values when ℓ or t is asked) and, when an attribute is swapped,
