@@ -17,6 +17,7 @@ the same folds, the same models and the same scores.
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -74,8 +75,11 @@ def _train(item: tuple[list[Item], list[str], list[Item]], report: Report) -> tu
     its model's bytes."""
     train, texts, held = item
     tagger = PrivacyTagger.train_on(train)
-    out = predicted_spans(tagger, texts, held)
-    model = Path(tagger.model_file).read_bytes()
+    try:
+        out = predicted_spans(tagger, texts, held)
+        model = Path(tagger.model_file).read_bytes()
+    finally:  # weights learnt from the steward's records: none left in the temporary folder
+        shutil.rmtree(Path(tagger.model_file).parent, ignore_errors=True)
     report(1)
     return out, model
 
@@ -127,4 +131,8 @@ def cross_validated(
 def retrained_bytes(annotations: Annotations, gold: Sequence[Item] | None = None) -> bytes:
     """The model trained on the gold set (or ``gold``) and every reviewed record, as the bytes the store keeps
     (what `cross_validated` trains beside its folds)."""
-    return Path(retrain(annotations.reviewed(), gold).model_file).read_bytes()
+    model = Path(retrain(annotations.reviewed(), gold).model_file)
+    try:
+        return model.read_bytes()
+    finally:
+        shutil.rmtree(model.parent, ignore_errors=True)

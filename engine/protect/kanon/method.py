@@ -191,10 +191,20 @@ class FittedKanon(Fitted):
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         k = int(self.knob.validate(value))
-        done = sanitize(
-            self.qi, k, self.scheme, self.max_suppressed, self.sensitive, self.ell, self.t, rng, self.surface
-        )
         texts = self.frame[self.text_column].astype(str).tolist()
+        identifiers = sorted({t[a:b] for t, spans in zip(texts, self.spans) for a, b, label in spans if label == "DI"})
+        done = sanitize(
+            self.qi,
+            k,
+            self.scheme,
+            self.max_suppressed,
+            self.sensitive,
+            self.ell,
+            self.t,
+            rng,
+            self.surface,
+            identifiers,
+        )
         rows = []
         for row, (text, spans) in enumerate(zip(texts, self.spans)):
             new, changes = rebuild(text, spans, done.replacement[int(self.groups[row])])
