@@ -192,7 +192,14 @@ def clear_of(identifiers: Sequence[str]) -> Callable[[str], str]:
     blocked = _whole_words([i for i in identifiers if len(i) >= 3])
     if blocked is None:
         return lambda w: w
-    return lambda w: ANY if blocked.search(w) else w
+    seen: dict[str, str] = {}  # a value is written many times: searched once
+
+    def clear(w: str) -> str:
+        if w not in seen:
+            seen[w] = ANY if blocked.search(w) else w
+        return seen[w]
+
+    return clear
 
 
 def sanitize(
