@@ -521,3 +521,55 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
             from engine.protect.corrections import ANNOTATIONS_FOLDER
 
             shutil.rmtree(cache_dir() / ANNOTATIONS_FOLDER, ignore_errors=True)
+
+
+def test_retrain_the_tagger_on_annotations_and_use_it(playwright_api, dashboard, tmp_path):
+    """Issue 51: with k-anonymity on the Protect page a steward accepts three records, retrains the tagger on the
+    gold set and them, sees its cross-validated recall and precision beside the packaged tagger's, and keeps it:
+    the method then tags with it (its ``tagger`` set to "retrained", the page drawn again without an error)."""
+    sync_api, executable = playwright_api
+    expect = sync_api.expect
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1100})
+            page.goto(dashboard)
+            expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            page.locator('[data-testid="stSidebarNav"] a', has_text="Protect").click()
+            box = page.get_by_role("combobox", name="Protection method")
+            expect(box).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+            box.click()
+            page.keyboard.type("k-anonymity")
+            page.keyboard.press("Enter")
+            view = page.frame_locator('iframe[title*="knob_view"]')
+            expect(view.locator("#caption")).to_contain_text("Current knob: k", timeout=SWEEP_TIMEOUT_MS)
+            page.get_by_text("Annotate a sample", exact=True).click()
+            page.get_by_text("Annotate", exact=True).last.click()
+            for i in range(3):
+                expect(page.get_by_text(f"Record {i + 1} of 50")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
+                page.get_by_role("button", name="Accept and next").click()
+                expect(page.get_by_text(f"{i + 1} record{'s' if i else ''} accepted")).to_be_visible(
+                    timeout=MOVE_TIMEOUT_MS
+                )
+            expect(page.get_by_text("Retrained tagger: none kept.", exact=False)).to_be_visible()
+            page.get_by_role("button", name="Retrain the tagger").click()
+            gain = page.locator('[data-testid="stMarkdownContainer"]', has_text="Retrained: recall")
+            expect(gain).to_contain_text("on the 3 records you accepted, measured by 3-fold", timeout=SWEEP_TIMEOUT_MS)
+            expect(page.get_by_text("Recall, retrained", exact=True)).to_have_count(1)  # the table's header
+            use = page.get_by_role("button", name="Use the retrained tagger")
+            use.scroll_into_view_if_needed()
+            page.wait_for_timeout(500)
+            page.screenshot(path=str(tmp_path / "retrained.png"))
+            use.click()
+            expect(page.get_by_text("in use: this method tags with it, trained on 3 annotated records")).to_be_visible(
+                timeout=SWEEP_TIMEOUT_MS
+            )
+            expect(page.get_by_role("button", name="Use the retrained tagger")).to_be_disabled()
+            expect(view.locator("#caption")).to_contain_text("Current knob: k", timeout=SWEEP_TIMEOUT_MS)
+            assert not page.locator('[data-testid="stException"]').count()
+        finally:
+            browser.close()
+            from engine.paths import cache_dir
+            from engine.protect.corrections import ANNOTATIONS_FOLDER
+
+            shutil.rmtree(cache_dir() / ANNOTATIONS_FOLDER, ignore_errors=True)

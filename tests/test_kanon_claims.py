@@ -102,7 +102,11 @@ def test_a_union_or_a_swap_writes_only_vocabulary_and_no_record_s_string_reaches
             assert new == ANY or new == ", ".join(table[label].iloc[row].split("; ")), (row, new)
     assert foreign_strings(fitted, release) == {}
     after = release.data[fitted.text_column].str.lower()
-    assert not after.str.contains("lenevans").any() and not after.str.contains("rebecca").any()
+    # neither record 1285's handle nor "Rebecca" is in any record whose own text does not hold it (the tagger of
+    # issue 51 tags neither, so each stays as written in its own record: names it misses)
+    before = fitted.frame[fitted.text_column].astype(str).str.lower()
+    for word in ("lenevans", "rebecca"):
+        assert not (after.str.contains(word) & ~before.str.contains(word)).any(), word
     assert (
         not table.drop(columns="suppressed")
         .astype(str)
@@ -112,11 +116,22 @@ def test_a_union_or_a_swap_writes_only_vocabulary_and_no_record_s_string_reaches
 
 
 def test_the_scan_finds_a_record_s_handle_written_into_another(fitted):
-    """The scan above can fail: a release that writes record 1285's handle into record 0's text is caught."""
+    """The scan above can fail: a release that writes another record's tagged handle into record 0's text is
+    caught."""
     release = make_release(fitted, 5, seed=0)
+    texts = fitted.frame[fitted.text_column].astype(str).tolist()
+    handle = next(
+        texts[r][a:b]
+        for r, spans in enumerate(fitted.spans)
+        for a, b, label in spans
+        if r
+        and label == "DI"
+        and re.fullmatch(r"@[A-Za-z]{5,}", texts[r][a:b])
+        and texts[r][a + 1 : b].lower() not in texts[0].lower()
+    )
     data = release.data.copy()
-    data.loc[data.index[0], fitted.text_column] += " Insta:lenevans"
-    assert "lenevans" in foreign_strings(fitted, replace(release, data=data)).get(0, set())
+    data.loc[data.index[0], fitted.text_column] += f" Insta:{handle[1:]}"
+    assert handle[1:].lower() in foreign_strings(fitted, replace(release, data=data)).get(0, set())
 
 
 BUNDLES: dict[int, Path] = {}
@@ -192,7 +207,11 @@ def test_verify_prints_each_claim_beside_its_check_and_fails_a_claim_the_table_d
     assert main(["verify", str(copy), "--no-replay"]) == 1
     out = capsys.readouterr().out
     assert f"k = {k + 1} claimed; on {QI_TABLE}.csv" in out and f"k = {k} ✗" in out
-    assert f"{copy}: 2 claim(s) the bundle does not bear out" in out  # k, and the swapped values' classes of k
+    # k, and the swapped values' classes of k when the smallest class with swapped values is one of k records
+    sizes = kept["class"].value_counts()
+    swapped = read(folder / f"{SWAPPED_TABLE}.csv")
+    unmet = 1 + int(min(sizes[str(c)] for c in swapped["class"]) < k + 1)
+    assert f"{copy}: {unmet} claim(s) the bundle does not bear out" in out
 
 
 def test_l_and_t_are_claimed_with_the_sensitive_column_and_counted_as_pycanon_counts(fitted):

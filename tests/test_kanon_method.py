@@ -280,3 +280,35 @@ def test_a_bundle_claims_l_and_t_with_its_sensitive_column_and_verify_counts_the
                            (f"ℓ = 2 claimed; SA on {QI_TABLE}.csv", f": ℓ = {ell} ✓"),
                            (f"t = 0.4 claimed; SA on {QI_TABLE}.csv", f": t = {t:.3f} ✓")):  # fmt: skip
         assert any(line.startswith(claimed) and line.endswith(found) for line in lines), (claimed, lines)
+
+
+def test_a_string_taken_for_an_identifier_less_often_than_for_a_place_is_a_place():
+    """The tagger's labels made consistent by vote (issue 51): "London" a DI once and a place twice is a place
+    everywhere (sanitized as one, not masked); "Ann" a DI once and nothing else stays DI, and so does a tie."""
+    from engine.protect.kanon.sanitize import majority_labels, propagate
+
+    texts = ["London Supporters FC", "from London", "London born", "Ann and Bob", "Bob in Paris", "Paris"]
+    spans = [
+        [(0, 6, "DI")],
+        [(5, 11, "QIREGION")],
+        [(0, 6, "QIREGION")],
+        [(0, 3, "DI"), (8, 11, "DI")],
+        [(0, 3, "QIJOB"), (7, 12, "QIREGION")],
+        [(0, 5, "DI")],
+    ]
+    voted = majority_labels(texts, spans)
+    assert voted[0] == [(0, 6, "QIREGION")]
+    assert voted[3] == [(0, 3, "DI"), (8, 11, "DI")]  # "Bob": one DI, one QIJOB: a tie keeps DI
+    assert voted[5] == [(0, 5, "DI")]  # "Paris": one DI, one place: a tie keeps DI
+    done = propagate(texts, spans)
+    assert done[0] == [(0, 6, "QIREGION")] and done[4][0] == (0, 3, "DI")  # Bob masked everywhere
+
+
+def test_a_written_value_never_holds_a_string_masked_elsewhere():
+    """A union, a swap or a generalization writes "*" for a value holding a string tagged DI anywhere."""
+    from engine.protect.kanon.sanitize import clear_of
+
+    clear = clear_of(["Social", "Al"])  # "Al" shorter than 3 characters: not held against values
+    assert clear("Social worker") == "*" and clear("Social") == "*"
+    assert clear("Socially distant") == "Socially distant" and clear("Alabama") == "Alabama"
+    assert clear_of([])("Social worker") == "Social worker"

@@ -269,3 +269,20 @@ def test_a_release_exports_with_every_section_and_check_that_applies_and_its_rec
         drawn = section.figures(sweep, private)
         for key, _ in drawn if not section.internal_only else ():
             assert f'id="fig-{key}"' in public, (section.id, key)
+
+
+def test_kanons_tagger_parameter_follows_corrections_pattern():
+    """kanon's ``tagger`` is declared as the common ``corrections`` is: a choice whose default needs nothing kept,
+    a flag of the commands, part of the fit's key, and a fit that refuses clearly where the steward's retrained
+    tagger is not kept (a replay away from the steward's cache)."""
+    from engine.cli.args import method_parameters
+    from engine.protect.params import CORRECTIONS
+
+    [tagger] = [p for p in METHODS["kanon"].parameters if p.name == "tagger"]
+    assert tagger.choices == ("packaged", "retrained") and tagger.default == "packaged" and tagger.expert
+    assert CORRECTIONS.choices == ("none", "kept") and CORRECTIONS.default == "none" and CORRECTIONS.expert
+    assert "kanon" in method_parameters()["tagger"][1]
+    retrained = build("kanon", tagger="retrained")
+    assert fit_key(retrained, dataset()) != fit_key(build("kanon"), dataset())
+    with pytest.raises(ConfigError, match="tagger = retrained, but no retrained tagger is kept for this dataset"):
+        retrained.fit(dataset())

@@ -5,7 +5,10 @@ far. The annotations are kept in the cache folder (`engine.annotation.store`), n
 as span JSON or CoNLL and upload back. From two accepted records on, the panel shows the allow and deny lists the
 corrections say (`engine.annotation.corrections`) and the recall and precision they would bring, measured by
 cross-validation; the steward keeps them only by choosing "Use these corrections", which keeps the lists beside
-the annotations and sets the method's ``corrections`` parameter to "kept".
+the annotations and sets the method's ``corrections`` parameter to "kept". For the k-anonymity tagger the panel
+also retrains the tagger on the gold set and the accepted records on request, shows its gain measured by
+cross-validation (`engine.annotation.retrain`) and keeps it only on "Use the retrained tagger", which sets the
+method's ``tagger`` parameter to "retrained".
 
 A Streamlit fragment: a click in the panel reruns the panel alone, never the page's sweep or knob views, and the
 detector runs once per sample (`engine.annotation.residual.found_in`)."""
@@ -24,6 +27,8 @@ from engine.annotation.corrections import cross_validated, learnt
 from engine.annotation.detectors import Detector, Found, detector, detector_names
 from engine.annotation.formats import read_annotations, to_conll, to_span_json
 from engine.annotation.residual import annotation_records, detector_at, found_in, label_words
+from engine.annotation.retrain import RetrainGain
+from engine.annotation.retrain import cross_validated as cross_validated_retrain
 from engine.annotation.sample import SAMPLE_STEP, draw_sample, stratifying_field
 from engine.annotation.scores import ALL, DetectionScores, score
 from engine.annotation.spans import Annotations, RecordAnnotation, checked_spans
@@ -35,6 +40,7 @@ from engine.figures.detection import precision_recall_figure
 from engine.figures.text import label_colours
 from engine.protect import METHODS, get_protector
 from engine.protect.corrections import KEPT, NONE, Corrections, keep_corrections, kept_corrections
+from engine.protect.kanon.retrained import PACKAGED, RETRAINED, keep_retrained, kept_retrained
 from engine.protect.params import CORRECTIONS
 from engine.text.detection_quality import Span
 
@@ -197,6 +203,8 @@ def _panel(dataset: Dataset, method: str, params: dict, seed: int) -> None:
     _measures(det, current, found, knob, dataset)
     _thresholds(det, current, dataset, method, params, knob)
     _corrections(det, current, dataset, method, params, knob)
+    if det.name == "kanon":
+        _retrain(current, dataset, method, params)
     _files(dataset, det, current)
 
 
@@ -459,6 +467,99 @@ def _corrections(
         on_click=stop,
         disabled=not in_use,
         width="stretch",
+    )
+    if st.session_state.pop(flag, False):
+        st.rerun()  # the whole page: the method's settings changed
+
+
+def retrain_table(gain: RetrainGain) -> pd.DataFrame:
+    """Per label (all labels first), token recall and precision of the packaged tagger and the retrained one."""
+    rows = []
+    for label in dict.fromkeys([*gain.before.labels, *gain.after.labels]):
+        was, now = gain.before.get(label, "token"), gain.after.get(label, "token")
+        if was is None or now is None:
+            continue
+        rows.append(
+            {
+                "Label": "All labels" if label == ALL else label,
+                "Marked tokens": was.recall.total,
+                "Recall, packaged": was.recall.text(),
+                "Recall, retrained": now.recall.text(),
+                "Precision, packaged": was.precision.text(),
+                "Precision, retrained": now.precision.text(),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _retrain(annotations: Annotations | None, dataset: Dataset, method: str, params: dict) -> None:
+    """Retrain the tagger on the gold set and the accepted records, its gain measured by cross-validation, and
+    the choice to use it (kept beside the annotations; the method's ``tagger`` parameter set to "retrained")."""
+    st.markdown("**Retrain the tagger on your annotations**")
+    reviewed = [] if annotations is None else annotations.reviewed()
+    if annotations is None or len(reviewed) < 2:
+        st.caption("Accept 2 records or more: the tagger can then learn from them, beside its gold set.")
+        return
+    fp = dataset.fingerprint
+    result_key = _key("retrained", fp[:12], annotations.digest()[:16])
+    if st.button("Retrain the tagger", key=_key("retrain")):
+        with st.spinner(f"Retraining the tagger on the gold set and {display.counted(len(reviewed), 'record')}…"):
+            done = session.guarded(lambda: cross_validated_retrain(annotations))
+        if done is not None:
+            st.session_state[result_key] = done
+    gain: RetrainGain | None = st.session_state.get(result_key)
+    if gain is not None:
+        before, after = gain.before.get(ALL, "token"), gain.after.get(ALL, "token")
+        assert before is not None and after is not None
+        st.markdown(
+            f"Retrained: recall **{before.recall.text()} → {after.recall.text()}**, precision "
+            f"**{before.precision.text()} → {after.precision.text()}** on the "
+            f"{display.counted(gain.records, 'record')} you accepted, measured by {gain.folds}-fold cross-validation "
+            "(each record tagged by a tagger trained on the gold set and the other folds, never on itself; "
+            f"brackets: Wilson 95% intervals). Trained in {gain.seconds:.0f} s."
+        )
+        st.dataframe(retrain_table(gain), hide_index=True, key=_key("retrain_table"))
+    kept = session.guarded(lambda: kept_retrained(fp))
+    in_use = params.get("tagger") == RETRAINED
+    record = None if kept is None else kept[1]
+    same = record is not None and gain is not None and record.digest == hashlib.sha256(gain.model).hexdigest()
+    state = (
+        "in use: this method tags with it"
+        if in_use and record is not None
+        else "kept, not in use (tagger = packaged)"
+        if record is not None
+        else "none kept"
+    )
+    st.caption(
+        f"Retrained tagger: {state}"
+        + (f", trained on {display.counted(record.records, 'annotated record')}." if record is not None else ".")
+        + " It stays on this machine, never in a bundle; a release records how many records it learnt from and "
+        "its digest, and its replay needs it kept here."
+    )
+    param_key = f"param::{method}::tagger"
+    flag = _key("tagger_changed")
+
+    def use() -> None:
+        assert gain is not None
+        keep_retrained(fp, gain.model, gain.records)
+        st.session_state[param_key] = RETRAINED
+        st.session_state[flag] = True
+
+    def stop() -> None:  # the model stays kept, unused, until replaced
+        st.session_state[param_key] = PACKAGED
+        st.session_state[flag] = True
+
+    c_use, c_stop = st.columns(2)
+    c_use.button(
+        "Use the retrained tagger",
+        key=_key("use_retrained"),
+        on_click=use,
+        disabled=gain is None or (same and in_use),
+        type="primary",
+        width="stretch",
+    )
+    c_stop.button(
+        "Use the packaged tagger", key=_key("use_packaged"), on_click=stop, disabled=not in_use, width="stretch"
     )
     if st.session_state.pop(flag, False):
         st.rerun()  # the whole page: the method's settings changed

@@ -89,6 +89,8 @@ class Detector:
             from engine.protect.kanon.sanitize import propagate
             from engine.protect.kanon.tagger import default_tagger
 
+            # the packaged tagger whatever kanon's ``tagger``: a retrained one learnt from these very records, so
+            # its scores on them would be in-sample (its gain is measured out of sample: `retrain`)
             tagged = propagate(texts, default_tagger().tag(texts, progress))
             for k, spans in enumerate(corrected(texts, tagged, self._kept(dataset))):
                 found[k] = [(s, e, lab, 0.0) for s, e, lab in spans]

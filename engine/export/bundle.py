@@ -56,6 +56,7 @@ from engine.protect.claims import AnonymityClaim, EpsilonClaim
 from engine.protect.corrections import KeptCorrections
 from engine.protect.detection import DetectionShare
 from engine.protect.guard import GuardCounts
+from engine.protect.kanon.retrained import RetrainedTagger
 from engine.record.decision import Decision
 from engine.record.manifest import (
     INTRUDER_DESCRIPTION,
@@ -209,6 +210,7 @@ def release_record(
         detection=tuple(d for d in release.details if isinstance(d, DetectionShare)),
         annotated=tuple(d for d in release.details if isinstance(d, AnnotatedDetection)),
         corrections=tuple(d for d in release.details if isinstance(d, KeptCorrections)),
+        retrained_tagger=next((d for d in release.details if isinstance(d, RetrainedTagger)), None),
         background=background_note(settings, metrics),
         epsilon=next((d for d in release.details if isinstance(d, EpsilonClaim)), None),
     )

@@ -26,6 +26,7 @@ from engine.measures.attacks import WorstAttack, worst_attack
 from engine.protect.claims import AnonymityClaim, EpsilonClaim, epsilon_text
 from engine.protect.corrections import KeptCorrections
 from engine.protect.detection import DetectionShare
+from engine.protect.kanon.retrained import RetrainedTagger
 from engine.record.decision import Decision
 from engine.record.replay import ReplaySpec
 
@@ -329,6 +330,10 @@ class ReleaseRecord:
     corrections: tuple[KeptCorrections, ...] = ()
     """The steward's kept corrections the detectors ran with (digest and counts, never a string): a replay runs
     with them only where they are kept (`engine.protect.corrections`)."""
+    retrained_tagger: RetrainedTagger | None = None
+    """The tagger retrained on the steward's annotations that a kanon release ran with (the annotated records'
+    count and the model's digest, never the model): a replay runs only where it is kept
+    (`engine.protect.kanon.retrained`)."""
     background: BackgroundNote | None = None
     """The background corpus the steward declared for the attacks (None: none)."""
     epsilon: EpsilonClaim | None = None
@@ -420,6 +425,7 @@ class ReleaseRecord:
             "detection": [detection_manifest(d) for d in self.detection],
             "annotated_detection": [a.to_dict() for a in self.annotated],
             "corrections": [c.to_dict() for c in self.corrections],
+            "retrained_tagger": None if self.retrained_tagger is None else self.retrained_tagger.to_dict(),
             "worst_attack": None if self.worst_attack is None else jsonable(self.worst_attack.to_dict()),
             "background": None
             if self.background is None
@@ -495,6 +501,9 @@ class ReleaseRecord:
                 detection=tuple(detection_from_manifest(d) for d in manifest.get("detection", ())),
                 annotated=tuple(AnnotatedDetection.from_dict(a) for a in manifest.get("annotated_detection", ())),
                 corrections=tuple(KeptCorrections.from_dict(c) for c in manifest.get("corrections", ())),
+                retrained_tagger=None
+                if not manifest.get("retrained_tagger")
+                else RetrainedTagger.from_dict(manifest["retrained_tagger"]),
                 background=None
                 if not manifest.get("background")
                 else BackgroundNote(

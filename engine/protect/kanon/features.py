@@ -3,8 +3,14 @@ stands, its case, its affixes, the words beside it, whether it holds a hyphen or
 speech (the Penn Treebank tag of spaCy's tagger) and spaCy's named-entity label for it (the paper's gazetteer
 feature; the entities `engine.text.entities.named_entities` finds once per corpus); beside them, as stated
 additions (measured in `benchmarks/bench_kanon.py`), the token itself, whether it is a hashtag or a handle, and
-whether it is in the word lists of `gazetteers` (a demonym, a country or state, a city, a language; part of a
-job title or a health condition's name written out in the post, or the last word of job titles).
+whether it is in the word lists of `gazetteers` (a demonym, a country or state, a city, a continent or region, a
+language's name or code; part of a job title, a health condition's name or a place's name of several words
+written out in the post, or the last word of job titles), and (issue 51, chosen by cross-validation on the
+training part alone) what generalises beyond the gold set's own words: the token without its hashtag or handle
+sign and its singular, its shape ("Xx", "d"), a four-letter suffix, which hand-kept cue list holds it (`cue`:
+age, role, religion, relationship, politics, orientation, health, race, gender), whether it reads as an age or
+stands by an age's word, and the sign-free token, shape, part of speech, entity and cue of the two tokens on
+either side, with the word pairs it forms with its neighbours.
 
 Tokens are those of `engine.protect.kanon.gold.TOKEN` (hashtags and handles whole); a token takes the part of
 speech and entity label of the first spaCy token inside it.
@@ -17,6 +23,17 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from engine.protect.kanon.gazetteers import (
+    AGE_CONTEXT,
+    AGE_WORDS,
+    GENDER_WORDS,
+    HEALTH_WORDS,
+    ORIENTATION_WORDS,
+    POLITICS_WORDS,
+    RACE_WORDS,
+    REGION_WORDS,
+    RELATIONSHIP_WORDS,
+    RELIGION_WORDS,
+    ROLE_WORDS,
     demonyms,
     health_conditions,
     job_titles,
@@ -57,16 +74,43 @@ def _word(text: str) -> str:
     return text.lower()
 
 
+def shape(word: str) -> str:
+    """The word's shape, runs of one kind written once: "Xx" for "Teacher", "d" for "25", "dx" for "25yo",
+    "#Xx" for "#Photographer"."""
+    out: list[str] = []
+    for c in word:
+        kind = "X" if c.isupper() else "x" if c.isalpha() else "d" if c.isdigit() else c
+        if not out or out[-1] != kind:
+            out.append(kind)
+    return "".join(out)
+
+
+def _stem(key: str) -> str:
+    """A plural's singular, crudely ("teachers" → "teacher", "ladies" → "lady"; "ss" kept)."""
+    if key.endswith("ies") and len(key) > 4:
+        return key[:-3] + "y"
+    if key.endswith("s") and not key.endswith("ss") and len(key) > 3:
+        return key[:-1]
+    return key
+
+
+CONTEXT_KEYS = ("core", "shape", "pos_tag", "named_entity", "cue")
+"""The features of the tokens beside a token (one and two before and after) that it also reads."""
+
+
 def token_features(words: Sequence[str], pos: Sequence[str], entity: Sequence[str]) -> list[Features]:
-    """Table 4's features of every token of one post."""
+    """Table 4's features of every token of one post, with the stated additions (module docstring)."""
     out: list[Features] = []
     n = len(words)
     keys = [w.lstrip("#@").lower() for w in words]
     _, heads = occupation_groups()
     in_title = phrase_mask(keys, job_titles(), 4)
     in_health = phrase_mask(keys, health_conditions(), 3)
+    in_place = phrase_mask(keys, multiword_places(), 4)
+    cues = [cue(k) for k in keys]
     for i, w in enumerate(words):
         core = w.lstrip("#@")
+        key = keys[i]
         out.append(
             {
                 "is_first": i == 0,
@@ -80,7 +124,11 @@ def token_features(words: Sequence[str], pos: Sequence[str], entity: Sequence[st
                 "suffix-1": _word(core[-1:]),
                 "suffix-2": _word(core[-2:]),
                 "suffix-3": _word(core[-3:]),
+                "suffix-4": _word(core[-4:]),
                 "word": _word(w),
+                "core": key,
+                "stem": _stem(key),
+                "shape": shape(w),
                 "prev_word": _word(words[i - 1]) if i else "<s>",
                 "next_word": _word(words[i + 1]) if i + 1 < n else "</s>",
                 "has_hyphen": "-" in w,
@@ -91,11 +139,67 @@ def token_features(words: Sequence[str], pos: Sequence[str], entity: Sequence[st
                 "named_entity": entity[i],
                 **gazetteer_features(core),
                 "gaz_job_title": in_title[i],
-                "gaz_job_head": keys[i] in heads or keys[i].removesuffix("s") in heads,
+                "gaz_job_head": key in heads or _stem(key) in heads,
                 "gaz_health": in_health[i],
+                "gaz_place_phrase": in_place[i],
+                "gaz_place_written": (core[:1].isupper() or w.startswith("#")) and _is_place(key),
+                "cue": cues[i],
+                "age_number": _age_number(key),
+                "age_context": any(k in AGE_CONTEXT for k in keys[max(0, i - 2) : i + 3]),
             }
         )
+    for i, f in enumerate(out):  # the context window
+        for offset in (-2, -1, 1, 2):
+            j = i + offset
+            for name in CONTEXT_KEYS:
+                f[f"{offset:+d}:{name}"] = str(out[j][name]) if 0 <= j < n else ("<s>" if j < 0 else "</s>")
+        f["-1:core|core"] = f"{out[i - 1]['core'] if i else '<s>'}|{f['core']}"
+        f["core|+1:core"] = f"{f['core']}|{out[i + 1]['core'] if i + 1 < n else '</s>'}"
     return out
+
+
+def _is_place(key: str) -> bool:
+    found = dict(_in_word_lists(key))
+    return bool(found["gaz_country_or_state"] or found["gaz_city"] or found["gaz_region"])
+
+
+def _age_number(key: str) -> bool:
+    """Whether ``key`` reads as an age: a whole number from 1 to 110, or one with "yo", "y/o" or "+" ("25yo")."""
+    digits = key.removesuffix("yo").removesuffix("y/o").removesuffix("+")
+    return digits.isdigit() and 0 < int(digits) <= 110
+
+
+def cue(key: str) -> str:
+    """Which cue list (`gazetteers`) holds ``key`` (lower case, its sign removed) or its singular: age, role,
+    religion, relationship, politics, orientation, health, race or gender; "" for none."""
+    key = key.replace("-", " ")
+    for candidate in (key, _stem(key)):
+        for name, words in _CUES:
+            if candidate in words:
+                return name
+    return ""
+
+
+_CUES = (
+    ("relationship", RELATIONSHIP_WORDS),
+    ("orientation", ORIENTATION_WORDS),
+    ("religion", RELIGION_WORDS),
+    ("politics", POLITICS_WORDS),
+    ("health", HEALTH_WORDS),
+    ("age", AGE_WORDS),
+    ("race", RACE_WORDS),
+    ("gender", GENDER_WORDS),
+    ("role", ROLE_WORDS),
+)
+
+
+@lru_cache(maxsize=1)
+def multiword_places() -> frozenset[str]:
+    """Place names of two to four words (countries, states and cities of `place_names`: "new york", "south
+    africa"), for the phrase feature."""
+    countries, subdivisions, cities, _ = place_names()
+    names = (countries, subdivisions, cities, REGION_WORDS)
+    return frozenset(k for group in names for k in group if 2 <= len(k.split()) <= 4)
 
 
 def phrase_mask(keys: Sequence[str], phrases: Collection[str], longest: int) -> list[bool]:
@@ -112,7 +216,8 @@ def phrase_mask(keys: Sequence[str], phrases: Collection[str], longest: int) -> 
 
 def gazetteer_features(word: str) -> Features:
     """Whether ``word`` is a demonym, a country or state, a city (longer than 3 letters: "Nice" is a word
-    too), or a language (longer than 2 letters)."""
+    too), a continent or world region, a language's name (longer than 3 letters) or a language's code (2 or 3
+    letters: "the" is one, so it is a feature of its own)."""
     return dict(_in_word_lists(word.lower()))
 
 
@@ -123,7 +228,9 @@ def _in_word_lists(key: str) -> tuple[tuple[str, bool], ...]:
         ("gaz_demonym", key in demonyms() or key.removesuffix("s") in demonyms()),
         ("gaz_country_or_state", len(key) > 2 and (key in countries or key in subdivisions)),
         ("gaz_city", len(key) > 3 and key in cities),
-        ("gaz_language", len(key) > 2 and language_code(key) is not None),
+        ("gaz_region", key in REGION_WORDS),
+        ("gaz_language", len(key) > 3 and language_code(key) is not None),
+        ("gaz_language_code", 2 <= len(key) <= 3 and language_code(key) is not None),
     )
 
 

@@ -39,6 +39,82 @@ GENDER_WORDS = frozenset(
 )  # fmt: skip
 """Words that state a gender (a stated, hand-kept list): what a gender's union or swap may write."""
 
+# Cue words of the tagger's features (`engine.protect.kanon.features`), hand-kept and stated here; written from
+# the categories of the annotation guidelines (GUIDELINES.md beside the gold set) and general vocabulary, not
+# from the gold set's spans. A cue is only a feature: the CRF learns how much each one counts, in context.
+AGE_WORDS = frozenset(
+    {
+        "adult", "baby", "centenarian", "elderly", "gen z", "infant", "kid", "kids", "middle-aged", "millennial",
+        "millennials", "senior", "teen", "teenage", "teenager", "teens", "toddler", "tween", "twenties",
+        "thirties", "forties", "fifties", "sixties", "boomer", "youth",
+    }
+)  # fmt: skip
+"""Life stages and age groups."""
+AGE_CONTEXT = frozenset(
+    {"yo", "y/o", "y.o", "years", "year", "yrs", "yr", "aged", "age", "birthday", "turned", "turning"}
+)
+"""Words beside a number that make it an age ("25 years old", "aged 40")."""
+ROLE_WORDS = frozenset(
+    {
+        "blogger", "ceo", "cfo", "co-founder", "cofounder", "coo", "cto", "entrepreneur", "founder", "freelance",
+        "freelancer", "intern", "owner", "student", "students", "trainee", "vlogger", "youtuber", "apprentice",
+        "undergrad", "grad", "phd", "major", "retired", "retiree", "volunteer", "consultant", "influencer",
+        "podcaster", "streamer", "self-employed", "employee", "professor", "prof", "staff",
+    }
+)  # fmt: skip
+"""Work and study roles the BLS index does not list as titles ("founder", "student", "blogger")."""
+RELIGION_WORDS = frozenset(
+    {
+        "agnostic", "allah", "atheist", "baptist", "bible", "buddhist", "catholic", "christ", "christian",
+        "christians", "church", "evangelical", "faith", "god", "hindu", "islam", "jesus", "jew", "jewish",
+        "lutheran", "methodist", "mormon", "muslim", "orthodox", "pagan", "pentecostal", "presbyterian",
+        "protestant", "sikh", "wiccan", "believer", "lord", "quran", "torah",
+    }
+)  # fmt: skip
+"""Religions, their believers and what they name (sensitive: religion)."""
+RELATIONSHIP_WORDS = frozenset(
+    {
+        "bf", "boyfriend", "divorced", "divorcee", "engaged", "fiance", "fiancee", "fiancé", "fiancée", "gf",
+        "girlfriend", "hubby", "husband", "married", "partner", "separated", "single", "spouse", "taken", "widow",
+        "widowed", "widower", "wife", "wifey", "relationship",
+    }
+)  # fmt: skip
+"""Relationship status and partners (sensitive: relationship status)."""
+POLITICS_WORDS = frozenset(
+    {
+        "anarchist", "communist", "conservative", "conservatives", "democrat", "democrats", "democratic", "gop",
+        "labour", "left-wing", "leftist", "liberal", "liberals", "libertarian", "maga", "marxist", "progressive",
+        "republican", "republicans", "right-wing", "socialist", "tory", "tories", "feminist", "patriot",
+    }
+)  # fmt: skip
+"""Political leanings and parties (sensitive: political opinion)."""
+ORIENTATION_WORDS = frozenset(
+    {
+        "asexual", "bi", "bisexual", "gay", "heterosexual", "homosexual", "lesbian", "lgbt", "lgbtq", "lgbtq+",
+        "lgbtqia", "pansexual", "queer", "straight", "transgender",
+    }
+)  # fmt: skip
+"""Sexual orientations (sensitive: sexual orientation)."""
+REGION_WORDS = frozenset(
+    {
+        "africa", "americas", "antarctica", "arctic", "asia", "balkans", "caribbean", "central america",
+        "east africa", "eastern europe", "europe", "latin america", "middle east", "midwest", "new england",
+        "north america", "oceania", "pacific", "pacific northwest", "scandinavia", "south america", "southeast asia",
+        "west africa", "west coast", "east coast", "bay area", "down under",
+    }
+)  # fmt: skip
+"""Continents and world or national regions (not countries or states, which pycountry lists)."""
+HEALTH_WORDS = frozenset(
+    {
+        "adhd", "addict", "addiction", "alcoholic", "anorexia", "anorexic", "anxiety", "asthma", "autism",
+        "autistic", "bipolar", "blind", "cancer", "chronic", "deaf", "depressed", "depression", "diabetes",
+        "diabetic", "disabled", "disability", "dyslexia", "dyslexic", "epilepsy", "hiv", "illness", "insomnia",
+        "lupus", "ocd", "pregnant", "pregnancy", "ptsd", "recovering", "recovery", "schizophrenia", "sober",
+        "survivor", "wheelchair", "migraine", "fibromyalgia", "sick", "therapy", "medication", "surgery",
+    }
+)  # fmt: skip
+"""Health conditions as people write them, beside the MeSH names (which lack "diabetic", "autism", "pregnant")."""
+
 
 @lru_cache(maxsize=1)
 def place_names() -> tuple[dict[str, str], dict[str, tuple[str, str]], dict[str, tuple[str, str, str]], dict[str, str]]:

@@ -2,8 +2,9 @@
 quasi-identifiers they state, and the text rebuilt with the sanitized values (Abeywardana & Thayasivam; the
 steps are in `tagger`, `sanitize` and `lattice`). The knob is k, the least size of an equivalence class.
 
-`fit` tags every text once (the CRF of `tagger`, trained on the project's gold set) and builds the records'
-quasi-identifier table; `release(k)` searches the generalization lattice, sanitizes and rebuilds the text. The
+`fit` tags every text once (the CRF of `tagger`, trained on the project's gold set, or with ``tagger``
+"retrained" the one retrained on the steward's annotations of this dataset and kept: `retrained`) and builds the
+records' quasi-identifier table; `release(k)` searches the generalization lattice, sanitizes and rebuilds the text. The
 bundle carries the released quasi-identifier table (`quasi_identifiers.csv`, one row per record — a post, or an
 author with ``--unit author`` — in the order of the released data: its class, its attributes as released,
 whether it was suppressed, and its sensitive values when ℓ or t is asked) and, when an attribute is swapped,
@@ -30,6 +31,7 @@ from engine.protect.detection import GOLD_NAME, DetectionShare
 from engine.protect.kanon.found import tagger_found
 from engine.protect.kanon.gold import LABEL_NAMES, Span
 from engine.protect.kanon.lattice import ANY, Anonymized
+from engine.protect.kanon.retrained import CHOICES, PACKAGED, RETRAINED, RetrainedTagger, kept_retrained, tagger_in_use
 from engine.protect.kanon.sanitize import (
     HIERARCHIES,
     MAX_UNION,
@@ -42,7 +44,6 @@ from engine.protect.kanon.sanitize import (
     sanitize,
     sensitive_values,
 )
-from engine.protect.kanon.tagger import default_tagger
 from engine.protect.params import Param
 from engine.protect.redact import CHANGE_COLUMNS
 
@@ -188,13 +189,25 @@ class FittedKanon(Fitted):
     (`detection_shares`); the quasi-identifiers' first."""
     corrections: KeptCorrections | None = None
     """The steward's kept lists the tagger ran with (digest and counts)."""
+    retrained: RetrainedTagger | None = None
+    """The retrained tagger the texts were tagged with, when it was (``tagger`` "retrained")."""
 
     def release(self, value: float, rng: np.random.Generator, replicate: int = 0) -> Release:
         k = int(self.knob.validate(value))
-        done = sanitize(
-            self.qi, k, self.scheme, self.max_suppressed, self.sensitive, self.ell, self.t, rng, self.surface
-        )
         texts = self.frame[self.text_column].astype(str).tolist()
+        identifiers = sorted({t[a:b] for t, spans in zip(texts, self.spans) for a, b, label in spans if label == "DI"})
+        done = sanitize(
+            self.qi,
+            k,
+            self.scheme,
+            self.max_suppressed,
+            self.sensitive,
+            self.ell,
+            self.t,
+            rng,
+            self.surface,
+            identifiers,
+        )
         rows = []
         for row, (text, spans) in enumerate(zip(texts, self.spans)):
             new, changes = rebuild(text, spans, done.replacement[int(self.groups[row])])
@@ -221,6 +234,7 @@ class FittedKanon(Fitted):
                     for i, d in enumerate(self.detection)
                 ),
                 *((self.corrections,) if self.corrections is not None else ()),
+                *((self.retrained,) if self.retrained is not None else ()),
             ),
             changes_ship=False,  # they would tell which records kept their value (a swap's fixed points)
             # (they also list the spans kept as written: new == original)
@@ -276,6 +290,7 @@ class KAnonymity(Protector):
     gender: str
     language: str
     occupation: str
+    tagger: str
     max_suppressed: float
     ell: int
     t: float
@@ -302,6 +317,18 @@ class KAnonymity(Protector):
                 label=f"{what.capitalize()}",
             )
             for label, (name, what) in ATTRIBUTES.items()
+        ),
+        Param(
+            "tagger",
+            str,
+            PACKAGED,
+            "which privacy-attribute tagger finds the attributes: the one packaged with the gold set, or the one "
+            "retrained on the gold set and the steward's annotated sample of this dataset and kept on the Protect "
+            "page's annotation panel (the release records how many annotated records it learnt from, never the "
+            "model, and is replayed only where it is kept)",
+            choices=CHOICES,
+            expert=True,
+            label="Tagger",
         ),
         Param(
             "max_suppressed",
@@ -350,11 +377,15 @@ class KAnonymity(Protector):
         model = hashlib.sha256(shipped.read_bytes()).hexdigest() if shipped.is_file() else None
         use = isinstance(dataset, Dataset) and self.corrections == KEPT
         kept = kept_corrections(dataset.fingerprint, self.name) if use else None
+        use_retrained = isinstance(dataset, Dataset) and self.tagger == RETRAINED
+        # a key is computed before a fit refuses
+        retrained = kept_retrained(dataset.fingerprint) if use_retrained else None
         return {
             "tagger": f"crf c1={C1} c2={C2} iterations={ITERATIONS}",
             "gold_set": gold,
             "model": model,
             "corrections": kept.digest() if kept is not None else None,
+            "retrained": retrained[1].digest if retrained is not None else None,
         }
 
     def check(self, dataset: Any) -> list[str]:
@@ -366,7 +397,7 @@ class KAnonymity(Protector):
         self.check(dataset)
         texts = dataset.texts.astype(str).tolist()
         progress(0, 1, "loading the privacy-attribute tagger")
-        tagger = default_tagger()
+        tagger, retrained = tagger_in_use(dataset.fingerprint, self.tagger)
         kept = method_corrections(dataset.fingerprint, self.name, self.corrections)
         spans = corrected(texts, propagate(texts, tagger.tag(texts, progress)), kept)
         if self.unit == "author":
@@ -388,4 +419,5 @@ class KAnonymity(Protector):
             t=self.t or None,
             detection=detection_shares(),
             corrections=kept.kept() if kept is not None else None,
+            retrained=retrained,
         )

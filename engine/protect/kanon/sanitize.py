@@ -17,7 +17,9 @@ Each attribute takes one operation (`SCHEME`, the paper's Table 6 by default):
 A union or a swap writes one record's values into another's text, so it writes them as the attribute's
 vocabulary does (`vocabulary`: "usa" → "United States"); a value outside it (a handle, a name the tagger took
 for a place) is generalized instead, to "*" when its hierarchy does not know it, and takes no part in a union.
-A union of more than `MAX_UNION` values is generalized, all its values one level up the hierarchy at a time,
+No value written holds a string tagged DI anywhere (`clear_of`: written "*" instead), and a string the tagger
+took for a direct identifier less often than for one quasi-identifier takes that label (`majority_labels`) before
+the identifiers are made consistent. A union of more than `MAX_UNION` values is generalized, all its values one level up the hierarchy at a time,
 until it is no longer. The public table shows a swapped attribute only as whether the record states it; its
 values go to a table of their own, per class and without record order (anatomy, Xiao & Tao 2006), so that the
 table's every column is as k-anonymous as its classes.
@@ -34,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -77,10 +79,30 @@ def _whole_words(words: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile(r"(?<![\w@#])(?:" + "|".join(map(re.escape, ordered)) + r")(?!\w)") if ordered else None
 
 
+def majority_labels(texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> list[list[Span]]:
+    """The tagged spans with a string the tagger took for a direct identifier less often than for one
+    quasi-identifier (tagged spans of the same string, case as written) relabelled with that quasi-identifier
+    ("London" a DI once, in a club's name, and a place in many posts): still sanitized, as its label says, not
+    masked everywhere. A tie keeps DI."""
+    votes: Counter[tuple[str, str]] = Counter(
+        (t[a:b], lab) for t, s in zip(texts, spans) for a, b, lab in s if lab == "DI" or lab in QI_LABELS
+    )
+    relabel: dict[str, str] = {}
+    for (string, label), n in votes.items():
+        if label != "DI":
+            continue
+        best = max(QI_LABELS, key=lambda q: (votes[(string, q)], q))
+        if votes[(string, best)] > n:
+            relabel[string] = best
+    return [[(a, b, relabel.get(t[a:b], lab) if lab == "DI" else lab) for a, b, lab in s] for t, s in zip(texts, spans)]
+
+
 def propagate(texts: Sequence[str], spans: Sequence[Sequence[Span]]) -> list[list[Span]]:
-    """The tagged spans made consistent (values of 3 characters or more): every whole-word occurrence of a
-    direct identifier in any text becomes DI (over any other label there: DI comes first), and every further
+    """The tagged spans made consistent (values of 3 characters or more): a string's DI tags outvoted by one
+    quasi-identifier's take its label (`majority_labels`); then every whole-word occurrence of a direct
+    identifier in any text becomes DI (over any other label there: DI comes first), and every further
     occurrence of a quasi-identifier's value in its own text takes its label."""
+    spans = majority_labels(texts, spans)
     identifiers = _whole_words([t[a:b] for t, s in zip(texts, spans) for a, b, lab in s if lab == "DI" and b - a >= 3])
     out = []
     for text, given in zip(texts, spans):
@@ -150,14 +172,34 @@ class Sanitized:
     swapped: pd.DataFrame  # per class and swapped attribute, its records' values and how many (anatomy)
 
 
-def _union(values: Sequence[str], label: str, h: Hierarchy) -> tuple[int, tuple[str, ...]]:
+def _union(
+    values: Sequence[str], label: str, h: Hierarchy, clear: Callable[[str], str] = lambda w: w
+) -> tuple[int, tuple[str, ...]]:
     """The level and the values a union of ``values`` writes: each value as its vocabulary writes it (outside
-    it, generalized), "*" left out; while more than `MAX_UNION`, every value one level up its hierarchy."""
-    level, united = 0, {released_value(label, v, h) for v in values} - {ANY}
+    it, generalized), passed through ``clear``, "*" left out; while more than `MAX_UNION`, every value one level
+    up its hierarchy."""
+    level, united = 0, {clear(released_value(label, v, h)) for v in values} - {ANY}
     while len(united) > MAX_UNION:
         level += 1
-        united = {h.at(v, level) for v in values} - {ANY}
+        united = {clear(h.at(v, level)) for v in values} - {ANY}
     return level, tuple(sorted(united))
+
+
+def clear_of(identifiers: Sequence[str]) -> Callable[[str], str]:
+    """What a release writes for a value: "*" when it holds one of ``identifiers`` (the strings tagged DI anywhere,
+    3 characters or more) as a whole word, else the value: no written value carries an identifier the release
+    masks elsewhere ("Social worker" where "Social" was taken for a name)."""
+    blocked = _whole_words([i for i in identifiers if len(i) >= 3])
+    if blocked is None:
+        return lambda w: w
+    seen: dict[str, str] = {}  # a value is written many times: searched once
+
+    def clear(w: str) -> str:
+        if w not in seen:
+            seen[w] = ANY if blocked.search(w) else w
+        return seen[w]
+
+    return clear
 
 
 def sanitize(
@@ -170,9 +212,12 @@ def sanitize(
     t: float | None = None,
     rng: np.random.Generator | None = None,
     surface: Surface | None = None,
+    identifiers: Sequence[str] = (),
 ) -> Sanitized:
     """The k-anonymous sanitization of ``qi`` (module docstring); ``surface`` gives the values as written, for
-    a generalized attribute released as stated."""
+    a generalized attribute released as stated; a value written that holds one of ``identifiers`` is written
+    "*" (`clear_of`)."""
+    clear = clear_of(identifiers)
     bad = {label: op for label, op in scheme.items() if op not in OPERATIONS}
     if bad:
         raise ValueError(f"unknown operations {bad}; each attribute is one of {', '.join(OPERATIONS)}")
@@ -219,7 +264,7 @@ def sanitize(
                 if op == "suppress":
                     out = {v: ANY for v in cell}
                 else:
-                    out = {v: surface.get((c, v), v) if level == 0 else h.at(v, level) for v in cell}
+                    out = {v: clear(surface.get((c, v), v) if level == 0 else h.at(v, level)) for v in cell}
                 replacement[r].update({(c, v): w for v, w in out.items()})
                 cells[r] = shown[r] = tuple(sorted(set(out.values())))
         for members in members_of.values():
@@ -228,15 +273,15 @@ def sanitize(
                 continue
             h = HIERARCHIES[c]
             if op == "union":
-                level, union = _union([v for r in members for v in stated[r]], c, h)
+                level, union = _union([v for r in members for v in stated[r]], c, h, clear)
                 for r in members:
                     for v in stated[r]:
-                        mine = released_value(c, v, h) if level == 0 else h.at(v, level)
+                        mine = clear(released_value(c, v, h) if level == 0 else h.at(v, level))
                         replacement[r][(c, v)] = ANY if mine == ANY else ", ".join(union)
                     cells[r] = shown[r] = union or (ANY,)
                 continue
             # swap: a seeded permutation of the class's stating records, each writing another's values
-            own = {r: tuple(released_value(c, v, h) for v in stated[r]) for r in members}
+            own = {r: tuple(clear(released_value(c, v, h)) for v in stated[r]) for r in members}
             order = [members[i] for i in rng.permutation(len(members))]
             for r, source in zip(members, order):
                 theirs = own[source]
