@@ -6,7 +6,9 @@ sweeps by (fingerprint, method and parameters, replicates, seed, measure options
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 import pandas as pd
@@ -216,6 +218,41 @@ def sweep_with_progress(
     sweep = guarded(lambda: get_sweep(dataset, method, replicates, seed, progress_reporter(area), params, options))
     area.empty()
     return sweep
+
+
+_LATER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="textsdc-sweep-later")
+"""One sweep at a time in the background (the pages' own sweeps run beside it)."""
+_LATER_JOBS: dict[int, tuple[Slot, Future]] = {}
+_LATER_LOCK = threading.Lock()
+
+
+def sweep_later(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    params: dict | None = None,
+    options: MeasureSettings | None = None,
+) -> SweepResult | None:
+    """The sweep `get_sweep` would return, if this process holds it; else None, and the sweep is made in a
+    background thread (once; queued behind the others asked for) and kept where `get_sweep` finds it (memory
+    and disk). A page asks again on a later run; a sweep that failed raises its error then (and is not made
+    again in this process)."""
+    slot = _sweep_slot_for(dataset, method, replicates, seed, params, options)[0]
+    if slot.filled:
+        return get_sweep(dataset, method, replicates, seed, no_progress, params, options)
+    with _LATER_LOCK:
+        job = _LATER_JOBS.get(id(slot))
+        if job is None or job[0] is not slot:
+            future = _LATER.submit(get_sweep, dataset, method, replicates, seed, no_progress, params, options)
+            _LATER_JOBS[id(slot)] = job = (slot, future)
+    future = job[1]
+    if not future.done():
+        return None
+    if future.exception() is None:
+        with _LATER_LOCK:
+            _LATER_JOBS.pop(id(slot), None)
+    return future.result()  # raises the sweep's error
 
 
 def get_release(
