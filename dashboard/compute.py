@@ -6,9 +6,10 @@ sweeps by (fingerprint, method and parameters, replicates, seed, measure options
 from __future__ import annotations
 
 import os
+import queue
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
@@ -220,10 +221,32 @@ def sweep_with_progress(
     return sweep
 
 
-_LATER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="textsdc-sweep-later")
-"""One sweep at a time in the background (the pages' own sweeps run beside it)."""
+_LATER: queue.SimpleQueue[tuple[Future, Callable[[], SweepResult]]] = queue.SimpleQueue()
+"""The sweeps asked for in the background, made one at a time (the pages' own sweeps run beside them)."""
 _LATER_JOBS: dict[int, tuple[Slot, Future]] = {}
 _LATER_LOCK = threading.Lock()
+_LATER_THREAD: list[threading.Thread] = []
+
+
+def _sweep_later_worker() -> None:
+    while True:
+        future, make = _LATER.get()
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(make())
+            except BaseException as exc:  # noqa: BLE001 — kept for the page that asks again, which raises it
+                future.set_exception(exc)
+
+
+def _submit_later(make: Callable[[], SweepResult]) -> Future:
+    """``make()`` queued for the background thread (a daemon: a server or a test that ends does not wait for a
+    sweep nobody will see)."""
+    future: Future = Future()
+    _LATER.put((future, make))
+    if not _LATER_THREAD:
+        _LATER_THREAD.append(threading.Thread(target=_sweep_later_worker, name="textsdc-sweep-later", daemon=True))
+        _LATER_THREAD[0].start()
+    return future
 
 
 def sweep_later(
@@ -244,7 +267,7 @@ def sweep_later(
     with _LATER_LOCK:
         job = _LATER_JOBS.get(id(slot))
         if job is None or job[0] is not slot:
-            future = _LATER.submit(get_sweep, dataset, method, replicates, seed, no_progress, params, options)
+            future = _submit_later(lambda: get_sweep(dataset, method, replicates, seed, no_progress, params, options))
             _LATER_JOBS[id(slot)] = job = (slot, future)
     future = job[1]
     if not future.done():

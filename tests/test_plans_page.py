@@ -42,7 +42,7 @@ def lines_caption(at) -> str:
 def wait_for_every_line(at):
     """Rerun the page until no line is still being computed (as the page's poll does)."""
     deadline = time.monotonic() + WAIT_S
-    while "Still being computed" in lines_caption(at):
+    while "Still being swept" in lines_caption(at):
         assert time.monotonic() < deadline, lines_caption(at)
         time.sleep(1)
         at.run()
@@ -57,8 +57,11 @@ def test_the_current_line_comes_first_then_every_line_and_the_knob_moves_in_the_
     assert chosen.method == "redact+glm" and chosen.params == {"redact__level": 1}  # redaction's default level
     first = lines_caption(at)
     assert first.startswith("Lines of the frontier (redaction level): ")
-    if "Still being computed" in first:  # the lines besides level 1 come from the background
-        assert "Still being computed in the background: " in first and "adds each when it is ready" in first
+    if "Still being swept" in first:  # the lines besides level 1 come from the background
+        assert (
+            "Still being swept (or read back from the cache) in the background: " in first
+            and "adds each when it is ready" in first
+        )
 
     wait_for_every_line(at)
     assert lines_caption(at) == "Lines of the frontier (redaction level): 0, 1, 2, 3, 4."

@@ -55,9 +55,11 @@ def _settings(dataset: Dataset) -> tuple[str, MeasureSettings, int] | None:
     with st.expander("Measures and seed"):
         st.session_state.setdefault("plan_seed", 0)
         seed = int(st.number_input("Seed", 0, 2**31 - 1, step=1, key="plan_seed"))
+        # The measures' settings as the other pages start them (their quick values: 5 pMSE projections).
+        values = widgets.setting_widgets(("text", "categorical", "release"), dataset)
         intruder = widgets.intruder_picker(dataset)
     options = session.guarded(
-        lambda: MeasureSettings.from_values({"intruder": intruder, "background": session.background()})
+        lambda: MeasureSettings.from_values(values | {"intruder": intruder, "background": session.background()})
     )
     return None if options is None else (f"{first}+{then}", options, seed)
 
@@ -133,7 +135,7 @@ def _lines_caption(grid: PlanGrid, pending: list[float]) -> str:
     text = f"Lines of the frontier ({up.label.lower()}): {shown}."
     if pending:
         text += (
-            f" Still being computed in the background: {', '.join(up.format(v) for v in pending)}; the frontier "
+            f" Still being swept (or read back from the cache) in the background: {', '.join(up.format(v) for v in pending)}; the frontier "
             "adds each when it is ready."
         )
     return text
