@@ -32,7 +32,7 @@ from dashboard.caching import (
 from dashboard.display import counted, md_escape
 from dashboard.prepared import persist_as, prepared
 from dashboard.session import area, guarded, page_dataset
-from engine.cache import fit_cached, sweep_cached, sweep_name
+from engine.cache import fit_cached, sweep_cached, sweep_name, sweep_on_disk
 from engine.compare import Comparison
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
@@ -149,11 +149,16 @@ def get_sweep(
             keep_releases=KEPT_REPLICATES,
         )
 
-    settings = {"replicates": reps, "seed": int(seed), "options": options_key(options), "kept": KEPT_REPLICATES}
+    settings = _sweep_settings(reps, seed, options)
     sweep = slot.get(lambda: sweep_cached(p, dataset, settings, compute))
     persist_as(sweep, sweep_name(p, dataset, settings))
     kept_slot(dataset.fingerprint, method, params_key(p), int(seed), reps).get(lambda: sweep.releases)
     return sweep
+
+
+def _sweep_settings(replicates: int, seed: int, options: MeasureSettings | None) -> dict:
+    """What besides the method and the data names a dashboard sweep on disk (`engine.cache.sweep_name`)."""
+    return {"replicates": replicates, "seed": int(seed), "options": options_key(options), "kept": KEPT_REPLICATES}
 
 
 def _kept_release(dataset: Dataset, p: Protector, value: float, seed: int, replicates: int, r: int) -> Release | None:
@@ -257,12 +262,12 @@ def sweep_later(
     params: dict | None = None,
     options: MeasureSettings | None = None,
 ) -> SweepResult | None:
-    """The sweep `get_sweep` would return, if this process holds it; else None, and the sweep is made in a
-    background thread (once; queued behind the others asked for) and kept where `get_sweep` finds it (memory
-    and disk). A page asks again on a later run; a sweep that failed raises its error then (and is not made
-    again in this process)."""
-    slot = _sweep_slot_for(dataset, method, replicates, seed, params, options)[0]
-    if slot.filled:
+    """The sweep `get_sweep` would return, if this process holds it or an earlier run kept it on disk (read now:
+    a restarted dashboard shows what it showed); else None, and the sweep is made in a background thread (once;
+    queued behind the others asked for) and kept where `get_sweep` finds it (memory and disk). A page asks again
+    on a later run; a sweep that failed raises its error then (and is not made again in this process)."""
+    slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
+    if slot.filled or sweep_on_disk(p, dataset, _sweep_settings(reps, seed, options)):
         return get_sweep(dataset, method, replicates, seed, no_progress, params, options)
     with _LATER_LOCK:
         job = _LATER_JOBS.get(id(slot))

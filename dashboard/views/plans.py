@@ -135,7 +135,7 @@ def _lines_caption(grid: PlanGrid, pending: list[float]) -> str:
     text = f"Lines of the frontier ({up.label.lower()}): {shown}."
     if pending:
         text += (
-            f" Still being swept (or read back from the cache) in the background: {', '.join(up.format(v) for v in pending)}; the frontier "
+            f" Still being swept in the background: {', '.join(up.format(v) for v in pending)}; the frontier "
             "adds each when it is ready."
         )
     return text
