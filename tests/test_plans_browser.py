@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -62,20 +63,21 @@ def test_the_plans_page_moves_with_each_steps_slider(playwright_api, plan_dashbo
             expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
             page.locator('[data-testid="stSidebarNav"] a', has_text="Plans").click()
             view = page.frame_locator('iframe[title*="knob_view"]')
-            expect(view.get_by_text("Sample records of the whole release")).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
+            shown = view.locator(".view:not(.off):not(.ahead)")  # the view of the knob's value (others drawn ahead)
+            expect(shown.get_by_text("Sample records of the whole release")).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
             # The first step's slider is the page's; the second step's is the knob view's, switched in the browser.
             up = page.get_by_role("slider")
             assert up.count() == 1
             expect(up).to_have_attribute("aria-valuetext", "1")  # redaction's default level
             knob = view.get_by_role("slider")
-            legend = view.locator(".js-plotly-plot .legendtext")
+            legend = shown.locator(".js-plotly-plot .legendtext")
             expect(legend.filter(has_text="This release: level 1")).to_have_count(1, timeout=MOVE_TIMEOUT_MS)
             # The other lines join the frontier as the background sweeps them; the page then lists none left.
             expect(legend.filter(has_text="Redaction level 0 (along λ)")).to_have_count(1, timeout=SWEEP_TIMEOUT_MS)
             lines = page.get_by_text("Lines of the frontier (redaction level): 0, 1, 2, 3, 4.", exact=True)
             expect(lines).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
             caption = view.locator("#caption")
-            first_card = view.locator(".card .value").first
+            first_card = shown.locator(".card .value").first
             before, at_knob = first_card.inner_text(), caption.inner_text()
             knob.focus()
             knob.press("ArrowLeft")
@@ -92,6 +94,8 @@ def test_the_plans_page_moves_with_each_steps_slider(playwright_api, plan_dashbo
             assert not page.locator('[data-testid="stException"]').count()
             page.wait_for_timeout(1000)
             shot = tmp_path / "plans.png"
+            if os.environ.get("TEXTSDC_SHOTS"):
+                shot = Path(os.environ["TEXTSDC_SHOTS"]) / "plans.png"
             page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000
 
