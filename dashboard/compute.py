@@ -254,6 +254,21 @@ def _submit_later(make: Callable[[], SweepResult]) -> Future:
     return future
 
 
+def in_background(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    params: dict | None = None,
+    options: MeasureSettings | None = None,
+) -> bool:
+    """Whether the sweep with these settings is being made (or waits to be) in the background (`sweep_later`)."""
+    slot = _sweep_slot_for(dataset, method, replicates, seed, params, options)[0]
+    with _LATER_LOCK:
+        job = _LATER_JOBS.get(id(slot))
+    return job is not None and job[0] is slot and not job[1].done()
+
+
 def sweep_later(
     dataset: Dataset,
     method: str,

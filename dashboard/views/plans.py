@@ -102,6 +102,14 @@ def _grid(
     background (`compute.sweep_later`) second. One replicate, as every line of the grid (the Plans page's
     sweeps are a grid of them)."""
     knob = _first_step(plan).knob
+    if compute.in_background(dataset, plan, 1, seed, _line_param(plan, up), options):
+        # The slider moved to a line the background has not finished: waiting on it here would show no progress.
+        st.info(
+            f"The line at {display.knob_text(knob, up)} is being swept in the background, after the lines before it; "
+            "the page shows it when it is ready."
+        )
+        _wait_for(dataset, plan, [up], options, seed)
+        return None
     sweep = compute.sweep_with_progress(dataset, plan, 1, seed, _line_param(plan, up), options)
     if sweep is None:
         return None
