@@ -6,7 +6,10 @@ sweeps by (fingerprint, method and parameters, replicates, seed, measure options
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 
 import numpy as np
 import pandas as pd
@@ -29,7 +32,7 @@ from dashboard.caching import (
 from dashboard.display import counted, md_escape
 from dashboard.prepared import persist_as, prepared
 from dashboard.session import area, guarded, page_dataset
-from engine.cache import fit_cached, sweep_cached, sweep_name
+from engine.cache import fit_cached, sweep_cached, sweep_name, sweep_on_disk
 from engine.compare import Comparison
 from engine.data.dataset import Dataset
 from engine.frontier import Choice, frontier, select_by_risk_threshold, select_by_tradeoff
@@ -146,11 +149,16 @@ def get_sweep(
             keep_releases=KEPT_REPLICATES,
         )
 
-    settings = {"replicates": reps, "seed": int(seed), "options": options_key(options), "kept": KEPT_REPLICATES}
+    settings = _sweep_settings(reps, seed, options)
     sweep = slot.get(lambda: sweep_cached(p, dataset, settings, compute))
     persist_as(sweep, sweep_name(p, dataset, settings))
     kept_slot(dataset.fingerprint, method, params_key(p), int(seed), reps).get(lambda: sweep.releases)
     return sweep
+
+
+def _sweep_settings(replicates: int, seed: int, options: MeasureSettings | None) -> dict:
+    """What besides the method and the data names a dashboard sweep on disk (`engine.cache.sweep_name`)."""
+    return {"replicates": replicates, "seed": int(seed), "options": options_key(options), "kept": KEPT_REPLICATES}
 
 
 def _kept_release(dataset: Dataset, p: Protector, value: float, seed: int, replicates: int, r: int) -> Release | None:
@@ -216,6 +224,78 @@ def sweep_with_progress(
     sweep = guarded(lambda: get_sweep(dataset, method, replicates, seed, progress_reporter(area), params, options))
     area.empty()
     return sweep
+
+
+_LATER: queue.SimpleQueue[tuple[Future, Callable[[], SweepResult]]] = queue.SimpleQueue()
+"""The sweeps asked for in the background, made one at a time (the pages' own sweeps run beside them)."""
+_LATER_JOBS: dict[int, tuple[Slot, Future]] = {}
+_LATER_LOCK = threading.Lock()
+_LATER_THREAD: list[threading.Thread] = []
+
+
+def _sweep_later_worker() -> None:
+    while True:
+        future, make = _LATER.get()
+        if future.set_running_or_notify_cancel():
+            try:
+                future.set_result(make())
+            except BaseException as exc:  # noqa: BLE001 — kept for the page that asks again, which raises it
+                future.set_exception(exc)
+
+
+def _submit_later(make: Callable[[], SweepResult]) -> Future:
+    """``make()`` queued for the background thread (a daemon: a server or a test that ends does not wait for a
+    sweep nobody will see)."""
+    future: Future = Future()
+    _LATER.put((future, make))
+    if not _LATER_THREAD:
+        _LATER_THREAD.append(threading.Thread(target=_sweep_later_worker, name="textsdc-sweep-later", daemon=True))
+        _LATER_THREAD[0].start()
+    return future
+
+
+def in_background(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    params: dict | None = None,
+    options: MeasureSettings | None = None,
+) -> bool:
+    """Whether the sweep with these settings is being made (or waits to be) in the background (`sweep_later`)."""
+    slot = _sweep_slot_for(dataset, method, replicates, seed, params, options)[0]
+    with _LATER_LOCK:
+        job = _LATER_JOBS.get(id(slot))
+    return job is not None and job[0] is slot and not job[1].done()
+
+
+def sweep_later(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    params: dict | None = None,
+    options: MeasureSettings | None = None,
+) -> SweepResult | None:
+    """The sweep `get_sweep` would return, if this process holds it or an earlier run kept it on disk (read now:
+    a restarted dashboard shows what it showed); else None, and the sweep is made in a background thread (once;
+    queued behind the others asked for) and kept where `get_sweep` finds it (memory and disk). A page asks again
+    on a later run; a sweep that failed raises its error then (and is not made again in this process)."""
+    slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
+    if slot.filled or sweep_on_disk(p, dataset, _sweep_settings(reps, seed, options)):
+        return get_sweep(dataset, method, replicates, seed, no_progress, params, options)
+    with _LATER_LOCK:
+        job = _LATER_JOBS.get(id(slot))
+        if job is None or job[0] is not slot:
+            future = _submit_later(lambda: get_sweep(dataset, method, replicates, seed, no_progress, params, options))
+            _LATER_JOBS[id(slot)] = job = (slot, future)
+    future = job[1]
+    if not future.done():
+        return None
+    if future.exception() is None:
+        with _LATER_LOCK:
+            _LATER_JOBS.pop(id(slot), None)
+    return future.result()  # raises the sweep's error
 
 
 def get_release(

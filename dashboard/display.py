@@ -10,11 +10,23 @@ import pandas as pd
 
 from engine.data.dataset import Dataset
 from engine.measures.base import METRICS, MetricInfo, MetricResult, metric_info
+from engine.protect import get_protector
 from engine.protect.base import Knob, Release
+from engine.protect.plan import Plan
 
 
 def knob_text(knob: Knob, value: float) -> str:
     return f"{knob.symbol} = {knob.format(value)}"
+
+
+def release_setting_text(method: str, params: Mapping[str, object], knob: Knob, value: float) -> str:
+    """Where a release is made: its knob at ``value`` (``λ = 0.0085``), after the knob of each step before the
+    last for a plan (``level = 2, λ = 0.0085``)."""
+    p = get_protector(method, **params)
+    earlier = (
+        [knob_text(c.knob, v) for c, v in zip(p.step_classes[:-1], p.upstream_values())] if isinstance(p, Plan) else []
+    )
+    return ", ".join([*earlier, knob_text(knob, value)])
 
 
 def delta_tone(info: MetricInfo, value: float, base: float) -> str:

@@ -20,7 +20,7 @@ from engine.export.ledgered import Gate, LedgerUse, preview
 from engine.export.staging import check_target
 from engine.progress import Progress, no_progress
 from engine.project import Project
-from engine.protect import METHODS
+from engine.protect import method_class
 from engine.record.decision import Decision, alternatives_of
 from engine.record.manifest import MethodStep
 from engine.record.replay import ReplaySpec
@@ -28,7 +28,7 @@ from engine.sweep import make_release
 
 
 def default_export_dir(dataset: Dataset, candidate: Candidate) -> str:
-    knob = METHODS[candidate.method].knob
+    knob = method_class(candidate.method).knob
     setting = knob.format(candidate.knob).replace(",", "")  # a folder name: 10000, not 10,000
     return f"./exports/{dataset.name}-{candidate.method}-{setting}"
 

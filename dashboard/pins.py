@@ -19,7 +19,7 @@ from engine.errors import ConfigError
 from engine.export.registry import release_warnings
 from engine.measures.settings import MeasureSettings
 from engine.project import Pin, Project, differences
-from engine.protect import METHODS
+from engine.protect import method_class
 from engine.sweep import metrics_with_intervals
 
 PROJECT = "pins_project"
@@ -49,10 +49,10 @@ def project(dataset: Dataset) -> Project:
 
 def candidate_of(chosen: session.Chosen, name: str = "") -> Candidate:
     """The candidate a page's choice names (its name by default "method at knob")."""
-    knob = METHODS[chosen.method].knob
+    knob = method_class(chosen.method).knob
     options = (chosen.options or MeasureSettings()).values()
     return Candidate(
-        name or f"{chosen.method} at {display.knob_text(knob, chosen.knob)}",
+        name or f"{chosen.method} at {display.release_setting_text(chosen.method, chosen.params, knob, chosen.knob)}",
         chosen.method,
         float(chosen.knob),
         seed=int(chosen.seed),
@@ -129,7 +129,7 @@ def history_steps(dataset: Dataset, chosen: session.Chosen, state_key: str) -> N
         at = same[-1]
     back = [i for i in same if i < at]
     forward = [i for i in same if i > at]
-    knob = METHODS[chosen.method].knob
+    knob = method_class(chosen.method).knob
     c_back, c_where, c_forward = st.columns([1, 4, 1], vertical_alignment="center")
     if back:
         c_back.button(

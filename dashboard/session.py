@@ -221,7 +221,7 @@ def choose(
         options=options,
     )
     set_choice(chosen)
-    pages.export_link(display.knob_text(sweep.knob, value))
+    pages.export_link(display.release_setting_text(method, params, sweep.knob, value))
     return chosen
 
 

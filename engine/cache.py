@@ -17,7 +17,7 @@ from engine.protect.base import Fitted, Protector
 from engine.protect.corrections import GUARD_DETECTOR, KEPT, kept_corrections
 from engine.protect.guard import guarded
 from engine.protect.params import CORRECTIONS, RUN_PARAMETERS
-from engine.store import stored
+from engine.store import is_stored, stored
 
 T = TypeVar("T")
 
@@ -96,6 +96,11 @@ def sweep_cached(protector: Protector, dataset: Dataset, settings: Mapping[str, 
     the same fit and the same ``settings`` (replicates, seed, measure settings) was computed before, so a restart
     or a second steward on the machine finds it ready."""
     return stored("sweeps", sweep_name(protector, dataset, settings), compute)
+
+
+def sweep_on_disk(protector: Protector, dataset: Dataset, settings: Mapping[str, Any]) -> bool:
+    """Whether `sweep_cached` with these arguments would read the sweep from disk (kept by an earlier run)."""
+    return is_stored("sweeps", sweep_name(protector, dataset, settings))
 
 
 def derived_cached(sweep: str, key: Hashable, compute: Callable[[], T]) -> T:

@@ -21,6 +21,11 @@ def model_cached(name: str, compute: Callable[[], T]) -> T:
     return stored("models", name, compute)
 
 
+def is_stored(kind: str, name: str) -> bool:
+    """Whether `stored` would read ``<cache>/<kind>/<name>.joblib`` rather than compute it."""
+    return (cache_dir() / kind / f"{name}.joblib").exists()
+
+
 def stored(kind: str, name: str, compute: Callable[[], T]) -> T:
     """The value stored as ``<cache>/<kind>/<name>.joblib``, or ``compute()`` stored there (atomically)."""
     folder = cache_dir() / kind

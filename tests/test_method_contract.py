@@ -1,6 +1,7 @@
 """The contract every registered method keeps (in the spirit of scikit-learn's `parametrize_with_checks`),
-run over `engine.protect.METHODS` and the toy method of tests/toy_method.py. A new method is covered the
-moment it is registered; ``FAST`` may give it settings that keep its fit quick on the small data."""
+run over `engine.protect.METHODS`, the toy method of tests/toy_method.py and the plans of ``PLANS`` (each
+check reading what a plan's steps declare). A new method is covered the moment it is registered; ``FAST`` may
+give it settings that keep its fit quick on the small data."""
 
 from __future__ import annotations
 
@@ -15,15 +16,19 @@ import pytest
 from engine.cache import fit_key
 from engine.errors import ConfigError
 from engine.measures.base import metric_info
-from engine.protect import METHODS, get_protector
+from engine.protect import METHODS, get_protector, method_class
 from engine.protect.base import Fitted, Protector
 from engine.protect.detection import DetectionShare
 from engine.protect.params import Param
+from engine.protect.plan import Plan
+from engine.protect.plan.steps import step_ident
 from engine.sweep import make_release, run_sweep
 from tests.contract_data import contract_dataset
 from tests.toy_method import WordShuffle
 
-ALL = {**METHODS, WordShuffle.name: WordShuffle}
+PLANS = ("redact+glm",)
+"""Plans held to the same contract: a text method then a field synthesizer, composed from the registry."""
+ALL = {**METHODS, WordShuffle.name: WordShuffle, **{p: method_class(p) for p in PLANS}}
 FAST: dict[str, dict[str, Any]] = {
     "count-bayes": {"lambdas": (1.0, 1e7), "warmup": 100, "draws": 100},
     "glm": {"n_lambda": 20},
@@ -31,8 +36,21 @@ FAST: dict[str, dict[str, Any]] = {
 }
 
 
+def steps(name: str) -> tuple[type[Protector], ...]:
+    """The methods ``name`` applies in order: a plan's steps, or the method alone."""
+    cls = ALL[name]
+    return cls.step_classes if issubclass(cls, Plan) else (cls,)
+
+
+def fast(name: str) -> dict[str, Any]:
+    """The settings that keep the method quick on the contract data (a plan's, each step's prefixed by it)."""
+    if not issubclass(ALL[name], Plan):
+        return FAST.get(name, {})
+    return {f"{step_ident(s.name)}__{k}": v for s in steps(name) for k, v in FAST.get(s.name, {}).items()}
+
+
 def build(name: str, **params: Any) -> Protector:
-    return ALL[name](**{**FAST.get(name, {}), **params})
+    return ALL[name](**{**fast(name), **params})
 
 
 @cache
@@ -174,11 +192,12 @@ def test_a_release_changes_only_the_columns_it_declares(name):
     release = make_release(f, private, seed=1)
     assert list(release.data.columns) == list(data.frame.columns) and len(release.data) == data.n_records
     declared = set(release.protected_columns)
-    if ALL[name].changes == "text":
-        assert declared == {data.schema.text}
-    else:
-        assert declared and declared == set(f.synthesized_fields)
-        assert {data.schema.field(c).kind for c in declared} <= set(ALL[name].field_kinds)
+    # What each step declares it changes: the text, or the fields it synthesizes (of the kinds it declares).
+    texts = {data.schema.text} if any(s.changes == "text" for s in steps(name)) else set()
+    kinds = {k for s in steps(name) if s.changes == "fields" for k in s.field_kinds}
+    assert declared == texts | set(f.synthesized_fields)
+    assert bool(f.synthesized_fields) == bool(kinds)
+    assert {data.schema.field(c).kind for c in declared - texts} <= kinds
     for column in data.frame.columns:
         if column not in declared:
             pd.testing.assert_series_equal(release.data[column], data.frame[column], check_names=False)

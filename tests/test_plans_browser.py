@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -61,24 +62,40 @@ def test_the_plans_page_moves_with_each_steps_slider(playwright_api, plan_dashbo
             page.goto(plan_dashboard)
             expect(page.get_by_text("Dataset in use", exact=True)).to_be_visible(timeout=MOVE_TIMEOUT_MS)
             page.locator('[data-testid="stSidebarNav"] a', has_text="Plans").click()
-            expect(page.get_by_text("Sample records of the whole release")).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
-            sliders = page.get_by_role("slider")
-            assert sliders.count() == 2
-            expect(sliders.nth(0)).to_have_attribute("aria-valuetext", "1")  # redaction's default level
-            legend = page.locator(".js-plotly-plot .legendtext")
-            expect(legend.filter(has_text="Redaction level 0 (along λ)")).to_have_count(1)
-            expect(legend.filter(has_text="This release: level 1")).to_have_count(1)
-            first_card = page.locator('[data-testid="stMetricValue"]').first
-            before = first_card.inner_text()
-            sliders.nth(0).focus()
-            sliders.nth(0).press("ArrowRight")
-            expect(legend.filter(has_text="This release: level 2")).to_have_count(1, timeout=MOVE_TIMEOUT_MS)
-            sliders.nth(1).focus()
-            sliders.nth(1).press("ArrowLeft")
+            view = page.frame_locator('iframe[title*="knob_view"]')
+            shown = view.locator(".view:not(.off):not(.ahead)")  # the view of the knob's value (others drawn ahead)
+            expect(shown.get_by_text("Sample records of the whole release")).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
+            # The first step's slider is the page's; the second step's is the knob view's, switched in the browser.
+            up = page.get_by_role("slider")
+            assert up.count() == 1
+            expect(up).to_have_attribute("aria-valuetext", "1")  # redaction's default level
+            knob = view.get_by_role("slider")
+            legend = shown.locator(".js-plotly-plot .legendtext")
+            expect(legend.filter(has_text="This release: level 1")).to_have_count(1, timeout=MOVE_TIMEOUT_MS)
+            # The other lines join the frontier as the background sweeps them; the page then lists none left.
+            expect(legend.filter(has_text="Redaction level 0 (along λ)")).to_have_count(1, timeout=SWEEP_TIMEOUT_MS)
+            lines = page.get_by_text("Lines of the frontier (redaction level): 0, 1, 2, 3, 4.", exact=True)
+            expect(lines).to_be_visible(timeout=SWEEP_TIMEOUT_MS)
+            caption = view.locator("#caption")
+            first_card = shown.locator(".card .value").first
+            before, at_knob = first_card.inner_text(), caption.inner_text()
+            knob.focus()
+            knob.press("ArrowLeft")
+            expect(caption).not_to_have_text(at_knob, timeout=MOVE_TIMEOUT_MS)
             expect(first_card).not_to_have_text(before, timeout=MOVE_TIMEOUT_MS)
+            link = page.get_by_role("link", name="Export the release at level = 1, λ = ")
+            expect(link).to_have_count(1, timeout=MOVE_TIMEOUT_MS)
+            up.focus()
+            up.press("ArrowRight")
+            expect(legend.filter(has_text="This release: level 2")).to_have_count(1, timeout=MOVE_TIMEOUT_MS)
+            expect(page.get_by_role("link", name="Export the release at level = 2, λ = ")).to_have_count(
+                1, timeout=MOVE_TIMEOUT_MS
+            )
             assert not page.locator('[data-testid="stException"]').count()
             page.wait_for_timeout(1000)
             shot = tmp_path / "plans.png"
+            if os.environ.get("TEXTSDC_SHOTS"):
+                shot = Path(os.environ["TEXTSDC_SHOTS"]) / "plans.png"
             page.screenshot(path=str(shot), full_page=True)
             assert shot.stat().st_size > 10_000
 

@@ -21,19 +21,22 @@ from engine.ledger.store import default_ledger
 from engine.measures.base import CONFIDENTIAL_SUFFIX, METRICS, metric_info
 from engine.measures.intruders import intruder
 from engine.project import Pin, format_measure
-from engine.protect import METHODS
+from engine.protect import method_class
 
 PIN_KEY = "export_pin"
 
 
 def _facts(dataset, candidate) -> None:
-    protector = METHODS[candidate.method]
+    protector = method_class(candidate.method)
     knob = protector.knob
     changed = candidate.settings_text() or "defaults"
     rows = [
         ("Dataset", dataset.name),
         ("Method", f"{protector.title} ({candidate.method}), {changed}"),
-        ("Knob", f"{knob.label}: {display.knob_text(knob, candidate.knob)}"),
+        (
+            "Knob",
+            f"{knob.label}: {display.release_setting_text(candidate.method, candidate.params, knob, candidate.knob)}",
+        ),
         ("Seed", str(candidate.seed)),
         ("Replicates", str(candidate.replicates)),
         ("Intruder assumed", intruder(candidate.options.get("intruder")).label),
