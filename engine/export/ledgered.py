@@ -201,17 +201,9 @@ def refusal(gate: Gate) -> LedgerRefusal:
 def check_ledger(use: LedgerUse, dataset: Dataset, release: Release, record: ReleaseRecord) -> Gate:
     """The release of ``record`` checked against the ledger ``use`` names; a `LedgerRefusal` for findings the
     steward gave no reason to export over, a ConfigError for a reason that is blank."""
-    ledger = read_ledger(use.path)
+    step = record_step(record, dataset.schema.text)
+    gate = draft(read_ledger(use.path), dataset, release, step, record.seed, record.replicate, record.replicates)
     if use.recorded is not None:
-        gate = draft(
-            ledger,
-            dataset,
-            release,
-            record_step(record, dataset.schema.text),
-            record.seed,
-            record.replicate,
-            record.replicates,
-        )
         entry = replace(gate.entry, note=use.recorded, override=use.recorded.override, findings=use.recorded.findings)
         return replace(gate, entry=entry, findings=(), note=use.recorded)
     reason = None if use.override is None else use.override.strip()
@@ -219,15 +211,6 @@ def check_ledger(use: LedgerUse, dataset: Dataset, release: Release, record: Rel
         raise ConfigError(
             f"{OVERRIDE_FLAG} needs a reason in words: why this release may leave over the ledger's findings"
         )
-    gate = draft(
-        ledger,
-        dataset,
-        release,
-        record_step(record, dataset.schema.text),
-        record.seed,
-        record.replicate,
-        record.replicates,
-    )
     if not gate.findings:
         return gate
     if reason is None:
