@@ -31,8 +31,7 @@ FIRST_KEY, THEN_KEY = "plan_first", "plan_then"
 RISK = "release_identification_probability"
 SHOWN = (RISK, "identification_probability", "classifier_f1_ratio", "pmse_ratio")
 SAMPLE_ROWS = 20
-POLL_SECONDS = 3.0
-"""How often the page looks whether a line swept in the background is ready."""
+POLL_SECONDS = 3.0  # how often the page looks whether a line swept in the background is ready
 
 
 def _settings(dataset: Dataset) -> tuple[str, MeasureSettings, int] | None:
