@@ -35,6 +35,7 @@ CHROMIUM_ARGS = [
 ]
 SWEEP_TIMEOUT_MS = 240_000
 MOVE_TIMEOUT_MS = 60_000
+LIVE = '[data-testid="stElementContainer"]:not([data-stale="true"])'  # an element as drawn now, not a stale copy kept while the page reruns
 
 
 def chromium_path() -> str | None:
@@ -441,8 +442,9 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
             expect(page.get_by_text("Record 1 of 50")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
             expect(page.get_by_text("Accept a record to measure recall and precision on it.")).to_be_visible()
             marked = page.locator(".textsdc-annotate mark")
-            recall = page.locator('[data-testid="stMarkdownContainer"]', has_text="accepted record").filter(
-                has_text="Recall"
+            recall = page.locator(  # the current line, not a stale copy Streamlit keeps while it reruns
+                f'.st-key-annotate-recall-redact {LIVE} [data-testid="stMarkdownContainer"]',
+                has_text="Recall",
             )
             seen: list[str] = []
             for i in range(10):
@@ -460,7 +462,7 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
                     before = marked.count()
                     page.get_by_role("button", name="Remove", exact=True).first.click()
                     expect(marked).to_have_count(before - 1, timeout=MOVE_TIMEOUT_MS)
-                page.get_by_role("button", name="Accept and next").click()
+                page.locator(LIVE).get_by_role("button", name="Accept and next").click()
                 expect(page.get_by_text(f"{i + 1} record{'s' if i else ''} accepted")).to_be_visible(
                     timeout=MOVE_TIMEOUT_MS
                 )
@@ -469,7 +471,7 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
             # the tokens "@" and "united" found, "Tucson" missed at level 1: 2 of 3, Wilson [21%, 94%]
             assert seen[0] == "Recall 67% [21–94%]", seen
             assert len(set(seen)) > 2, seen  # it moves as records are accepted
-            page.get_by_role("button", name="Accept and next").scroll_into_view_if_needed()
+            page.locator(LIVE).get_by_role("button", name="Accept and next").scroll_into_view_if_needed()
             page.wait_for_timeout(800)
             page.screenshot(path=str(tmp_path / "annotate.png"))
             assert (tmp_path / "annotate.png").stat().st_size > 10_000
@@ -489,7 +491,7 @@ def test_annotate_ten_records_and_see_the_recall_change(playwright_api, dashboar
             expect(recall).to_contain_text(seen[-1], timeout=MOVE_TIMEOUT_MS)
 
             # the corrections: the removed span an allow list, the gain cross-validated, kept on the steward's choice
-            gain = page.locator('[data-testid="stMarkdownContainer"]', has_text="fold cross-validation")
+            gain = page.locator(f'{LIVE} [data-testid="stMarkdownContainer"]', has_text="fold cross-validation")
             expect(gain).to_contain_text("With these lists: recall", timeout=MOVE_TIMEOUT_MS)
             expect(page.get_by_text("Kept corrections for redaction: none kept.", exact=False)).to_be_visible()
             use = page.get_by_role("button", name="Use these corrections")
@@ -547,13 +549,13 @@ def test_retrain_the_tagger_on_annotations_and_use_it(playwright_api, dashboard,
             page.get_by_text("Annotate", exact=True).last.click()
             for i in range(3):
                 expect(page.get_by_text(f"Record {i + 1} of 50")).to_be_visible(timeout=MOVE_TIMEOUT_MS)
-                page.get_by_role("button", name="Accept and next").click()
+                page.locator(LIVE).get_by_role("button", name="Accept and next").click()
                 expect(page.get_by_text(f"{i + 1} record{'s' if i else ''} accepted")).to_be_visible(
                     timeout=MOVE_TIMEOUT_MS
                 )
             expect(page.get_by_text("Retrained tagger: none kept.", exact=False)).to_be_visible()
             page.get_by_role("button", name="Retrain the tagger").click()
-            gain = page.locator('[data-testid="stMarkdownContainer"]', has_text="Retrained: recall")
+            gain = page.locator(f'{LIVE} [data-testid="stMarkdownContainer"]', has_text="Retrained: recall")
             expect(gain).to_contain_text("on the 3 records you accepted, measured by 3-fold", timeout=SWEEP_TIMEOUT_MS)
             expect(page.get_by_text("Recall, retrained", exact=True)).to_have_count(1)  # the table's header
             use = page.get_by_role("button", name="Use the retrained tagger")

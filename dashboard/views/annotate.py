@@ -270,10 +270,11 @@ def _measures(det: Detector, annotations: Annotations | None, found, knob: float
     scores = score(reviewed, [at[a.record] for a in reviewed], det.by_label)
     every = scores.get(ALL, "token")
     assert every is not None
-    st.markdown(
-        f"Recall **{every.recall.text()}**, precision **{every.precision.text()}** on "
-        f"{display.counted(len(reviewed), 'accepted record')} (token level; brackets: Wilson 95% intervals)."
-    )
+    with st.container(key=f"annotate-recall-{det.name}"):  # one stable home the browser test reads
+        st.markdown(
+            f"Recall **{every.recall.text()}**, precision **{every.precision.text()}** on "
+            f"{display.counted(len(reviewed), 'accepted record')} (token level; brackets: Wilson 95% intervals)."
+        )
     how = "under its own label" if det.by_label else "under any label"
     st.dataframe(scores_table(scores), hide_index=True, key=_key("scores", det.name))
     st.caption(
