@@ -22,7 +22,7 @@ if str(_ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts dashboar
 
 import streamlit as st  # noqa: E402
 
-from dashboard import display, pages, session  # noqa: E402
+from dashboard import display, pages, session, sweep_backend  # noqa: E402
 
 
 def data_argument(argv: list[str]) -> tuple[str, str | None, str | None, str]:
@@ -52,6 +52,7 @@ def main() -> None:
             )
         else:
             st.caption("No dataset loaded yet")
+        sweep_backend.backend_setting()
     page.run()
 
 

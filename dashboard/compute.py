@@ -32,6 +32,7 @@ from dashboard.caching import (
 from dashboard.display import counted, md_escape
 from dashboard.prepared import persist_as, prepared
 from dashboard.session import area, guarded, page_dataset
+from dashboard.sweep_backend import PROCESSES, RunOn, chosen
 from engine.cache import fit_cached, sweep_cached, sweep_name, sweep_on_disk
 from engine.compare import Comparison
 from engine.data.dataset import Dataset
@@ -128,25 +129,30 @@ def get_sweep(
     progress: Progress = no_progress,
     params: dict | None = None,
     options: MeasureSettings | None = None,
+    run_on: RunOn | None = None,
 ) -> SweepResult:
     """The sweep over the fitted knob's grid; computed once per (dataset, method and parameters, replicates,
-    seed, measure options) and kept on disk, so a restarted dashboard finds it (`engine.cache.sweep_cached`)."""
+    seed, measure options) and kept on disk, so a restarted dashboard finds it (`engine.cache.sweep_cached`).
+    It runs where ``run_on`` says (None: where the steward chose, `dashboard.sweep_backend`); the results do not
+    depend on it, and neither does the cache key."""
     slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
+    where = chosen() if run_on is None else run_on
 
     def compute() -> SweepResult:
         fitted = get_fitted(dataset, method, progress, params)
         evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted, params)
+        backend = where.sweep_arguments(local_jobs=min(SWEEP_JOBS, len(fitted.knob.default_grid()) * reps))
         return run_sweep(
             dataset,
             p,
             None,
             reps,
             int(seed),
-            jobs=min(SWEEP_JOBS, len(fitted.knob.default_grid()) * reps),
-            progress=progress,
+            progress=progress if where.kind == PROCESSES else _placed(progress, where),
             fitted=fitted,
             evaluator=evaluator,
             keep_releases=KEPT_REPLICATES,
+            **backend,
         )
 
     settings = _sweep_settings(reps, seed, options)
@@ -154,6 +160,15 @@ def get_sweep(
     persist_as(sweep, sweep_name(p, dataset, settings))
     kept_slot(dataset.fingerprint, method, params_key(p), int(seed), reps).get(lambda: sweep.releases)
     return sweep
+
+
+def _placed(progress: Progress, where: RunOn) -> Progress:
+    """``progress`` with its steps' labels saying where the sweep runs."""
+
+    def update(done: int, total: int, what: str = "") -> None:
+        progress(done, total, f"{what} {where.describe()}" if what else where.describe())
+
+    return update
 
 
 def _sweep_settings(replicates: int, seed: int, options: MeasureSettings | None) -> dict:
@@ -284,10 +299,13 @@ def sweep_later(
     slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
     if slot.filled or sweep_on_disk(p, dataset, _sweep_settings(reps, seed, options)):
         return get_sweep(dataset, method, replicates, seed, no_progress, params, options)
+    where = chosen()  # read here: the background thread has no session
     with _LATER_LOCK:
         job = _LATER_JOBS.get(id(slot))
         if job is None or job[0] is not slot:
-            future = _submit_later(lambda: get_sweep(dataset, method, replicates, seed, no_progress, params, options))
+            future = _submit_later(
+                lambda: get_sweep(dataset, method, replicates, seed, no_progress, params, options, where)
+            )
             _LATER_JOBS[id(slot)] = job = (slot, future)
     future = job[1]
     if not future.done():
