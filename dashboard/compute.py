@@ -139,6 +139,7 @@ def get_sweep(
     where = chosen() if run_on is None else run_on
 
     def compute() -> SweepResult:
+        where.check()
         fitted = get_fitted(dataset, method, progress, params)
         evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted, params)
         backend = where.sweep_arguments(local_jobs=min(SWEEP_JOBS, len(fitted.knob.default_grid()) * reps))

@@ -53,6 +53,12 @@ class RunOn:
         address = self.scheduler or server_cluster(self.workers)
         return {"backend": "dask", "scheduler": address, "jobs": self.workers}
 
+    def check(self) -> None:
+        """ConfigError when this choice's scheduler is malformed or cannot be reached: said before anything is
+        fitted for a sweep that could not run."""
+        if self.kind == DASK and self.scheduler:
+            check_reachable(self.scheduler)
+
     def describe(self) -> str:
         """Where the sweeps run, in words (the progress caption)."""
         if self.kind == PROCESSES:
