@@ -103,8 +103,9 @@ def _dask_client(scheduler: str | None, jobs: int) -> Iterator[Any]:
 
 
 def _local_cluster(cls: Any, workers: int) -> Any:
-    """A Dask cluster of ``workers`` single-threaded worker processes on this machine, its scheduler and workers
-    listening on 127.0.0.1 only and no web page of Dask's own (the data never leaves the machine)."""
+    """A Dask cluster of ``workers`` single-threaded worker processes on this machine, its scheduler, nannies and
+    workers listening on 127.0.0.1 only (the data never leaves the machine), without Dask's dashboard pages (its
+    small health and metrics routes listen on 127.0.0.1 too)."""
     return cls(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, host=LOCALHOST)
 
 

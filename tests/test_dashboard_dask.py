@@ -58,6 +58,11 @@ def choose_dask(at, workers: int | None = None, scheduler: str | None = None):
     return at
 
 
+def figures(results: dict) -> dict:
+    """Each measure's value and interval."""
+    return {k: (r.value, r.lo, r.hi) for k, r in results.items()}
+
+
 def first_view(at) -> tuple[dict, object]:
     """The cards of the Protect page's first view and the sweep behind them."""
     assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
@@ -87,7 +92,8 @@ def test_a_sweep_on_a_local_dask_cluster_shows_the_first_view_of_a_sweep_in_proc
     in_processes, process_sweep = first_view(at)
     assert [b for b, _ in backends_used] == ["dask", "local"]
     assert on_dask == in_processes
-    assert dask_sweep.rows.equals(process_sweep.rows) and dask_sweep.baseline == process_sweep.baseline
+    assert dask_sweep.rows.equals(process_sweep.rows) and dask_sweep.summary.equals(process_sweep.summary)
+    assert figures(dask_sweep.baseline) == figures(process_sweep.baseline)
 
     # The cache key does not name the backend: choosing Dask again finds the sweep the processes made.
     at = go(choose_dask(at, workers=2), "protect")
@@ -142,17 +148,32 @@ def test_the_choice_gives_run_sweep_its_backend_and_defaults_to_the_machines_cor
     assert at.radio(key=sweep_backend.RUN_ON_KEY).value == sweep_backend.PROCESSES
 
 
+def listening(pids: set[int]) -> set[tuple[str, int]]:
+    """The TCP addresses processes ``pids`` listen on."""
+    psutil = pytest.importorskip("psutil")
+    return {
+        (c.laddr.ip, c.laddr.port)
+        for c in psutil.net_connections(kind="tcp")
+        if c.status == psutil.CONN_LISTEN and c.pid in pids
+    }
+
+
 @pytest.mark.slow
 def test_the_servers_cluster_listens_on_localhost_only_starts_once_and_scales(server_cluster_closed):
     pytest.importorskip("distributed")
+    psutil = pytest.importorskip("psutil")
+    me = psutil.Process()
+    before = listening({me.pid})
     address = backends.server_cluster(1)
     cluster = backends._SERVER["cluster"]
     assert address.startswith("tcp://127.0.0.1:")
-    info = cluster.scheduler_info
-    assert not info.get("services")  # no web page of Dask's own
     assert backends.server_cluster(2) == address and backends._SERVER["cluster"] is cluster
     cluster.wait_for_workers(2)
     workers = cluster.scheduler_info["workers"]
     assert len(workers) == 2 and all(w.startswith("tcp://127.0.0.1:") for w in workers)
+    # Every port the scheduler (here), the nannies and the workers (child processes) listen on is on 127.0.0.1:
+    # the workers' own addresses and Dask's web routes (its health and metrics; no dashboard pages).
+    ports = listening({me.pid} | {p.pid for p in me.children(recursive=True)}) - before
+    assert len(ports) >= 1 + 2 * 2 and {ip for ip, _ in ports} == {"127.0.0.1"}, ports
     backends.close_server_cluster()
     assert "cluster" not in backends._SERVER
