@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 
 import pytest
 import streamlit as st
@@ -177,3 +178,16 @@ def test_the_servers_cluster_listens_on_localhost_only_starts_once_and_scales(se
     assert len(ports) >= 1 + 2 * 2 and {ip for ip, _ in ports} == {"127.0.0.1"}, ports
     backends.close_server_cluster()
     assert "cluster" not in backends._SERVER
+
+
+def test_a_background_sweep_runs_where_the_steward_chose_when_it_was_asked(monkeypatch):
+    """The Plans page's lines swept in a background thread (which has no session) go where the steward chose."""
+    asked = sweep_backend.RunOn(sweep_backend.DASK, 3, "tcp://10.0.0.5:8786")
+    monkeypatch.setattr(compute, "chosen", lambda: asked)
+    seen = []
+    monkeypatch.setattr(compute, "get_sweep", lambda *a, **k: seen.append(a[7:]) or "swept")
+    dataset, deadline = contract_dataset(), time.monotonic() + 60
+    while (got := compute.sweep_later(dataset, "md", 1, 424_242)) is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert got == "swept" and seen == [(asked,)]

@@ -50,3 +50,12 @@ def test_an_unreachable_scheduler_is_one_line_naming_the_address(tiny_files, tmp
     err = err.split("\r")[-1]
     assert one_line_error(code, err) and "could not reach the Dask scheduler at tcp://127.0.0.1:9" in err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_scheduler_address_not_of_the_form_tcp_host_port_is_refused_before_anything_runs(
+    tiny_files, tmp_path, capsys
+):
+    code, err = _sweep(capsys, tiny_files, tmp_path / "r.json", "--backend", "dask", "--scheduler", "localhost:8786")
+    err = err.split("\r")[-1]
+    assert one_line_error(code, err) and "tcp://HOST:PORT" in err and "'localhost:8786'" in err
+    assert not (tmp_path / "r.json").exists()
