@@ -177,3 +177,15 @@ def test_entity_labels_from_the_shared_entities_are_spacys_own():
             expected = next((first[c] for c in range(start, end) if c in first), ("X", "O"))
             assert (f["pos_tag"], f["named_entity"]) == expected, text[start:end]
     assert any(f["named_entity"] != "O" for _, feats in features for f in feats)
+
+
+def test_a_demonym_or_a_people_s_name_is_the_race_cue_and_other_lists_come_first():
+    from engine.protect.kanon.features import cue, names_people
+
+    assert [cue(k) for k in ("canadians", "aussie", "cherokee", "mi’kmaq", "african-americans")] == ["race"] * 5
+    assert names_people("brits") and names_people("nigerian") and not names_people("teacher")
+    assert cue("muslim") == "religion" and cue("teacher") == "" and cue("woman") == "gender"
+    # a word of a cue list keeps its own cue; a people's name only fills an empty one
+    [(_, features)] = posts_features(["Proud Canadian mom"])
+    assert [f["cue"] for f in features] == ["", "race", "gender"]
+    assert features[2]["-1:cue"] == "race" and features[0]["+1:cue"] == "race"

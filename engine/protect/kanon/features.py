@@ -8,9 +8,10 @@ language's name or code; part of a job title, a health condition's name or a pla
 written out in the post, or the last word of job titles), and (issue 51, chosen by cross-validation on the
 training part alone) what generalises beyond the gold set's own words: the token without its hashtag or handle
 sign and its singular, its shape ("Xx", "d"), a four-letter suffix, which hand-kept cue list holds it (`cue`:
-age, role, religion, relationship, politics, orientation, health, race, gender), whether it reads as an age or
-stands by an age's word, and the sign-free token, shape, part of speech, entity and cue of the two tokens on
-either side, with the word pairs it forms with its neighbours.
+age, role, religion, relationship, politics, orientation, health, race, gender; "race" also for a demonym or a
+people's name of `gazetteers.PEOPLE_WORDS`), whether it reads as an age or stands by an age's word, and the
+sign-free token, shape, part of speech, entity and cue of the two tokens on either side, with the word pairs it
+forms with its neighbours.
 
 Tokens are those of `engine.protect.kanon.gold.TOKEN` (hashtags and handles whole); a token takes the part of
 speech and entity label of the first spaCy token inside it.
@@ -28,6 +29,7 @@ from engine.protect.kanon.gazetteers import (
     GENDER_WORDS,
     HEALTH_WORDS,
     ORIENTATION_WORDS,
+    PEOPLE_WORDS,
     POLITICS_WORDS,
     RACE_WORDS,
     REGION_WORDS,
@@ -171,13 +173,22 @@ def _age_number(key: str) -> bool:
 
 def cue(key: str) -> str:
     """Which cue list (`gazetteers`) holds ``key`` (lower case, its sign removed) or its singular: age, role,
-    religion, relationship, politics, orientation, health, race or gender; "" for none."""
-    key = key.replace("-", " ")
-    for candidate in (key, _stem(key)):
+    religion, relationship, politics, orientation, health, race or gender; else "race" when it names a people
+    (`names_people`: a demonym or one of `PEOPLE_WORDS`); "" for none."""
+    spaced = key.replace("-", " ")
+    for candidate in (spaced, _stem(spaced)):
         for name, words in _CUES:
             if candidate in words:
                 return name
-    return ""
+    return "race" if names_people(key) else ""
+
+
+def names_people(key: str) -> bool:
+    """Whether ``key`` (lower case, its sign removed) or its singular is a demonym ("canadians") or in
+    `PEOPLE_WORDS` ("aussie", "cherokee")."""
+    key = key.replace("’", "'")
+    singulars = (key, _stem(key), key.removesuffix("s"))
+    return any(k in demonyms() for k in singulars) or any(k in PEOPLE_WORDS for k in singulars[:2])
 
 
 _CUES = (
