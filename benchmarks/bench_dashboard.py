@@ -180,7 +180,12 @@ COMPLETE = """() => { const f = document.querySelector('iframe[title*="knob_view
 TRACKER = (
     """(() => {
   if (window.top !== window) return;
-  window.__rests = []; window.__progress = [];
+  window.__rests = []; window.__progress = []; window.__long = [];
+  // Tasks of 50 ms or more on the page's thread (its frames' included): what a key press waited behind.
+  try {
+    new PerformanceObserver((list) => list.getEntries().forEach((e) => window.__long.push([e.startTime, e.duration])))
+      .observe({ type: 'longtask', buffered: true });
+  } catch (e) { /* no long-task timing in this browser */ }
   const atRest = """
     + rest_check(since_before=False)
     + """;
@@ -327,14 +332,22 @@ def moves(page, n: int, after_plots: bool = False, seed: int = 0) -> list[dict]:
     timed = page.evaluate("() => window.__moves")
     if len(timed) != n:
         raise SystemExit(f"the page saw {len(timed)} key presses for {n} moves")
+    long = page.evaluate("() => window.__long")
     return [
         {
             "outside": o,
             "page": m["rest"] - m["start"],
             "complete": None if m.get("complete") is None else m["complete"] - m["start"],
+            "blocked": blocked(long, m["start"], m["rest"]),
         }
         for o, m in zip(outside, timed)
     ]
+
+
+def blocked(long: list[list[float]], start: float, end: float) -> float:
+    """ms of the page's long tasks (`TRACKER`) between ``start`` and ``end``: the part of a move the page's one
+    thread was busy in tasks of 50 ms or more (the rest: the server's answer, short tasks, frames)."""
+    return sum(max(0.0, min(t + d, end) - max(t, start)) for t, d in long)
 
 
 def spread(values: list[float]) -> dict:
@@ -358,7 +371,8 @@ def move_summary(timed: list[dict]) -> dict:
         "first_ten_outside": spread([m["outside"] for m in first]),
         "first_ten_page": spread([m["page"] for m in first]),
         "page_plots_drawn": spread(complete) if complete else None,
-        "first_ten_each": [[round(m["outside"]), round(m["page"])] for m in first],  # outside, page
+        # outside, in the page, of which in long tasks on the page's thread
+        "first_ten_each": [[round(m["outside"]), round(m["page"]), round(m["blocked"])] for m in first],
         "gap_ms": list(GAP_MS),
     }
 
