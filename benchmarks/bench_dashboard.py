@@ -190,7 +190,8 @@ TRACKER = (
     + rest_check(since_before=False)
     + """;
   let was = false, last = '';
-  const tick = (now) => {
+  const tick = () => {
+    const now = performance.now();  // not the frame's time stamp, which can be older than a long task before it
     try {
       const rest = atRest();
       if (rest && !was) window.__rests.push({ t: now, caption: rest });
@@ -243,6 +244,8 @@ def first_view(page, case: Case, url: str, pick_after_default: bool = False, wai
             choice.click()
     page.wait_for_function(rest_check(prefix, since_before=False), timeout=FIRST_VIEW_TIMEOUT_MS, polling="raf")
     out["outside_s"] = round(time.perf_counter() - start, 1)
+    # the page's clock when Playwright's answer came back: tells its polling's delay from the driver's own
+    out["seen_at_page_s"] = round(page.evaluate("() => performance.now()") / 1000, 1)
     rests = page.evaluate("() => window.__rests")
     seen = next(r["t"] for r in reversed(rests) if r["caption"].startswith(prefix))
     out["page_s"] = round(seen / 1000, 1)
@@ -277,7 +280,8 @@ MONITOR = (
     + """, complete = """
     + COMPLETE
     + """;
-  const tick = (now) => {
+  const tick = () => {
+    const now = performance.now();  // not the frame's time stamp, which can be older than a long task before it
     const p = window.__moves[window.__moves.length - 1];
     if (p && p.rest === undefined && atRest()) p.rest = now;
     if (p && p.rest !== undefined && p.complete === undefined && complete()) p.complete = now;
