@@ -59,7 +59,7 @@ def test_the_current_line_comes_first_then_every_line_and_the_knob_moves_in_the_
     first = lines_caption(at)
     assert first.startswith("Lines of the frontier (redaction level): ")
     if "Still being swept" in first:  # the lines besides level 1 come from the background
-        assert "Still being swept in the background: " in first and "adds each when it is ready" in first
+        assert "Still being swept in the background: " in first and "added to the frontier when it is ready" in first
 
     wait_for_every_line(at)
     assert lines_caption(at) == "Lines of the frontier (redaction level): 0, 1, 2, 3, 4."

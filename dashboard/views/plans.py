@@ -3,8 +3,9 @@ the shrinkage GLM fitted on the redacted text), with one slider per step.
 
 Each value of the first step's knob (`coarse_grid`) has its sweep along the second's (`engine.plan_grid`), a
 line of the frontier over the grid of both knobs. The line the first slider stands at is swept first and shown;
-the others are swept in the background (`compute.sweep_later`) and join the frontier as they are ready, the
-page saying which are still being computed. The second slider and every view at its values (the whole-release
+the others are swept in the background (`compute.sweep_later`) and join the frontier when the steward adds them
+(a button once they are ready; the page is not redrawn under a moving knob), the page saying which are still being
+computed. The second slider and every view at its values (the whole-release
 measures, the frontier with the current point, the identification bars, sample records of the whole release)
 are the knob view the other pages have (`dashboard.knob_view`): a move of it is switched in the browser. A move
 of the first slider shows another line's views, built once.
@@ -131,9 +132,23 @@ def _grid(
 
 @st.fragment(run_every=POLL_SECONDS)
 def _wait_for(dataset: Dataset, plan: str, pending: list[float], options: MeasureSettings, seed: int) -> None:
-    """Reruns the page once a line swept in the background is ready (a fragment polling every few seconds)."""
-    if any(compute.sweep_ready(dataset, plan, 1, seed, _line_param(plan, v), options) for v in pending):
-        st.rerun()
+    """Polls the lines swept in the background (a fragment, every few seconds) and offers to add the ready ones to
+    the frontier. The page is not redrawn on its own: adding lines rebuilds every view of the knob (some seconds),
+    and a steward moving the knob then would wait behind it. Any run of the page (the first slider, a setting)
+    adds them too."""
+    knob = _first_step(plan).knob
+    ready = [v for v in pending if compute.sweep_ready(dataset, plan, 1, seed, _line_param(plan, v), options)]
+    if not ready:
+        return
+    running = [v for v in pending if v not in ready]
+    text = ", ".join(knob.format(v) for v in ready)
+    if running:
+        text += f" ready; still being swept: {', '.join(knob.format(v) for v in running)}"
+    else:
+        text += " ready: every line is swept"
+    st.caption(f"Lines of {knob.label.lower()} {text}.")
+    if st.button(f"Add {display.counted(len(ready), 'ready line')} to the frontier", key=f"plan_add::{plan}"):
+        st.rerun(scope="app")
 
 
 def _lines_caption(grid: PlanGrid, pending: list[float]) -> str:
@@ -142,8 +157,8 @@ def _lines_caption(grid: PlanGrid, pending: list[float]) -> str:
     text = f"Lines of the frontier ({up.label.lower()}): {shown}."
     if pending:
         text += (
-            f" Still being swept in the background: {', '.join(up.format(v) for v in pending)}; the frontier "
-            "adds each when it is ready."
+            f" Still being swept in the background: {', '.join(up.format(v) for v in pending)}; each can be "
+            "added to the frontier when it is ready."
         )
     return text
 
