@@ -63,12 +63,17 @@ def sweep_shown(
     if dataset.n_records <= SAMPLE_FIRST_RECORDS:
         sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params, options)
         return None if sweep is None else Shown(dataset, dataset, sweep)
-    full = compute.sweep_later(dataset, method, replicates, seed, params, options)
-    if full is not None:
-        return Shown(dataset, dataset, full)
+    if compute.sweep_ready(dataset, method, replicates, seed, params, options):
+        return Shown(
+            dataset, dataset, compute.get_sweep(dataset, method, replicates, seed, params=params, options=options)
+        )
     sample = sample_of(dataset, seed)
     sweep = compute.sweep_with_progress(sample, method, replicates, seed, params, options)
-    return None if sweep is None else Shown(dataset, sample, sweep)
+    if sweep is None:
+        return None
+    # asked for once the sample's is made, so the two do not share the cores the first view waits for
+    full = compute.sweep_later(dataset, method, replicates, seed, params, options)
+    return Shown(dataset, sample, sweep) if full is None else Shown(dataset, dataset, full)
 
 
 def note(shown: Shown, method: str, replicates: int, seed: int, params: dict, options: MeasureSettings) -> None:
