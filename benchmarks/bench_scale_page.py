@@ -64,6 +64,11 @@ def _moves_row(page, n: int) -> dict:
     }
 
 
+def _write(path: Path, row: dict) -> None:
+    """The row as measured so far (written after every stage: a long run that stops keeps what it measured)."""
+    path.write_text(json.dumps(row | {"load_average_now": [round(x, 2) for x in os.getloadavg()]}, indent=2) + "\n")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=200_000)
@@ -84,6 +89,7 @@ def main() -> None:
         "page": "protect",
         "method": "redact (the page's default)",
         "sample_first_records": SAMPLE_FIRST_RECORDS,
+        "targets": {"first_view_s": 120, "move_p95_ms": 150, "peak_rss_mb": 4096},
     }
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -104,24 +110,31 @@ def main() -> None:
                 text = _page_text(page)
                 row["first_view"]["says_sample"] = SAMPLE_NOTE + f"{args.records:,}" in text
                 row["first_view"]["note"] = next((line for line in text.splitlines() if SAMPLE_NOTE in line), "")
-                print(json.dumps(row["first_view"]), flush=True)
+                _write(args.json, row | {"peak_rss_mb_so_far": round(server.peak_mb)})
                 row["moves_on_sample"] = _moves_row(page, args.moves)
-                print(json.dumps(row["moves_on_sample"]), flush=True)
-                while FULL_NOTE not in _page_text(page):
-                    if time.perf_counter() - goto > FULL_SWEEP_TIMEOUT_S:
+                _write(args.json, row | {"peak_rss_mb_so_far": round(server.peak_mb)})
+                row["background"], said = [], 0.0  # what the note says of the full sweep, once a minute
+                while FULL_NOTE not in (text := _page_text(page)):
+                    now = time.perf_counter() - goto
+                    if now > FULL_SWEEP_TIMEOUT_S:
                         raise SystemExit(f"no full sweep after {FULL_SWEEP_TIMEOUT_S} s; see {work / 'server.log'}")
+                    if now - said >= 60:
+                        note = next((line for line in text.splitlines() if SAMPLE_NOTE in line), "")
+                        row["background"].append([round(now), note.partition(" — ")[2].partition(";")[0]])
+                        _write(args.json, row | {"peak_rss_mb_so_far": round(server.peak_mb)})
+                        said = now
                     time.sleep(2)
                 row["full_sweep_shown_s"] = round(time.perf_counter() - goto, 1)
+                row["peak_rss_mb_until_full"] = round(server.peak_mb)
+                _write(args.json, row)
                 page.wait_for_timeout(3000)  # the full view's page at rest
                 row["moves_on_full"] = _moves_row(page, args.moves)
-                print(json.dumps(row["moves_on_full"]), flush=True)
             finally:
                 server.stop()
                 browser.close()
         row["peak_rss_mb"] = round(server.peak_mb)
     row["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    row["targets"] = {"first_view_s": 120, "move_p95_ms": 150, "peak_rss_mb": 4096}
-    args.json.write_text(json.dumps(row, indent=2) + "\n")
+    _write(args.json, row)
     print(json.dumps(row, indent=2))
 
 

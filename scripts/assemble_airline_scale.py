@@ -29,7 +29,9 @@ repetition:
    time zone are the original's. A copy's text is thus an original's with at most its airline handle changed:
    the README states how many records are such copies. The last copy is cut to fit.
 3. Rows are shuffled; 300 authors with at least 3 posts each give one post to the external file
-   (`engine.data.external.split_external`, seed ``--seed``).
+   (`engine.data.external.split_external`, seed ``--seed``), and every copy of a held-out post is left out of
+   the table (the intruder would otherwise find her texts word for word under another name). The table is the
+   first ``--records`` rows left (3,000 more are drawn than asked for, for this).
 
 Authors therefore write as often as the real authors do (most once, some hundreds of times), so the risk
 measures that group records by author are measured on authors, not on one record each.
@@ -59,6 +61,7 @@ STEM = "airline-scale"
 COLUMNS = ["text", "name", "airline", "airline_sentiment", "user_timezone"]
 TOP_TIMEZONES = 8
 EXTERNAL_AUTHORS = 300
+COPY_MARGIN = 3_000  # rows drawn beyond the table, to replace the copies of held-out posts
 HANDLES = {
     "Virgin America": "@VirginAmerica",
     "United": "@united",
@@ -191,7 +194,8 @@ def assemble(data: Path, records: int, seed: int) -> tuple[pd.DataFrame, pd.Data
     originals_n = len(posts)
     table = posts[COLUMNS]
 
-    wanted = records + EXTERNAL_AUTHORS  # the external file's posts come out of the table
+    # the external file's posts, and their copies, come out of the table: drawn beside the records asked for
+    wanted = records + EXTERNAL_AUTHORS + COPY_MARGIN
     groups = table.groupby("name", sort=True).indices
     pieces, drawn, total = [], [], originals_n
     while total < wanted:  # copies: original authors drawn uniformly, each re-posting all their posts
@@ -215,11 +219,13 @@ def assemble(data: Path, records: int, seed: int) -> tuple[pd.DataFrame, pd.Data
     frame = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
     rule = ExternalSpec(holdout_per_author=1, min_records=3, max_authors=EXTERNAL_AUTHORS, seed=seed)
     release, external = split_external(frame, SCHEMA, rule)
-    release = release.iloc[:records]  # fewer than 300 authors with 3 posts: the rows their posts left
+    # a held-out post copied under another name would be a word-for-word match for the intruder: left out
+    release = release[~release["text"].isin(set(external["text"]))]
+    release = release.iloc[:records].reset_index(drop=True)
     counts = {
         "records": len(release),
         "external": len(external),
-        "original_posts": min(originals_n, wanted),
+        "original_posts": len(release) - int(release["name"].str.contains("~", regex=False).sum()),
         "copied_records": int(release["name"].str.contains("~", regex=False).sum()),
         "copied_authors": len(pieces),
         "authors": int(release["name"].nunique()),

@@ -70,11 +70,13 @@ def test_fake_layout_gives_the_records_asked_with_copies_said(tmp_path: Path) ->
     frame = pd.read_csv(tmp_path / "out" / "airline-scale.csv", keep_default_na=False)
     external = pd.read_csv(tmp_path / "out" / "airline-scale.external.csv", keep_default_na=False)
     # 12 airline tweets, 3 gender tweets, 2 descriptions, 6 authorship tweets, 2 clothing and 1 Amazon review
-    assert counts["original_posts"] == 26
+    assert sum(counts["by_source"].values()) == 26
+    assert counts["original_posts"] + counts["copied_records"] == 100
     assert len(frame) == counts["records"] == 100
     assert len(external) == counts["external"] > 0
     copied = frame["name"].str.contains("~", regex=False)
     assert counts["copied_records"] == int(copied.sum()) >= 100 - 26  # at most the 26 originals are not copies
+    assert not set(external["text"]) & set(frame["text"])  # no held-out post is in the table, copied or not
     assert list(frame.columns) == ["text", "name", "airline", "airline_sentiment", "user_timezone"]
     assert set(frame["airline"]) <= {"United", "Delta", "American", "Southwest"}
     assert set(frame["airline_sentiment"]) <= {"negative", "neutral", "positive"}
