@@ -28,10 +28,11 @@ repetition:
    posts in a new order with the airline handle changed to the copy's own airline (drawn as above); sentiment and
    time zone are the original's. A copy's text is thus an original's with at most its airline handle changed:
    the README states how many records are such copies. The last copy is cut to fit.
-3. Rows are shuffled; 300 authors with at least 3 posts each give one post to the external file
-   (`engine.data.external.split_external`, seed ``--seed``), and every copy of a held-out post is left out of
-   the table (the intruder would otherwise find her texts word for word under another name). The table is the
-   first ``--records`` rows left (3,000 more are drawn than asked for, for this).
+3. Of the first ``--records`` + 300 rows in the order drawn, 300 authors with at least 3 posts each give one post
+   to the external file (`engine.data.external.split_external`, seed ``--seed``; one author per 20 records in a
+   table under 6,000), and every copy of a held-out post is left out of the table (the intruder would otherwise
+   find her texts word for word under another name); the rows drawn next (3,000 are drawn beyond, for this)
+   take their places. The table is then shuffled.
 
 Authors therefore write as often as the real authors do (most once, some hundreds of times), so the risk
 measures that group records by author are measured on authors, not on one record each.
@@ -195,7 +196,8 @@ def assemble(data: Path, records: int, seed: int) -> tuple[pd.DataFrame, pd.Data
     table = posts[COLUMNS]
 
     # the external file's posts, and their copies, come out of the table: drawn beside the records asked for
-    wanted = records + EXTERNAL_AUTHORS + COPY_MARGIN
+    held = min(EXTERNAL_AUTHORS, max(1, records // 20))
+    wanted = records + held + COPY_MARGIN
     groups = table.groupby("name", sort=True).indices
     pieces, drawn, total = [], [], originals_n
     while total < wanted:  # copies: original authors drawn uniformly, each re-posting all their posts
@@ -216,12 +218,13 @@ def assemble(data: Path, records: int, seed: int) -> tuple[pd.DataFrame, pd.Data
     if wanted < originals_n:  # a small table: originals drawn without replacement
         table = table.iloc[np.sort(rng.choice(originals_n, size=wanted, replace=False))]
     frame = pd.concat([table, copies], ignore_index=True)
-    frame = frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
-    rule = ExternalSpec(holdout_per_author=1, min_records=3, max_authors=EXTERNAL_AUTHORS, seed=seed)
-    release, external = split_external(frame, SCHEMA, rule)
-    # a held-out post copied under another name would be a word-for-word match for the intruder: left out
-    release = release[~release["text"].isin(set(external["text"]))]
-    release = release.iloc[:records].reset_index(drop=True)
+    rule = ExternalSpec(holdout_per_author=1, min_records=3, max_authors=held, seed=seed)
+    release, external = split_external(frame.iloc[: records + held], SCHEMA, rule)
+    # a held-out post copied under another name would be a word-for-word match for the intruder: left out, and
+    # the rows drawn next (the last copies) take their place; then shuffled
+    release = pd.concat([release, frame.iloc[records + held :]], ignore_index=True)
+    release = release[~release["text"].isin(set(external["text"]))].iloc[:records]
+    release = release.iloc[rng.permutation(len(release))].reset_index(drop=True)
     counts = {
         "records": len(release),
         "external": len(external),
