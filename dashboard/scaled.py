@@ -23,9 +23,9 @@ from engine.results import SweepResult
 
 SAMPLE_FIRST_RECORDS = int(os.environ.get("TEXTSDC_SAMPLE_FIRST", "20000"))
 """From this many records on, the Protect page first shows the sweep of a sample of about this many (whole
-authors, `engine.data.subsample.author_sample`); the environment variable ``TEXTSDC_SAMPLE_FIRST`` sets it. At
-20,000 the redaction's first view of 200,000 airline-style posts comes within the 2 minutes of issue 53 on 2 cores
-(benchmarks/results_scale_page.json)."""
+authors, `engine.data.subsample.author_sample`); the environment variable ``TEXTSDC_SAMPLE_FIRST`` sets it. The
+redaction's first view of 200,000 airline-style posts at 20,000 took 168 s in a trial on 2 cores beside other jobs
+(benchmarks/results_scale_page.json; issue 53 asks for 2 minutes): a smaller sample is the lever."""
 POLL_SECONDS = 5.0  # how often a sample's view looks whether the full sweep is done
 
 
