@@ -245,6 +245,8 @@ def sweep_with_progress(
 _LATER: queue.SimpleQueue[tuple[Future, Callable[[], SweepResult]]] = queue.SimpleQueue()
 """The sweeps asked for in the background, made one at a time (the pages' own sweeps run beside them)."""
 _LATER_JOBS: dict[int, tuple[Slot, Future]] = {}
+_LATER_PROGRESS: dict[int, tuple[int, int, str]] = {}
+"""How far each background sweep has got (done, total, what), as its progress callback last said."""
 _LATER_LOCK = threading.Lock()
 _LATER_THREAD: list[threading.Thread] = []
 
@@ -285,6 +287,20 @@ def in_background(
     return job is not None and job[0] is slot and not job[1].done()
 
 
+def background_progress(
+    dataset: Dataset,
+    method: str,
+    replicates: int,
+    seed: int,
+    params: dict | None = None,
+    options: MeasureSettings | None = None,
+) -> tuple[int, int, str] | None:
+    """How far the background sweep with these settings has got: (done, total, what is being done) as its
+    progress last said, or None before it has said anything (waiting its turn, or not asked for)."""
+    slot = _sweep_slot_for(dataset, method, replicates, seed, params, options)[0]
+    return _LATER_PROGRESS.get(id(slot)) if in_background(dataset, method, replicates, seed, params, options) else None
+
+
 def sweep_later(
     dataset: Dataset,
     method: str,
@@ -301,12 +317,15 @@ def sweep_later(
     if slot.filled or sweep_on_disk(p, dataset, _sweep_settings(reps, seed, options)):
         return get_sweep(dataset, method, replicates, seed, no_progress, params, options)
     where = chosen()  # read here: the background thread has no session
+    key = id(slot)
+
+    def record(done: int, total: int, what: str) -> None:
+        _LATER_PROGRESS[key] = (done, total, what)
+
     with _LATER_LOCK:
         job = _LATER_JOBS.get(id(slot))
         if job is None or job[0] is not slot:
-            future = _submit_later(
-                lambda: get_sweep(dataset, method, replicates, seed, no_progress, params, options, where)
-            )
+            future = _submit_later(lambda: get_sweep(dataset, method, replicates, seed, record, params, options, where))
             _LATER_JOBS[id(slot)] = job = (slot, future)
     future = job[1]
     if not future.done():

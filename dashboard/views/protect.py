@@ -12,7 +12,7 @@ import math
 import numpy as np
 import streamlit as st
 
-from dashboard import compute, display, knob_view, session, widgets
+from dashboard import compute, display, knob_view, scaled, session, widgets
 from dashboard.prepared import prepared
 from dashboard.views import annotate, gold_check
 from engine.annotation.detectors import detector_names
@@ -490,10 +490,13 @@ def _at_knob(
     sweep: SweepResult,
     risk: str | None,
     utility: str | None,
+    whole: Dataset,
 ) -> None:
     """The knob and every view that follows it (`dashboard.knob_view`: a move is drawn in the browser and only
     reported here), with the settings the views depend on beside them. A Streamlit fragment: changing those
-    settings reruns this part alone, and the sweep and the releases it kept are read, not recomputed."""
+    settings reruns this part alone, and the sweep and the releases it kept are read, not recomputed. The views
+    show ``dataset`` (a large table's sample on its first view, `dashboard.scaled`); the release chosen for Pin
+    and Export is of ``whole``, the dataset loaded."""
     view, side = st.columns([3, 1], gap="large")
     chosen_knob = None
     with side:
@@ -526,7 +529,7 @@ def _at_knob(
         payload = session.guarded(lambda: prepared(sweep, key, build, persist=True))
         if payload is not None:
             state_key, default = session.knob_key(method), sweep.knob.default
-            session.live_knob(dataset, method, params, options, seed, sweep, payload, state_key, default, risk, utility)
+            session.live_knob(whole, method, params, options, seed, sweep, payload, state_key, default, risk, utility)
 
 
 def _review_tables(sweep: SweepResult, dataset: Dataset) -> None:
@@ -615,18 +618,26 @@ def render() -> None:
     if options is None:
         return
 
-    with compute.sweep_body(compute.sweep_ready(dataset, method, replicates, seed, params, options)):
-        sweep = compute.sweep_with_progress(dataset, method, replicates, seed, params, options)
-        if sweep is None:
+    ready = compute.sweep_ready(dataset, method, replicates, seed, params, options) or (
+        dataset.n_records > scaled.SAMPLE_FIRST_RECORDS
+        and compute.sweep_ready(scaled.sample_of(dataset, seed), method, replicates, seed, params, options)
+    )
+    with compute.sweep_body(ready):
+        # a large table: a sample's sweep first, the full sweep in the background (`dashboard.scaled`)
+        shown = scaled.sweep_shown(dataset, method, replicates, seed, params, options)
+        if shown is None:
             return
+        scaled.note(shown, method, replicates, seed, params, options)
+        sweep = shown.sweep
         risk, utility = _measure_pickers(sweep, c_risk, c_utility)
         for line in display.not_measured_lines(sweep.skipped):
             st.caption(line)
-        _review_tables(sweep, dataset)
+        _review_tables(sweep, shown.dataset)
 
-        _at_knob(dataset, method, params, options, seed, sweep, risk, utility)
+        _at_knob(shown.dataset, method, params, options, seed, sweep, risk, utility, dataset)
         annotate.render(dataset, method, params, seed)
-        _compare_methods(dataset, method, params, replicates, seed, options, risk, utility)
+        if not shown.is_sample:  # every method swept on a sample would be another sample's comparison
+            _compare_methods(dataset, method, params, replicates, seed, options, risk, utility)
 
 
 if __name__ == "__main__":
