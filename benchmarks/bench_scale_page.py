@@ -22,7 +22,6 @@ import importlib.util
 import json
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,7 +31,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_dashboard import ARGS, AT_REST, CHROMIUM, Case, Server, first_view, moves, p95  # noqa: E402
+from bench_dashboard import (  # noqa: E402
+    ARGS,
+    AT_REST,
+    CHROMIUM,
+    TRACKER,
+    Case,
+    Server,
+    drop_os_cache,
+    first_view,
+    move_summary,
+    moves,
+)
 
 SHARED = ROOT.parent / "shared" / "data"
 FULL_SWEEP_TIMEOUT_S = 3 * 3600
@@ -53,15 +63,8 @@ def _page_text(page) -> str:
 
 
 def _moves_row(page, n: int) -> dict:
-    latencies, complete, outside = moves(page, n)
-    return {
-        "p50": round(statistics.median(latencies)),
-        "p95": round(p95(latencies)),
-        "max": round(max(latencies)),
-        "n": len(latencies),
-        "complete_p95": round(p95(complete)),
-        "seen_by_playwright_p95": round(p95(outside)),
-    }
+    """``n`` moves on both clocks (bench_dashboard's `moves` and `move_summary`)."""
+    return move_summary(moves(page, n))
 
 
 def _write(path: Path, row: dict) -> None:
@@ -102,7 +105,10 @@ def main() -> None:
         case = Case("protect", "redact", str(data), "", "", 120)
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-            page = browser.new_page(viewport={"width": 1500, "height": 1100})
+            context = browser.new_context(viewport={"width": 1500, "height": 1100})  # a fresh profile
+            context.add_init_script(TRACKER)  # the page's clock (bench_dashboard)
+            page = context.new_page()
+            row["os_cache"] = "dropped" if drop_os_cache() else "warm"
             server = Server(str(data), work / "cache", work / "server.log")
             try:
                 goto = time.perf_counter()
