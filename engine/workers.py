@@ -58,6 +58,29 @@ def keep_what_workers_load() -> None:
     from joblib.externals.loky import process_executor
 
     process_executor._MAX_MEMORY_LEAK_SIZE = max(process_executor._MAX_MEMORY_LEAK_SIZE, WORKER_GROWTH_BYTES)
+    yield_to_interactive()
+
+
+WORKER_NICE = 5
+"""The niceness a worker process runs at (0: the default; higher gives way): the dashboard's server answers a knob
+move while a sweep runs in the background (the Plans page's other lines, a large table's full sweep), and on two
+cores the sweep's workers at the server's priority left it a third of a core. Nice only weighs when the cores are
+busy, so a sweep on an otherwise idle machine takes as long."""
+
+
+def yield_to_interactive() -> None:
+    """Lower this process's priority to `WORKER_NICE` if it is a child process (a worker of joblib's or Dask's),
+    once: an unprivileged process cannot raise it back, and need not."""
+    import multiprocessing
+
+    if multiprocessing.parent_process() is None:
+        return
+    try:
+        now = os.nice(0)
+        if now < WORKER_NICE:
+            os.nice(WORKER_NICE - now)
+    except OSError:  # a platform without nice, or a limit: the worker runs as it is
+        pass
 
 
 MACHINE_THREADS = max(1, min(os.cpu_count() or 1, 4))

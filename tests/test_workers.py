@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from joblib import Parallel, delayed
 
-from engine.workers import Report, Shipped, map_reporting, shipped_once
+from engine.progress import no_progress
+from engine.workers import WORKER_NICE, Report, Shipped, map_reporting, shipped_once
 
 
 def _squares_up_to(n: int, report: Report) -> list[int]:
@@ -326,3 +327,18 @@ def test_named_entities_left_early_stop_their_work_at_once(monkeypatch):
         for _ in entities.entity_spans(texts, len(texts), rerun, processes=2):
             pass
     assert closed == [True]
+
+
+def _niceness(_: object, report: Report) -> tuple[int, int]:
+    report(1)
+    return os.getpid(), os.nice(0)
+
+
+def test_workers_give_way_to_the_process_that_answers_the_steward():
+    """A sweep's worker processes run at `WORKER_NICE`, so that the dashboard's server, at its own priority,
+    answers a knob move while a sweep runs in the background; the calling process keeps its priority."""
+    before = os.nice(0)
+    got = map_reporting(_niceness, list(range(4)), 1, no_progress, "niceness", processes=2)
+    workers = {pid: nice for pid, nice in got if pid != os.getpid()}
+    assert workers and all(nice >= WORKER_NICE for nice in workers.values()), got
+    assert os.nice(0) == before
