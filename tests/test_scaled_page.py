@@ -48,9 +48,14 @@ def test_author_sample_without_authors_draws_records() -> None:
     assert list(sample.frame.index) == list(range(30))
 
 
-def test_a_large_table_shows_a_sample_first_then_the_full_sweep(monkeypatch) -> None:
+def test_a_large_table_shows_a_sample_first_then_the_full_sweep(monkeypatch, tmp_path) -> None:
+    import streamlit as st
+
     from dashboard import compute, scaled, session
 
+    # a first visit: no sweep of the demo made by an earlier test in this process or kept in the cache folder
+    monkeypatch.setenv("TEXTSDC_CACHE_DIR", str(tmp_path / "cache"))
+    st.cache_resource.clear()
     monkeypatch.setattr(scaled, "SAMPLE_FIRST_RECORDS", 2_000)
     monkeypatch.setattr(sys, "argv", ["app.py"])
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
