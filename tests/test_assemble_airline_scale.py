@@ -113,8 +113,12 @@ def test_refuses_assets_and_a_missing_data_folder(tmp_path: Path) -> None:
 
 
 def test_real_shared_data(tmp_path: Path) -> None:
-    if not (SHARED_DATA / "SOURCES.md").is_file():
-        pytest.skip(f"the raw data folder {SHARED_DATA} is absent (it is not part of the repository)")
-    counts = _script().write(tmp_path, 2_000, 0, SHARED_DATA)
+    script = _script()
+    missing = [f for f in script.FILES.values() if not (SHARED_DATA / f).is_file()]
+    if missing:
+        pytest.skip(
+            f"the raw data files {', '.join(missing)} under {SHARED_DATA} are absent (not part of the repository)"
+        )
+    counts = script.write(tmp_path, 2_000, 0, SHARED_DATA)
     assert counts["records"] == 2_000 and counts["copied_records"] == 0  # fewer than the originals: no copy
     assert counts["authors"] < 2_000
