@@ -23,6 +23,7 @@ if str(_ROOT) not in sys.path:  # `streamlit run dashboard/app.py` puts dashboar
 import streamlit as st  # noqa: E402
 
 from dashboard import display, pages, session, sweep_backend  # noqa: E402
+from engine.workers import interacting  # noqa: E402
 
 
 def data_argument(argv: list[str]) -> tuple[str, str | None, str | None, str]:
@@ -38,6 +39,16 @@ def data_argument(argv: list[str]) -> tuple[str, str | None, str | None, str]:
 
 
 def main() -> None:
+    # A sweep made in the background pauses while the steward acts (`engine.workers.giving_way`): from a run's
+    # start, and again from its end, when the steward starts looking at what it drew.
+    interacting()
+    try:
+        _draw()
+    finally:
+        interacting()
+
+
+def _draw() -> None:
     # An emoji tab icon (drawn by the browser): without one Streamlit shows the open page's ":material/...:"
     # icon, which its frontend fetches from fonts.gstatic.com; the dashboard asks no outside host anything.
     st.set_page_config(page_title="textsdc", page_icon="🔒", layout="wide")

@@ -47,6 +47,7 @@ from engine.report.samples import SAMPLE_RECORDS
 from engine.report.samples import sample_records as engine_sample_records
 from engine.results import SweepResult
 from engine.sweep import make_release, run_sweep
+from engine.workers import giving_way, interacting, lower_this_thread, wait_while_interacting
 
 
 def method_names(changes: str = "text", kinds: tuple[str, ...] = ()) -> list[str]:
@@ -252,11 +253,14 @@ _LATER_THREAD: list[threading.Thread] = []
 
 
 def _sweep_later_worker() -> None:
+    lower_this_thread()  # a knob move's page run and the browser come first
     while True:
         future, make = _LATER.get()
         if future.set_running_or_notify_cancel():
             try:
-                future.set_result(make())
+                with giving_way():  # the page's runs come first (`engine.workers.giving_way`)
+                    wait_while_interacting()
+                    future.set_result(make())
             except BaseException as exc:  # noqa: BLE001 — kept for the page that asks again, which raises it
                 future.set_exception(exc)
 
@@ -325,6 +329,7 @@ def sweep_later(
     with _LATER_LOCK:
         job = _LATER_JOBS.get(id(slot))
         if job is None or job[0] is not slot:
+            interacting()  # the page that asks for it is being drawn: the sweep starts once the steward pauses
             future = _submit_later(lambda: get_sweep(dataset, method, replicates, seed, record, params, options, where))
             _LATER_JOBS[id(slot)] = job = (slot, future)
     future = job[1]

@@ -40,6 +40,7 @@ from engine.measures.attacks import worst_attack
 from engine.measures.base import METRICS, MetricInfo, MetricResult, metric_info
 from engine.paths import cache_dir
 from engine.protect.base import Knob
+from engine.workers import interacting
 
 Block = dict[str, Any]
 HTML = Path(__file__).with_suffix(".html")
@@ -339,6 +340,7 @@ def knob_view(state_key: str, grid: Sequence[float], views_payload: str, default
     and the slider moves there; a move in the browser is written back to it. It starts at the grid value
     nearest ``default``. A new ``page_run`` (the page ran, not just the knob) tells the slider again where it
     is: the page may have been left and opened again, and the browser has drawn the knob anew."""
+    interacting()  # the knob's runs are a fragment's, not the app's: background sweeps pause for them too
     grid = [float(g) for g in grid]
     value = st.session_state.get(state_key)
     if not isinstance(value, int | float) or math.isnan(value):

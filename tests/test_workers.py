@@ -5,14 +5,31 @@ shipped to the workers once."""
 from __future__ import annotations
 
 import os
+import sys
+import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import pytest
 from joblib import Parallel, delayed
 
 from engine.progress import no_progress
-from engine.workers import WORKER_NICE, Report, Shipped, map_reporting, shipped_once
+from engine.workers import (
+    WORKER_NICE,
+    Report,
+    Shipped,
+    giving_way,
+    interacting,
+    lower_this_thread,
+    map_reporting,
+    shipped_once,
+    wait_while_interacting,
+)
+
+T = TypeVar("T")
 
 
 def _squares_up_to(n: int, report: Report) -> list[int]:
@@ -341,4 +358,51 @@ def test_workers_give_way_to_the_process_that_answers_the_steward():
     got = map_reporting(_niceness, list(range(4)), 1, no_progress, "niceness", processes=2)
     workers = {pid: nice for pid, nice in got if pid != os.getpid()}
     assert workers and all(nice >= WORKER_NICE for nice in workers.values()), got
+    assert os.nice(0) == before
+
+
+def _started(_: object, report: Report) -> tuple[int, float]:
+    report(1)
+    return os.getpid(), time.monotonic()
+
+
+def _in_thread(run: Callable[[], T]) -> T:
+    out: list = []
+    thread = threading.Thread(target=lambda: out.append(run()))
+    thread.start()
+    thread.join()
+    return out[0]
+
+
+def test_background_work_waits_while_the_steward_acts_and_runs_nothing_in_this_process():
+    """Giving way, `map_reporting` takes no piece until the steward has paused (`interacting`), and none in the
+    calling process even when asked to share (``here``): the dashboard's page runs there."""
+    interacting(1.0)
+    marked = time.monotonic()
+
+    def background() -> list[tuple[int, float]]:
+        with giving_way():
+            return map_reporting(_started, list(range(4)), 1, no_progress, "pause", processes=2, here=True)
+
+    got = _in_thread(background)
+    assert all(pid != os.getpid() for pid, _ in got), got
+    assert min(started for _, started in got) >= marked + 0.9
+    # not giving way: at once, whatever the steward does
+    interacting(5.0)
+    begun = time.monotonic()
+    wait_while_interacting()
+    assert time.monotonic() - begun < 0.1
+
+
+def test_a_background_thread_lowers_its_own_priority_only():
+    """`lower_this_thread` lowers the calling thread's priority (Linux: per thread), not the process's."""
+    if not hasattr(os, "getpriority") or not sys.platform.startswith("linux"):
+        pytest.skip("a thread's own priority is Linux's")
+    before = os.nice(0)
+
+    def lower() -> int:
+        lower_this_thread()
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    assert _in_thread(lower) == max(before, WORKER_NICE)
     assert os.nice(0) == before
