@@ -6,9 +6,11 @@ bundle the tests write)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from functools import cache
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -214,3 +216,36 @@ def test_the_text_column_is_never_taken_for_a_column_of_names_whatever_it_is_cal
     frame = pd.DataFrame({"text": titles, "name": [f"Host Person{i}" for i in range(20)]})
     beside = Dataset("posts", frame, Schema(text="text", fields=(FieldSpec("name", "categorical", "other"),)))
     assert "name" in name_columns(beside)
+
+
+def _spans_by_every_run(index: NameIndex, text: str) -> list[tuple[int, int]]:
+    """The names of ``text`` found by trying every run of words at every place, the longest first."""
+    words = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\w+", text)]
+    out, i = [], 0
+    while i < len(words):
+        found = next(
+            (
+                n
+                for n in range(min(index.longest, len(words) - i), 0, -1)
+                if tuple(w for _, _, w in words[i : i + n]) in index.exact
+                or tuple(w.lower() for _, _, w in words[i : i + n]) in index.folded
+            ),
+            0,
+        )
+        if found:
+            out.append((words[i][0], words[i + found - 1][1]))
+        i += found or 1
+    return out
+
+
+def test_names_are_found_as_trying_every_run_of_words_would():
+    """The index skips words no name starts with and lengths no name has; what it finds is what trying every
+    run of words at every place finds, the longest at each place, on texts of names, near-names and cases."""
+    names = ["LNC", "Lincoln National", "Lincoln National Corp", "ann lee", "Ann", "bobby_k", "Mary Ann Lee"]
+    index = NameIndex(names)
+    vocabulary = ["Lincoln", "lincoln", "National", "Corp", "LNC", "lnc", "Ann", "ann", "Lee", "Mary", "bobby_k"]
+    vocabulary += ["the", "flight", "was", "late", "National", "and"]
+    rng = np.random.default_rng(7)
+    for _ in range(400):
+        text = " ".join(rng.choice(vocabulary, size=int(rng.integers(0, 14))))
+        assert index.spans(text) == _spans_by_every_run(index, text), text

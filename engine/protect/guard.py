@@ -110,6 +110,11 @@ class NameIndex:
             else:
                 self.folded.add(tuple(w.lower() for w in words))
             self.longest = max(self.longest, len(words))
+        # What a name can start with, and how many words names have: most of a text's words start none, and
+        # are passed over without building a tuple for every length up to the longest name.
+        self._first_exact = {words[0] for words in self.exact}
+        self._first_folded = {words[0] for words in self.folded}
+        self._lengths = sorted({len(w) for w in self.exact} | {len(w) for w in self.folded}, reverse=True)
 
     def __len__(self) -> int:
         return len(self.folded) + len(self.exact)
@@ -118,18 +123,19 @@ class NameIndex:
         """The (start, end) of every name in ``text``, the longest at each place, none overlapping."""
         if not self.longest:
             return []
-        words = [(m.start(), m.end(), m.group()) for m in _WORD.finditer(text)]
-        out, i = [], 0
-        while i < len(words):
+        found_words = list(_WORD.finditer(text))
+        raw = [m.group() for m in found_words]
+        low = [w.lower() for w in raw]
+        out, i, total = [], 0, len(raw)
+        while i < total:
             found = 0
-            for n in range(min(self.longest, len(words) - i), 0, -1):
-                run = words[i : i + n]
-                raw = tuple(w for _, _, w in run)
-                if raw in self.exact or tuple(w.lower() for w in raw) in self.folded:
-                    found = n
-                    break
+            if raw[i] in self._first_exact or low[i] in self._first_folded:
+                for n in self._lengths:
+                    if n <= total - i and (tuple(raw[i : i + n]) in self.exact or tuple(low[i : i + n]) in self.folded):
+                        found = n
+                        break
             if found:
-                out.append((words[i][0], words[i + found - 1][1]))
+                out.append((found_words[i].start(), found_words[i + found - 1].end()))
                 i += found
             else:
                 i += 1

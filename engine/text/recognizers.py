@@ -111,10 +111,15 @@ def luhn_valid(digits: str) -> bool:
     return luhn.is_valid(digits)
 
 
+_DIGIT = re.compile(r"\d")
+
+
 def find_cards(text: str) -> Iterator[Found]:
     """Card numbers: 13–19 digits, in groups separated by one space or hyphen or none, passing the Luhn check;
     `CARD_KNOWN_ISSUER` when the number starts as Visa, Mastercard, American Express, Discover, Diners, JCB,
     UnionPay or Maestro numbers do, else `CARD_OTHER`."""
+    if _DIGIT.search(text) is None:  # most texts: no digit, nothing to look for (the same for IBANs and SSNs)
+        return
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group())
         if 13 <= len(digits) <= 19 and luhn_valid(digits):
@@ -133,6 +138,8 @@ def find_ibans(text: str) -> Iterator[Found]:
     candidate that `stdnum.iban` accepts (the country's length and format, and the ISO 7064 mod 97-10 check)."""
     from stdnum import iban
 
+    if _DIGIT.search(text) is None:
+        return
     for m in _IBAN.finditer(text):
         candidate = m.group()
         groups = candidate.split(" ")
@@ -156,6 +163,8 @@ def find_ssns(text: str) -> Iterator[Found]:
     nine bare digits at `SSN_BARE` (kept only after a word such as "ssn" at a threshold above it)."""
     from stdnum.us import ssn
 
+    if _DIGIT.search(text) is None:
+        return
     for rx, base in ((_SSN_GROUPED, SSN_GROUPED), (_SSN_BARE, SSN_BARE)):
         for m in rx.finditer(text):
             if ssn.is_valid(re.sub(r"\D", "", m.group())):
@@ -172,6 +181,8 @@ IP_V4, IP_V6 = 0.6, 0.7
 def find_ips(text: str) -> Iterator[Found]:
     """IPv4 addresses in dotted-quad form and IPv6 addresses that `ipaddress` parses (no part above 255, no
     leading zeros); an IPv6 candidate needs at least two groups of hex digits (so "10:30:45" is a time)."""
+    if _DIGIT.search(text) is None and ":" not in text:  # neither form can be there
+        return
     for m in _IPV4.finditer(text):
         try:
             ipaddress.IPv4Address(m.group())
@@ -311,8 +322,13 @@ def find_speakers(text: str) -> Iterator[Found]:
             yield m.start(1), m.end(1), SPEAKER
 
 
-def _matches(rx: re.Pattern[str], confidence: float) -> Callable[[str], Iterator[Found]]:
+def _matches(rx: re.Pattern[str], confidence: float, needs: str = "") -> Callable[[str], Iterator[Found]]:
+    """Every match of ``rx`` at ``confidence``; a text without ``needs`` (a character every match holds) is
+    passed over at once."""
+
     def find(text: str) -> Iterator[Found]:
+        if needs and needs not in text:
+            return
         for m in rx.finditer(text):
             yield m.start(), m.end(), confidence
 
@@ -346,9 +362,9 @@ def find_streets(text: str) -> Iterator[Found]:
 
 RECOGNIZERS: dict[str, Callable[[str], Iterator[Found]]] = {
     "URL": _matches(URL_PATTERN, CERTAIN),
-    "EMAIL": _matches(_EMAIL, CERTAIN),
+    "EMAIL": _matches(_EMAIL, CERTAIN, needs="@"),
     "PHONE": find_phones,
-    "HANDLE": _matches(_HANDLE, CERTAIN),
+    "HANDLE": _matches(_HANDLE, CERTAIN, needs="@"),
     "HASHTAG": find_hashtags,
     "CREDIT_CARD": find_cards,
     "IBAN": find_ibans,
