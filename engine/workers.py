@@ -108,9 +108,9 @@ knob is moved several times a second, and the next move should find the cores fr
 def giving_way() -> Iterator[None]:
     """Work this thread does within is background work that the process's interactive threads must not wait
     behind (a dashboard's sweep made while the steward moves a knob): `map_reporting` takes no share of the pieces
-    in this process (whose interpreter lock the server's page runs would contend for), hands the workers one piece
-    each at a time, and holds the next while the steward is acting (`interacting`). The workers run at
-    `WORKER_NICE`."""
+    in this process (whose interpreter lock the server's page runs would contend for; asked to share, it keeps
+    the one worker fewer, which saves a copy of large objects), hands the workers one piece each at a time, and
+    holds the next while the steward is acting (`interacting`). The workers run at `WORKER_NICE`."""
     was = getattr(_giving_way, "on", False)
     _giving_way.on = True
     try:
@@ -240,7 +240,6 @@ def map_reporting(
     done = [0] * len(items)
     progress(0, total, what)
     processes = 1 if in_worker() else max(1, min(int(processes), len(items)))
-    here = here and not gives_way()
     if processes == 1:
         out = []
         for k, item in enumerate(items):
@@ -269,7 +268,11 @@ def map_reporting(
             except BaseException as error:  # raised by the waiting loop below
                 failed.append(error)
 
+    # Giving way, this process takes no share (its page runs would wait for the interpreter lock), but the workers
+    # stay one fewer: what ``here`` saves is memory, a copy of large objects, and a background sweep keeps it.
+    background = gives_way()
     workers = processes - 1 if here else processes
+    share = here and not background
     with tempfile.TemporaryDirectory(prefix="textsdc-progress-") as tmp, joblib_workers(processes) as pool:
         if workers < processes:
             fewer_workers(pool, workers)
@@ -283,10 +286,12 @@ def map_reporting(
             if k is not None:
                 futures[pool.submit(_run_piece, func, items[k], k, str(slots))] = k
 
-        thread = threading.Thread(target=share_here, args=(str(slots),), daemon=True) if here else None
+        thread = threading.Thread(target=share_here, args=(str(slots),), daemon=True) if share else None
+        # alone, the workers have every item at once; beside this process's share, `AHEAD` each; giving way, one
+        # each, so that the next waits for the steward's pause
+        first = workers if background else workers * AHEAD if share else len(items)
         try:
-            # alone, the workers have every item at once; giving way, one each, so that the next waits for a pause
-            for _ in range(workers * AHEAD if here else workers if gives_way() else len(items)):
+            for _ in range(first):
                 give_next()
             if thread is not None:
                 thread.start()
