@@ -66,8 +66,8 @@ WORKER_NICE = 19
 """The niceness a worker process runs at (0: the default; higher gives way): the dashboard's server answers a knob
 move while a sweep runs in the background (the Plans page's other lines, a large table's full sweep), and on two
 cores the sweep's workers at the server's priority left it a third of a core. At 5 the Plans page's moves still
-waited behind its background lines (p95 128–140 ms); the lowest priority and `giving_way`'s pauses brought them
-to 77 ms. Nice only weighs when the cores are busy, so a sweep on an otherwise idle machine takes as long."""
+waited behind its background lines (p95 128–140 ms in trials); the lowest priority and `giving_way`'s pauses
+brought them to 77–92 ms. Nice only weighs when the cores are busy, so a sweep on an otherwise idle machine takes as long."""
 
 
 def lower_this_thread() -> None:
