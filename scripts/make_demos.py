@@ -51,6 +51,14 @@ from engine.data.schema import ExternalSpec, FieldSpec, Schema, dict_to_toml  # 
 
 DEFAULT_DATA = ROOT.parent / "shared" / "data"
 DEFAULT_OUT = ROOT / "assets" / "demo"
+RAW_FILES = {
+    "airline": Path("tweets") / "twitter_us_airline_sentiment.csv",
+    "airbnb": Path("airbnb") / "AB_NYC_2019.csv",
+    "clothing": Path("reviews") / "womens_clothing_ecommerce_reviews.csv",
+    "earnings": Path("earnings_calls") / "maec_2017-02_transcripts.jsonl",
+    "gender": Path("tweets") / "twitter_user_gender_classification.csv",
+}
+"""The files of the shared data folder the demos are made from."""
 SEED = 0
 MAX_DEMO_BYTES = 2 * 1024 * 1024
 TOP_TIMEZONES = 8
@@ -108,7 +116,7 @@ def top_values(col: pd.Series, n: int = TOP_TIMEZONES, other: str = "other") -> 
 
 
 def airline_tweets(data_dir: Path) -> Demo:
-    raw = read_csv_as_strings(data_dir / "tweets" / "twitter_us_airline_sentiment.csv")
+    raw = read_csv_as_strings(data_dir / RAW_FILES["airline"])
     schema = Schema(
         text="text",
         author="name",
@@ -177,7 +185,7 @@ def airline_tweets(data_dir: Path) -> Demo:
 
 
 def nyc_airbnb(data_dir: Path) -> Demo:
-    raw = read_csv_as_strings(data_dir / "airbnb" / "AB_NYC_2019.csv")
+    raw = read_csv_as_strings(data_dir / RAW_FILES["airbnb"])
     eligible = raw[non_empty(raw["name"]) & (pd.to_numeric(raw["price"], errors="coerce") > 0)]
     schema = Schema(
         text="name",
@@ -225,7 +233,7 @@ def nyc_airbnb(data_dir: Path) -> Demo:
 
 
 def clothing_reviews(data_dir: Path) -> Demo:
-    raw = read_csv_as_strings(data_dir / "reviews" / "womens_clothing_ecommerce_reviews.csv")
+    raw = read_csv_as_strings(data_dir / RAW_FILES["clothing"])
     renamed = raw.rename(
         columns={
             "Review Text": "review_text",
@@ -345,7 +353,7 @@ ect_ticker_company_names.csv lists a ticker, its name agrees), for the swap meth
 
 
 def earnings_calls(data_dir: Path) -> Demo:
-    path = data_dir / "earnings_calls" / "maec_2017-02_transcripts.jsonl"
+    path = data_dir / RAW_FILES["earnings"]
     calls = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     calls = sorted((c for c in calls if len(c["sentences"]) >= 20), key=lambda c: c["call_id"])[:35]
     rows = []
@@ -414,7 +422,7 @@ def earnings_calls(data_dir: Path) -> Demo:
 
 
 def twitter_profiles(data_dir: Path) -> Demo:
-    raw = read_csv_as_strings(data_dir / "tweets" / "twitter_user_gender_classification.csv", encoding="latin-1")
+    raw = read_csv_as_strings(data_dir / RAW_FILES["gender"], encoding="latin-1")
     eligible = raw[non_empty(raw["description"]) & raw["gender"].isin(["male", "female", "brand"])]
     schema = Schema(
         text="description",

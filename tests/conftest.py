@@ -14,6 +14,18 @@ from engine.data.dataset import Dataset
 from engine.data.schema import FieldSpec, Schema
 
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def needs_shared_files(*files: str | Path) -> None:
+    """Skip the calling test unless every one of ``files`` (paths under ../shared/data) is there: a fresh clone
+    has no ../shared, and a partial copy may hold its SOURCES.md without the file a script reads."""
+    missing = [str(f) for f in files if not (SHARED_DATA / f).is_file()]
+    if missing:
+        pytest.skip(
+            f"the raw data files {', '.join(missing)} under {SHARED_DATA} are absent (not part of the repository)"
+        )
+
+
 BROWSER = os.environ.get("TEXTSDC_CHROMIUM")
 """The browser the reviewer PDF is printed with as the run started (None: found on the PATH)."""
 

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from engine.data.load import load_dataset
+from tests.conftest import SHARED_DATA, needs_shared_files
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 def _script():
@@ -114,11 +114,7 @@ def test_refuses_assets_and_a_missing_data_folder(tmp_path: Path) -> None:
 
 def test_real_shared_data(tmp_path: Path) -> None:
     script = _script()
-    missing = [f for f in script.FILES.values() if not (SHARED_DATA / f).is_file()]
-    if missing:
-        pytest.skip(
-            f"the raw data files {', '.join(missing)} under {SHARED_DATA} are absent (not part of the repository)"
-        )
+    needs_shared_files(*script.FILES.values())
     counts = script.write(tmp_path, 2_000, 0, SHARED_DATA)
     assert counts["records"] == 2_000 and counts["copied_records"] == 0  # fewer than the originals: no copy
     assert counts["authors"] < 2_000

@@ -29,9 +29,9 @@ from engine.data.readers import read_table
 from engine.data.schema import ExternalSpec, FieldSpec, Schema
 from engine.data.validate import MISSING_CATEGORY, validate
 from engine.errors import ConfigError, DataError
+from tests.conftest import SHARED_DATA, needs_shared_files
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
 DEMOS = ["airline-tweets", "nyc-airbnb", "clothing-reviews", "earnings-calls", "twitter-profiles"]
 
 GOOD_CSV = (
@@ -864,9 +864,9 @@ def _load_make_demos():
 
 
 def test_make_demos_reproduces_the_shipped_assets(tmp_path, capsys):
-    if not (SHARED_DATA / "SOURCES.md").is_file():
-        pytest.skip(f"the raw data folder {SHARED_DATA} is absent (it is not part of the repository)")
-    assert _load_make_demos().main(["--data", str(SHARED_DATA), "--out", str(tmp_path)]) == 0
+    make_demos = _load_make_demos()
+    needs_shared_files(*make_demos.RAW_FILES.values())
+    assert make_demos.main(["--data", str(SHARED_DATA), "--out", str(tmp_path)]) == 0
     built = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     shipped = sorted(p.relative_to(DEMOS_DIR) for p in DEMOS_DIR.rglob("*") if p.is_file())
     assert built == shipped

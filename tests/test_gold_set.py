@@ -25,9 +25,9 @@ from engine.protect.kanon.gold import (
     token_labels,
     tokens,
 )
+from tests.conftest import SHARED_DATA, needs_shared_files
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED_DATA = ROOT.parent / "shared" / "data"
 
 
 def test_spans_are_found_in_order_and_repeated_words_take_the_next_occurrence():
@@ -130,14 +130,14 @@ def test_wnut_tokens_are_joined_back_by_the_stated_rule():
 
 
 def test_make_gold_sample_reproduces_the_shipped_posts(tmp_path):
-    if not (SHARED_DATA / "SOURCES.md").is_file():
-        pytest.skip(f"the raw data folder {SHARED_DATA} is absent (it is not part of the repository)")
-    _script("make_gold_sample").main(["--data", str(SHARED_DATA), "--out", str(tmp_path)])
+    script = _script("make_gold_sample")
+    needs_shared_files(script.SOURCE)
+    script.main(["--data", str(SHARED_DATA), "--out", str(tmp_path)])
     assert (tmp_path / "posts.jsonl").read_bytes() == (GOLD_DIR / "posts.jsonl").read_bytes()
 
 
 def test_make_cross_gold_sample_reproduces_the_shipped_posts(tmp_path):
-    if not (SHARED_DATA / "SOURCES.md").is_file():
-        pytest.skip(f"the raw data folder {SHARED_DATA} is absent (it is not part of the repository)")
-    _script("make_cross_gold_sample").main(["--data", str(SHARED_DATA), "--out", str(tmp_path)])
+    script = _script("make_cross_gold_sample")
+    needs_shared_files(script.WNUT, script.AIRLINE)
+    script.main(["--data", str(SHARED_DATA), "--out", str(tmp_path)])
     assert (tmp_path / "posts.jsonl").read_bytes() == (CROSS_GOLD_DIR / "posts.jsonl").read_bytes()
