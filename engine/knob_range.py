@@ -30,6 +30,10 @@ FINEST = 0.02
 """A gap is not halved again once its ends lie this close: within 2% of each other on a log scale, or 2% of the
 knob's range on a linear one (a value shown with three significant digits would also snap onto its
 neighbour, `Fitted.snap`)."""
+ROUND = 2
+"""The fewest values a refining round measures while the budget lasts: a round waits for its slowest value, and
+md's rounds of one value on the airline tweets (a release and its nine measures, 1.2 s) left one of two cores
+idle. Fixed, not the number of processes, so that the values added do not depend on where the sweep runs."""
 
 
 def midpoint(knob: Knob, a: float, b: float) -> float | None:
@@ -100,11 +104,11 @@ def refine(
 ) -> pd.DataFrame:
     """``summary`` with up to ``budget`` more knob values, added round after round where a measure changes most
     between neighbours (`refine_points`, at most half the budget left in a round, so a later round can follow
-    a change the earlier one narrowed down); ``measure(values)`` gives the summary rows of new values.
-    Deterministic for a deterministic ``measure``."""
+    a change the earlier one narrowed down, but at least `ROUND` values while the budget lasts);
+    ``measure(values)`` gives the summary rows of new values. Deterministic for a deterministic ``measure``."""
     left = budget
     while left > 0:
-        new = refine_points(knob, summary, max(1, left // 2), share)
+        new = refine_points(knob, summary, min(left, max(ROUND, left // 2)), share)
         if not new:
             break
         summary = pd.concat([summary, measure(new)], ignore_index=True).sort_values(["knob", "metric"])

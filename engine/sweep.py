@@ -198,101 +198,108 @@ def run_sweep(
             "no metric applies to this dataset: " + "; ".join(f"{k} {v}" for k, v in evaluator.skipped.items())
         )
 
-    tasks = [(v, m) for v in values for m in range(replicates)]
     # The bar's steps: the unprotected data's measures (the baseline), then each release made and measured.
     steps = 1 + len(evaluator.available)
     what = "protecting and measuring"
-    progress(0, steps * (len(tasks) + 1), what)
+    with ExitStack() as stack:
+        n_jobs = stack.enter_context(parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)))
+        shipped: list[tuple[Shipped, str]] = []  # the objects and the shared folder, made once for every round
+
+        def run(items: list[tuple]) -> Iterator[tuple[float | None, int, dict[str, MetricResult], Release | None]]:
+            """The pieces of ``items`` (knob value or None, replicate, kept), in the order given."""
+            if backend != "local":  # Dask scatters the shared objects itself; the bar moves per release
+                calls = (delayed(_dask_piece)(fitted, evaluator, seed, replicates, *item) for item in items)
+                return _counted(
+                    Parallel(n_jobs=n_jobs, return_as="generator")(calls), steps, steps * len(items), progress, what
+                )
+            processes = min(effective_n_jobs(n_jobs), len(items))
+            if processes > 1 and not shipped:  # the refining rounds reuse them: their workers hold them already
+                objects = stack.enter_context(shipped_once((fitted, evaluator)))
+                return_free_memory()  # what the fit freed goes back before the workers load their copies
+                shipped.append((objects, stack.enter_context(tempfile.TemporaryDirectory(prefix="textsdc-shared-"))))
+            one: tuple[Shipped | tuple[Fitted, Evaluator], str | None] = (
+                shipped[0] if processes > 1 else ((fitted, evaluator), None)
+            )
+            pieces = [(one[0], seed, replicates, *item, one[1]) for item in items]
+            here = isinstance(one[0], Shipped) and one[0].size >= SHARE_HERE_BYTES
+            return iter(map_reporting(_sweep_piece, pieces, steps, progress, what, processes, here=here))
+
+        def sweep_of(grid_values: list[float], with_baseline: bool) -> SweepResult:
+            tasks = [(v, m) for v in grid_values for m in range(replicates)]
+            progress(0, steps * (len(tasks) + 1), what)
+            first: list[tuple] = [(None, 0, False)] if with_baseline else []
+            return _collected(
+                grid_values, run(first + [(v, m, m < keep_releases) for v, m in tasks]), with_baseline, meta
+            )
+
+        meta = SweepResult(
+            dataset=dataset.name,
+            fingerprint=dataset.fingerprint,
+            method=protector.name,
+            knob=knob,
+            grid=values,
+            replicates=replicates,
+            seed=seed,
+            rows=pd.DataFrame(columns=ROW_COLUMNS),
+            summary=pd.DataFrame(),
+            skipped=dict(evaluator.skipped),
+            notes=dict(evaluator.notes),
+            complexity=fitted.complexity(),
+            tasks=dict(evaluator.tasks),
+            withheld=tuple(fitted.withheld_columns()),
+        )
+        result = sweep_of(values, measure_baseline)
+        budget = (knob.refine if grid is None else 0) if refine is None else refine
+        if budget <= 0 or knob.integer:
+            return result
+        added: list[SweepResult] = []
+
+        def measure(new: list[float]) -> pd.DataFrame:
+            added.append(sweep_of(sorted({fitted.snap(knob.validate(v)) for v in new}), False))
+            return added[-1].summary
+
+        refine_grid(knob, result.summary, measure, budget)
+        return merged(result, added)
+
+
+def _collected(
+    values: list[float],
+    results: Iterator[tuple[float | None, int, dict[str, MetricResult], Release | None]],
+    with_baseline: bool,
+    meta: SweepResult,
+) -> SweepResult:
+    """The sweep of knob ``values`` from the pieces' ``results`` (the baseline's first, when ``with_baseline``),
+    its other fields from ``meta``."""
     rows: list[dict] = []
     details: dict[float, dict[str, list[pd.DataFrame]]] = {}
     kept: dict[float, dict[int, Release]] = {}
-    with ExitStack() as stack:
-        n_jobs = stack.enter_context(parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)))
-        first: list[tuple] = [(None, 0, False)] if measure_baseline else []
-        items: list[tuple] = first + [(v, m, m < keep_releases) for v, m in tasks]
-        if backend == "local":  # every measure moves the bar, from the workers too
-            processes = min(effective_n_jobs(n_jobs), len(items))
-            objects = stack.enter_context(shipped_once((fitted, evaluator))) if processes > 1 else (fitted, evaluator)
-            if processes > 1:
-                return_free_memory()  # what the fit freed goes back before the workers load their copies
-            folder = (
-                stack.enter_context(tempfile.TemporaryDirectory(prefix="textsdc-shared-")) if processes > 1 else None
-            )
-            pieces = [(objects, seed, replicates, *item, folder) for item in items]
-            here = isinstance(objects, Shipped) and objects.size >= SHARE_HERE_BYTES
-            results = iter(map_reporting(_sweep_piece, pieces, steps, progress, what, processes, here=here))
-        else:  # Dask scatters the shared objects (given as arguments of their own) itself; the bar moves per release
-            calls = (delayed(_dask_piece)(fitted, evaluator, seed, replicates, *item) for item in items)
-            results = _counted(
-                Parallel(n_jobs=n_jobs, return_as="generator")(calls), steps, steps * len(items), progress, what
-            )
-        baseline: dict[str, MetricResult] = next(results)[2] if measure_baseline else {}
-        unprotected = advantage_result({k.removesuffix(CONFIDENTIAL_SUFFIX): v for k, v in baseline.items()})
-        if unprotected is not None:
-            baseline[unprotected.as_confidential().id] = unprotected.as_confidential()
-        for value, m, measured, release in results:
-            v = float(value)  # type: ignore[arg-type]  # a release's value (the baseline, None, came first)
-            if release is not None:
-                kept.setdefault(v, {})[m] = release
-            worst = advantage_result(measured)
-            for mid, res in measured.items():
-                rows.append(result_row(v, m, replace(res, id=mid)))
-                # Per-record detail (one row per record) is kept for replicate 0 only: M copies of it would hold
-                # the data M times over; detail per target, cell or topic is small and kept for every replicate.
-                if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
-                    details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
-            if worst is not None:  # the worst applicable attack over chance, a risk axis like any measure
-                rows.append(result_row(v, m, worst))
+    baseline: dict[str, MetricResult] = next(results)[2] if with_baseline else {}
+    unprotected = advantage_result({k.removesuffix(CONFIDENTIAL_SUFFIX): v for k, v in baseline.items()})
+    if unprotected is not None:
+        baseline[unprotected.as_confidential().id] = unprotected.as_confidential()
+    for value, m, measured, release in results:
+        v = float(value)  # type: ignore[arg-type]  # a release's value (the baseline, None, came first)
+        if release is not None:
+            kept.setdefault(v, {})[m] = release
+        worst = advantage_result(measured)
+        for mid, res in measured.items():
+            rows.append(result_row(v, m, replace(res, id=mid)))
+            # Per-record detail (one row per record) is kept for replicate 0 only: M copies of it would hold
+            # the data M times over; detail per target, cell or topic is small and kept for every replicate.
+            if res.detail is not None and (m == 0 or len(res.detail) <= MAX_DETAIL_ROWS):
+                details.setdefault(v, {}).setdefault(mid, []).append(res.detail.assign(replicate=m))
+        if worst is not None:  # the worst applicable attack over chance, a risk axis like any measure
+            rows.append(result_row(v, m, worst))
     table = pd.DataFrame(rows, columns=ROW_COLUMNS)
-    result = SweepResult(
-        dataset=dataset.name,
-        fingerprint=dataset.fingerprint,
-        method=protector.name,
-        knob=knob,
+    return replace(
+        meta,
         grid=values,
-        replicates=replicates,
-        seed=seed,
         rows=table,
         summary=summarize(table),
         baseline=baseline,
         details={v: {mid: pd.concat(parts, ignore_index=True) for mid, parts in d.items()} for v, d in details.items()},
-        skipped=dict(evaluator.skipped),
-        notes=dict(evaluator.notes),
-        complexity=fitted.complexity(),
         releases={v: [by_m[m] for m in sorted(by_m)] for v, by_m in kept.items()},
-        tasks=dict(evaluator.tasks),
-        withheld=tuple(fitted.withheld_columns()),
     )
-    budget = (knob.refine if grid is None else 0) if refine is None else refine
-    if budget <= 0 or knob.integer:
-        return result
-    added: list[SweepResult] = []
-
-    def measure(new: list[float]) -> pd.DataFrame:
-        more = run_sweep(
-            dataset,
-            protector,
-            new,
-            replicates,
-            seed,
-            jobs,
-            progress,
-            metrics,
-            use_cache,
-            fitted,
-            evaluator,
-            options,
-            keep_releases,
-            backend,
-            scheduler,
-            refine=0,
-            measure_baseline=False,
-        )
-        added.append(more)
-        return more.summary
-
-    refine_grid(knob, result.summary, measure, budget)
-    return merged(result, added)
 
 
 def merged(base: SweepResult, added: list[SweepResult]) -> SweepResult:

@@ -192,8 +192,13 @@ def test_attack_bars_name_every_user_and_say_when_others_tie_or_nobody_is_guesse
 
 
 def test_cosine_histogram():
-    fig = cosine_by_author_figure(pd.DataFrame({"author": ["a", "b"], "cosine": [0.5, 0.9]}), "Word similarity")
-    assert fig.data[0].type == "histogram"
+    fig = cosine_by_author_figure(
+        pd.DataFrame({"author": list("abcde"), "cosine": [0.5, 0.9, 0.949, 1.0, 0.0]}), "Word similarity"
+    )
+    assert fig.data[0].type == "bar" and len(fig.data[0].x) == 21  # counted here, whatever the number of authors
+    counts = dict(zip(np.round(fig.data[0].x, 3), fig.data[0].y))
+    assert counts[0.025] == 1 and counts[0.525] == 1 and counts[0.925] == 2 and counts[1.025] == 1
+    assert sum(fig.data[0].y) == 5
     assert fig.layout.title.text == "Word similarity per author" and fig.layout.yaxis.title.text == "Authors"
     per_record = cosine_by_author_figure(pd.DataFrame({"author": ["0", "1"], "cosine": [0.5, 0.9]}), "W", "record")
     assert per_record.layout.title.text == "W per record" and per_record.layout.yaxis.title.text == "Records"

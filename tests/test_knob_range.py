@@ -128,8 +128,10 @@ def test_a_refined_sweep_measures_the_added_values_as_a_sweep_of_the_whole_grid_
     whole = run_sweep(tiny_dataset, protector, refined.grid, replicates=2, seed=4, metrics=metrics, refine=0)
     pd.testing.assert_frame_equal(refined.summary, whole.summary)  # each value's draws do not depend on the grid
     assert refined.baseline.keys() == whole.baseline.keys()
-    again = run_sweep(tiny_dataset, protector, base, replicates=2, seed=4, metrics=metrics, refine=3)
+    # in two processes the rounds share one shipment of the fit and the measures, with the same results
+    again = run_sweep(tiny_dataset, protector, base, replicates=2, seed=4, metrics=metrics, refine=3, jobs=2)
     assert again.grid == refined.grid
+    pd.testing.assert_frame_equal(again.summary, refined.summary)
     # the knob's own budget applies to its default grid only; a grid given is swept as given
     assert run_sweep(tiny_dataset, protector, base, replicates=1, seed=4, metrics=metrics).grid == base
 

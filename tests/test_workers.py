@@ -374,19 +374,25 @@ def _in_thread(run: Callable[[], T]) -> T:
     return out[0]
 
 
-def test_background_work_waits_while_the_steward_acts_and_runs_nothing_in_this_process():
-    """Giving way, `map_reporting` takes no piece until the steward has paused (`interacting`), and none in the
-    calling process even when asked to share (``here``): the dashboard's page runs there."""
+def test_background_work_waits_while_the_steward_acts_and_holds_large_objects_once():
+    """Giving way, `map_reporting` takes no piece until the steward has paused (`interacting`); it runs none in
+    the calling process (the dashboard's page runs there) unless asked to share large objects (``here``), and then
+    all of them there, one after the other, each after the pause, so that the objects are held once."""
     interacting(1.0)
     marked = time.monotonic()
 
-    def background() -> list[tuple[int, float]]:
+    def background(here: bool) -> list[tuple[int, float]]:
         with giving_way():
-            return map_reporting(_started, list(range(4)), 1, no_progress, "pause", processes=2, here=True)
+            return map_reporting(_started, list(range(4)), 1, no_progress, "pause", processes=2, here=here)
 
-    got = _in_thread(background)
+    got = _in_thread(lambda: background(False))
     assert all(pid != os.getpid() for pid, _ in got), got
     assert min(started for _, started in got) >= marked + 0.9
+    interacting(1.0)
+    marked = time.monotonic()
+    held_once = _in_thread(lambda: background(True))
+    assert all(pid == os.getpid() for pid, _ in held_once), held_once
+    assert min(started for _, started in held_once) >= marked + 0.9
     # not giving way: at once, whatever the steward does
     interacting(5.0)
     begun = time.monotonic()
