@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.tree_memory import tree_rss_mb  # noqa: E402
+from benchmarks.tree_memory import tree_pss_mb, tree_rss_mb  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -99,6 +99,18 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+TIMELINE_S = 10.0
+
+
+def _own_rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` alone (MB; 0 once it has ended)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return 0.0
+    return next((int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0.0)
+
+
 class Server:
     """`textsdc dashboard` on a free port with its own cache folder; samples its memory while it runs."""
 
@@ -107,7 +119,8 @@ class Server:
         env = dict(os.environ, TEXTSDC_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
         argv = [sys.executable, "-m", "engine.cli", "dashboard", "--port", str(self.port), "--data", data]
         self.proc = subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT)
-        self.peak_mb = 0.0
+        self.peak_mb, self.peak_pss_mb, self.peak_at_s = 0.0, 0.0, 0.0
+        self.timeline: list[list[int]] = []  # [s since launch, MB of the tree, MB of its workers] every TIMELINE_S
         started = time.monotonic()
         self._stop = threading.Event()
         threading.Thread(target=self._sample, daemon=True).start()
@@ -126,8 +139,17 @@ class Server:
         return f"http://127.0.0.1:{self.port}"
 
     def _sample(self) -> None:
+        started, last = time.monotonic(), -TIMELINE_S
         while not self._stop.is_set():
-            self.peak_mb = max(self.peak_mb, tree_rss_mb(self.proc.pid))
+            rss = tree_rss_mb(self.proc.pid)
+            self.peak_mb = max(self.peak_mb, rss)
+            now = time.monotonic() - started
+            if rss >= self.peak_mb:
+                self.peak_at_s = round(now, 1)
+            if now - last >= TIMELINE_S:  # PSS reads every page table: not at every sample
+                self.peak_pss_mb = max(self.peak_pss_mb, tree_pss_mb(self.proc.pid))
+                self.timeline.append([round(now), round(rss), round(rss - _own_rss_mb(self.proc.pid))])
+                last = now
             time.sleep(0.2)
 
     def stop(self) -> None:
