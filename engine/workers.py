@@ -263,7 +263,8 @@ def map_reporting(
                 progress(sum(sizes[:k]) + min(d, sizes[k]), total, what)
 
             wait_while_interacting()
-            with threadpool_limits(limits=1), _working_here(alone):
+            # giving way, what a piece asks to run in workers runs here too: no copy of what this thread holds
+            with threadpool_limits(limits=1), _working_here(alone or gives_way()):
                 out.append(func(item, report))
         progress(total, total, what)
         return out

@@ -256,3 +256,31 @@ def test_knob_values_are_shown_with_three_significant_digits_and_snap_back():
     assert fitted.snap(between) == between  # left as asked
     with pytest.raises(ConfigError, match="accepted: 0.0001 to 1"):
         knob.validate(2.0)
+
+
+def test_a_large_tables_background_sweep_ships_nothing_and_measures_the_same(tiny_dataset, monkeypatch):
+    """Giving way (a large table's full sweep behind its sample's view), from `HELD_ONCE_RECORDS` records a sweep
+    runs every piece in its own thread and ships nothing, so its objects are held once; the results are those of
+    a sweep in worker processes."""
+    import os
+
+    import engine.sweep as sweep
+    from engine.workers import giving_way
+
+    protector = get_protector("md", vocabulary="data")
+    metrics = ["unigram_cosine"]
+    grid = [1.0, 100.0]
+    in_workers = run_sweep(tiny_dataset, protector, grid, replicates=2, seed=1, metrics=metrics, jobs=2)
+    monkeypatch.setattr(sweep, "HELD_ONCE_RECORDS", len(tiny_dataset.frame))
+
+    def no_shipping(objects: object) -> None:
+        raise AssertionError("a large table's background sweep shipped its objects")
+
+    monkeypatch.setattr(sweep, "shipped_once", no_shipping)
+    pids: list[int] = []
+    measure = sweep._measure
+    monkeypatch.setattr(sweep, "_measure", lambda *a, **k: (pids.append(os.getpid()), measure(*a, **k))[1])
+    with giving_way():
+        held_once = run_sweep(tiny_dataset, protector, grid, replicates=2, seed=1, metrics=metrics, jobs=2)
+    assert pids and set(pids) == {os.getpid()}
+    pd.testing.assert_frame_equal(held_once.summary, in_workers.summary)
