@@ -243,7 +243,7 @@ def sweep_with_progress(
     return sweep
 
 
-_LATER: queue.SimpleQueue[tuple[Future, Callable[[], SweepResult]]] = queue.SimpleQueue()
+_LATER: queue.SimpleQueue[tuple[Future, Callable[[], SweepResult], bool]] = queue.SimpleQueue()
 """The sweeps asked for in the background, made one at a time (the pages' own sweeps run beside them)."""
 _LATER_JOBS: dict[int, tuple[Slot, Future]] = {}
 _LATER_PROGRESS: dict[int, tuple[int, int, str]] = {}
@@ -255,21 +255,21 @@ _LATER_THREAD: list[threading.Thread] = []
 def _sweep_later_worker() -> None:
     lower_this_thread()  # a knob move's page run and the browser come first
     while True:
-        future, make = _LATER.get()
+        future, make, held_once = _LATER.get()
         if future.set_running_or_notify_cancel():
             try:
-                with giving_way():  # the page's runs come first (`engine.workers.giving_way`)
+                with giving_way(held_once):  # the page's runs come first (`engine.workers.giving_way`)
                     wait_while_interacting()
                     future.set_result(make())
             except BaseException as exc:  # noqa: BLE001 — kept for the page that asks again, which raises it
                 future.set_exception(exc)
 
 
-def _submit_later(make: Callable[[], SweepResult]) -> Future:
+def _submit_later(make: Callable[[], SweepResult], held_once: bool = False) -> Future:
     """``make()`` queued for the background thread (a daemon: a server or a test that ends does not wait for a
-    sweep nobody will see)."""
+    sweep nobody will see), all its work in that thread with ``held_once`` (`engine.workers.giving_way`)."""
     future: Future = Future()
-    _LATER.put((future, make))
+    _LATER.put((future, make, held_once))
     if not _LATER_THREAD:
         _LATER_THREAD.append(threading.Thread(target=_sweep_later_worker, name="textsdc-sweep-later", daemon=True))
         _LATER_THREAD[0].start()
@@ -312,11 +312,13 @@ def sweep_later(
     seed: int,
     params: dict | None = None,
     options: MeasureSettings | None = None,
+    held_once: bool = False,
 ) -> SweepResult | None:
     """The sweep `get_sweep` would return, if this process holds it or an earlier run kept it on disk (read now:
     a restarted dashboard shows what it showed); else None, and the sweep is made in a background thread (once;
     queued behind the others asked for) and kept where `get_sweep` finds it (memory and disk). A page asks again
-    on a later run; a sweep that failed raises its error then (and is not made again in this process)."""
+    on a later run; a sweep that failed raises its error then (and is not made again in this process). With
+    ``held_once`` (a large table's) all its work runs in that thread, so that what it holds is held once."""
     slot, p, reps = _sweep_slot_for(dataset, method, replicates, seed, params, options)
     if slot.filled or sweep_on_disk(p, dataset, _sweep_settings(reps, seed, options)):
         return get_sweep(dataset, method, replicates, seed, no_progress, params, options)
@@ -330,7 +332,9 @@ def sweep_later(
         job = _LATER_JOBS.get(id(slot))
         if job is None or job[0] is not slot:
             interacting()  # the page that asks for it is being drawn: the sweep starts once the steward pauses
-            future = _submit_later(lambda: get_sweep(dataset, method, replicates, seed, record, params, options, where))
+            future = _submit_later(
+                lambda: get_sweep(dataset, method, replicates, seed, record, params, options, where), held_once
+            )
             _LATER_JOBS[id(slot)] = job = (slot, future)
     future = job[1]
     if not future.done():

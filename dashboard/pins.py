@@ -118,11 +118,13 @@ def _step(state_key: str, to: int, knob: float) -> None:
 
 def history_steps(dataset: Dataset, chosen: session.Chosen, state_key: str) -> None:
     """Back and Forward under a page's knob: its slider walks the releases looked at on this page with the same
-    method, parameters, seed and measures (the Compare page's history lists every page's)."""
+    method, parameters, seed and measures (the Compare page's history lists every page's). Shown from the first
+    view on, disabled while there is nowhere to go: a row that appeared at the first move moved what is below
+    the knob and made that move the slowest of the first ten (new elements mounted in the browser)."""
     p = project(dataset)
     here = candidate_of(chosen)
     same = [i for i, c in enumerate(p.history) if c.same_setup(here)]
-    if len(same) < 2:
+    if not same:
         return
     at = st.session_state.get(_cursor_key(state_key))
     if at not in same:

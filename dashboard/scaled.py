@@ -72,7 +72,8 @@ def sweep_shown(
     if sweep is None:
         return None
     # asked for once the sample's is made, so the two do not share the cores the first view waits for
-    full = compute.sweep_later(dataset, method, replicates, seed, params, options)
+    # the whole table's fit, measures and sweep in the background thread alone: held once, not again in workers
+    full = compute.sweep_later(dataset, method, replicates, seed, params, options, held_once=True)
     return Shown(dataset, sample, sweep) if full is None else Shown(dataset, dataset, full)
 
 

@@ -34,7 +34,7 @@ from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
 from engine.results import ROW_COLUMNS, SweepResult, result_row, summarize
 from engine.text.kept import sharing
-from engine.workers import Report, Shipped, gives_way, map_reporting, return_free_memory, shipped_once
+from engine.workers import Report, Shipped, in_worker, map_reporting, return_free_memory, shipped_once
 
 T = TypeVar("T")
 
@@ -47,11 +47,6 @@ coefficients in double precision): two workers grew to 840–890 MB each while t
 originals; sharing, the sweep's peak fell from 2,610 to 1,892 MB. Below it the fit's warm workers do all the
 work, as this process would first load what they already hold (a k-anonymity worker loading spaCy and the word
 lists again cost its page 6.6 s: `engine.workers.WORKER_GROWTH_BYTES`)."""
-HELD_ONCE_RECORDS = 20_000
-"""From this many records a sweep made in the background (`engine.workers.giving_way`: a large table's full
-sweep behind its sample's view) ships nothing and runs every piece in its own thread, one after the other, so
-that the fitted model and the measures are held once: on 200,000 posts, shipped to one worker, they were held in
-the server (3.1 GB) and again in the worker (3.5 GB), and pickling them took the time and memory of a copy."""
 RELEASE_THREADS = 1  # BLAS/OpenMP threads while releasing and measuring, whatever --jobs and the machine
 
 
@@ -217,9 +212,9 @@ def run_sweep(
                 return _counted(
                     Parallel(n_jobs=n_jobs, return_as="generator")(calls), steps, steps * len(items), progress, what
                 )
-            processes = min(effective_n_jobs(n_jobs), len(items))
-            if gives_way() and len(dataset.frame) >= HELD_ONCE_RECORDS:
-                processes = 1  # a large table's background sweep: nothing shipped, every piece in its thread
+            # in a worker, or a thread that counts as one (a large table's full sweep, `giving_way`'s held_once),
+            # nothing is shipped: every piece runs here
+            processes = 1 if in_worker() else min(effective_n_jobs(n_jobs), len(items))
             if processes > 1 and not shipped:  # the refining rounds reuse them: their workers hold them already
                 objects = stack.enter_context(shipped_once((fitted, evaluator)))
                 return_free_memory()  # what the fit freed goes back before the workers load their copies

@@ -105,18 +105,21 @@ knob is moved several times a second, and the next move should find the cores fr
 
 
 @contextmanager
-def giving_way() -> Iterator[None]:
+def giving_way(held_once: bool = False) -> Iterator[None]:
     """Work this thread does within is background work that the process's interactive threads must not wait
     behind (a dashboard's sweep made while the steward moves a knob): `map_reporting` takes no share of the pieces
     in this process (whose interpreter lock the server's page runs would contend for), hands the workers one piece
     each at a time, and holds the next while the steward is acting (`interacting`); the workers run at
     `WORKER_NICE`. Asked to share large objects (``here``), it runs every piece in this thread instead, one after
-    the other and each after the steward's pause: the objects are held once, which a large table's memory needs,
-    and a piece running when the steward acts again holds the interpreter lock part of the time."""
+    the other and each after the steward's pause: the objects are held once. With ``held_once`` (a large table's
+    full sweep) all the work within runs so, as in a worker (`in_worker`): a fit's pieces, the measures'
+    preparation, the sweep, nothing shipped to a worker process and held there again; a piece running when the
+    steward acts again holds the interpreter lock part of the time."""
     was = getattr(_giving_way, "on", False)
     _giving_way.on = True
     try:
-        yield
+        with _working_here(held_once):
+            yield
     finally:
         _giving_way.on = was
 
@@ -252,8 +255,8 @@ def map_reporting(
     done = [0] * len(items)
     progress(0, total, what)
     processes = 1 if in_worker() else max(1, min(int(processes), len(items)))
-    # Giving way with large objects (a large table's background sweep), every piece runs in this thread: the
-    # objects are held once, not again in a worker (200,000 posts: 3.1 GB here and 3.5 GB in the worker).
+    # Giving way with large objects, every piece runs in this thread: the objects are held once, not again in a
+    # worker (200,000 posts: 3.1 GB here and 3.5 GB in the worker).
     alone = here and gives_way()
     if processes == 1 or alone:
         out = []

@@ -503,7 +503,12 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypa
     drawn = counting(monkeypatch, text_figures, "frontier_figure", "attack_bars_figure")
     dataset = at.session_state[session.DATASET]
     payload = knob_payload(at)[0]
-    move_knob(at, session.knob_key("redact"), 3.0)
+    # Back and Forward are under the knob from the first view, disabled: the first move mounts nothing new
+    key = session.knob_key("redact")
+    assert at.button(key=f"{key}::back").disabled and at.button(key=f"{key}::forward").disabled
+    assert any(c.value.startswith("Looked at 1 of 1 on this page") for c in at.caption)
+    move_knob(at, key, 3.0)
+    assert not at.button(key=f"{key}::back").disabled
     assert calls == dict.fromkeys(calls, 0) and page_calls == {"page_dataset": 0}
     assert drawn == dict.fromkeys(drawn, 0) and knob_payload(at)[0] == payload  # the views sent before
     assert at.session_state[session.DATASET] is dataset

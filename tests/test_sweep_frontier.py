@@ -259,9 +259,9 @@ def test_knob_values_are_shown_with_three_significant_digits_and_snap_back():
 
 
 def test_a_large_tables_background_sweep_ships_nothing_and_measures_the_same(tiny_dataset, monkeypatch):
-    """Giving way (a large table's full sweep behind its sample's view), from `HELD_ONCE_RECORDS` records a sweep
-    runs every piece in its own thread and ships nothing, so its objects are held once; the results are those of
-    a sweep in worker processes."""
+    """Giving way and holding its objects once (a large table's full sweep behind its sample's view), a sweep
+    runs every piece in its own thread and ships nothing; the results are those of a sweep in worker
+    processes."""
     import os
 
     import engine.sweep as sweep
@@ -271,7 +271,6 @@ def test_a_large_tables_background_sweep_ships_nothing_and_measures_the_same(tin
     metrics = ["unigram_cosine"]
     grid = [1.0, 100.0]
     in_workers = run_sweep(tiny_dataset, protector, grid, replicates=2, seed=1, metrics=metrics, jobs=2)
-    monkeypatch.setattr(sweep, "HELD_ONCE_RECORDS", len(tiny_dataset.frame))
 
     def no_shipping(objects: object) -> None:
         raise AssertionError("a large table's background sweep shipped its objects")
@@ -280,7 +279,7 @@ def test_a_large_tables_background_sweep_ships_nothing_and_measures_the_same(tin
     pids: list[int] = []
     measure = sweep._measure
     monkeypatch.setattr(sweep, "_measure", lambda *a, **k: (pids.append(os.getpid()), measure(*a, **k))[1])
-    with giving_way():
+    with giving_way(held_once=True):
         held_once = run_sweep(tiny_dataset, protector, grid, replicates=2, seed=1, metrics=metrics, jobs=2)
     assert pids and set(pids) == {os.getpid()}
     pd.testing.assert_frame_equal(held_once.summary, in_workers.summary)

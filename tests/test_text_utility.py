@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pandas as pd
@@ -265,9 +266,21 @@ def test_the_sentiment_classes_from_shared_counts_are_the_pipelines_classes():
         " ".join(w if rng.random() < 0.7 else rng.choice(["[PERSON]", "zebra", "love", "hate"]) for w in t.split())
         for t in texts
     ]
+    expected = []
     for batch in (texts, released):
         counts = {n: space.counts(batch, n) for n in (1, 2)}
-        np.testing.assert_array_equal(model.classes_of_counts(counts, onto), model.classes(batch))
+        expected.append(model.classes(batch))
+        np.testing.assert_array_equal(model.classes_of_counts(counts, onto), expected[-1])
+    # Without the vectorizers' vocabularies (what a sweep holds and ships), the same classes from counts.
+    before = len(pickle.dumps(model))
+    vocabularies = sum(len(pickle.dumps(m[0].vocabulary_)) for m in model.models)
+    model.forget_vocabularies()
+    assert len(pickle.dumps(model)) < before - 0.9 * vocabularies
+    for batch, classes in zip((texts, released), expected):
+        counts = {n: space.counts(batch, n) for n in (1, 2)}
+        np.testing.assert_array_equal(model.classes_of_counts(counts, onto), classes)
+    with pytest.raises(RuntimeError, match="vocabularies were forgotten"):
+        model.classes(texts)
 
 
 def test_the_svm_at_liblinears_tolerances_predicts_as_the_tightly_converged_one():

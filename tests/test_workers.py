@@ -22,10 +22,12 @@ from engine.workers import (
     Report,
     Shipped,
     giving_way,
+    in_worker,
     interacting,
     lower_this_thread,
     map_reporting,
     shipped_once,
+    stream_in_workers,
     wait_while_interacting,
 )
 
@@ -366,6 +368,10 @@ def _started(_: object, report: Report) -> tuple[int, float]:
     return os.getpid(), time.monotonic()
 
 
+def _own_pid(_: object) -> int:
+    return os.getpid()
+
+
 def _in_thread(run: Callable[[], T]) -> T:
     out: list = []
     thread = threading.Thread(target=lambda: out.append(run()))
@@ -393,6 +399,16 @@ def test_background_work_waits_while_the_steward_acts_and_holds_large_objects_on
     held_once = _in_thread(lambda: background(True))
     assert all(pid == os.getpid() for pid, _ in held_once), held_once
     assert min(started for _, started in held_once) >= marked + 0.9
+
+    def whole_table() -> tuple[list[tuple[int, float]], list[int], bool]:
+        with giving_way(held_once=True):  # a large table's full sweep: all its work in this thread
+            pieces = map_reporting(_started, list(range(4)), 1, no_progress, "held", processes=2)
+            streamed = list(stream_in_workers(_own_pid, list(range(4)), 2))
+            return pieces, streamed, in_worker()
+
+    pieces, streamed, counted_as_worker = _in_thread(whole_table)
+    assert {pid for pid, _ in pieces} == set(streamed) == {os.getpid()} and counted_as_worker
+    assert not in_worker()  # the thread that held once, and only while it did
     # not giving way: at once, whatever the steward does
     interacting(5.0)
     begun = time.monotonic()

@@ -21,7 +21,7 @@ from engine.errors import ConfigError
 from engine.progress import Progress, no_progress
 from engine.text.allow import is_identifier
 from engine.text.recognizers import DEFAULT_THRESHOLDS, RECOGNIZERS, recognize
-from engine.workers import keep_what_workers_load, stream_in_workers
+from engine.workers import in_worker, keep_what_workers_load, stream_in_workers
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -206,6 +206,8 @@ def entity_spans(
     ]
     if processes is None:
         processes = NER_PROCESSES if len(pieces) >= PARALLEL_MIN_PIECES else 1
+    if in_worker():  # run here, one chunk after the other (`stream_in_workers`)
+        processes = 1
     chunks = list(bounded_batches(pieces, CHUNK_PIECES, CHUNK_CHARS))
     what = "finding named entities" + (f" in {processes} processes" if processes > 1 and len(chunks) > 1 else "")
     progress(0, n, what)

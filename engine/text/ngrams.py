@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -127,16 +128,36 @@ def projection(vectorizer: Any, space: NgramSpace) -> Projection:
     return {n: (np.asarray(ids, dtype=np.int64), np.asarray(cols, dtype=np.int64)) for n, (ids, cols) in found.items()}
 
 
-def tfidf_of(vectorizer: Any, counts: dict[int, sparse.csr_matrix], onto: Projection) -> sparse.csr_matrix:
+@dataclass(frozen=True)
+class TfidfWeights:
+    """What `tfidf_of` reads of a fitted ``TfidfVectorizer``: its number of features, their idf weights, its norm
+    and sublinear scaling; not its vocabulary, a dict of every n-gram it was fitted on, which `projection` has
+    already placed."""
+
+    width: int
+    idf: np.ndarray
+    norm: str | None
+    sublinear_tf: bool
+
+
+def tfidf_weights(vectorizer: Any) -> TfidfWeights:
+    """The `TfidfWeights` of a fitted ``TfidfVectorizer``."""
+    return TfidfWeights(len(vectorizer.vocabulary_), vectorizer.idf_, vectorizer.norm, bool(vectorizer.sublinear_tf))
+
+
+def tfidf_of(
+    vectorizer: Any | TfidfWeights, counts: dict[int, sparse.csr_matrix], onto: Projection
+) -> sparse.csr_matrix:
     """What a fitted ``TfidfVectorizer``'s ``transform`` gives for texts given by their n-gram counts in a space
-    (``onto`` from `projection`), without tokenizing them again."""
+    (``onto`` from `projection`), without tokenizing them again; the vectorizer or its `TfidfWeights`."""
     from sklearn.feature_extraction.text import TfidfTransformer
 
-    width = len(vectorizer.vocabulary_)
+    weights = vectorizer if isinstance(vectorizer, TfidfWeights) else tfidf_weights(vectorizer)
+    width = weights.width
     total = sparse.csr_matrix((next(iter(counts.values())).shape[0], width))
     for n, matrix in counts.items():
         ids, cols = onto[n]
         total = total + matrix @ sparse.csr_matrix((np.ones(len(ids)), (ids, cols)), shape=(matrix.shape[1], width))
-    tfidf = TfidfTransformer(norm=vectorizer.norm, sublinear_tf=vectorizer.sublinear_tf)
-    tfidf.idf_ = vectorizer.idf_
+    tfidf = TfidfTransformer(norm=weights.norm, sublinear_tf=weights.sublinear_tf)
+    tfidf.idf_ = weights.idf
     return tfidf.transform(total)

@@ -40,7 +40,7 @@ from engine.measures.utility.ngram import author_matrix, row_cosines
 from engine.progress import Progress, no_progress
 from engine.protect.params import Param
 from engine.text.kept import KeptByText, text_key
-from engine.text.ngrams import ORDERS, Projection, projection, tfidf_of
+from engine.text.ngrams import ORDERS, Projection, projection, tfidf_of, tfidf_weights
 from engine.text.tokens import tokenize
 from engine.workers import Report, map_reporting
 
@@ -170,8 +170,19 @@ class CrossFitted:
             FOLD_PROCESSES if len(texts) >= PARALLEL_MIN_TEXTS else 1,
         )
 
+    def forget_vocabularies(self) -> None:
+        """Keep of each fold's model only what `classes_of_counts` reads: its `TfidfWeights` and its SVM. The
+        vectorizers' vocabularies, dicts of every unigram and bigram of the folds' training texts, were most of
+        what the measures hold, and of what a sweep ships to its workers; `classes` needs them, so it is no longer
+        available."""
+        self.models = [(tfidf_weights(model[0]), model[-1]) for model in self.models]
+
     def classes(self, texts: list[str]) -> np.ndarray:
         """The class code of each text (aligned with the records), by its record's out-of-fold model."""
+        if any(isinstance(model, tuple) for model in self.models):
+            raise RuntimeError(
+                "the folds' vocabularies were forgotten: score texts by their counts (classes_of_counts)"
+            )
         out = np.zeros(len(texts), dtype=int)
         array = np.asarray(texts, dtype=object)
         for k, model in enumerate(self.models):
@@ -254,6 +265,7 @@ class SentimentCosine(Measure):
             original = self.model.classes(texts)
             self.space = ngram_space(context)
             self.onto = [projection(model[0], self.space) for model in self.model.models]
+            self.model.forget_vocabularies()  # placed in the space: not held, nor shipped, again
             context.progress(1, 1, "training the sentiment classifier")
         self.original, _ = class_shares(original, self.authors, self.n_classes)
 
