@@ -270,6 +270,7 @@ def test_the_200000_post_page_figures_are_the_benchmarks_last_run():
         f"p50 / p95 from outside | {sample['p50']} / {sample['p95']} ms |",
         f"| Ten moves on the full view, p50 / p95 from outside | {full['p50']} / {full['p95']} ms |",
         f"| Peak resident memory of the server's process tree, summed | {r['peak_rss_mb']:,} MB |",
+        f"(PSS: a page shared by processes counted once) | {r['peak_pss_mb']:,} MB |",
         f"from `page.goto` | {r['full_sweep_noted_s']:.1f} s |",
     ):
         assert row in text, f"run `benchmarks/bench_scale_page.py` and state its figures: {row}"
