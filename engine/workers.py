@@ -240,9 +240,9 @@ def map_reporting(
     With ``here`` this process takes items too, in a thread of its own, and the workers are one fewer (ended
     rather than left idle), given items `AHEAD` at a time as they finish them: a sweep's waiting process already
     holds the fitted model and the measures that every worker loads a copy of. Giving way (`giving_way`), with
-    ``here`` every item runs in the calling thread, without workers; without, only in workers. A piece run here counts as a
-    worker's (`in_worker`) and must leave this process as it found it apart from what it keeps on purpose (a
-    model loaded once).
+    ``here`` every item runs in the calling thread, without workers; without ``here``, only in workers. A piece
+    run here counts as a worker's (`in_worker`) and must leave this process as it found it apart from what it
+    keeps on purpose (a model loaded once).
 
     In a worker (`in_worker`) the items run one after the other.
 
