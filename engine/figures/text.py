@@ -731,8 +731,8 @@ def attack_bars_figure(
     spacing = gap_px / (height - 190) if rows > 1 else 0.0
     fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles, vertical_spacing=spacing, horizontal_spacing=0.08)
 
-    # Traces and axes are gathered and given to the figure at once: Plotly's per-panel calls (``row=``, ``col=``)
-    # look each axis up again and took most of the 80 ms a four-panel figure cost, once per knob value's view.
+    # Traces and axes are gathered and given to the figure at once, not panel by panel (``row=``, ``col=``, which
+    # look each axis up again): the same figure, 76 ms instead of 82 for four panels, once per knob value's view.
     def axis(letter: str, k: int) -> str:  # the axis of panel k (0-based, row by row) as a trace names it
         return letter if k == 0 else f"{letter}{k + 1}"
 
