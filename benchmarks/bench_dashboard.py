@@ -52,7 +52,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.tree_memory import tree_pss_mb, tree_rss_mb  # noqa: E402
+from benchmarks.tree_memory import rss_mb, tree_pss_mb, tree_rss_mb  # noqa: E402
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
@@ -102,15 +102,6 @@ def free_port() -> int:
 TIMELINE_S = 10.0
 
 
-def _own_rss_mb(pid: int) -> float:
-    """Resident memory of ``pid`` alone (MB; 0 once it has ended)."""
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return 0.0
-    return next((int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0.0)
-
-
 class Server:
     """`textsdc dashboard` on a free port with its own cache folder; samples its memory while it runs."""
 
@@ -148,7 +139,7 @@ class Server:
                 self.peak_at_s = round(now, 1)
             if now - last >= TIMELINE_S:  # PSS reads every page table: not at every sample
                 self.peak_pss_mb = max(self.peak_pss_mb, tree_pss_mb(self.proc.pid))
-                self.timeline.append([round(now), round(rss), round(rss - _own_rss_mb(self.proc.pid))])
+                self.timeline.append([round(now), round(rss), round(rss - rss_mb(self.proc.pid))])
                 last = now
             time.sleep(0.2)
 

@@ -8,6 +8,12 @@ import threading
 from pathlib import Path
 
 
+def _read_kb(pid: int, file: str, key: str) -> int:
+    """The ``key`` line of /proc/<pid>/``file`` (kB); OSError or StopIteration once the process has ended."""
+    status = Path(f"/proc/{pid}/{file}").read_text()
+    return next(int(line.split()[1]) for line in status.splitlines() if line.startswith(key))
+
+
 def _tree_sum_mb(pid: int, file: str, key: str) -> float:
     """The ``key`` line of /proc/<p>/``file`` summed over ``pid`` and its descendants (MB); a process that ends
     meanwhile counts 0."""
@@ -15,13 +21,20 @@ def _tree_sum_mb(pid: int, file: str, key: str) -> float:
     while todo:
         p = todo.pop()
         try:
-            status = Path(f"/proc/{p}/{file}").read_text()
-            total += next(int(line.split()[1]) for line in status.splitlines() if line.startswith(key))
+            total += _read_kb(p, file, key)
             children = Path(f"/proc/{p}/task/{p}/children").read_text().split()
             todo += [int(c) for c in children]
         except (OSError, StopIteration):
             continue
     return total / 1024
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of ``pid`` alone (MB; 0 once it has ended)."""
+    try:
+        return _read_kb(pid, "status", "VmRSS:") / 1024
+    except (OSError, StopIteration):
+        return 0.0
 
 
 def tree_rss_mb(pid: int) -> float:
