@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from engine.protect.swap.identifiers import suppress_identifiers
-from engine.text.names import name_variants, person_variants
+from engine.text.names import identifier_pattern, mentions, name_variants, person_variants
 
 IDENTIFIERS = {
     "Company Name": ["Automatic Data Processing, Inc.", "ADP"],
@@ -106,3 +108,22 @@ def test_a_company_is_also_named_by_its_distinctive_first_word_but_not_by_a_gene
     )
     assert text == "[Company Name] grew its annuities; [Company Name] thanks you. A national bank did not."
     assert found == [("[Company Name]", "Lincoln"), ("[Company Name]", "Lincoln National")]
+
+
+@pytest.mark.parametrize(
+    "text, value",
+    [
+        ("Thanks @JetBlue for nothing", "@jetblue"),  # any case
+        ("jetblue, again", "JetBlue"),
+        ("Flew JetBlueAir today", "JetBlue"),  # not a whole word
+        ("AAL is up, aal is not a ticker", "AAL"),  # a ticker: exact case
+        ("aal only", "AAL"),
+        ("Straße Müller sagt", "müller"),  # outside ASCII the pattern alone decides
+        ("Ingrid İnce spoke", "iNCE"),
+        ("the Kelvin sign \u212a is no k", "K"),
+        ("", "Ann"),
+    ],
+)
+def test_a_mention_is_what_the_identifier_pattern_finds(text, value):
+    """The substring test before the pattern never changes its answer (case, whole words, tickers, non-ASCII)."""
+    assert mentions(text, value) == (identifier_pattern(value).search(text) is not None)

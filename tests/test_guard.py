@@ -73,6 +73,11 @@ def test_a_short_capital_name_matches_in_capitals_only_and_the_longest_name_wins
     index = NameIndex(["LNC", "Lincoln National", "Lincoln"])
     assert index.spans("lnc and LNC") == [(8, 11)]
     assert index.spans("at Lincoln National today") == [(3, 19)]
+    # A text none of whose words starts a name is passed over at once; the answer is the word-by-word one, for
+    # ASCII texts (the quick test) and others (Turkish İ lower-cases to two characters) alike.
+    assert index.spans("nothing to see") == [] and index.spans("LINCOLN and lnc") == [(0, 7)]
+    assert NameIndex(["İnce Ltd"]).spans("met İnce Ltd and İNCE LTD") == [(4, 12), (17, 25)]
+    assert NameIndex(["ince ltd"]).spans("say Ince ltd") == [(4, 12)]
 
 
 def test_a_type_switched_off_is_left_and_the_release_says_so():

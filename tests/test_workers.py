@@ -4,6 +4,7 @@ shipped to the workers once."""
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 import threading
@@ -133,6 +134,27 @@ def test_shipped_objects_are_read_once_per_process_and_their_file_removed():
     assert not path.exists() and not path.parent.exists()
     with shipped_once({"values": np.arange(3)}) as other:
         assert other.load()["values"].sum() == 3  # a new handle replaces what this process held
+
+
+def _freeze_around_load(shipped: Shipped, report: Report) -> tuple[int, int, int]:
+    before = gc.get_freeze_count()
+    shipped.load()
+    return os.getpid(), before, gc.get_freeze_count()
+
+
+def test_a_worker_freezes_what_it_keeps_between_pieces_and_thaws_it_for_new_objects():
+    """After a piece a worker process freezes what it holds, so the next collection walks only what a piece
+    makes; loading another shipment unfreezes it, so the objects it replaces can be collected."""
+    with shipped_once({"values": np.arange(5)}) as first:
+        seen = map_reporting(_freeze_around_load, [first] * 8, 1, no_progress, "loading", processes=2)
+    later: dict[int, list[int]] = {}
+    for pid, before, _ in seen:
+        later.setdefault(pid, []).append(before)
+    assert all(b > 0 for befores in later.values() for b in befores[1:])  # frozen after each worker's first piece
+    with shipped_once({"values": np.arange(3)}) as second:
+        seen = map_reporting(_freeze_around_load, [second] * 4, 1, no_progress, "loading", processes=2)
+    assert any(before > 0 and after == 0 for _, before, after in seen)  # thawed as the new objects came in
+    assert gc.get_freeze_count() == 0  # the calling process is no worker: it freezes nothing
 
 
 def _threads_here(_: int, report: Report) -> int:

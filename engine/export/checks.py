@@ -19,7 +19,7 @@ from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
 from engine.measures.risk.background_attack import SwapTarget
 from engine.measures.risk.duplicates import verbatim_warning
 from engine.protect.base import Release
-from engine.text.names import identifier_pattern
+from engine.text.names import mentions
 
 
 def unchanged_protected_columns(dataset: Dataset, release: Release) -> list[str]:
@@ -94,15 +94,29 @@ def own_identifiers_in_text(dataset: Dataset, release: Release) -> dict[str, int
     for column, treatment in schema.identifiers.items():
         if treatment == "keep" or column not in dataset.frame.columns:
             continue
-        hits = 0
-        for value, body in zip(dataset.frame[column].tolist(), released):
-            if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value)):
-                continue
-            names = [n for n in names_in(str(value)) if len(n) >= OWN_NAME_MIN_CHARS]
-            hits += any(identifier_pattern(n).search(body) for n in names)
+        hits = sum(any(mentions(body, n) for n in names) for names, body in zip(_own_names(dataset, column), released))
         if hits:
             out[str(column)] = hits
     return out
+
+
+_OWN_NAMES: dict[tuple[str, str], list[tuple[str, ...]]] = {}
+"""`_own_names` of the latest datasets: the same for every release of a dataset (a page checks one per knob value)."""
+
+
+def _own_names(dataset: Dataset, column: str) -> list[tuple[str, ...]]:
+    """Each record's names in identifier ``column`` that `own_identifiers_in_text` looks for (none if missing)."""
+    key = (dataset.fingerprint, column)
+    if key not in _OWN_NAMES:
+        if len(_OWN_NAMES) >= 8:
+            _OWN_NAMES.clear()
+        _OWN_NAMES[key] = [
+            ()
+            if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
+            else tuple(n for n in names_in(str(value)) if len(n) >= OWN_NAME_MIN_CHARS)
+            for value in dataset.frame[column].tolist()
+        ]
+    return _OWN_NAMES[key]
 
 
 class ExportCheck(ABC):

@@ -114,6 +114,7 @@ class NameIndex:
         # are passed over without building a tuple for every length up to the longest name.
         self._first_exact = {words[0] for words in self.exact}
         self._first_folded = {words[0] for words in self.folded}
+        self._first_lowered = self._first_folded | {w.lower() for w in self._first_exact}
         self._lengths = sorted({len(w) for w in self.exact} | {len(w) for w in self.folded}, reverse=True)
 
     def __len__(self) -> int:
@@ -122,6 +123,10 @@ class NameIndex:
     def spans(self, text: str) -> list[tuple[int, int]]:
         """The (start, end) of every name in ``text``, the longest at each place, none overlapping."""
         if not self.longest:
+            return []
+        # Most texts hold no word a name starts with. In an ASCII text, lower-casing changes no character's
+        # length and no word's bounds, so one set of its lower-cased words tells (a C-level test, no loop).
+        if text.isascii() and self._first_lowered.isdisjoint(_WORD.findall(text.lower())):
             return []
         found_words = list(_WORD.finditer(text))
         raw = [m.group() for m in found_words]
