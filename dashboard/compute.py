@@ -5,6 +5,7 @@ sweeps by (fingerprint, method and parameters, replicates, seed, measure options
 
 from __future__ import annotations
 
+import contextlib
 import os
 import queue
 import threading
@@ -141,7 +142,10 @@ def get_sweep(
 
     def compute() -> SweepResult:
         where.check()
+        beside = _measures_beside_fit(dataset, method, params, options)
         fitted = get_fitted(dataset, method, progress, params)
+        if beside is not None and beside.is_alive():
+            progress(0, 1, "preparing the measures (begun beside the fit)")
         evaluator = get_evaluator(dataset, progress, tuple(fitted.synthesized_fields), options, fitted, params)
         backend = where.sweep_arguments(local_jobs=min(SWEEP_JOBS, len(fitted.knob.default_grid()) * reps))
         return run_sweep(
@@ -162,6 +166,30 @@ def get_sweep(
     persist_as(sweep, sweep_name(p, dataset, settings))
     kept_slot(dataset.fingerprint, method, params_key(p), int(seed), reps).get(lambda: sweep.releases)
     return sweep
+
+
+def _measures_beside_fit(
+    dataset: Dataset, method: str, params: dict | None, options: MeasureSettings | None
+) -> threading.Thread | None:
+    """A thread preparing the measures every method shares (`get_evaluator` without fields) while ``method``
+    fits, when its fit leaves cores idle (`Protector.fits_in_threads`: rnn's JAX training uses about 1.6 of 2)
+    and neither is made yet; None otherwise. Its progress is not drawn (only the page's own thread draws); an
+    error it meets is raised again, and shown, when the page asks for the measures after the fit. On the
+    airline tweets rnn's fit and measures took 32.5 s one after the other, 29.7 s side by side."""
+    cls = method_class(method)
+    shared = evaluator_slot(dataset.fingerprint, (), options_key(options), "")
+    if not cls.fits_in_threads or cls.changes != "text" or shared.filled:
+        return None
+    if fit_slot(dataset.fingerprint, method, params_key(protector(method, params))).filled:
+        return None
+
+    def prepare() -> None:
+        with contextlib.suppress(Exception):
+            get_evaluator(dataset, no_progress, (), options)
+
+    thread = threading.Thread(target=prepare, name="textsdc-measures-beside-fit", daemon=True)
+    thread.start()
+    return thread
 
 
 def _placed(progress: Progress, where: RunOn) -> Progress:

@@ -873,6 +873,47 @@ def test_a_restarted_dashboard_finds_the_persisted_sweep(monkeypatch):
     assert len(calls) == 2
 
 
+def test_a_method_whose_fit_leaves_cores_idle_has_its_measures_prepared_beside_it(monkeypatch):
+    """With `Protector.fits_in_threads` the measures every method shares are prepared in a thread while the
+    method fits (the fit below cannot end before they have begun), and the sweep is the engine's; without it
+    they are prepared after the fit, in the page's thread."""
+    import threading
+
+    import streamlit as st
+
+    from dashboard import compute
+    from engine.protect import get_protector, method_class
+    from engine.sweep import run_sweep
+    from tests.contract_data import contract_dataset
+
+    began = threading.Event()
+    built: list[str] = []
+    make_evaluator, fit_cached = compute.Evaluator, compute.fit_cached
+
+    def evaluator(*a, **k):
+        built.append(threading.current_thread().name)
+        began.set()
+        return make_evaluator(*a, **k)
+
+    def fit(*a, **k):
+        if method_class("md").fits_in_threads:
+            assert began.wait(60), "the measures were not begun while the method fitted"
+        return fit_cached(*a, **k)
+
+    monkeypatch.setattr(compute, "Evaluator", evaluator)
+    monkeypatch.setattr(compute, "fit_cached", fit)
+    monkeypatch.setattr(method_class("md"), "fits_in_threads", True)
+    dataset = contract_dataset()
+    st.cache_resource.clear()
+    sweep = compute.get_sweep(dataset, "md", 1, 424_242)
+    assert built == ["textsdc-measures-beside-fit"]
+    assert sweep.summary.equals(run_sweep(dataset, get_protector("md"), None, 1, 424_242).summary)
+    monkeypatch.setattr(method_class("md"), "fits_in_threads", False)
+    st.cache_resource.clear()
+    compute.get_sweep(dataset, "md", 1, 424_243)
+    assert built[1:] == [threading.current_thread().name]
+
+
 def test_prepared_views_are_built_once_per_sweep_and_key():
     from dashboard import compute, prepared
     from tests.contract_data import contract_dataset

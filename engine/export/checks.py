@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from engine.data.dataset import Dataset
+from engine.data.derived import derived
 from engine.data.identifiers_file import names_in
 from engine.measures.attacks import WORST_ATTACK
 from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult, metric_info
@@ -100,23 +101,19 @@ def own_identifiers_in_text(dataset: Dataset, release: Release) -> dict[str, int
     return out
 
 
-_OWN_NAMES: dict[tuple[str, str], list[tuple[str, ...]]] = {}
-"""`_own_names` of the latest datasets: the same for every release of a dataset (a page checks one per knob value)."""
-
-
 def _own_names(dataset: Dataset, column: str) -> list[tuple[str, ...]]:
-    """Each record's names in identifier ``column`` that `own_identifiers_in_text` looks for (none if missing)."""
-    key = (dataset.fingerprint, column)
-    if key not in _OWN_NAMES:
-        if len(_OWN_NAMES) >= 8:
-            _OWN_NAMES.clear()
-        _OWN_NAMES[key] = [
+    """Each record's names in identifier ``column`` that `own_identifiers_in_text` looks for (none if missing),
+    read once per dataset (a page checks a release at every knob value)."""
+    return derived(
+        dataset,
+        ("own names", column),
+        lambda: [
             ()
             if value is None or value is pd.NA or (isinstance(value, float) and np.isnan(value))
             else tuple(n for n in names_in(str(value)) if len(n) >= OWN_NAME_MIN_CHARS)
             for value in dataset.frame[column].tolist()
-        ]
-    return _OWN_NAMES[key]
+        ],
+    )
 
 
 class ExportCheck(ABC):

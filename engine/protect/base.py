@@ -352,6 +352,9 @@ class Protector(ABC):
     """What the method's protection depends on finding in the text ("identifiers"), if anything: its releases
     (all but those that replace nothing) then say what share of it its detector finds on gold
     (`engine.protect.detection.DetectionShare`)."""
+    fits_in_threads: ClassVar[bool] = False
+    """Whether its fit computes in threads of the calling process (a model's own thread pool) and sends nothing to
+    worker processes, leaving part of the cores idle: the dashboard then prepares the measures beside it."""
     change_labels: ClassVar[dict[str, str]] = {}
     """What the labels of its releases' changes name ("QIAGE" → "age"), when they say what kind of value each
     change replaced: the sample texts then colour every change by its label and name it."""

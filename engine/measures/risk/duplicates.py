@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from engine.data.dataset import Dataset
+from engine.data.derived import derived
 
 VERBATIM_WARNING_SHARE = 0.10  # warn when more than this share of the intruder's texts are copies
 
@@ -40,7 +41,9 @@ def verbatim_intruder_texts(dataset: Dataset) -> tuple[int, int]:
     text = dataset.schema.text
     if ext is None or len(ext) == 0 or text not in ext.columns:
         return 0, 0
-    return count_verbatim(ext[text].tolist(), dataset.texts.tolist())
+    return derived(
+        dataset, "verbatim intruder texts", lambda: count_verbatim(ext[text].tolist(), dataset.texts.tolist())
+    )
 
 
 def verbatim_warning(dataset: Dataset, share: float = VERBATIM_WARNING_SHARE) -> str | None:

@@ -112,6 +112,7 @@ class RecurrentSynthesizer(Protector):
     """Replace every text by one a user-conditioned recurrent network writes for the same author."""
 
     protects_by = "synthesized"
+    fits_in_threads = True  # JAX trains in its own threads (about 1.6 of 2 cores): the measures are made beside it
     name = "rnn"
     title = "Neural text synthesis (recurrent generator)"
     description = (
