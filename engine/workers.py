@@ -34,7 +34,7 @@ from typing import Any, TypeVar
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from engine.progress import Progress
+from engine.progress import Progress, no_progress
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -299,7 +299,7 @@ def map_reporting(
     workers = processes - 1 if here else processes
     share = here
     with tempfile.TemporaryDirectory(prefix="textsdc-progress-") as tmp, joblib_workers(processes) as pool:
-        if workers < processes:
+        if workers < processes and not pool_shared():  # shared, the other caller's pieces keep every worker
             fewer_workers(pool, workers)
         slots = Path(tmp) / "slots"
         np.zeros(len(items), dtype=np.int64).tofile(slots)
@@ -382,6 +382,34 @@ def stream_in_workers(func: Callable[[T], R], items: Sequence[T], processes: int
                 future.cancel()
 
 
+def beside(make: Callable[[Progress], R], progress: Progress) -> Callable[[], R]:
+    """``make(no_progress)`` begun now in a thread of its own, so that the caller goes on with other work while
+    it waits on worker processes (only the caller's thread may draw progress); the function returned waits for
+    it and returns its result (or raises its error). In a worker, or giving way (`giving_way`: that thread's
+    work holds its objects once), ``make(progress)`` runs when the result is asked for."""
+    if in_worker() or gives_way():
+        return lambda: make(progress)
+    done: list[Any] = []
+
+    def run() -> None:
+        try:
+            done.append((True, make(no_progress)))
+        except BaseException as error:  # noqa: BLE001 — raised to the caller when it asks
+            done.append((False, error))
+
+    thread = threading.Thread(target=run, name="textsdc-beside", daemon=True)
+    thread.start()
+
+    def result() -> R:
+        thread.join()
+        ok, value = done[0]
+        if not ok:
+            raise value
+        return value
+
+    return result
+
+
 def fewer_workers(pool: Any, workers: int) -> None:
     """End all but ``workers`` of joblib's reusable worker processes (loky's private ``_resize``; the next
     `Parallel` that asks for more starts them again). Asking joblib for fewer workers would not do: the workers'
@@ -395,9 +423,24 @@ def fewer_workers(pool: Any, workers: int) -> None:
     resize(workers)
 
 
+_POOL_LOCK = threading.Lock()
+_POOL_USE = {"users": 0, "processes": 0}
+"""How many callers in this process are using joblib's reusable workers (`joblib_workers`), and for how many."""
+
+
+def pool_shared() -> bool:
+    """Whether another caller in this process (another thread) is using joblib's reusable workers now."""
+    with _POOL_LOCK:
+        return _POOL_USE["users"] > 1
+
+
 @contextmanager
 def joblib_workers(processes: int) -> Iterator[Any]:
     """The executor of joblib's reusable worker processes, configured as joblib's `Parallel` configures it.
+
+    While another thread's work is on them (the sentiment folds training beside the other measures'
+    preparation), a caller is given them as they are, whatever ``processes`` it asked for: asking joblib for
+    another number would end them under that work. What a piece computes does not depend on how many there are.
 
     joblib starts new workers whenever it is asked for its executor with settings other than the last ones
     (thread limits, memory mapping); asking as `Parallel` does keeps one set of workers for a fit's pieces and
@@ -408,9 +451,18 @@ def joblib_workers(processes: int) -> Iterator[Any]:
     from joblib import Parallel
     from joblib.executor import get_memmapping_executor
 
-    with Parallel(n_jobs=processes) as parallel:
-        pool = getattr(parallel._backend, "_workers", None)  # None when another backend is active
-        yield pool if pool is not None else get_memmapping_executor(processes)
+    with _POOL_LOCK:
+        if _POOL_USE["users"]:
+            processes = _POOL_USE["processes"]
+        _POOL_USE["users"] += 1
+        _POOL_USE["processes"] = processes
+    try:
+        with Parallel(n_jobs=processes) as parallel:
+            pool = getattr(parallel._backend, "_workers", None)  # None when another backend is active
+            yield pool if pool is not None else get_memmapping_executor(processes)
+    finally:
+        with _POOL_LOCK:
+            _POOL_USE["users"] -= 1
 
 
 _LOADED: dict[str, Any] = {}

@@ -234,6 +234,38 @@ def test_the_folds_trained_in_worker_processes_are_the_folds_trained_here(monkey
         np.testing.assert_array_equal(a[-1].coef_, b[-1].coef_)
 
 
+def test_folds_trained_in_workers_are_collected_after_the_other_measures_are_prepared(monkeypatch):
+    """From `PARALLEL_MIN_TEXTS` texts the folds train in worker processes, begun from a thread of their own,
+    while the other measures are prepared in the caller's; the measures are those of folds trained in order,
+    and a label the folds cannot use still leaves the measure out with its reason."""
+    import threading
+
+    from engine.measures.utility import sentiment
+
+    data = reviews()
+    frame = data.frame.copy()
+    frame["text"] = [t.replace("hate", "love") for t in frame["text"]]
+    in_order = Evaluator(data).evaluate(frame)
+    trained_in: list[str] = []
+    cross_fitted = sentiment.CrossFitted.__init__
+
+    def spy(self, *a, **k):
+        trained_in.append(threading.current_thread().name)
+        cross_fitted(self, *a, **k)
+
+    monkeypatch.setattr(sentiment.CrossFitted, "__init__", spy)
+    monkeypatch.setattr(sentiment, "PARALLEL_MIN_TEXTS", 10)
+    beside = Evaluator(data)
+    assert trained_in == ["textsdc-beside"] and all("_folds" not in vars(m) for m in beside._measures)
+    assert {k: v.value for k, v in beside.evaluate(frame).items()} == {k: v.value for k, v in in_order.items()}
+    assert pickle.loads(pickle.dumps(beside)).available == beside.available  # nothing running is kept
+    once = data.frame.copy()
+    once.loc[0, "sentiment"] = "neutral"  # a label of one record: two folds of each are needed
+    skipped = Evaluator(dataclasses.replace(data, frame=once), METRICS)
+    assert "sentiment_cosine" not in skipped.available
+    assert "occurs once" in skipped.skipped["sentiment_cosine"]
+
+
 def test_a_large_training_split_is_sampled_with_the_seed_and_the_note_says_so(monkeypatch):
     from engine.measures.utility import classifier
 

@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -83,6 +84,24 @@ def test_a_fits_pieces_and_the_sweep_after_it_run_on_the_same_workers():
     sweep = set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(6)))
     again = set(map_reporting(_pid, list(range(6)), 1, lambda *r: None, "pids", 2))
     assert os.getpid() not in fit and sweep <= fit and again <= fit
+
+
+def test_a_second_thread_shares_the_workers_as_they_are_configured():
+    """While one thread's pieces run on joblib's workers, another thread asking for another number of them is
+    given the same workers: asking joblib for three would end the two under the first thread's pieces."""
+    first: list[list[int]] = []
+    thread = threading.Thread(
+        target=lambda: first.append(map_reporting(_slow_pid, list(range(8)), 1, lambda *r: None, "pids", 2))
+    )
+    thread.start()
+    time.sleep(0.5)  # the first thread's pieces are running
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        second = map_reporting(_pid, list(range(6)), 1, lambda *r: None, "pids", 3)
+    thread.join()
+    assert not [w for w in said if "resize" in str(w.message)]  # joblib did not resize them under the first's
+    assert len(first) == 1 and len(first[0]) == 8 and len(second) == 6
+    assert set(second) <= set(first[0]) and len(set(first[0])) == 2
 
 
 _KEPT: list[bytearray] = []

@@ -374,6 +374,11 @@ class Measure(ABC):
     def prepare(self, context: PrepareContext) -> None:  # noqa: B027 - optional: most measures have no such work
         """Release-independent work, once per dataset (nothing by default)."""
 
+    def finish(self, context: PrepareContext) -> None:  # noqa: B027 - optional: most measures leave nothing running
+        """What `prepare` began and left running (work in worker processes, `engine.workers.beside`) collected,
+        once every measure of the Evaluator is prepared, so that the others were prepared meanwhile; it may raise
+        as `prepare` does (nothing by default)."""
+
     @abstractmethod
     def compute(self, view: ReleaseView) -> MetricResult:
         """The measure of one release."""

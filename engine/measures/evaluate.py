@@ -77,6 +77,17 @@ def _prepare(cls: type[Measure], context: PrepareContext) -> Measure | str:
     return measure
 
 
+def _finish(measure: Measure, context: PrepareContext) -> str | None:
+    """None once what ``measure`` left running is collected, or the reason it cannot apply after all."""
+    try:
+        measure.finish(context)
+    except NotApplicable as e:
+        return e.reason
+    except TextsdcError as e:
+        return str(e)
+    return None
+
+
 class Evaluator:
     """Measures releases of one dataset; ``available`` lists the metrics that apply, ``skipped`` says why not.
 
@@ -149,6 +160,10 @@ class Evaluator:
                 self.skipped[metric_id] = prepared
             else:
                 self._measures.append(prepared)
+        # the shared Evaluator's measures were finished there
+        finished = {m.id: _finish(m, context) for m in self._measures if m.id not in reused}
+        self._measures = [m for m in self._measures if finished.get(m.id) is None]
+        self.skipped.update({k: reason for k, reason in finished.items() if reason is not None})
         self.available = [m.id for m in self._measures]
         self.notes = {m.id: m.note for m in self._measures if m.note}
         self.tasks = {m.id: m.task for m in self._measures if m.task}
