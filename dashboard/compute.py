@@ -48,7 +48,7 @@ from engine.report.samples import SAMPLE_RECORDS
 from engine.report.samples import sample_records as engine_sample_records
 from engine.results import SweepResult
 from engine.sweep import make_release, run_sweep
-from engine.workers import giving_way, interacting, lower_this_thread, wait_while_interacting
+from engine.workers import giving_way, interacting, lower_this_thread, wait_while_interacting, warm_workers
 
 
 def method_names(changes: str = "text", kinds: tuple[str, ...] = ()) -> list[str]:
@@ -109,6 +109,8 @@ def effective_replicates(method: str, replicates: int) -> int:
 
 
 SWEEP_JOBS = max(1, min(os.cpu_count() or 1, 4))
+SWEEP_MODULES = ("engine.sweep", "engine.measures.registry", "engine.protect")
+"""What a sweep's piece imports in its worker (`engine.workers.warm_workers`)."""
 """Processes a dashboard sweep releases and measures in (the result does not depend on it)."""
 KEPT_REPLICATES = 3
 """Releases the dashboard's sweeps keep per knob value (the Counts page overlays three synthetic datasets), so
@@ -142,6 +144,8 @@ def get_sweep(
 
     def compute() -> SweepResult:
         where.check()
+        if where.kind == PROCESSES:  # while this process fits and prepares the measures
+            warm_workers(SWEEP_MODULES, SWEEP_JOBS)
         beside = _measures_beside_fit(dataset, method, params, options)
         fitted = get_fitted(dataset, method, progress, params)
         if beside is not None and beside.is_alive():

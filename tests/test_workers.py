@@ -31,6 +31,7 @@ from engine.workers import (
     shipped_once,
     stream_in_workers,
     wait_while_interacting,
+    warm_workers,
 )
 
 T = TypeVar("T")
@@ -102,6 +103,20 @@ def test_a_second_thread_shares_the_workers_as_they_are_configured():
     assert not [w for w in said if "resize" in str(w.message)]  # joblib did not resize them under the first's
     assert len(first) == 1 and len(first[0]) == 8 and len(second) == 6
     assert set(second) <= set(first[0]) and len(set(first[0])) == 2
+
+
+def _has_module(name: str, report: Report) -> bool:
+    report(1)
+    return name in sys.modules
+
+
+def test_workers_warmed_import_the_modules_a_sweep_needs_without_the_caller_waiting():
+    module = "email.mime.audio"  # nothing here imports it
+    started = time.monotonic()
+    warm_workers((module,), 2)
+    assert time.monotonic() - started < 5  # submitted, not awaited (a cold pool starts its workers first)
+    seen = map_reporting(_has_module, [module] * 4, 1, lambda *r: None, "modules", 2)
+    assert any(seen) and module not in sys.modules
 
 
 _KEPT: list[bytearray] = []
