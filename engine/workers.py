@@ -6,7 +6,10 @@ multiprocessing queue: that needs a manager process started by re-importing ``__
 is the page being run). With ``here``, the calling process, which would only wait, takes a share of the pieces
 in a thread of its own beside one worker fewer. `stream_in_workers` yields the results of pieces in order as
 they are ready, and stops cleanly when its caller stops reading. `shipped_once` sends the large objects every task of a sweep
-takes (the fitted model, the Evaluator) to each worker once instead of with every task.
+takes (the fitted model, the Evaluator) to each worker once instead of with every task. `beside` begins work
+that waits on the workers in a thread of its own, so the caller prepares other things meanwhile; two threads
+then share the workers as they are (`joblib_workers`). `warm_workers` has the workers import what a sweep's
+pieces need while the caller is still fitting.
 
 The pieces run with BLAS and OpenMP held to one thread, in the workers and in this process alike, so a result
 does not depend on how many processes computed it (sums are taken in the same order).

@@ -208,3 +208,29 @@ def test_the_style_distances_of_the_confidential_texts_are_computed_once_per_eva
     assert side.similarity is not None
     measure = next(m for m in evaluator._measures if m.id == METRIC_ID)
     np.testing.assert_array_equal(measure.intruder.similarity, side.similarity)
+
+
+def test_replaced_columns_read_as_the_matrix_written_out(monkeypatch):
+    """The similarity of a release is the confidential one with its changed texts' columns replaced, kept apart:
+    its row sums, its product with a sparse first stage (a block of columns at a time) and its cells are the
+    written-out matrix's."""
+    from scipy import sparse
+
+    from engine.measures.risk import release_intruder
+
+    monkeypatch.setattr(release_intruder, "PRODUCT_BLOCK", 3)
+    rng = np.random.default_rng(5)
+    base = rng.random((4, 11))
+    columns = np.array([1, 6, 7])
+    replaced = release_intruder.ReplacedColumns(base, columns, rng.random((4, 3)))
+    whole = replaced.whole()
+    assert np.array_equal(whole[:, columns], replaced.values) and np.array_equal(
+        np.delete(whole, columns, 1), np.delete(base, columns, 1)
+    )
+    np.testing.assert_allclose(replaced.row_sums(), whole.sum(axis=1), rtol=1e-12)
+    match = sparse.random(5, 11, density=0.4, format="csr", random_state=1).astype(bool)
+    np.testing.assert_allclose(replaced.times_transposed(match), match.astype(float) @ whole.T, rtol=1e-12)
+    rows, cols = rng.integers(0, 4, 30), rng.integers(0, 11, 30)
+    assert np.array_equal(replaced.at(rows, cols), whole[rows, cols])
+    unchanged = release_intruder.ReplacedColumns(base, columns[:0], base[:, :0])
+    assert np.array_equal(unchanged.at(rows, cols), base[rows, cols]) and np.array_equal(unchanged.whole(), base)

@@ -30,7 +30,7 @@ text's vector); distances of unchanged texts are computed once, those of a chang
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -66,6 +66,64 @@ def known_fields(dataset: Dataset, preset: Intruder) -> list[str]:
     """The fields whose confidential values the intruder of ``preset`` knows (by their schema role, so that
     she is the same intruder whichever method made the release)."""
     return [f.name for f in dataset.schema.fields if preset.knows_role(f.role)]
+
+
+PRODUCT_BLOCK = 16_384
+"""Released texts taken at a time where `ReplacedColumns` is read whole: a block of the matrix is written out
+(300 intruder texts × 16,384: 38 MB), never the whole."""
+
+
+@dataclass(frozen=True)
+class ReplacedColumns:
+    """A matrix held as ``base`` with its ``columns`` (ascending) replaced by ``values``, written out a block at
+    a time, never whole: 1/d of Eq. 8 between the intruder's texts and a release's, whose unchanged texts' columns
+    are the confidential texts'. Of 200,000 posts and 300 intruder texts, a copy for each release was 480 MB,
+    and the product with the first stage copied it again. (Sums are taken over the written-out blocks, not as
+    the base's minus the replaced columns': a verbatim copy's 1/d of 10¹² would cancel away the others.)"""
+
+    base: np.ndarray
+    columns: np.ndarray
+    values: np.ndarray
+
+    def _blocks(self) -> Iterator[tuple[slice, np.ndarray]]:
+        """Each block of columns written out, in column order (Fortran order: its transpose is row order)."""
+        width = self.base.shape[1]
+        for start in range(0, width, PRODUCT_BLOCK):
+            stop = min(start + PRODUCT_BLOCK, width)
+            block = np.array(self.base[:, start:stop], order="F")
+            lo, hi = np.searchsorted(self.columns, [start, stop])
+            block[:, self.columns[lo:hi] - start] = self.values[:, lo:hi]
+            yield slice(start, stop), block
+
+    def row_sums(self) -> np.ndarray:
+        """Σ_j S[z, j] for every row z."""
+        sums = np.zeros(self.base.shape[0])
+        for _, block in self._blocks():
+            sums += block.sum(axis=1)
+        return sums
+
+    def times_transposed(self, m: sparse.spmatrix) -> np.ndarray:
+        """M Sᵀ for a sparse M (anything × the matrix's columns)."""
+        m = sparse.csc_matrix(m, dtype=np.float64)
+        out = np.zeros((m.shape[0], self.base.shape[0]))
+        for columns, block in self._blocks():
+            out += m[:, columns] @ block.T
+        return out
+
+    def at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """S[rows[k], cols[k]] for every k."""
+        out = self.base[rows, cols]
+        if len(self.columns):
+            place = np.minimum(np.searchsorted(self.columns, cols), len(self.columns) - 1)
+            hit = self.columns[place] == cols
+            out[hit] = self.values[rows[hit], place[hit]]
+        return out
+
+    def whole(self) -> np.ndarray:
+        """The matrix written out."""
+        out = self.base.copy()
+        out[:, self.columns] = self.values
+        return out
 
 
 @dataclass
@@ -181,17 +239,22 @@ class ReleaseIntruder:
         return side, " ".join(notes)
 
     def release_similarity(self, texts: np.ndarray) -> np.ndarray | None:
-        """1/d of Eq. 8 between every intruder text and every released text; only the columns of texts that
-        differ from the confidential ones are computed again, and each changed text once per process (a text
-        several releases share, such as a post redacted alike at two levels, is looked up; at most
+        """1/d of Eq. 8 between every intruder text and every released text, as one matrix (`replaced_similarity`
+        written out)."""
+        replaced = self.replaced_similarity(texts)
+        return None if replaced is None else replaced.whole()
+
+    def replaced_similarity(self, texts: np.ndarray) -> ReplacedColumns | None:
+        """1/d of Eq. 8 between every intruder text and every released text: the confidential texts' matrix with
+        the columns of the texts that differ from them computed again, each changed text once per process (a
+        text several releases share, such as a post redacted alike at two levels, is looked up; at most
         `MAX_SEEN_TEXTS` are remembered)."""
         if self.similarity is None:
             return None
         assert self.original_texts is not None and self.intruder_features is not None
         changed = np.flatnonzero(texts != self.original_texts)
         if len(changed) == 0:
-            return self.similarity
-        out = self.similarity.copy()
+            return ReplacedColumns(self.similarity, changed, self.similarity[:, :0])
         changed_texts = [str(t) for t in texts[changed]]
         new = sorted({t for t in changed_texts if t not in self.seen})
         if new:
@@ -200,11 +263,11 @@ class ReleaseIntruder:
             fresh = dict(zip(new, columns.T, strict=True))
         else:
             fresh = {}
-        out[:, changed] = np.column_stack([fresh[t] if t in fresh else self.seen[t] for t in changed_texts])
+        values = np.column_stack([fresh[t] if t in fresh else self.seen[t] for t in changed_texts])
         room = MAX_SEEN_TEXTS - len(self.seen)
         if room > 0:
             self.seen.update(dict(list(fresh.items())[:room]))
-        return out
+        return ReplacedColumns(self.similarity, changed, values)
 
     def first_stage(self, data: pd.DataFrame, withheld: tuple[str, ...] = ()) -> sparse.csr_matrix | None:
         """Eq. 7 generalized: for every target record (rows, `records`' order) the released records whose values
@@ -254,7 +317,7 @@ class ReleaseIntruder:
         """
         data = released.reset_index(drop=True)
         n = len(data)
-        similarity = self.release_similarity(data[text_column].astype(str).to_numpy(dtype=object))
+        similarity = self.replaced_similarity(data[text_column].astype(str).to_numpy(dtype=object))
         match = self.first_stage(data, withheld)
         ext = self.pairs["external"].to_numpy()
         rec = self.pairs["record"].to_numpy()
@@ -265,20 +328,20 @@ class ReleaseIntruder:
             if similarity is None:
                 denominator = np.full(len(rec), float(n))
             else:
-                denominator = similarity.sum(axis=1)[ext]
+                denominator = similarity.row_sums()[ext]
         else:
             matches = np.asarray(match.sum(axis=1)).ravel()
             kept = np.asarray(match[np.arange(len(self.records)), self.records]).ravel() > 0
             if similarity is None:
                 denominator = matches[row].astype(float)
             else:
-                denominator = np.asarray(match @ similarity.T)[row, ext]  # (target records × intruder texts)
-        own_weight = kept[row] * (1.0 if similarity is None else similarity[ext, rec])
+                denominator = similarity.times_transposed(match)[row, ext]  # (target records × intruder texts)
+        own_weight = kept[row] * (1.0 if similarity is None else similarity.at(ext, rec))
         # The author mass: the same first stage, over the released records of the pair's author only.
         at, js = self.author_records
         weight = np.ones(len(js)) if match is None else np.asarray(match[row[at], js]).ravel()
         if similarity is not None:
-            weight = weight * similarity[ext[at], js]
+            weight = weight * similarity.at(ext[at], js)
         author_mass = np.bincount(at, weights=weight, minlength=len(rec))
         safe = np.where(denominator > 0, denominator, 1.0)
         prob = np.where(denominator > 0, own_weight / safe, 0.0)
