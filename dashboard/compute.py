@@ -109,9 +109,9 @@ def effective_replicates(method: str, replicates: int) -> int:
 
 
 SWEEP_JOBS = max(1, min(os.cpu_count() or 1, 4))
+"""Processes a dashboard sweep releases and measures in (the result does not depend on it)."""
 SWEEP_MODULES = ("engine.sweep", "engine.measures.registry", "engine.protect")
 """What a sweep's piece imports in its worker (`engine.workers.warm_workers`)."""
-"""Processes a dashboard sweep releases and measures in (the result does not depend on it)."""
 KEPT_REPLICATES = 3
 """Releases the dashboard's sweeps keep per knob value (the Counts page overlays three synthetic datasets), so
 that a slider move shows a release without making it again."""
