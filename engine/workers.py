@@ -28,7 +28,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable, Generator, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import islice
@@ -393,25 +393,16 @@ def beside(make: Callable[[Progress], R], progress: Progress) -> Callable[[], R]
     work holds its objects once), ``make(progress)`` runs when the result is asked for."""
     if in_worker() or gives_way():
         return lambda: make(progress)
-    done: list[Any] = []
+    future: Future = Future()
 
     def run() -> None:
         try:
-            done.append((True, make(no_progress)))
+            future.set_result(make(no_progress))
         except BaseException as error:  # noqa: BLE001 — raised to the caller when it asks
-            done.append((False, error))
+            future.set_exception(error)
 
-    thread = threading.Thread(target=run, name="textsdc-beside", daemon=True)
-    thread.start()
-
-    def result() -> R:
-        thread.join()
-        ok, value = done[0]
-        if not ok:
-            raise value
-        return value
-
-    return result
+    threading.Thread(target=run, name="textsdc-beside", daemon=True).start()
+    return future.result
 
 
 def _import_modules(modules: tuple[str, ...]) -> None:

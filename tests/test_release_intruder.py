@@ -108,7 +108,7 @@ def test_changed_texts_are_measured_again_and_unchanged_ones_reused():
     side, _ = ReleaseIntruder.prepare(d, INTRUDERS["posts"])
     texts = d.texts.astype(str).to_numpy(dtype=object).copy()
     texts[[0, 3]] = ["completely different words here", "[PERSON] wrote this"]
-    fast = side.release_similarity(texts)
+    fast = side.replaced_similarity(texts).whole()
     vocabulary = [*d.texts.astype(str), *d.external["text"].astype(str)]
     full = standardized_l1_distances(
         stylometric_features(list(texts), vocabulary), stylometric_features(list(d.external["text"]), vocabulary)
@@ -119,9 +119,9 @@ def test_changed_texts_are_measured_again_and_unchanged_ones_reused():
     assert set(side.seen) == {texts[0], texts[3]}
     again = d.texts.astype(str).to_numpy(dtype=object).copy()
     again[[3, 5]] = ["[PERSON] wrote this", "yet another text"]
-    reused = side.release_similarity(again)
+    reused = side.replaced_similarity(again).whole()
     fresh, _ = ReleaseIntruder.prepare(d, INTRUDERS["posts"])
-    np.testing.assert_array_equal(reused, fresh.release_similarity(again))
+    np.testing.assert_array_equal(reused, fresh.replaced_similarity(again).whole())
     assert len(side.seen) == 3
 
 

@@ -238,12 +238,6 @@ class ReleaseIntruder:
             side.similarity = similarity(ext_texts) if similarity else style_similarity(texts, ext_texts, progress)
         return side, " ".join(notes)
 
-    def release_similarity(self, texts: np.ndarray) -> np.ndarray | None:
-        """1/d of Eq. 8 between every intruder text and every released text, as one matrix (`replaced_similarity`
-        written out)."""
-        replaced = self.replaced_similarity(texts)
-        return None if replaced is None else replaced.whole()
-
     def replaced_similarity(self, texts: np.ndarray) -> ReplacedColumns | None:
         """1/d of Eq. 8 between every intruder text and every released text: the confidential texts' matrix with
         the columns of the texts that differ from them computed again, each changed text once per process (a
