@@ -9,7 +9,7 @@ import contextlib
 import os
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 
 import numpy as np
@@ -44,6 +44,7 @@ from engine.measures.evaluate import Evaluator, MeasureSettings
 from engine.progress import Progress, no_progress
 from engine.protect import METHODS, get_protector, method_class
 from engine.protect.base import Fitted, Protector, Release
+from engine.releases_on_disk import ReleasesOnDisk
 from engine.report.samples import SAMPLE_RECORDS
 from engine.report.samples import sample_records as engine_sample_records
 from engine.results import SweepResult
@@ -115,6 +116,9 @@ SWEEP_MODULES = ("engine.sweep", "engine.measures.registry", "engine.protect")
 KEPT_REPLICATES = 3
 """Releases the dashboard's sweeps keep per knob value (the Counts page overlays three synthetic datasets), so
 that a slider move shows a release without making it again."""
+KEPT_ON_DISK_RECORDS = 50_000
+"""From this many records a sweep's kept releases are held in files, not in memory (`ReleasesOnDisk`): on 200,000
+posts each redaction was about 70 MB, 1.3 GB over the grid (issue 53's 4 GB). A page reads one when it needs it."""
 
 
 def _sweep_slot_for(
@@ -162,6 +166,7 @@ def get_sweep(
             fitted=fitted,
             evaluator=evaluator,
             keep_releases=KEPT_REPLICATES,
+            keep_on_disk=dataset.n_records >= KEPT_ON_DISK_RECORDS,
             **backend,
         )
 
@@ -212,9 +217,15 @@ def _sweep_settings(replicates: int, seed: int, options: MeasureSettings | None)
 
 def _kept_release(dataset: Dataset, p: Protector, value: float, seed: int, replicates: int, r: int) -> Release | None:
     """Replicate ``r`` at grid value ``value`` as a sweep with these settings kept it (None if none did)."""
-    slot = kept_slot(dataset.fingerprint, p.name, params_key(p), seed, replicates)
-    kept = slot.value.get(value, []) if slot.filled else []
+    releases = _kept(dataset, p, seed, replicates)
+    kept = releases.get(value, []) if releases is not None else []
     return kept[r].within(dataset.frame) if r < len(kept) else None
+
+
+def _kept(dataset: Dataset, p: Protector, seed: int, replicates: int) -> Mapping[float, list[Release]] | None:
+    """The releases a sweep with these settings kept (in memory, or in files for a large table), if one did."""
+    slot = kept_slot(dataset.fingerprint, p.name, params_key(p), seed, replicates)
+    return slot.value if slot.filled else None
 
 
 def sweep_ready(
@@ -385,6 +396,10 @@ def get_release(
     fitted = get_fitted(dataset, method, params=params)
     value = fitted.snap(value)
     slot = release_slot(dataset.fingerprint, method, params_key(p), float(value), int(seed), int(replicates))
+    if not slot.filled and isinstance(_kept(dataset, p, int(seed), int(replicates)), ReleasesOnDisk):
+        kept = _kept_release(dataset, p, value, int(seed), int(replicates), 0)
+        if kept is not None:  # read from its file at each call: a large table's releases are not all held
+            return kept
     return slot.get(
         lambda: (
             _kept_release(dataset, p, value, int(seed), int(replicates), 0)

@@ -7,6 +7,7 @@ host is asked anything, and the engine's modules are imported before the server 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import signal
 import sys
@@ -16,6 +17,8 @@ from streamlit import delta_generator, net_util
 from streamlit.web import cli as streamlit_cli
 
 from engine.cli.dashboard import LOOPBACK_NAMES, is_loopback
+from engine.errors import ConfigError
+from engine.releases_on_disk import remove_orphans
 
 
 def streamlit_flags(address: str, port: int) -> list[str]:
@@ -118,6 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     no_outside_lookups()
     import_engine()
+    with contextlib.suppress(ConfigError, OSError):  # an unwritable cache is said by the page that needs it
+        remove_orphans()  # a large sweep's releases left in files by a server that was killed
     # Streamlit runs in this process: SIGTERM and SIGINT reach its own handlers, which stop the server, and no
     # child process is left listening when the dashboard is stopped. It installs them only once its port
     # listens; a Ctrl+C before then ends the process as SIGTERM would (Python's KeyboardInterrupt could be lost

@@ -158,10 +158,10 @@ class Comparison:
         sweep = self.sweeps[method]
         if not method_class(method).detects:
             return {}
-        return {
+        return {  # one release read at a time: a large table's are read from files (`ReleasesOnDisk`)
             float(knob): tuple(d for d in kept[0].details if isinstance(d, DetectionShare))
-            for knob, kept in sorted(sweep.releases.items())
-            if kept
+            for knob in sorted(sweep.releases)
+            if (kept := sweep.releases[knob])
         }
 
     def detection_text(self, method: str, knob: float, gold: bool = True) -> str:

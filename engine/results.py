@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,8 @@ class SweepResult:
               ``replicate`` column (use `detail` to pick one replicate).
     complexity: model size along the knob (columns knob, field, size, what) for methods that report it.
     releases: the compact releases (`Release.compact`) of the first replicates at each knob, where the sweep
-              was asked to keep them (``releases[knob][replicate]``).
+              was asked to keep them (``releases[knob][replicate]``; a large table's in files,
+              `engine.releases_on_disk.ReleasesOnDisk`).
     notes:    how each measure was taken on this data (`Measure.note`); ``tasks`` what it was taken on where the
               method decides it (`Measure.task`), and ``withheld`` the columns the method's releases leave out.
     """
@@ -59,7 +60,7 @@ class SweepResult:
     skipped: dict[str, str] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
     complexity: pd.DataFrame | None = None
-    releases: dict[float, list[Release]] = field(default_factory=dict)
+    releases: Mapping[float, list[Release]] = field(default_factory=dict)
     tasks: dict[str, str] = field(default_factory=dict)
     withheld: tuple[str, ...] = ()
 

@@ -32,6 +32,7 @@ from engine.measures.base import CONFIDENTIAL_SUFFIX, MetricResult
 from engine.measures.evaluate import Evaluator, MeasureSettings, check_options
 from engine.progress import Progress, no_progress
 from engine.protect.base import Fitted, Protector, Release
+from engine.releases_on_disk import ReleasesOnDisk
 from engine.results import ROW_COLUMNS, SweepResult, result_row, summarize
 from engine.text.kept import sharing
 from engine.workers import Report, Shipped, in_worker, map_reporting, return_free_memory, shipped_once
@@ -159,6 +160,7 @@ def run_sweep(
     scheduler: str | None = None,
     refine: int | None = None,
     measure_baseline: bool = True,
+    keep_on_disk: bool = False,
 ) -> SweepResult:
     """Measure every knob value of ``grid`` over ``replicates`` releases.
 
@@ -168,7 +170,8 @@ def run_sweep(
     knob value. Detail is kept for every replicate (column ``replicate``) where it has at most
     `MAX_DETAIL_ROWS` rows, otherwise for replicate 0. The releases of the first ``keep_releases`` replicates
     are kept too, compact (`Release.compact`), so that a page can show the release at any grid value without
-    making it again. ``backend`` and ``scheduler`` say where the tasks run (`engine.backends`); the result does
+    making it again; with ``keep_on_disk`` (a large table's) in files rather than memory (`ReleasesOnDisk`).
+    ``backend`` and ``scheduler`` say where the tasks run (`engine.backends`); the result does
     not depend on them, nor on ``jobs``.
     """
     replicates = check_replicates(replicates)
@@ -204,6 +207,7 @@ def run_sweep(
     with ExitStack() as stack:
         n_jobs = stack.enter_context(parallel_backend(backend, scheduler, jobs, shared=(fitted, evaluator)))
         shipped: list[tuple[Shipped, str]] = []  # the objects and the shared folder, made once for every round
+        store = ReleasesOnDisk() if keep_on_disk and keep_releases > 0 else None  # every round's releases
 
         def run(items: list[tuple]) -> Iterator[tuple[float | None, int, dict[str, MetricResult], Release | None]]:
             """The pieces of ``items`` (knob value or None, replicate, kept), in the order given."""
@@ -231,7 +235,7 @@ def run_sweep(
             progress(0, steps * (len(tasks) + 1), what)
             first: list[tuple] = [(None, 0, False)] if with_baseline else []
             return _collected(
-                grid_values, run(first + [(v, m, m < keep_releases) for v, m in tasks]), with_baseline, meta
+                grid_values, run(first + [(v, m, m < keep_releases) for v, m in tasks]), with_baseline, meta, store
             )
 
         meta = SweepResult(
@@ -269,9 +273,10 @@ def _collected(
     results: Iterator[tuple[float | None, int, dict[str, MetricResult], Release | None]],
     with_baseline: bool,
     meta: SweepResult,
+    store: ReleasesOnDisk | None = None,
 ) -> SweepResult:
     """The sweep of knob ``values`` from the pieces' ``results`` (the baseline's first, when ``with_baseline``),
-    its other fields from ``meta``."""
+    its other fields from ``meta``; the releases kept are added to ``store`` as they come, where one is given."""
     rows: list[dict] = []
     details: dict[float, dict[str, list[pd.DataFrame]]] = {}
     kept: dict[float, dict[int, Release]] = {}
@@ -281,7 +286,9 @@ def _collected(
         baseline[unprotected.as_confidential().id] = unprotected.as_confidential()
     for value, m, measured, release in results:
         v = float(value)  # type: ignore[arg-type]  # a release's value (the baseline, None, came first)
-        if release is not None:
+        if release is not None and store is not None:
+            store.add(v, m, release)
+        elif release is not None:
             kept.setdefault(v, {})[m] = release
         worst = advantage_result(measured)
         for mid, res in measured.items():
@@ -300,7 +307,7 @@ def _collected(
         summary=summarize(table),
         baseline=baseline,
         details={v: {mid: pd.concat(parts, ignore_index=True) for mid, parts in d.items()} for v, d in details.items()},
-        releases={v: [by_m[m] for m in sorted(by_m)] for v, by_m in kept.items()},
+        releases=store if store is not None else {v: [by_m[m] for m in sorted(by_m)] for v, by_m in kept.items()},
     )
 
 
@@ -317,7 +324,11 @@ def merged(base: SweepResult, added: list[SweepResult]) -> SweepResult:
         rows=rows.reset_index(drop=True),
         summary=summarize(rows),
         details={**base.details, **{v: d for a in added for v, d in a.details.items()}},
-        releases={**base.releases, **{v: r for a in added for v, r in a.releases.items()}},
+        releases=(
+            base.releases  # one store every round added to
+            if isinstance(base.releases, ReleasesOnDisk) and all(a.releases is base.releases for a in added)
+            else {**base.releases, **{v: r for a in added for v, r in a.releases.items()}}
+        ),
     )
 
 

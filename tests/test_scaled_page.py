@@ -15,6 +15,9 @@ from engine.data.load import load_dataset
 from engine.data.schema import Schema
 from engine.data.subsample import author_sample
 from engine.errors import ConfigError
+from engine.protect import get_protector
+from engine.releases_on_disk import ReleasesOnDisk
+from engine.sweep import make_release
 from tests.test_dashboard import APP, TIMEOUT
 
 
@@ -52,11 +55,13 @@ def test_a_large_table_shows_a_sample_first_then_the_full_sweep(monkeypatch, tmp
     import streamlit as st
 
     from dashboard import compute, scaled, session
+    from dashboard.caching import params_key, release_slot
 
     # a first visit: no sweep of the demo made by an earlier test in this process or kept in the cache folder
     monkeypatch.setenv("TEXTSDC_CACHE_DIR", str(tmp_path / "cache"))
     st.cache_resource.clear()
     monkeypatch.setattr(scaled, "SAMPLE_FIRST_RECORDS", 2_000)
+    monkeypatch.setattr(compute, "KEPT_ON_DISK_RECORDS", 5_000)  # the whole's releases in files, the sample's not
     monkeypatch.setattr(sys, "argv", ["app.py"])
     at = AppTest.from_file(str(APP), default_timeout=TIMEOUT)
     at.run()
@@ -78,6 +83,14 @@ def test_a_large_table_shows_a_sample_first_then_the_full_sweep(monkeypatch, tmp
     assert "Showing the sweep of all 6,555 records" in " ".join(s.value for s in at.success)
     assert not any("-record sample" in i.value for i in at.info)
     assert at.session_state[session.CHOICE].sweep is full
+    # the whole's releases were kept in files and read one at a time to draw its views; the sample's in memory
+    assert isinstance(full.releases, ReleasesOnDisk) and type(chosen.sweep.releases) is dict
+    assert len(list(full.releases.folder.iterdir())) == len(full.grid)
+    knob = full.grid[-1]
+    release = compute.get_release(whole, "redact", knob, 0, 1)
+    assert not release_slot(whole.fingerprint, "redact", params_key(get_protector("redact")), knob, 0, 1).filled
+    made = make_release(compute.get_fitted(whole, "redact"), knob, 0, 1)
+    pd.testing.assert_frame_equal(release.data, made.data)
 
 
 def test_real_table_loads_small_and_is_not_sampled() -> None:
