@@ -278,6 +278,8 @@ def map_reporting(
             # giving way, what a piece asks to run in workers runs here too: no copy of what this thread holds
             with threadpool_limits(limits=1), _working_here(alone or gives_way()):
                 out.append(func(item, report))
+            if gives_way():  # what the piece freed goes back, as a worker's does (a large table's full sweep)
+                return_free_memory()
         progress(total, total, what)
         return out
 

@@ -40,7 +40,11 @@ N_COLS = 3
 MAX_SUBSETS = 60
 """Sets of columns the intruder writes predicates on at most (drawn at random among all when there are more)."""
 BATCH = 500
-"""Predicates counted at once."""
+"""Predicates counted at once, and points of `_covered_in_three` checked at once."""
+COUNT_CELLS = 4_000_000
+"""Most (predicate, record) cells `counts` tests at once: a batch's column of values is 32 MB. Batches of `BATCH`
+predicates over the 100,000 attacked records of 200,000 posts held 400 MB of values and as much again in the
+tests' copies."""
 
 EQ, NE, GE, LE, GT, LT, MISSING, PRESENT = range(8)
 
@@ -84,8 +88,9 @@ def matrix(table: Encoded, columns: list[Column]) -> np.ndarray:
 def counts(predicates: Predicates, data: np.ndarray) -> np.ndarray:
     """How many records of ``data`` (records × columns) each predicate matches."""
     out = np.zeros(len(predicates), dtype=np.int64)
-    for start in range(0, len(predicates), BATCH):
-        p = predicates.take(slice(start, start + BATCH))
+    batch = max(1, min(BATCH, COUNT_CELLS // max(len(data), 1)))
+    for start in range(0, len(predicates), batch):
+        p = predicates.take(slice(start, start + batch))
         match = np.ones((len(p), len(data)), dtype=bool)
         for j in range(p.columns.shape[1]):
             column = data[:, p.columns[:, j]].T  # predicates × records
