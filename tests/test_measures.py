@@ -95,6 +95,24 @@ def test_attack_is_skipped_with_a_reason_without_external_texts(tiny_dataset):
     assert "external texts" in ev.skipped["attack_identification_rate"]
 
 
+def test_the_attack_in_blocks_of_records_and_targets_gives_what_one_block_gives(monkeypatch):
+    from engine.measures.risk import attack as attack_module
+
+    rng = np.random.default_rng(4)
+    words = ["alpha", "beta", "gamma", "delta"]
+    vec = CountVectorizer(tokenizer=tokenize, lowercase=False, token_pattern=None).fit([" ".join(words)])
+    targets = [f"T{k}" for k in range(7)]
+    attack = StyleAttack(vec, targets, sparse.csr_matrix(rng.normal(size=(7, 4))), rng.normal(size=7) * 0.3)
+    texts = [" ".join(rng.choice(words, 3)) for _ in range(40)]
+    authors = [targets[k % 9] if k % 9 < 7 else f"other{k % 4}" for k in range(40)]
+    whole = attack.evaluate(texts, authors)
+    monkeypatch.setattr(attack_module, "RECORD_BLOCK", 3)
+    monkeypatch.setattr(attack_module, "TARGET_BLOCK", 2)
+    blocks = attack.evaluate(texts, authors)
+    assert blocks.value == whole.value and len(whole.detail) > 7
+    pd.testing.assert_frame_equal(blocks.detail, whole.detail, check_exact=True)
+
+
 def test_attack_needs_overlap_between_intruder_and_release():
     with pytest.raises(DataError, match="none of the intruder's external authors"):
         StyleAttack.train(["a", "b"], ["X", "Y"], ["A", "B"])

@@ -234,3 +234,17 @@ def test_replaced_columns_read_as_the_matrix_written_out(monkeypatch):
     assert np.array_equal(replaced.at(rows, cols), whole[rows, cols])
     unchanged = release_intruder.ReplacedColumns(base, columns[:0], base[:, :0])
     assert np.array_equal(unchanged.at(rows, cols), base[rows, cols]) and np.array_equal(unchanged.whole(), base)
+
+
+def test_style_features_counted_in_chunks_are_the_ones_counted_at_once(monkeypatch) -> None:
+    import numpy as np
+
+    from engine.text import features
+
+    texts = [f"Hello @user{i}, it's {i % 7} o'clock! Really?" * (1 + i % 3) for i in range(50)]
+    vocabulary = features.style_words(texts[:30])
+    whole = features.stylometric_features(texts, vocabulary)
+    monkeypatch.setattr(features, "FEATURE_CHUNK", 7)
+    chunked = features.stylometric_features(texts, vocabulary)
+    assert np.array_equal(whole.style, chunked.style)
+    assert (whole.words != chunked.words).nnz == 0 and whole.words.shape == chunked.words.shape

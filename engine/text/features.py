@@ -250,9 +250,21 @@ def stylometric_features(
         vec: CountVectorizer | None = vocabulary_texts
     else:
         vec = style_words(list(vocabulary_texts) if vocabulary_texts is not None else list(texts))
+    if len(texts) <= FEATURE_CHUNK:
+        return _features(texts, vec)
+    parts = [_features(texts[k : k + FEATURE_CHUNK], vec) for k in range(0, len(texts), FEATURE_CHUNK)]
+    return StyleFeatures(sparse.vstack([p.words for p in parts], format="csr"), np.vstack([p.style for p in parts]))
+
+
+FEATURE_CHUNK = 20_000
+"""Texts whose features `stylometric_features` counts at once: every feature is a text's own count of whole
+things (or a ratio of such counts), so the rows are the same whatever the chunk. At once, the changed texts of
+200,000 redacted posts took 640 MB beside the 245 MB of their features."""
+
+
+def _features(texts: Sequence[str], vec: CountVectorizer | None) -> StyleFeatures:
     if vec is None:
         words = sparse.csr_matrix((len(texts), 0))
     else:
         words = vec.transform([str(t) for t in texts]).astype(np.float64).tocsr()
-    style = style_block(texts)
-    return StyleFeatures(words, style)
+    return StyleFeatures(words, style_block(texts))
