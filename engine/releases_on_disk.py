@@ -9,6 +9,7 @@ measures while the sweep's last values were measured (issue 53: peak memory 4.47
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import shutil
@@ -41,10 +42,11 @@ class ReleasesOnDisk(Mapping[float, list[Release]]):
         self._finalizer = weakref.finalize(self, shutil.rmtree, self.folder, True)
         self._files: dict[float, dict[int, Path]] = {}
         self._held: dict[float, dict[int, Release]] = {}
+        self._names = itertools.count()
 
     def add(self, knob: float, replicate: int, release: Release) -> None:
         """Keep ``release`` as replicate ``replicate`` at ``knob``."""
-        path = self.folder / f"{len(self._files)}-{replicate}.pickle"
+        path = self.folder / f"{next(self._names)}.pickle"
         try:
             with open(path, "wb") as out:
                 pickle.dump(release, out, protocol=pickle.HIGHEST_PROTOCOL)
