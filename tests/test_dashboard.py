@@ -468,8 +468,17 @@ def decide(at: AppTest, why: str = "the tests' choice") -> AppTest:
 
 @pytest.mark.slow
 def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypatch):
+    from dashboard.views.protect import MAX_AUTHOR_CHOICES
+
     at = go(start(), "protect")
     assert not at.error and not at.warning, [e.value for e in [*at.error, *at.warning]]
+    # the most prolific authors only: a list of every author is slow to draw at each move
+    picker = at.selectbox(key=next(k for k in at.session_state if k.startswith("author_texts::")))
+    dataset = at.session_state[session.DATASET]
+    prolific = dataset.frame[dataset.schema.author].astype(str).value_counts()
+    assert len(prolific) > MAX_AUTHOR_CHOICES  # the demo has more authors than the list holds
+    assert picker.options == list(prolific.index[:MAX_AUTHOR_CHOICES]) and picker.value == prolific.index[0]
+    assert f"{len(prolific) - MAX_AUTHOR_CHOICES:,} more are not listed" in picker.help
     assert current_knob(at) == "Current knob: level = 1"
     point = next(t for t in view_texts(at, "caption") if t.startswith("Risk "))
     assert re.match(r"Risk \d\.\d{3} · Utility \d\.\d{3}", point)
