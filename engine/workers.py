@@ -17,6 +17,7 @@ does not depend on how many processes computed it (sums are taken in the same or
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import importlib
@@ -166,6 +167,25 @@ def model_threads() -> int:
     return 1 if in_worker() else MACHINE_THREADS
 
 
+@contextmanager
+def _pieces_apart() -> Iterator[None]:
+    """Within, in a thread giving way, what the process holds on entering is frozen (`gc.freeze`), so that the
+    collection after each piece (`return_free_memory`) walks only what the pieces made since, and the cycles a
+    piece leaves (a release's frames) are freed at once, not when Python next walks the whole heap: on 200,000
+    posts the server's memory grew by about 85 MB a knob value without it. Unfrozen on leaving; nested, the
+    outermost freezes."""
+    depth = getattr(_here, "frozen", 0)
+    if not depth:
+        gc.freeze()
+    _here.frozen = depth + 1
+    try:
+        yield
+    finally:
+        _here.frozen = depth
+        if not depth:
+            gc.unfreeze()
+
+
 def return_free_memory() -> None:
     """Give the memory this process has freed back to the system (glibc's ``malloc_trim``; nothing elsewhere).
     The heap keeps what a task freed (a batch of embeddings, a release's texts) for reuse, so a process's
@@ -180,6 +200,8 @@ def return_free_memory() -> None:
         gc.collect()
         if _in_worker:
             gc.freeze()
+    elif getattr(_here, "frozen", 0):  # only what the pieces made since `_pieces_apart` froze the rest
+        gc.collect()
     try:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
@@ -269,17 +291,18 @@ def map_reporting(
     alone = here and gives_way()
     if processes == 1 or alone:
         out = []
-        for k, item in enumerate(items):
+        with _pieces_apart() if gives_way() else contextlib.nullcontext():
+            for k, item in enumerate(items):
 
-            def report(d: int, k: int = k) -> None:
-                progress(sum(sizes[:k]) + min(d, sizes[k]), total, what)
+                def report(d: int, k: int = k) -> None:
+                    progress(sum(sizes[:k]) + min(d, sizes[k]), total, what)
 
-            wait_while_interacting()
-            # giving way, what a piece asks to run in workers runs here too: no copy of what this thread holds
-            with threadpool_limits(limits=1), _working_here(alone or gives_way()):
-                out.append(func(item, report))
-            if gives_way():  # what the piece freed goes back, as a worker's does (a large table's full sweep)
-                return_free_memory()
+                wait_while_interacting()
+                # giving way, what a piece asks to run in workers runs here too: no copy of what this thread holds
+                with threadpool_limits(limits=1), _working_here(alone or gives_way()):
+                    out.append(func(item, report))
+                if gives_way():  # what the piece freed goes back, as a worker's does (a large table's full sweep)
+                    return_free_memory()
         progress(total, total, what)
         return out
 

@@ -10,6 +10,7 @@ import sys
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -470,6 +471,45 @@ def test_background_work_waits_while_the_steward_acts_and_holds_large_objects_on
     begun = time.monotonic()
     wait_while_interacting()
     assert time.monotonic() - begun < 0.1
+
+
+class _Big:
+    """A cycle holding an array, as a release's frames can be: only a collection frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+        self.array = np.ones(1_000)
+
+
+_LEFT: list[weakref.ref] = []
+
+
+def _leaves_a_cycle(_: object, report: Report) -> int:
+    _LEFT.append(weakref.ref(_Big()))
+    report(1)
+    return gc.get_freeze_count()
+
+
+def test_a_thread_giving_way_frees_the_cycles_a_piece_leaves_walking_only_what_the_pieces_made():
+    """Giving way, what the process held before the pieces is frozen while they run (a collection of the whole
+    server heap would hold the interpreter lock for a knob move's time); after each piece the cycles it left are
+    collected, and once the pieces are done nothing is left frozen."""
+    held = [_Big() for _ in range(3)]  # held before: frozen, not freed
+    gc.collect()
+    _LEFT.clear()
+
+    def whole_table() -> list[int]:
+        with giving_way(held_once=True):
+            return map_reporting(_leaves_a_cycle, list(range(3)), 1, no_progress, "cycles", processes=2)
+
+    gc.disable()  # no automatic collection: only the ones after each piece free a cycle
+    try:
+        frozen = _in_thread(whole_table)
+    finally:
+        gc.enable()
+    assert all(count > 0 for count in frozen)  # the process's objects were frozen while the pieces ran
+    assert len(_LEFT) == 3 and all(ref() is None for ref in _LEFT)  # each piece's cycle freed after it
+    assert gc.get_freeze_count() == 0 and all(b.me is b for b in held)
 
 
 def test_a_background_thread_lowers_its_own_priority_only():
