@@ -171,9 +171,9 @@ def model_threads() -> int:
 def _pieces_apart() -> Iterator[None]:
     """Within, in a thread giving way, what the process holds on entering is frozen (`gc.freeze`), so that the
     collection after each piece (`return_free_memory`) walks only what the pieces made since, and the cycles a
-    piece leaves (a release's frames) are freed at once, not when Python next walks the whole heap: on 200,000
-    posts the server's memory grew by about 85 MB a knob value without it. Unfrozen on leaving; nested, the
-    outermost freezes."""
+    piece leaves are freed after it, not when Python next walks the whole heap (which, on a server holding a large
+    table's fit and measures, would hold the interpreter lock for a knob move's time). Unfrozen on leaving;
+    nested, the outermost freezes."""
     depth = getattr(_here, "frozen", 0)
     if not depth:
         gc.freeze()
