@@ -117,8 +117,8 @@ KEPT_REPLICATES = 3
 """Releases the dashboard's sweeps keep per knob value (the Counts page overlays three synthetic datasets), so
 that a slider move shows a release without making it again."""
 KEPT_ON_DISK_RECORDS = 50_000
-"""From this many records a sweep's kept releases are held in files, not in memory (`ReleasesOnDisk`): on 200,000
-posts each redaction was about 70 MB, 1.3 GB over the grid (issue 53's 4 GB). A page reads one when it needs it."""
+"""From this many records a sweep's kept releases are held in files, not in memory (`ReleasesOnDisk`): a redaction
+of 20,000 posts pickles to 6–7 MB a knob value, ten times that at 200,000. A page reads one when it needs it."""
 
 
 def _sweep_slot_for(

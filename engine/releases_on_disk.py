@@ -2,9 +2,9 @@
 
 A sweep keeps the compact release of its first replicates at every knob value (`engine.sweep.run_sweep`'s
 ``keep_releases``), so that a page shows a release without making it again. On a large table each is the
-protected column once more: 200,000 airline-style posts redacted gave about 70 MB a knob value (the text and the
-record of changes), 1.3 GB over a sweep's grid, which the dashboard's server held beside the fit and the
-measures while the sweep's last values were measured (issue 53: peak memory 4.47 GB against 4 GB).
+protected column once more, with its record of changes: a redaction of 20,000 airline-style posts pickles to
+6–7 MB a knob value (3 MB of text, up to 3.75 MB of changes), so about ten times that at 200,000, which the
+dashboard's server held beside the fit and the measures through its full sweep (issue 53: 4 GB at most).
 """
 
 from __future__ import annotations
