@@ -62,8 +62,11 @@ class ReleasesOnDisk(Mapping[float, list[Release]]):
             raise KeyError(knob)
         found = dict(self._held.get(knob, {}))
         for replicate, path in self._files.get(knob, {}).items():
-            with open(path, "rb") as f:
-                found[replicate] = pickle.load(f)
+            try:
+                with open(path, "rb") as f:
+                    found[replicate] = pickle.load(f)
+            except OSError:  # its file gone (the cache folder cleared): not kept, so made again when asked
+                raise KeyError(knob) from None
         return [found[m] for m in sorted(found)]
 
     def __iter__(self) -> Iterator[float]:

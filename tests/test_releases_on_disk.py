@@ -72,6 +72,8 @@ def test_the_folder_goes_with_the_store_and_a_full_disk_keeps_the_release_in_mem
     assert list(store) == [held.grid[0], knob] and knob in store and 0.123 not in store
     with pytest.raises(KeyError):
         store[0.123]
+    next(folder.iterdir()).unlink()  # the cache folder cleared under it: the release is made again, no traceback
+    assert store.get(knob) is None
     del store
     gc.collect()
     assert not folder.exists()
