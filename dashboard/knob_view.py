@@ -40,7 +40,7 @@ from engine.measures.attacks import worst_attack
 from engine.measures.base import METRICS, MetricInfo, MetricResult, metric_info
 from engine.paths import cache_dir
 from engine.protect.base import Knob
-from engine.workers import interacting
+from engine.workers import interacting, settle_heap
 
 Block = dict[str, Any]
 HTML = Path(__file__).with_suffix(".html")
@@ -307,6 +307,10 @@ def _views_name(views_payload: str) -> str:
     return "views-" + hashlib.sha256(views_payload.encode()).hexdigest()[:24] + ".json"
 
 
+_SETTLED_FOR: set[str] = set()
+"""The views (by file name) this process has settled its heap after (`engine.workers.settle_heap`)."""
+
+
 def views_file(views_payload: str) -> Path:
     """The file of the component's folder holding ``views_payload``, written once (atomically). The browser
     fetches it from the Streamlit server when the views change, so a move sends only the knob's position."""
@@ -359,6 +363,10 @@ def knob_view(state_key: str, grid: Sequence[float], views_payload: str, default
         revision = (meta or {}).get("revision", 0) + 1
         meta = {"revision": revision, "start": at, "shown": at, "size": len(grid), "page_run": page_run}
         st.session_state[meta_key] = meta
+    name = _views_name(views_payload)
+    if name not in _SETTLED_FOR:  # new views built: what the page holds now lives long (`settle_heap`)
+        settle_heap()
+        _SETTLED_FOR.add(name)
     reported = _component()(
         views=views_file(views_payload).name, start=meta["start"], revision=meta["revision"], key=f"{state_key}::slider"
     )

@@ -19,6 +19,7 @@ from streamlit.web import cli as streamlit_cli
 from engine.cli.dashboard import LOOPBACK_NAMES, is_loopback
 from engine.errors import ConfigError
 from engine.releases_on_disk import remove_orphans
+from engine.workers import heap_settling
 
 
 def streamlit_flags(address: str, port: int) -> list[str]:
@@ -121,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     no_outside_lookups()
     import_engine()
+    heap_settling()  # once a page's views are built, Python's collections walk only what is made after
     with contextlib.suppress(ConfigError, OSError):  # an unwritable cache is said by the page that needs it
         remove_orphans()  # a large sweep's releases left in files by a server that was killed
     # Streamlit runs in this process: SIGTERM and SIGINT reach its own handlers, which stop the server, and no

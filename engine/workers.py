@@ -167,13 +167,38 @@ def model_threads() -> int:
     return 1 if in_worker() else MACHINE_THREADS
 
 
+_settling = [False]
+"""Whether `settle_heap` settles: set in a dashboard server's process (`heap_settling`), not in a test's or a
+script's, whose collections freeze nothing."""
+
+
+def heap_settling() -> None:
+    """From now on this process settles its heap when `settle_heap` is called (a dashboard server)."""
+    _settling[0] = True
+
+
+def settle_heap() -> None:
+    """In a process `heap_settling`: collect the whole heap once and freeze what survives (`gc.freeze`), so that
+    later collections walk only what was made since. A dashboard server calls it once a page's new views are
+    built: what it then holds (a fitted model, a sweep, its measures, spaCy) is long-lived, and each full
+    collection Python ran on its own walked it all, 140–230 ms holding the interpreter lock (measured on the
+    airline tweets' Protect and Synthesize pages, 220,000–290,000 objects), which a knob move that fell on it
+    waited for. Cycles left among the frozen objects are collected at the next settling (the next new views);
+    a thread giving way no longer thaws them when its pieces end (`_pieces_apart`)."""
+    if not _settling[0]:
+        return
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
+
+
 @contextmanager
 def _pieces_apart() -> Iterator[None]:
     """Within, in a thread giving way, what the process holds on entering is frozen (`gc.freeze`), so that the
     collection after each piece (`return_free_memory`) walks only what the pieces made since, and the cycles a
     piece leaves are freed after it, not when Python next walks the whole heap (which, on a server holding a large
-    table's fit and measures, would hold the interpreter lock for a knob move's time). Unfrozen on leaving;
-    nested, the outermost freezes."""
+    table's fit and measures, would hold the interpreter lock for a knob move's time). Unfrozen on leaving, unless
+    the process settles its heap (`settle_heap`), which keeps it frozen; nested, the outermost freezes."""
     depth = getattr(_here, "frozen", 0)
     if not depth:
         gc.freeze()
@@ -182,7 +207,7 @@ def _pieces_apart() -> Iterator[None]:
         yield
     finally:
         _here.frozen = depth
-        if not depth:
+        if not depth and not _settling[0]:
             gc.unfreeze()
 
 

@@ -468,9 +468,13 @@ def decide(at: AppTest, why: str = "the tests' choice") -> AppTest:
 
 @pytest.mark.slow
 def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypatch):
+    from dashboard import knob_view
     from dashboard.views.protect import MAX_AUTHOR_CHOICES
 
+    monkeypatch.setattr(knob_view, "_SETTLED_FOR", set())
+    settled = counting(monkeypatch, knob_view, "settle_heap")
     at = go(start(), "protect")
+    assert settled["settle_heap"] >= 1  # the server's heap is settled once the views are new (`settle_heap`)
     assert not at.error and not at.warning, [e.value for e in [*at.error, *at.warning]]
     # the most prolific authors only: a list of every author is slow to draw at each move
     picker = at.selectbox(key=next(k for k in at.session_state if k.startswith("author_texts::")))
@@ -516,9 +520,11 @@ def test_protect_sweeps_then_the_slider_moves_everything_from_the_cache(monkeypa
     key = session.knob_key("redact")
     assert at.button(key=f"{key}::back").disabled and at.button(key=f"{key}::forward").disabled
     assert any(c.value.startswith("Looked at 1 of 1 on this page") for c in at.caption)
+    views_settled = settled["settle_heap"]
     move_knob(at, key, 3.0)
     assert not at.button(key=f"{key}::back").disabled
     assert calls == dict.fromkeys(calls, 0) and page_calls == {"page_dataset": 0}
+    assert settled["settle_heap"] == views_settled  # a move's views are not new: no whole-heap collection
     assert drawn == dict.fromkeys(drawn, 0) and knob_payload(at)[0] == payload  # the views sent before
     assert at.session_state[session.DATASET] is dataset
     assert not at.error and not at.warning

@@ -123,6 +123,13 @@ def test_changed_texts_are_measured_again_and_unchanged_ones_reused():
     fresh, _ = ReleaseIntruder.prepare(d, INTRUDERS["posts"])
     np.testing.assert_array_equal(reused, fresh.replaced_similarity(again).whole())
     assert len(side.seen) == 3
+    # Two records given one new text (a redaction alike): measured once, the same as afresh.
+    twice = d.texts.astype(str).to_numpy(dtype=object).copy()
+    twice[[1, 2]] = "[PERSON] and [PERSON] again"
+    np.testing.assert_array_equal(
+        side.replaced_similarity(twice).whole(),
+        ReleaseIntruder.prepare(d, INTRUDERS["posts"])[0].replaced_similarity(twice).whole(),
+    )
 
 
 def test_per_author_mass_is_at_least_the_record_probability():

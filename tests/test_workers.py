@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 from joblib import Parallel, delayed
 
+from engine import workers
 from engine.progress import no_progress
 from engine.workers import (
     WORKER_NICE,
@@ -29,6 +30,7 @@ from engine.workers import (
     interacting,
     lower_this_thread,
     map_reporting,
+    settle_heap,
     shipped_once,
     stream_in_workers,
     wait_while_interacting,
@@ -510,6 +512,41 @@ def test_a_thread_giving_way_frees_the_cycles_a_piece_leaves_walking_only_what_t
     assert all(count > 0 for count in frozen)  # the process's objects were frozen while the pieces ran
     assert len(_LEFT) == 3 and all(ref() is None for ref in _LEFT)  # each piece's cycle freed after it
     assert gc.get_freeze_count() == 0 and all(b.me is b for b in held)
+
+
+def test_a_settled_heap_is_collected_once_then_frozen_and_a_thread_giving_way_leaves_it_frozen(monkeypatch):
+    """A dashboard server settles its heap once new views are built: the cycles it no longer holds are freed,
+    what it holds is frozen (later collections do not walk it), a thread giving way leaves it frozen when its
+    pieces end, and the next settling frees the cycles dropped since. A process that does not settle (a test,
+    a script) freezes nothing."""
+    gc.collect()
+    assert gc.get_freeze_count() == 0
+    settle_heap()  # not settling: nothing happens
+    assert gc.get_freeze_count() == 0
+    monkeypatch.setattr(workers, "_settling", [True])
+    try:
+        dropped, held = weakref.ref(_Big()), _Big()
+        gc.disable()  # only the settling frees a cycle
+        settle_heap()
+        assert dropped() is None and gc.get_freeze_count() > 0
+        frozen_ref = weakref.ref(held)
+        del held
+        gc.collect()  # the frozen heap is not walked: the cycle held when it was settled stays
+        assert frozen_ref() is not None
+
+        def whole_table() -> list[int]:
+            with giving_way(held_once=True):
+                return map_reporting(_leaves_a_cycle, list(range(2)), 1, no_progress, "cycles", processes=2)
+
+        _LEFT.clear()
+        _in_thread(whole_table)
+        assert all(ref() is None for ref in _LEFT)  # each piece's cycle still freed after it
+        assert gc.get_freeze_count() > 0  # left frozen
+        settle_heap()
+        assert frozen_ref() is None  # freed at the next settling
+    finally:
+        gc.enable()
+        gc.unfreeze()
 
 
 def test_a_background_thread_lowers_its_own_priority_only():

@@ -250,15 +250,18 @@ class ReleaseIntruder:
         if len(changed) == 0:
             return ReplacedColumns(self.similarity, changed, self.similarity[:, :0])
         changed_texts = [str(t) for t in texts[changed]]
-        new = sorted({t for t in changed_texts if t not in self.seen})
+        new = list(dict.fromkeys(t for t in changed_texts if t not in self.seen))  # in the order they come
+        fresh: dict[str, np.ndarray] = {}
         if new:
             features = stylometric_features(new, self.vocabulary)
             columns = standardized_l1_distances(features, self.intruder_features)
+            del features
             np.divide(1.0, np.maximum(columns, MIN_DISTANCE, out=columns), out=columns)  # no copy (480 MB at 200k)
             fresh = dict(zip(new, columns.T, strict=True))
+        if len(new) == len(changed_texts):  # each changed text new and once: the columns are the values, no copy
+            values = columns
         else:
-            fresh = {}
-        values = np.column_stack([fresh[t] if t in fresh else self.seen[t] for t in changed_texts])
+            values = np.column_stack([fresh[t] if t in fresh else self.seen[t] for t in changed_texts])
         room = MAX_SEEN_TEXTS - len(self.seen)
         if room > 0:  # copies: a view would keep this release's whole matrix of columns alive
             self.seen.update({t: column.copy() for t, column in list(fresh.items())[:room]})
