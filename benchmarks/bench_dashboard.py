@@ -6,8 +6,10 @@ tests.
         [--moves-after-plots] [--no-script]
     .venv/bin/python benchmarks/bench_dashboard.py --docs    # the table of docs/performance.md from the JSON
 
-Each case (a page and a method) starts from nothing: the OS page cache dropped (when run as root), a freshly
-started server with an empty cache folder, a fresh browser profile. The page is at rest when the knob's caption
+Each case (a page and a method) starts from nothing, on an idle machine: whatever the case before started has
+ended (each server and script runs in a process group of its own, ended at its stop) and the CPU has been less
+than 10% busy for two seconds running (the seconds waited are in the row), the OS page cache dropped (when run
+as root), a freshly started server with an empty cache folder, a fresh browser profile. The page is at rest when the knob's caption
 shows the case's knob, the server has recorded its value (the Export link names it), no element is stale and
 the status widget says nothing is running.
 
@@ -38,6 +40,7 @@ import json
 import os
 import platform
 import random
+import signal
 import socket
 import statistics
 import subprocess
@@ -109,7 +112,9 @@ class Server:
         self.port = free_port()
         env = dict(os.environ, TEXTSDC_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
         argv = [sys.executable, "-m", "engine.cli", "dashboard", "--port", str(self.port), "--data", data]
-        self.proc = subprocess.Popen(argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT)
+        self.proc = subprocess.Popen(
+            argv, env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True
+        )
         self.peak_mb, self.peak_pss_mb, self.peak_at_s = 0.0, 0.0, 0.0
         self.timeline: list[list[int]] = []  # [s since launch, MB of the tree, MB of its workers] every TIMELINE_S
         started = time.monotonic()
@@ -144,12 +149,59 @@ class Server:
             time.sleep(0.2)
 
     def stop(self) -> None:
+        """The server stopped as a steward's Ctrl+C does, then whatever it started and left running (a worker
+        busy with a piece) ended, so that nothing of this case runs into the next."""
         self._stop.set()
         self.proc.terminate()
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
+        end_group(self.proc.pid)
+
+
+def end_group(pgid: int) -> None:
+    """Every process left in the process group ``pgid`` (a server's or a script's, started in a session of its
+    own) ended: asked, then killed after 5 s."""
+    for sig, wait_s in ((signal.SIGTERM, 5.0), (signal.SIGKILL, 0.0)):
+        try:
+            os.killpg(pgid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        deadline = time.monotonic() + wait_s
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except (ProcessLookupError, PermissionError):
+                return
+            time.sleep(0.1)
+
+
+def cpu_busy(seconds: float) -> float:
+    """The share of the machine's CPU time that was busy over the next ``seconds`` (/proc/stat)."""
+
+    def times() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+        idle = fields[3] + fields[4]  # idle and iowait
+        return sum(fields[:8]), idle
+
+    total0, idle0 = times()
+    time.sleep(seconds)
+    total1, idle1 = times()
+    return 1.0 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+IDLE_BUSY = 0.10
+
+
+def wait_for_idle_cpu(limit_s: float = 120.0) -> float:
+    """Seconds waited until the CPU was less than `IDLE_BUSY` busy over two seconds running (at most
+    ``limit_s``): a steward's first visit finds the machine idle, not finishing the case before."""
+    started = time.monotonic()
+    calm = 0
+    while calm < 2 and time.monotonic() - started < limit_s:
+        calm = calm + 1 if cpu_busy(1.0) < IDLE_BUSY else 0
+    return round(time.monotonic() - started, 1)
 
 
 KNOB = """() => { const f = document.querySelector('iframe[title*="knob_view"]');
@@ -417,7 +469,18 @@ for i in range({n}):
 print("TIMES", json.dumps(times[len(grid):] or times))
 """
     env = dict(os.environ, TEXTSDC_CACHE_DIR=str(cache), PYTHONPATH=str(ROOT))
-    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=ROOT)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+        start_new_session=True,
+    )
+    stdout, stderr = proc.communicate()
+    end_group(proc.pid)  # the workers its page started
+    run = subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
     line = next((x for x in run.stdout.splitlines() if x.startswith("TIMES ")), None)
     if line is None:
         raise SystemExit(f"script timing failed for {case}:\n{run.stderr[-3000:]}")
@@ -458,6 +521,7 @@ def bench(name: str, case: Case, n_moves: int, work: Path, variant: Variant = Va
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout
     row: dict = {"case": name, "page": case.page, "method": case.method, "data": case.data, "commit": commit.strip()}
     row["variant"] = variant.label()
+    row["waited_for_idle_cpu_s"] = wait_for_idle_cpu()
     row["os_cache"] = "warm" if variant.warm_os_cache or not drop_os_cache() else "dropped"
     row["load_average"] = [round(x, 2) for x in os.getloadavg()]
     with sync_playwright() as p:
