@@ -42,6 +42,7 @@ from bench_dashboard import (  # noqa: E402
     first_view,
     move_summary,
     moves,
+    wait_for_idle_cpu,
 )
 
 SHARED = ROOT.parent / "shared" / "data"
@@ -108,6 +109,7 @@ def main() -> None:
             context = browser.new_context(viewport={"width": 1500, "height": 1100})  # a fresh profile
             context.add_init_script(TRACKER)  # the page's clock (bench_dashboard)
             page = context.new_page()
+            row["waited_for_idle_cpu_s"] = wait_for_idle_cpu()  # the data assembled, the browser started
             row["os_cache"] = "dropped" if drop_os_cache() else "warm"
             server = Server(str(data), work / "cache", work / "server.log")
             try:
