@@ -663,9 +663,10 @@ def main() -> None:
             print(json.dumps(rows[name]), flush=True)
             payload = {  # written after every case: a long run that stops keeps what it measured
                 "machine": {"cores": os.cpu_count(), "python": platform.python_version()},
-                "settings": "the pages' defaults on the demo datasets; per case a freshly started server with an "
-                "empty cache folder, the OS page cache dropped where the bench runs as root, a fresh browser "
-                "profile",
+                "settings": "the pages' defaults on the demo datasets; per case an idle machine (what the case "
+                "before started ended, the CPU under 10% busy for two seconds running), a freshly started server "
+                "with an empty cache folder, the OS page cache dropped where the bench runs as root, a fresh "
+                "browser profile",
                 "rows": [rows[k] for k in known if k in rows],
             }
             args.json.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
