@@ -9,9 +9,9 @@ tests.
 Each case (a page and a method) starts from nothing, on an idle machine: whatever the case before started has
 ended (each server and script runs in a process group of its own, ended at its stop) and the CPU has been less
 than 10% busy for two seconds running (the seconds waited are in the row), the OS page cache dropped (when run
-as root), a freshly started server with an empty cache folder, a fresh browser profile. The page is at rest when the knob's caption
-shows the case's knob, the server has recorded its value (the Export link names it), no element is stale and
-the status widget says nothing is running.
+as root), a freshly started server with an empty cache folder, a fresh browser profile. The page is at rest
+when the knob's caption shows the case's knob, the server has recorded its value (the Export link names it), no
+element is stale and the status widget says nothing is running.
 
 - First view: opening the page (and picking the case's method as soon as the picker shows) until the page is
   at rest, on two clocks: from outside (the wall clock from the `page.goto` call to Playwright seeing the page

@@ -524,9 +524,10 @@ def test_a_settled_heap_is_collected_once_then_frozen_and_a_thread_giving_way_le
     settle_heap()  # not settling: nothing happens
     assert gc.get_freeze_count() == 0
     monkeypatch.setattr(workers, "_settling", [True])
+    gc.disable()  # only the settling frees a cycle
     try:
         dropped, held = weakref.ref(_Big()), _Big()
-        gc.disable()  # only the settling frees a cycle
+        assert dropped() is not None
         settle_heap()
         assert dropped() is None and gc.get_freeze_count() > 0
         frozen_ref = weakref.ref(held)
